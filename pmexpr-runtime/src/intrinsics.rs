@@ -1,0 +1,205 @@
+//! The intrinsics of PMExpr that can fail or that need more than one line of Rust: sequence
+//! operations, integer division, and the sequential loops.
+//!
+//! Every check here is one that safe Rust would make anyway (an index, a division), so it is made
+//! in every mode, and a failure is reported at the `accelerate!` site with the reference
+//! implementation's wording instead of a bare panic from inside the runtime.
+
+use crate::seq::Seq;
+use crate::site::Site;
+
+/// `divi`: integer division rounding toward zero (wrapping on `i64::MIN / -1`).
+#[inline]
+pub fn divi(site: &Site, a: i64, b: i64) -> i64 {
+    if b == 0 {
+        site.fail("Division by zero");
+    }
+    a.wrapping_div(b)
+}
+
+/// `modi`: the remainder of `divi` (the sign follows the dividend).
+#[inline]
+pub fn modi(site: &Site, a: i64, b: i64) -> i64 {
+    if b == 0 {
+        site.fail("Division by zero");
+    }
+    a.wrapping_rem(b)
+}
+
+/// `floorfi`: the largest integer not above `x` (saturating; NaN gives 0).
+#[inline]
+pub fn floorfi(x: f64) -> i64 {
+    x.floor() as i64
+}
+
+#[cold]
+fn bad_index(site: &Site, i: i64, len: usize) -> ! {
+    if i < 0 {
+        site.fail(format_args!("Negative index used to access sequence: {i}"))
+    } else {
+        site.fail(format_args!("Out of bounds access in sequence: index {i} for a sequence of length {len}"))
+    }
+}
+
+/// `get s i`.
+#[inline]
+pub fn get<'s, T>(site: &Site, s: &'s [T], i: i64) -> &'s T {
+    match s.get(i as u64 as usize) {
+        Some(x) if i >= 0 => x,
+        _ => bad_index(site, i, s.len()),
+    }
+}
+
+/// `set s i v`: a sequence equal to `s` but with `v` at `i`. Updates in place when `s` is the only
+/// holder of its elements.
+pub fn set<'a, T: Clone>(site: &Site, mut s: Seq<'a, T>, i: i64, v: T) -> Seq<'a, T> {
+    if i < 0 || i as u64 >= s.len() as u64 {
+        bad_index(site, i, s.len());
+    }
+    s.make_mut()[i as usize] = v;
+    s
+}
+
+/// `head s`.
+#[inline]
+pub fn head<'s, T>(site: &Site, s: &'s [T]) -> &'s T {
+    match s.first() {
+        Some(x) => x,
+        None => site.fail("Head on empty sequence"),
+    }
+}
+
+/// `tail s`: a view, O(1).
+pub fn tail<'a, T>(site: &Site, s: &Seq<'a, T>) -> Seq<'a, T> {
+    if s.is_empty() {
+        site.fail("Tail on empty sequence");
+    }
+    s.view(1..s.len())
+}
+
+/// `concat a b`.
+pub fn concat<'a, T: Clone>(a: &[T], b: &[T]) -> Seq<'a, T> {
+    let mut v = Vec::with_capacity(a.len() + b.len());
+    v.extend_from_slice(a);
+    v.extend_from_slice(b);
+    Seq::from_vec(v)
+}
+
+/// `reverse s`.
+pub fn reverse<'a, T: Clone>(s: &[T]) -> Seq<'a, T> {
+    Seq::from_vec(s.iter().rev().cloned().collect())
+}
+
+/// `subsequence s offset len`: at most `len` elements from `offset` (a view, O(1)); an offset past
+/// the end gives the empty sequence, as in MExpr.
+pub fn subsequence<'a, T>(site: &Site, s: &Seq<'a, T>, offset: i64, len: i64) -> Seq<'a, T> {
+    if offset < 0 {
+        site.fail(format_args!("Subsequence using negative index: {offset}"));
+    }
+    if len < 0 {
+        site.fail(format_args!("Subsequence using negative length: {len}"));
+    }
+    let start = (offset as u64).min(s.len() as u64) as usize;
+    let end = (start as u64).saturating_add(len as u64).min(s.len() as u64) as usize;
+    s.view(start..end)
+}
+
+/// `create n f`: `[f 0, …, f (n-1)]`, evaluated in order.
+pub fn create<'a, T>(site: &Site, n: i64, f: impl FnMut(i64) -> T) -> Seq<'a, T> {
+    if n < 0 {
+        site.fail(format_args!("create with negative length: {n}"));
+    }
+    Seq::from_vec((0..n).map(f).collect())
+}
+
+/// `foldl f acc s`.
+#[inline]
+pub fn foldl<A, T>(s: &[T], acc: A, mut f: impl FnMut(A, &T) -> A) -> A {
+    s.iter().fold(acc, |a, x| f(a, x))
+}
+
+/// `seq_loop n f`: `f 0; …; f (n-1)` in order.
+#[inline]
+pub fn seq_loop(n: i64, f: impl FnMut(i64)) {
+    (0..n.max(0)).for_each(f)
+}
+
+/// `seq_loop_acc acc n f`: `f (… (f (f acc 0) 1) …) (n-1)`.
+#[inline]
+pub fn seq_loop_acc<A>(acc: A, n: i64, mut f: impl FnMut(A, i64) -> A) -> A {
+    (0..n.max(0)).fold(acc, |a, i| f(a, i))
+}
+
+/// `flatten s`: the concatenation of the inner sequences.
+pub fn flatten<'a, T: Clone>(s: &[Seq<'a, T>]) -> Seq<'a, T> {
+    let mut v = Vec::with_capacity(s.iter().map(|x| x.len()).sum());
+    for x in s {
+        v.extend_from_slice(x);
+    }
+    Seq::from_vec(v)
+}
+
+/// `never!()`: a branch the program asserts is unreachable was reached.
+#[cold]
+pub fn never(site: &Site) -> ! {
+    site.fail("reached `never!()`")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SITE: Site = Site::new("i.rs", 2, 3);
+
+    fn message<R>(f: impl FnOnce() -> R) -> String {
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err().expect("fails");
+        e.downcast_ref::<String>().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn division() {
+        assert_eq!(divi(&SITE, -7, 2), -3);
+        assert_eq!(modi(&SITE, -7, 2), -1);
+        assert_eq!(divi(&SITE, i64::MIN, -1), i64::MIN);
+        assert_eq!(message(|| divi(&SITE, 1, 0)), "pmexpr: accelerate! at i.rs:2:3: Division by zero");
+        assert!(message(|| modi(&SITE, 1, 0)).ends_with("Division by zero"));
+        assert_eq!(floorfi(-1.5), -2);
+    }
+
+    #[test]
+    fn sequence_access() {
+        let s = Seq::from_vec(vec![1_i64, 2, 3]);
+        assert_eq!(*get(&SITE, &s, 2), 3);
+        assert!(message(|| *get(&SITE, &s, 3)).contains("Out of bounds access in sequence"));
+        assert!(message(|| *get(&SITE, &s, -1)).contains("Negative index used to access sequence"));
+        assert_eq!(&*set(&SITE, s.clone(), 0, 9), &[9, 2, 3]);
+        assert_eq!(&*s, &[1, 2, 3], "set does not change its argument");
+        assert!(message(|| set(&SITE, s.clone(), 5, 0)).contains("Out of bounds"));
+        assert_eq!(*head(&SITE, &s), 1);
+        assert_eq!(&*tail(&SITE, &s), &[2, 3]);
+        let e: Seq<i64> = Seq::empty();
+        assert_eq!(message(|| *head(&SITE, &e)), "pmexpr: accelerate! at i.rs:2:3: Head on empty sequence");
+        assert!(message(|| tail(&SITE, &e)).contains("Tail on empty sequence"));
+    }
+
+    #[test]
+    fn building_sequences() {
+        let s = Seq::from_vec(vec![1_i64, 2, 3, 4]);
+        assert_eq!(&*concat(&s, &[5]), &[1, 2, 3, 4, 5]);
+        assert_eq!(&*reverse(&s), &[4, 3, 2, 1]);
+        assert_eq!(&*subsequence(&SITE, &s, 1, 2), &[2, 3]);
+        assert_eq!(&*subsequence(&SITE, &s, 3, 10), &[4]);
+        assert!(subsequence(&SITE, &s, 9, 1).is_empty());
+        assert!(message(|| subsequence(&SITE, &s, -1, 1)).contains("Subsequence using negative index"));
+        assert!(message(|| subsequence(&SITE, &s, 0, -1)).contains("Subsequence using negative length"));
+        assert_eq!(&*create(&SITE, 3, |i| i * i), &[0, 1, 4]);
+        assert!(message(|| create(&SITE, -1, |i| i)).contains("negative length"));
+        assert_eq!(foldl(&s, 0, |a, x| a * 10 + x), 1234);
+        assert_eq!(seq_loop_acc(1, 4, |a, i| a * (i + 1)), 24);
+        let nested = vec![Seq::from_vec(vec![1_i64]), Seq::empty(), Seq::from_vec(vec![2, 3])];
+        assert_eq!(&*flatten(&nested), &[1, 2, 3]);
+        let mut seen = vec![];
+        seq_loop(3, |i| seen.push(i));
+        assert_eq!(seen, vec![0, 1, 2]);
+    }
+}

@@ -1,0 +1,258 @@
+//! Marshaling between Rust values and the representation generated code works on.
+//!
+//! A free Rust variable of an accelerated expression is *captured*: borrowed, and viewed as the
+//! PMExpr type that type inference gave it. The generated code names that type by its canonical
+//! Rust form `C` (`i64`, `f64`, `bool`, `()`, `Vec<C>`, tuples, `Tensor<T>`) and asks for
+//! `Capture<'a, C>`; rustc then reports a variable of the wrong Rust type at the variable itself.
+//! Flat sequences of scalars are borrowed without copying; nested sequences copy only their outer
+//! levels (pointers to the inner slices).
+//!
+//! The result of an accelerated expression goes back with [`IntoRust`], to its canonical Rust type.
+
+use crate::seq::Seq;
+use crate::site::Site;
+use crate::tensor::{Element, Tensor, TensorRef};
+
+/// A Rust value that `accelerate!` can capture as the PMExpr type whose canonical Rust form is `C`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be captured by `accelerate!` as a `{C}`",
+    label = "`accelerate!` uses this variable as a `{C}`",
+    note = "captured variables are borrowed and may be i64, f64, bool, (), tuples of these, \
+            Vec<T>, &[T], [T; N] or Box<[T]> of these, and pmexpr::Tensor<i64 or f64>"
+)]
+pub trait Capture<'a, C> {
+    /// The representation in generated code.
+    type Repr: 'a;
+    /// Views the value for one call; `name` is the variable's name, for error messages.
+    fn capture(&'a self, site: &Site, name: &str) -> Self::Repr;
+}
+
+/// An element of a captured sequence (the element-level half of [`Capture`], which lets flat
+/// sequences be borrowed while nested ones are converted).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be captured by `accelerate!` as an element of type `{C}`",
+    note = "captured variables are borrowed and may be i64, f64, bool, (), tuples of these, \
+            Vec<T>, &[T], [T; N] or Box<[T]> of these, and pmexpr::Tensor<i64 or f64>"
+)]
+pub trait CaptureElem<'a, C>: Sized {
+    /// The representation of one element in generated code.
+    type Repr: 'a;
+    /// Views a slice of elements as a sequence.
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr>;
+}
+
+/// Captures `value` as the PMExpr type whose canonical Rust form is `C` (called by generated code
+/// with the span of the user's variable).
+#[inline]
+pub fn capture<'a, C, T>(value: &'a T, site: &Site, name: &str) -> T::Repr
+where
+    T: ?Sized + Capture<'a, C>,
+{
+    value.capture(site, name)
+}
+
+macro_rules! scalar {
+    ($($t:ty),*) => {$(
+        impl<'a> Capture<'a, $t> for $t {
+            type Repr = $t;
+            #[inline]
+            fn capture(&'a self, _: &Site, _: &str) -> $t { *self }
+        }
+        impl<'a> CaptureElem<'a, $t> for $t {
+            type Repr = $t;
+            #[inline]
+            fn capture_seq(s: &'a [$t], _: &Site, _: &str) -> Seq<'a, $t> { Seq::borrowed(s) }
+        }
+        impl IntoRust for $t {
+            type Out = $t;
+            #[inline]
+            fn into_rust(self) -> $t { self }
+        }
+    )*};
+}
+scalar!(i64, f64, bool, ());
+
+impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> Capture<'a, C> for &'b T {
+    type Repr = T::Repr;
+    #[inline]
+    fn capture(&'a self, site: &Site, name: &str) -> T::Repr {
+        (**self).capture(site, name)
+    }
+}
+
+impl<'a, C, T: CaptureElem<'a, C>> Capture<'a, Vec<C>> for [T] {
+    type Repr = Seq<'a, T::Repr>;
+    #[inline]
+    fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
+        T::capture_seq(self, site, name)
+    }
+}
+
+impl<'a, C, T: CaptureElem<'a, C>> Capture<'a, Vec<C>> for Vec<T> {
+    type Repr = Seq<'a, T::Repr>;
+    #[inline]
+    fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
+        T::capture_seq(self, site, name)
+    }
+}
+
+impl<'a, C, T: CaptureElem<'a, C>, const N: usize> Capture<'a, Vec<C>> for [T; N] {
+    type Repr = Seq<'a, T::Repr>;
+    #[inline]
+    fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
+        T::capture_seq(self, site, name)
+    }
+}
+
+impl<'a, C, T: CaptureElem<'a, C>> Capture<'a, Vec<C>> for Box<[T]> {
+    type Repr = Seq<'a, T::Repr>;
+    #[inline]
+    fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
+        T::capture_seq(self, site, name)
+    }
+}
+
+/// Nested sequences: the inner level is borrowed or converted, the outer level is rebuilt.
+fn nested<'a, C, T: ?Sized + Capture<'a, C> + 'a>(
+    s: impl Iterator<Item = &'a T>,
+    site: &Site,
+    name: &str,
+) -> Seq<'a, T::Repr> {
+    Seq::from_vec(s.map(|x| x.capture(site, name)).collect())
+}
+
+impl<'a, C, T: CaptureElem<'a, C>> CaptureElem<'a, Vec<C>> for Vec<T> {
+    type Repr = Seq<'a, T::Repr>;
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+        nested(s.iter(), site, name)
+    }
+}
+
+impl<'a, C, T: CaptureElem<'a, C>, const N: usize> CaptureElem<'a, Vec<C>> for [T; N] {
+    type Repr = Seq<'a, T::Repr>;
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+        nested(s.iter(), site, name)
+    }
+}
+
+impl<'a, C, T: CaptureElem<'a, C>> CaptureElem<'a, Vec<C>> for Box<[T]> {
+    type Repr = Seq<'a, T::Repr>;
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+        nested(s.iter(), site, name)
+    }
+}
+
+impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> CaptureElem<'a, C> for &'b T {
+    type Repr = T::Repr;
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+        Seq::from_vec(s.iter().map(|x| (**x).capture(site, name)).collect())
+    }
+}
+
+impl<'a, T: Element> Capture<'a, Tensor<T>> for Tensor<T> {
+    type Repr = TensorRef<'a, T>;
+    #[inline]
+    fn capture(&'a self, site: &Site, name: &str) -> TensorRef<'a, T> {
+        TensorRef::new(self, site, name)
+    }
+}
+
+impl<'a, T: Element> CaptureElem<'a, Tensor<T>> for Tensor<T> {
+    type Repr = TensorRef<'a, T>;
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, TensorRef<'a, T>> {
+        nested(s.iter(), site, name)
+    }
+}
+
+macro_rules! tuples {
+    ($(($($n:tt $t:ident $c:ident),+))*) => {$(
+        impl<'a, $($c, $t: Capture<'a, $c>),+> Capture<'a, ($($c,)+)> for ($($t,)+) {
+            type Repr = ($($t::Repr,)+);
+            #[inline]
+            fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
+                ($(self.$n.capture(site, name),)+)
+            }
+        }
+        impl<'a, $($c, $t: Capture<'a, $c> + 'a),+> CaptureElem<'a, ($($c,)+)> for ($($t,)+) {
+            type Repr = ($($t::Repr,)+);
+            fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+                Seq::from_vec(s.iter().map(|x| x.capture(site, name)).collect())
+            }
+        }
+        impl<$($t: IntoRust),+> IntoRust for ($($t,)+) {
+            type Out = ($($t::Out,)+);
+            #[inline]
+            fn into_rust(self) -> Self::Out { ($(self.$n.into_rust(),)+) }
+        }
+    )*};
+}
+tuples!((0 A CA) (0 A CA, 1 B CB) (0 A CA, 1 B CB, 2 C CC) (0 A CA, 1 B CB, 2 C CC, 3 D CD)
+    (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE) (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE, 5 F CF)
+    (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE, 5 F CF, 6 G CG)
+    (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE, 5 F CF, 6 G CG, 7 H CH));
+
+/// The conversion of an accelerated expression's result back to its canonical Rust type.
+#[diagnostic::on_unimplemented(message = "`{Self}` cannot be returned from `accelerate!`")]
+pub trait IntoRust {
+    /// The Rust type the caller receives.
+    type Out;
+    /// Converts the value.
+    fn into_rust(self) -> Self::Out;
+}
+
+impl<T: IntoRust + Clone> IntoRust for Seq<'_, T> {
+    type Out = Vec<T::Out>;
+    fn into_rust(self) -> Vec<T::Out> {
+        // For scalar elements the map is the identity and the buffer is reused in place.
+        self.into_vec().into_iter().map(IntoRust::into_rust).collect()
+    }
+}
+
+impl<T: Element> IntoRust for TensorRef<'_, T> {
+    type Out = Tensor<T>;
+    fn into_rust(self) -> Tensor<T> {
+        self.to_tensor()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SITE: Site = Site::new("m.rs", 1, 1);
+
+    #[test]
+    fn flat_sequences_are_borrowed() {
+        let v = vec![1.5_f64, 2.5];
+        let s = capture::<Vec<f64>, _>(&v, &SITE, "v");
+        assert!(std::ptr::eq(s.as_ptr(), v.as_ptr()));
+        let a = [1_i64, 2, 3];
+        assert_eq!(&*capture::<Vec<i64>, _>(&a, &SITE, "a"), &[1, 2, 3]);
+        let r: &[i64] = &a;
+        assert_eq!(capture::<Vec<i64>, _>(&r, &SITE, "r").len(), 3);
+    }
+
+    #[test]
+    fn nested_sequences_borrow_their_rows() {
+        let m = vec![vec![1_i64, 2], vec![3, 4]];
+        let s = capture::<Vec<Vec<i64>>, _>(&m, &SITE, "m");
+        assert!(std::ptr::eq(s[1].as_ptr(), m[1].as_ptr()));
+        assert_eq!(s.clone().into_rust(), m);
+    }
+
+    #[test]
+    fn records_and_tensors() {
+        let x = (3_i64, vec![true, false]);
+        let (n, b) = capture::<(i64, Vec<bool>), _>(&x, &SITE, "x");
+        assert_eq!((n, b.to_vec()), (3, vec![true, false]));
+        let t = Tensor::<i64>::from_vec(vec![1, 2], &[2]);
+        let r = capture::<Tensor<i64>, _>(&t, &SITE, "t");
+        r.set(&SITE, &[0], 5);
+        assert_eq!(t.to_vec(), vec![5, 2]);
+        let ts = vec![t.clone(), t];
+        let rs = capture::<Vec<Tensor<i64>>, _>(&ts, &SITE, "ts");
+        assert_eq!(rs[1].get(&SITE, &[0]), 5);
+        let pairs = vec![(1_i64, 2.0_f64)];
+        assert_eq!(capture::<Vec<(i64, f64)>, _>(&pairs, &SITE, "p").into_rust(), pairs);
+    }
+}

@@ -1,0 +1,62 @@
+//! The `accelerate!` site: where in the user's source an accelerated expression is, so that every
+//! runtime failure can name it.
+
+use std::fmt;
+
+/// The source location of one `accelerate!` invocation.
+///
+/// Generated code holds one `static` `Site` per invocation; every check that can fail at run time
+/// receives it and reports through [`Site::fail`], so a failure names the user's code, never the
+/// runtime's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Site {
+    /// The file of the invocation, as `file!()` gives it.
+    pub file: &'static str,
+    /// The line of the invocation (1-based).
+    pub line: u32,
+    /// The column of the invocation (1-based).
+    pub column: u32,
+}
+
+impl Site {
+    /// A site at the given location (used by generated code with `file!()`, `line!()`, `column!()`).
+    pub const fn new(file: &'static str, line: u32, column: u32) -> Self {
+        Site { file, line, column }
+    }
+
+    /// Stops the accelerated expression with a message that names this site and the assumption
+    /// that was broken.
+    ///
+    /// This is a panic, like an out-of-bounds index in ordinary Rust: the accelerated expression
+    /// broke a rule of the language, and no value can be returned. Under the `cpu` backend the panic
+    /// travels from the worker thread to the thread that called `accelerate!`.
+    #[cold]
+    #[track_caller]
+    pub fn fail(&self, message: impl fmt::Display) -> ! {
+        panic!("pmexpr: accelerate! at {self}: {message}")
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn displays_file_line_column() {
+        assert_eq!(Site::new("src/main.rs", 3, 9).to_string(), "src/main.rs:3:9");
+    }
+
+    #[test]
+    fn fail_names_the_site_and_the_message() {
+        let site = Site::new("src/lib.rs", 10, 5);
+        let payload = std::panic::catch_unwind(|| site.fail("Division by zero")).unwrap_err();
+        let text = payload.downcast_ref::<String>().unwrap();
+        assert_eq!(text, "pmexpr: accelerate! at src/lib.rs:10:5: Division by zero");
+    }
+}

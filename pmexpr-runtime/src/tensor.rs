@@ -1,0 +1,553 @@
+//! Tensors: mutable, shaped, row-major arrays of `i64` or `f64` (the paper's `Tensor[Int]` and
+//! `Tensor[Float]`).
+//!
+//! A [`Tensor`] is what a Rust program creates and captures. Inside an accelerated expression it is
+//! seen through a [`TensorRef`], a `Copy` view that borrows the tensor's storage for the duration
+//! of the call; `tensor_sub` and `tensor_slice` make further views of the same memory, so writes
+//! through any of them are visible in the tensor afterwards.
+//!
+//! Elements are stored in relaxed atomics. On x86-64 and AArch64 a relaxed load or store is an
+//! ordinary load or store, so this costs nothing, and it keeps `par_loop` iterations that write the
+//! same element (which the paper forbids, but a Rust program must not turn into undefined
+//! behaviour) memory-safe.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use crate::seq::Seq;
+use crate::site::Site;
+
+include!(concat!(env!("OUT_DIR"), "/max_rank.rs"));
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i64 {}
+    impl Sealed for f64 {}
+}
+
+/// An element type of a tensor: `i64` or `f64`.
+pub trait Element:
+    Copy + Send + Sync + PartialEq + Default + fmt::Debug + 'static + sealed::Sealed
+{
+    /// How one element is stored.
+    #[doc(hidden)]
+    type Cell: Send + Sync;
+    /// The element type's name in Rust.
+    const NAME: &'static str;
+    #[doc(hidden)]
+    fn new_cell(v: Self) -> Self::Cell;
+    #[doc(hidden)]
+    fn load(cell: &Self::Cell) -> Self;
+    #[doc(hidden)]
+    fn store(cell: &Self::Cell, v: Self);
+}
+
+impl Element for i64 {
+    type Cell = AtomicI64;
+    const NAME: &'static str = "i64";
+    #[inline]
+    fn new_cell(v: Self) -> AtomicI64 {
+        AtomicI64::new(v)
+    }
+    #[inline]
+    fn load(cell: &AtomicI64) -> i64 {
+        cell.load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn store(cell: &AtomicI64, v: i64) {
+        cell.store(v, Ordering::Relaxed)
+    }
+}
+
+impl Element for f64 {
+    type Cell = AtomicU64;
+    const NAME: &'static str = "f64";
+    #[inline]
+    fn new_cell(v: Self) -> AtomicU64 {
+        AtomicU64::new(v.to_bits())
+    }
+    #[inline]
+    fn load(cell: &AtomicU64) -> f64 {
+        f64::from_bits(cell.load(Ordering::Relaxed))
+    }
+    #[inline]
+    fn store(cell: &AtomicU64, v: f64) {
+        cell.store(v.to_bits(), Ordering::Relaxed)
+    }
+}
+
+/// Why a tensor could not be built or accessed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TensorError {
+    /// The number of elements does not match the product of the shape.
+    ShapeMismatch {
+        /// The number of elements given.
+        len: usize,
+        /// The shape asked for.
+        shape: Vec<usize>,
+    },
+    /// An index has the wrong number of dimensions or lies outside the shape.
+    OutOfBounds {
+        /// The index used.
+        index: Vec<usize>,
+        /// The shape of the tensor.
+        shape: Vec<usize>,
+    },
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TensorError::ShapeMismatch { len, shape } => write!(
+                f,
+                "{len} elements do not fill a tensor of shape {shape:?} ({} elements)",
+                shape.iter().product::<usize>()
+            ),
+            TensorError::OutOfBounds { index, shape } => {
+                write!(f, "index {index:?} is outside a tensor of shape {shape:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TensorError {}
+
+/// A mutable, shaped, row-major array of `i64` or `f64`.
+///
+/// Capture it in `accelerate!` and write it with `tensor_set`; the writes are visible afterwards.
+/// Like a PMExpr tensor it is a *handle*: `accelerate!` reads and writes it through a shared
+/// borrow, and [`Tensor::sub`] and [`Tensor::slice`] return views that share its memory.
+/// [`Clone`] makes an independent copy.
+///
+/// ```
+/// use pmexpr_runtime::Tensor;
+/// let t = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+/// assert_eq!(t.shape(), &[2, 3]);
+/// assert_eq!(t.get(&[1, 2]), Some(6.0));
+/// t.set(&[0, 0], 9.0).unwrap();
+/// assert_eq!(t.to_vec()[0], 9.0);
+/// ```
+pub struct Tensor<T: Element> {
+    storage: Arc<Vec<T::Cell>>,
+    offset: usize,
+    shape: Vec<usize>,
+}
+
+impl<T: Element> Tensor<T> {
+    /// A tensor of the given shape holding `data` in row-major order.
+    ///
+    /// # Panics
+    /// If `data.len()` is not the product of `shape`; see [`Tensor::try_from_vec`].
+    #[track_caller]
+    pub fn from_vec(data: Vec<T>, shape: &[usize]) -> Self {
+        match Self::try_from_vec(data, shape) {
+            Ok(t) => t,
+            Err(e) => panic!("Tensor::from_vec: {e}"),
+        }
+    }
+
+    /// A tensor of the given shape holding `data` in row-major order, or an error when the
+    /// number of elements does not match the shape.
+    pub fn try_from_vec(data: Vec<T>, shape: &[usize]) -> Result<Self, TensorError> {
+        if shape.iter().try_fold(1_usize, |a, &d| a.checked_mul(d)) != Some(data.len()) {
+            return Err(TensorError::ShapeMismatch { len: data.len(), shape: shape.to_vec() });
+        }
+        // Same size and alignment: the standard library collects this in place.
+        let cells: Vec<T::Cell> = data.into_iter().map(T::new_cell).collect();
+        Ok(Tensor { storage: Arc::new(cells), offset: 0, shape: shape.to_vec() })
+    }
+
+    /// A tensor of the given shape with every element `T::default()` (zero).
+    pub fn zeros(shape: &[usize]) -> Self {
+        Self::from_vec(vec![T::default(); shape.iter().product()], shape)
+    }
+
+    /// A tensor of the given shape with elements computed from their index.
+    pub fn from_fn(shape: &[usize], mut f: impl FnMut(&[usize]) -> T) -> Self {
+        let size: usize = shape.iter().product();
+        let mut index = vec![0; shape.len()];
+        let mut data = Vec::with_capacity(size);
+        for _ in 0..size {
+            data.push(f(&index));
+            for k in (0..shape.len()).rev() {
+                index[k] += 1;
+                if index[k] < shape[k] {
+                    break;
+                }
+                index[k] = 0;
+            }
+        }
+        Self::from_vec(data, shape)
+    }
+
+    /// The shape (one length per dimension).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn cells(&self) -> &[T::Cell] {
+        &self.storage[self.offset..self.offset + self.len()]
+    }
+
+    fn linear(&self, index: &[usize]) -> Result<usize, TensorError> {
+        let oob = || TensorError::OutOfBounds { index: index.to_vec(), shape: self.shape.clone() };
+        if index.len() != self.shape.len() {
+            return Err(oob());
+        }
+        index.iter().zip(&self.shape).try_fold(0, |acc, (&i, &d)| {
+            if i < d { Ok(acc * d + i) } else { Err(oob()) }
+        })
+    }
+
+    /// The element at `index`, or `None` when the index is outside the shape.
+    pub fn get(&self, index: &[usize]) -> Option<T> {
+        self.linear(index).ok().map(|i| T::load(&self.cells()[i]))
+    }
+
+    /// Writes the element at `index`. Tensors are shared handles, so this takes `&self`.
+    pub fn set(&self, index: &[usize], value: T) -> Result<(), TensorError> {
+        let i = self.linear(index)?;
+        T::store(&self.cells()[i], value);
+        Ok(())
+    }
+
+    /// The elements in row-major order.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.cells().iter().map(T::load).collect()
+    }
+
+    /// The view of `len` rows starting at row `offset` of the first dimension; it shares memory
+    /// with this tensor. `None` when the rows lie outside the tensor or the tensor has rank 0.
+    pub fn sub(&self, offset: usize, len: usize) -> Option<Tensor<T>> {
+        let rows = *self.shape.first()?;
+        if offset.checked_add(len)? > rows {
+            return None;
+        }
+        let stride: usize = self.shape[1..].iter().product();
+        let mut shape = self.shape.clone();
+        shape[0] = len;
+        Some(Tensor { storage: Arc::clone(&self.storage), offset: self.offset + offset * stride, shape })
+    }
+
+    /// The view with the leading indices fixed to `index` (rank decreases by `index.len()`); it
+    /// shares memory with this tensor. `None` when the index lies outside the tensor.
+    pub fn slice(&self, index: &[usize]) -> Option<Tensor<T>> {
+        if index.len() > self.shape.len() {
+            return None;
+        }
+        let mut offset = 0;
+        for (&i, &d) in index.iter().zip(&self.shape) {
+            if i >= d {
+                return None;
+            }
+            offset = offset * d + i;
+        }
+        let rest = &self.shape[index.len()..];
+        let stride: usize = rest.iter().product();
+        Some(Tensor {
+            storage: Arc::clone(&self.storage),
+            offset: self.offset + offset * stride,
+            shape: rest.to_vec(),
+        })
+    }
+}
+
+impl<T: Element> Clone for Tensor<T> {
+    /// An independent copy of the elements (not a view).
+    fn clone(&self) -> Self {
+        Tensor::from_vec(self.to_vec(), &self.shape)
+    }
+}
+
+impl<T: Element> PartialEq for Tensor<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape && self.to_vec() == other.to_vec()
+    }
+}
+
+impl<T: Element> fmt::Debug for Tensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor").field("shape", &self.shape).field("data", &self.to_vec()).finish()
+    }
+}
+
+/// A tensor as generated code sees it: a `Copy` view of a captured [`Tensor`]'s memory, valid for
+/// one `accelerate!` call. Every access is checked against the shape, and a failure names the site.
+pub struct TensorRef<'a, T: Element> {
+    root: &'a Arc<Vec<T::Cell>>,
+    data: &'a [T::Cell],
+    shape: [usize; MAX_RANK],
+    rank: usize,
+}
+
+impl<T: Element> Clone for TensorRef<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for TensorRef<'_, T> {}
+
+impl<T: Element> fmt::Debug for TensorRef<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let data: Vec<T> = self.data.iter().map(T::load).collect();
+        f.debug_struct("TensorRef").field("shape", &self.shape()).field("data", &data).finish()
+    }
+}
+
+impl<'a, T: Element> TensorRef<'a, T> {
+    /// Views a tensor for one call; fails when its rank exceeds [`MAX_RANK`].
+    pub fn new(t: &'a Tensor<T>, site: &Site, name: &str) -> Self {
+        if t.rank() > MAX_RANK {
+            site.fail(format_args!(
+                "Found tensor with rank exceeding maximum: `{name}` has rank {}, the maximum is \
+                 {MAX_RANK} (set PMEXPR_TENSOR_MAX_RANK when building to change it)",
+                t.rank()
+            ));
+        }
+        let mut shape = [0; MAX_RANK];
+        shape[..t.rank()].copy_from_slice(&t.shape);
+        TensorRef { root: &t.storage, data: t.cells(), shape, rank: t.rank() }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape[..self.rank]
+    }
+
+    /// The rank, as PMExpr's `tensor_rank` returns it.
+    pub fn rank(self) -> i64 {
+        self.rank as i64
+    }
+
+    /// `tensor_shape`: the shape as a sequence.
+    pub fn shape_seq(self) -> Seq<'static, i64> {
+        Seq::from_vec(self.shape().iter().map(|&d| d as i64).collect())
+    }
+
+    #[inline]
+    fn offset(&self, site: &Site, index: &[i64]) -> usize {
+        if index.len() != self.rank {
+            self.wrong_rank(site, index);
+        }
+        let mut ofs = 0_usize;
+        for (k, &i) in index.iter().enumerate() {
+            let d = self.shape[k];
+            if i as u64 >= d as u64 {
+                self.bad_index(site, index);
+            }
+            ofs = ofs * d + i as usize;
+        }
+        ofs
+    }
+
+    #[cold]
+    fn wrong_rank(&self, site: &Site, index: &[i64]) -> ! {
+        site.fail(format_args!(
+            "Wrong number of dimensions used to access tensor: index {index:?} for a tensor of shape {:?}",
+            self.shape()
+        ))
+    }
+
+    #[cold]
+    fn bad_index(&self, site: &Site, index: &[i64]) -> ! {
+        site.fail(format_args!(
+            "Invalid indices used to access tensor: index {index:?} for a tensor of shape {:?}",
+            self.shape()
+        ))
+    }
+
+    /// `tensor_get`: the element at a full index.
+    #[inline]
+    pub fn get(self, site: &Site, index: &[i64]) -> T {
+        let ofs = self.offset(site, index);
+        T::load(&self.data[ofs])
+    }
+
+    /// `tensor_set`: writes the element at a full index.
+    #[inline]
+    pub fn set(self, site: &Site, index: &[i64], value: T) {
+        let ofs = self.offset(site, index);
+        T::store(&self.data[ofs], value)
+    }
+
+    #[inline]
+    fn linear(&self, site: &Site, i: i64) -> usize {
+        if i < 0 {
+            site.fail(format_args!("Negative index used to access tensor: {i}"));
+        }
+        if i as u64 >= self.data.len() as u64 {
+            site.fail(format_args!(
+                "Out of bounds access in tensor: linear index {i} for a tensor of {} elements",
+                self.data.len()
+            ));
+        }
+        i as usize
+    }
+
+    /// `tensor_linear_get`: the element at a row-major position.
+    #[inline]
+    pub fn linear_get(self, site: &Site, i: i64) -> T {
+        T::load(&self.data[self.linear(site, i)])
+    }
+
+    /// `tensor_linear_set`: writes the element at a row-major position.
+    #[inline]
+    pub fn linear_set(self, site: &Site, i: i64, value: T) {
+        T::store(&self.data[self.linear(site, i)], value)
+    }
+
+    /// `tensor_sub`: `len` rows from row `offset` of the first dimension, sharing memory.
+    pub fn sub(self, site: &Site, offset: i64, len: i64) -> Self {
+        if offset < 0 {
+            site.fail(format_args!("Subtensor using negative offset: {offset}"));
+        }
+        if len < 0 {
+            site.fail(format_args!("Subtensor using negative length: {len}"));
+        }
+        if self.rank == 0 || offset as u64 + len as u64 > self.shape[0] as u64 {
+            site.fail(format_args!(
+                "Subtensor out of bounds: rows {offset}..{} of a tensor of shape {:?}",
+                offset + len,
+                self.shape()
+            ));
+        }
+        let stride: usize = self.shape[1..self.rank].iter().product();
+        let (offset, len) = (offset as usize, len as usize);
+        let mut shape = self.shape;
+        shape[0] = len;
+        TensorRef {
+            root: self.root,
+            data: &self.data[offset * stride..(offset + len) * stride],
+            shape,
+            rank: self.rank,
+        }
+    }
+
+    /// `tensor_slice`: the view with the leading indices fixed, sharing memory.
+    pub fn slice(self, site: &Site, index: &[i64]) -> Self {
+        if index.len() > self.rank {
+            self.wrong_rank(site, index);
+        }
+        let mut offset = 0_usize;
+        for (k, &i) in index.iter().enumerate() {
+            if i as u64 >= self.shape[k] as u64 {
+                self.bad_index(site, index);
+            }
+            offset = offset * self.shape[k] + i as usize;
+        }
+        let rank = self.rank - index.len();
+        let stride: usize = self.shape[index.len()..self.rank].iter().product();
+        let mut shape = [0; MAX_RANK];
+        shape[..rank].copy_from_slice(&self.shape[index.len()..self.rank]);
+        TensorRef {
+            root: self.root,
+            data: &self.data[offset * stride..(offset + 1) * stride],
+            shape,
+            rank,
+        }
+    }
+
+    /// The view as a [`Tensor`] handle sharing the same memory (a tensor returned from
+    /// `accelerate!`).
+    pub fn to_tensor(self) -> Tensor<T> {
+        let base = self.root.as_ptr() as usize;
+        let here = self.data.as_ptr() as usize;
+        let offset = (here - base) / std::mem::size_of::<T::Cell>().max(1);
+        Tensor { storage: Arc::clone(self.root), offset, shape: self.shape().to_vec() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SITE: Site = Site::new("t.rs", 1, 1);
+
+    fn fails<R>(f: impl FnOnce() -> R) -> String {
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err().expect("fails");
+        e.downcast_ref::<String>().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn shape_mismatch_is_an_error() {
+        assert_eq!(
+            Tensor::<i64>::try_from_vec(vec![1, 2, 3], &[2, 2]),
+            Err(TensorError::ShapeMismatch { len: 3, shape: vec![2, 2] })
+        );
+    }
+
+    #[test]
+    fn row_major_access_and_views() {
+        let t = Tensor::<i64>::from_fn(&[2, 3], |ix| (ix[0] * 10 + ix[1]) as i64);
+        assert_eq!(t.to_vec(), vec![0, 1, 2, 10, 11, 12]);
+        let row = t.slice(&[1]).unwrap();
+        assert_eq!(row.to_vec(), vec![10, 11, 12]);
+        row.set(&[0], 99).unwrap();
+        assert_eq!(t.get(&[1, 0]), Some(99), "views share memory");
+        assert_eq!(t.sub(1, 1).unwrap().shape(), &[1, 3]);
+        assert!(t.sub(1, 2).is_none());
+        assert!(t.get(&[2, 0]).is_none());
+        let copy = t.clone();
+        copy.set(&[0, 0], -1).unwrap();
+        assert_eq!(t.get(&[0, 0]), Some(0), "clone is a deep copy");
+    }
+
+    #[test]
+    fn tensor_ref_checks_every_access() {
+        let t = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let r = TensorRef::new(&t, &SITE, "t");
+        assert_eq!(r.get(&SITE, &[1, 0]), 3.0);
+        r.set(&SITE, &[0, 1], 7.0);
+        assert_eq!(t.get(&[0, 1]), Some(7.0));
+        assert!(fails(|| r.get(&SITE, &[2])).contains("Wrong number of dimensions"));
+        assert!(fails(|| r.get(&SITE, &[0, 2])).contains("Invalid indices used to access tensor"));
+        assert!(fails(|| r.get(&SITE, &[-1, 0])).contains("Invalid indices"));
+        assert!(fails(|| r.linear_get(&SITE, 4)).contains("Out of bounds access in tensor"));
+        assert!(fails(|| r.linear_get(&SITE, -1)).contains("Negative index used to access tensor"));
+        assert!(fails(|| r.sub(&SITE, 1, 2)).contains("Subtensor out of bounds"));
+        assert!(fails(|| r.sub(&SITE, -1, 1)).contains("Subtensor using negative offset"));
+        assert!(fails(|| r.sub(&SITE, 0, -1)).contains("Subtensor using negative length"));
+    }
+
+    #[test]
+    fn tensor_ref_views_round_trip() {
+        let t = Tensor::<i64>::from_fn(&[3, 2], |ix| (ix[0] * 2 + ix[1]) as i64);
+        let r = TensorRef::new(&t, &SITE, "t");
+        let s = r.sub(&SITE, 1, 2);
+        assert_eq!(s.shape(), &[2, 2]);
+        assert_eq!(s.get(&SITE, &[0, 0]), 2);
+        let row = r.slice(&SITE, &[2]);
+        assert_eq!(row.shape(), &[2]);
+        assert_eq!(row.linear_get(&SITE, 1), 5);
+        let back = row.to_tensor();
+        assert_eq!(back.to_vec(), vec![4, 5]);
+        back.set(&[0], 40).unwrap();
+        assert_eq!(t.get(&[2, 0]), Some(40));
+        assert_eq!(r.shape_seq().as_slice(), &[3, 2]);
+        assert_eq!(r.rank(), 2);
+    }
+
+    #[test]
+    fn rank_above_the_maximum_is_reported_at_the_site() {
+        let shape = vec![1; MAX_RANK + 1];
+        let t = Tensor::<i64>::from_vec(vec![0], &shape);
+        let msg = fails(|| TensorRef::new(&t, &SITE, "big"));
+        assert!(msg.contains("t.rs:1:1") && msg.contains("rank exceeding maximum") && msg.contains("`big`"), "{msg}");
+    }
+}

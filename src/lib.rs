@@ -1,0 +1,57 @@
+//! `pmexpr-suite`: the examples, integration tests and benchmarks of pmexpr (not published).
+//!
+//! This library holds only what they share: deterministic input data.
+
+/// A deterministic pseudo-random sequence (SplitMix64), so that examples, tests and benchmarks
+/// use the same inputs on every machine without a dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator with the given seed.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// An integer in `lo..hi`.
+    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next_u64() % (hi - lo) as u64) as i64
+    }
+
+    /// A float in `[0, 1)`.
+    pub fn float(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1_u64 << 53) as f64
+    }
+
+    /// `n` integers in `lo..hi`.
+    pub fn ints(&mut self, n: usize, lo: i64, hi: i64) -> Vec<i64> {
+        (0..n).map(|_| self.int(lo, hi)).collect()
+    }
+
+    /// `n` floats in `[0, 1)`.
+    pub fn floats(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.float()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_and_in_range() {
+        let a = Rng::new(7).ints(100, -5, 5);
+        assert_eq!(a, Rng::new(7).ints(100, -5, 5));
+        assert!(a.iter().all(|x| (-5..5).contains(x)));
+        assert!(Rng::new(1).floats(100).iter().all(|x| (0.0..1.0).contains(x)));
+    }
+}
