@@ -1,0 +1,399 @@
+//! The PMExpr abstract syntax tree (paper appendix, "Source language", plus the parallel
+//! keywords), with the span of the user's tokens on every node and a type slot that inference
+//! fills in.
+
+use std::collections::BTreeSet;
+
+use crate::error::SpanRange;
+use crate::intrinsics::{Intrinsic, Keyword};
+use crate::types::{Annotation, Label, TyVar, Type};
+
+/// A unique identifier, assigned by resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+impl VarId {
+    /// The identifier of a name not yet resolved.
+    pub const UNRESOLVED: VarId = VarId(u32::MAX);
+}
+
+/// A name in the source, with its unique identifier once resolved.
+#[derive(Debug, Clone)]
+pub struct Ident {
+    /// The name as written.
+    pub name: String,
+    /// The unique identifier.
+    pub id: VarId,
+    /// Where it was written.
+    pub span: SpanRange,
+}
+
+impl Ident {
+    /// An unresolved name.
+    pub fn new(name: impl Into<String>, span: SpanRange) -> Self {
+        Ident { name: name.into(), id: VarId::UNRESOLVED, span }
+    }
+}
+
+/// A literal constant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lit {
+    /// An `i64`.
+    Int(i64),
+    /// An `f64`.
+    Float(f64),
+    /// A `bool`.
+    Bool(bool),
+    /// `()`.
+    Unit,
+}
+
+/// A binary operator, resolved by the type of its operands after inference (`+` on `i64` is
+/// `addi`, on `f64` it is `addf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl BinOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+
+    /// Whether the result is a `bool` (a comparison).
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+}
+
+/// Why a `never` is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeverKind {
+    /// The user wrote `never!()`.
+    User,
+    /// The end of a `match` with no arm left.
+    NoArm,
+}
+
+/// A parameter of a lambda or `fn`, or the binder of a `let`.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The bound name (`_` for a wildcard).
+    pub ident: Ident,
+    /// The type written by the user, if any.
+    pub ann: Option<Annotation>,
+    /// The type, once inferred.
+    pub ty: Type,
+}
+
+/// One function of a recursive group (`fn` items in a block).
+#[derive(Debug, Clone)]
+pub struct FnDef {
+    /// The function's name.
+    pub ident: Ident,
+    /// Its parameters.
+    pub params: Vec<Param>,
+    /// The return type written by the user, if any.
+    pub ret: Option<Annotation>,
+    /// Its body.
+    pub body: Expr,
+    /// The whole item.
+    pub span: SpanRange,
+    /// The function's type, once inferred.
+    pub ty: Type,
+}
+
+/// A pattern (paper: record, variable and constant patterns, plus `_`).
+#[derive(Debug, Clone)]
+pub struct Pat {
+    /// The pattern.
+    pub kind: PatKind,
+    /// Where it was written.
+    pub span: SpanRange,
+    /// The type of the value it matches, once inferred.
+    pub ty: Type,
+}
+
+/// The kinds of pattern.
+#[derive(Debug, Clone)]
+pub enum PatKind {
+    /// `_`
+    Wild,
+    /// A variable.
+    Bind(Ident),
+    /// A constant.
+    Lit(Lit),
+    /// A record (tuple) pattern.
+    Record(Vec<(Label, Pat)>),
+}
+
+impl Pat {
+    /// Whether the pattern matches every value of its type.
+    pub fn irrefutable(&self) -> bool {
+        match &self.kind {
+            PatKind::Wild | PatKind::Bind(_) => true,
+            PatKind::Lit(Lit::Unit) => true,
+            PatKind::Lit(_) => false,
+            PatKind::Record(fs) => fs.iter().all(|(_, p)| p.irrefutable()),
+        }
+    }
+
+    /// The variables the pattern binds (the paper's `B(p)`).
+    pub fn binders(&self) -> Vec<&Ident> {
+        let mut out = Vec::new();
+        fn go<'a>(p: &'a Pat, out: &mut Vec<&'a Ident>) {
+            match &p.kind {
+                PatKind::Bind(i) => out.push(i),
+                PatKind::Record(fs) => fs.iter().for_each(|(_, p)| go(p, out)),
+                PatKind::Wild | PatKind::Lit(_) => {}
+            }
+        }
+        go(self, &mut out);
+        out
+    }
+}
+
+/// An expression.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    /// The expression.
+    pub kind: ExprKind,
+    /// The user's tokens it came from.
+    pub span: SpanRange,
+    /// Its type, once inferred.
+    pub ty: Type,
+}
+
+/// The kinds of expression.
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    /// A variable; `inst` is the instantiation of its type scheme at this use (inference).
+    Var {
+        /// The variable.
+        ident: Ident,
+        /// The types that instantiate the quantified variables of its scheme, in order.
+        inst: Vec<Type>,
+    },
+    /// A literal.
+    Lit(Lit),
+    /// An intrinsic function (`addi`, `length`, `tensor_get`, …).
+    Intrinsic(Intrinsic),
+    /// `|x, y| e`: curried, so `|x, y| e` is `lam x. lam y. e`.
+    Lam {
+        /// The parameters.
+        params: Vec<Param>,
+        /// The body.
+        body: Box<Expr>,
+    },
+    /// `f(a, b)`: curried application.
+    App {
+        /// The function.
+        func: Box<Expr>,
+        /// The arguments.
+        args: Vec<Expr>,
+    },
+    /// `let x = e1 in e2`; `scheme` lists the variables generalized in the type of `x`.
+    Let {
+        /// The bound variable.
+        binder: Param,
+        /// The bound value.
+        value: Box<Expr>,
+        /// The scope of the binding.
+        body: Box<Expr>,
+        /// Quantified type variables of the binder's type.
+        scheme: Vec<TyVar>,
+    },
+    /// `recursive let f1 = … and fn = … in e` (the `fn` items of a block).
+    RecLet {
+        /// The functions, mutually recursive.
+        fns: Vec<FnDef>,
+        /// The scope of the functions.
+        body: Box<Expr>,
+        /// Quantified type variables shared by the group.
+        scheme: Vec<TyVar>,
+    },
+    /// `match e with p then a else b`.
+    Match {
+        /// The value matched.
+        scrutinee: Box<Expr>,
+        /// The pattern.
+        pat: Pat,
+        /// The result when the pattern matches.
+        then: Box<Expr>,
+        /// The result otherwise.
+        otherwise: Box<Expr>,
+    },
+    /// `never`: a branch that must not be reached.
+    Never(NeverKind),
+    /// A record (a tuple; `()` is the empty record).
+    Record(Vec<(Label, Expr)>),
+    /// `e.l`.
+    Proj {
+        /// The record.
+        expr: Box<Expr>,
+        /// The field.
+        label: Label,
+    },
+    /// `[e1, …, en]`.
+    Seq(Vec<Expr>),
+    /// A parallel keyword, always applied to all its arguments.
+    Keyword {
+        /// The keyword.
+        kw: Keyword,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
+    /// `a op b`, resolved by type after inference.
+    BinOp {
+        /// The operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `-a`, resolved by type after inference.
+    Neg(Box<Expr>),
+}
+
+impl Expr {
+    /// An expression whose type is not yet known.
+    pub fn new(kind: ExprKind, span: SpanRange) -> Self {
+        Expr { kind, span, ty: Type::Var(TyVar(u32::MAX)) }
+    }
+
+    /// An expression of a known type.
+    pub fn typed(kind: ExprKind, span: SpanRange, ty: Type) -> Self {
+        Expr { kind, span, ty }
+    }
+
+    /// The free variables of the expression (paper appendix, Figure "FV"), in identifier order.
+    pub fn free_vars(&self) -> BTreeSet<VarId> {
+        let mut out = BTreeSet::new();
+        free_vars(self, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// Calls `f` on this expression and every subexpression (the paper's `S(e)`), parents first.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Var { .. } | ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
+            ExprKind::Lam { body, .. } => body.walk(f),
+            ExprKind::App { func, args } => {
+                func.walk(f);
+                args.iter().for_each(|a| a.walk(f));
+            }
+            ExprKind::Let { value, body, .. } => {
+                value.walk(f);
+                body.walk(f);
+            }
+            ExprKind::RecLet { fns, body, .. } => {
+                fns.iter().for_each(|d| d.body.walk(f));
+                body.walk(f);
+            }
+            ExprKind::Match { scrutinee, then, otherwise, .. } => {
+                scrutinee.walk(f);
+                then.walk(f);
+                otherwise.walk(f);
+            }
+            ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| e.walk(f)),
+            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => expr.walk(f),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter().for_each(|e| e.walk(f)),
+            ExprKind::BinOp { lhs, rhs, .. } => {
+                lhs.walk(f);
+                rhs.walk(f);
+            }
+        }
+    }
+}
+
+fn free_vars(e: &Expr, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
+    match &e.kind {
+        ExprKind::Var { ident, .. } => {
+            if !bound.contains(&ident.id) {
+                out.insert(ident.id);
+            }
+        }
+        ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
+        ExprKind::Lam { params, body } => {
+            let n = bound.len();
+            bound.extend(params.iter().map(|p| p.ident.id));
+            free_vars(body, bound, out);
+            bound.truncate(n);
+        }
+        ExprKind::App { func, args } => {
+            free_vars(func, bound, out);
+            args.iter().for_each(|a| free_vars(a, bound, out));
+        }
+        ExprKind::Let { binder, value, body, .. } => {
+            free_vars(value, bound, out);
+            bound.push(binder.ident.id);
+            free_vars(body, bound, out);
+            bound.pop();
+        }
+        ExprKind::RecLet { fns, body, .. } => {
+            let n = bound.len();
+            bound.extend(fns.iter().map(|d| d.ident.id));
+            for d in fns {
+                let m = bound.len();
+                bound.extend(d.params.iter().map(|p| p.ident.id));
+                free_vars(&d.body, bound, out);
+                bound.truncate(m);
+            }
+            free_vars(body, bound, out);
+            bound.truncate(n);
+        }
+        ExprKind::Match { scrutinee, pat, then, otherwise } => {
+            free_vars(scrutinee, bound, out);
+            let n = bound.len();
+            bound.extend(pat.binders().iter().map(|i| i.id));
+            free_vars(then, bound, out);
+            bound.truncate(n);
+            free_vars(otherwise, bound, out);
+        }
+        ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| free_vars(e, bound, out)),
+        ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => free_vars(expr, bound, out),
+        ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
+            es.iter().for_each(|e| free_vars(e, bound, out))
+        }
+        ExprKind::BinOp { lhs, rhs, .. } => {
+            free_vars(lhs, bound, out);
+            free_vars(rhs, bound, out);
+        }
+    }
+}

@@ -1,0 +1,832 @@
+//! Type inference: Hindley–Milner with let-polymorphism, records (tuples), sequences, tensors and
+//! arrows; the operators `+ - * / % == != < <= > >=` are resolved later by the type of their
+//! operands (`+` on `i64` is `addi`).
+//!
+//! Operand types of the numeric operators carry a constraint (`Num`: `i64` or `f64`; `Eq`: also
+//! `bool`); a constrained variable is never generalized, and one still unknown at the end defaults
+//! to `i64`, as in Standard ML. Only `let`-bound lambdas and `fn` items are generalized (the
+//! value restriction). A captured variable's type must be fully known at the end; when it is not,
+//! the error asks for an annotation and shows where to put it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::ast::{BinOp, Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
+use crate::error::{Error, Errors, SpanRange};
+use crate::intrinsics::Intrinsic;
+use crate::resolve::{FreeVar, Resolved};
+use crate::types::{Annotation, Label, TyVar, Type, TypeAnn};
+
+/// A typed expression: every node's type known, quantified variables left as variables in the
+/// bodies of polymorphic bindings (monomorphization instantiates them).
+#[derive(Debug, Clone)]
+pub struct Typed {
+    /// The expression.
+    pub expr: Expr,
+    /// The captured variables, in order of first use.
+    pub free_vars: Vec<FreeVar>,
+    /// Their types (ground, function-free), in the same order.
+    pub free_var_types: Vec<Type>,
+    /// The name of every identifier.
+    pub names: Vec<String>,
+}
+
+/// Infers the types of a resolved expression.
+pub fn infer(resolved: Resolved) -> Result<Typed, Errors> {
+    let Resolved { mut expr, free_vars, names } = resolved;
+    let mut cx = Infer { vars: Vec::new(), level: 1, env: HashMap::new(), errors: Vec::new(), names: &names, record_spans: HashMap::new() };
+    let fv_types: Vec<Type> = free_vars
+        .iter()
+        .map(|fv| {
+            let t = cx.fresh_at(0, Kind::Any);
+            cx.env.insert(fv.id, Scheme { vars: Vec::new(), ty: t.clone() });
+            t
+        })
+        .collect();
+    cx.expr(&mut expr);
+    cx.finish(&mut expr);
+    let free_var_types: Vec<Type> = fv_types.iter().map(|t| cx.zonk(t)).collect();
+    // Unknown types after another error are usually its consequence: report them only alone.
+    if cx.errors.is_empty() {
+        for (fv, t) in free_vars.iter().zip(&free_var_types) {
+            cx.check_captured(fv, t);
+        }
+        cx.check_result(&expr);
+    }
+    if cx.errors.is_empty() {
+        Ok(Typed { expr, free_vars, free_var_types, names })
+    } else {
+        Err(cx.errors)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Any,
+    /// `i64` or `f64`.
+    Num,
+    /// `i64`, `f64` or `bool`.
+    Eq,
+    /// A record with at least these fields.
+    Record(BTreeMap<Label, Type>),
+}
+
+#[derive(Debug, Clone)]
+struct VarInfo {
+    binding: Option<Type>,
+    level: u32,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+struct Scheme {
+    vars: Vec<TyVar>,
+    ty: Type,
+}
+
+struct Infer<'n> {
+    vars: Vec<VarInfo>,
+    level: u32,
+    env: HashMap<VarId, Scheme>,
+    errors: Errors,
+    names: &'n [String],
+    record_spans: HashMap<TyVar, SpanRange>,
+}
+
+/// Why two types do not unify.
+enum Mismatch {
+    Types,
+    Infinite,
+    Kind(&'static str),
+    MissingField(Label),
+}
+
+fn ordinal(i: usize) -> String {
+    match i + 1 {
+        1 => "1st".into(),
+        2 => "2nd".into(),
+        3 => "3rd".into(),
+        n => format!("{n}th"),
+    }
+}
+
+fn kind_name(k: &Kind) -> &'static str {
+    match k {
+        Kind::Any => "any type",
+        Kind::Num => "a number (i64 or f64)",
+        Kind::Eq => "i64, f64 or bool",
+        Kind::Record(_) => "a tuple",
+    }
+}
+
+impl Infer<'_> {
+    fn fresh_at(&mut self, level: u32, kind: Kind) -> Type {
+        let v = TyVar(self.vars.len() as u32);
+        self.vars.push(VarInfo { binding: None, level, kind });
+        Type::Var(v)
+    }
+
+    fn fresh(&mut self) -> Type {
+        self.fresh_at(self.level, Kind::Any)
+    }
+
+    /// Follows bindings at the top of a type.
+    fn find(&self, t: &Type) -> Type {
+        let mut t = t.clone();
+        while let Type::Var(v) = t {
+            match &self.vars[v.0 as usize].binding {
+                Some(b) => t = b.clone(),
+                None => return t,
+            }
+        }
+        t
+    }
+
+    /// Applies the substitution everywhere in a type.
+    fn zonk(&self, t: &Type) -> Type {
+        match self.find(t) {
+            Type::Seq(a) => Type::seq(self.zonk(&a)),
+            Type::Tensor(a) => Type::tensor(self.zonk(&a)),
+            Type::Arrow(a, b) => Type::arrow(self.zonk(&a), self.zonk(&b)),
+            Type::Record(fs) => Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.zonk(t))).collect()),
+            t => t,
+        }
+    }
+
+    fn occurs_adjust(&mut self, v: TyVar, t: &Type, level: u32) -> bool {
+        match self.find(t) {
+            Type::Var(w) => {
+                if w == v {
+                    return true;
+                }
+                let info = &mut self.vars[w.0 as usize];
+                info.level = info.level.min(level);
+                if let Kind::Record(fs) = info.kind.clone() {
+                    return fs.values().any(|t| self.occurs_adjust(v, t, level));
+                }
+                false
+            }
+            Type::Seq(a) | Type::Tensor(a) => self.occurs_adjust(v, &a, level),
+            Type::Arrow(a, b) => self.occurs_adjust(v, &a, level) || self.occurs_adjust(v, &b, level),
+            Type::Record(fs) => fs.iter().any(|(_, t)| self.occurs_adjust(v, t, level)),
+            Type::Int | Type::Float | Type::Bool => false,
+        }
+    }
+
+    fn unify(&mut self, a: &Type, b: &Type) -> Result<(), Mismatch> {
+        let (a, b) = (self.find(a), self.find(b));
+        match (&a, &b) {
+            (Type::Var(v), Type::Var(w)) if v == w => Ok(()),
+            (Type::Var(v), _) => self.bind(*v, &b),
+            (_, Type::Var(w)) => self.bind(*w, &a),
+            (Type::Int, Type::Int) | (Type::Float, Type::Float) | (Type::Bool, Type::Bool) => Ok(()),
+            (Type::Seq(x), Type::Seq(y)) | (Type::Tensor(x), Type::Tensor(y)) => self.unify(x, y),
+            (Type::Arrow(a1, b1), Type::Arrow(a2, b2)) => {
+                self.unify(a1, a2)?;
+                self.unify(b1, b2)
+            }
+            (Type::Record(f1), Type::Record(f2)) => {
+                if f1.len() != f2.len() || f1.iter().zip(f2).any(|((l1, _), (l2, _))| l1 != l2) {
+                    return Err(Mismatch::Types);
+                }
+                for ((_, t1), (_, t2)) in f1.iter().zip(f2) {
+                    self.unify(t1, t2)?;
+                }
+                Ok(())
+            }
+            _ => Err(Mismatch::Types),
+        }
+    }
+
+    fn bind(&mut self, v: TyVar, t: &Type) -> Result<(), Mismatch> {
+        let level = self.vars[v.0 as usize].level;
+        if self.occurs_adjust(v, t, level) {
+            return Err(Mismatch::Infinite);
+        }
+        let kind = self.vars[v.0 as usize].kind.clone();
+        self.vars[v.0 as usize].binding = Some(t.clone());
+        self.constrain(t, kind)
+    }
+
+    /// Requires `t` to be of kind `k`.
+    fn constrain(&mut self, t: &Type, k: Kind) -> Result<(), Mismatch> {
+        let t = self.find(t);
+        match (k, &t) {
+            (Kind::Any, _) => Ok(()),
+            (k, Type::Var(w)) => {
+                let old = self.vars[w.0 as usize].kind.clone();
+                let merged = match (old, k) {
+                    (Kind::Any, k) | (k, Kind::Any) => k,
+                    (Kind::Num, Kind::Num | Kind::Eq) | (Kind::Eq, Kind::Num) => Kind::Num,
+                    (Kind::Eq, Kind::Eq) => Kind::Eq,
+                    (Kind::Record(mut a), Kind::Record(b)) => {
+                        for (l, tb) in b {
+                            match a.get(&l).cloned() {
+                                Some(ta) => self.unify(&ta, &tb)?,
+                                None => {
+                                    a.insert(l, tb);
+                                }
+                            }
+                        }
+                        Kind::Record(a)
+                    }
+                    (Kind::Record(_), k) | (k, Kind::Record(_)) => return Err(Mismatch::Kind(kind_name(&k))),
+                };
+                self.vars[w.0 as usize].kind = merged;
+                Ok(())
+            }
+            (Kind::Num, Type::Int | Type::Float) => Ok(()),
+            (Kind::Eq, Type::Int | Type::Float | Type::Bool) => Ok(()),
+            (Kind::Record(req), Type::Record(fs)) => {
+                for (l, tr) in req {
+                    match fs.iter().find(|(fl, _)| *fl == l) {
+                        Some((_, tf)) => {
+                            let tf = tf.clone();
+                            self.unify(&tr, &tf)?
+                        }
+                        None => return Err(Mismatch::MissingField(l)),
+                    }
+                }
+                Ok(())
+            }
+            (k, _) => Err(Mismatch::Kind(kind_name(&k))),
+        }
+    }
+
+    /// Reports a failed unification of `found` (the type of the user's expression at `span`)
+    /// against `expected`.
+    fn mismatch(&mut self, why: Mismatch, span: SpanRange, expected: &Type, found: &Type, context: &str) -> Error {
+        let (e, f) = (self.zonk(expected), self.zonk(found));
+        let message = match why {
+            Mismatch::Types => format!("mismatched types: expected `{e}`, found `{f}`{context}"),
+            Mismatch::Infinite => format!("this expression would need an infinite type: `{f}` would contain itself{context}"),
+            Mismatch::Kind(k) => format!("expected {k}, found `{f}`{context}"),
+            Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`{context}"),
+        };
+        Error::new(span, message)
+    }
+
+    fn expect(&mut self, found: &Type, expected: &Type, span: SpanRange, context: &str) -> bool {
+        match self.unify(expected, found) {
+            Ok(()) => true,
+            Err(why) => {
+                let err = self.mismatch(why, span, expected, found, context);
+                self.errors.push(err);
+                false
+            }
+        }
+    }
+
+    fn ann_type(&mut self, a: &TypeAnn) -> Type {
+        match a {
+            TypeAnn::Int => Type::Int,
+            TypeAnn::Float => Type::Float,
+            TypeAnn::Bool => Type::Bool,
+            TypeAnn::Seq(t) => Type::seq(self.ann_type(t)),
+            TypeAnn::Tensor(t) => Type::tensor(self.ann_type(t)),
+            TypeAnn::Arrow(ps, r) => {
+                let ps: Vec<Type> = ps.iter().map(|p| self.ann_type(p)).collect();
+                let r = self.ann_type(r);
+                Type::arrows(ps, r)
+            }
+            TypeAnn::Tuple(ts) => {
+                let ts = ts.iter().map(|t| self.ann_type(t)).collect();
+                Type::tuple(ts)
+            }
+            TypeAnn::Infer => self.fresh(),
+        }
+    }
+
+    fn param_type(&mut self, p: &mut Param) -> Type {
+        let t = match &p.ann {
+            Some(Annotation { ann, .. }) => self.ann_type(&ann.clone()),
+            None => self.fresh(),
+        };
+        p.ty = t.clone();
+        t
+    }
+
+    fn generalize(&mut self, t: &Type, out: &mut Vec<TyVar>) {
+        match self.find(t) {
+            Type::Var(v) => {
+                let info = &self.vars[v.0 as usize];
+                if info.level > self.level && matches!(info.kind, Kind::Any) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+            Type::Seq(a) | Type::Tensor(a) => self.generalize(&a, out),
+            Type::Arrow(a, b) => {
+                self.generalize(&a, out);
+                self.generalize(&b, out);
+            }
+            Type::Record(fs) => fs.iter().for_each(|(_, t)| self.generalize(t, out)),
+            Type::Int | Type::Float | Type::Bool => {}
+        }
+    }
+
+    fn instantiate(&mut self, s: &Scheme) -> (Type, Vec<Type>) {
+        if s.vars.is_empty() {
+            return (s.ty.clone(), Vec::new());
+        }
+        let inst: Vec<Type> = s.vars.iter().map(|_| self.fresh()).collect();
+        let map: HashMap<TyVar, Type> = s.vars.iter().copied().zip(inst.iter().cloned()).collect();
+        (self.subst(&s.ty, &map), inst)
+    }
+
+    fn subst(&self, t: &Type, map: &HashMap<TyVar, Type>) -> Type {
+        match self.find(t) {
+            Type::Var(v) => map.get(&v).cloned().unwrap_or(Type::Var(v)),
+            Type::Seq(a) => Type::seq(self.subst(&a, map)),
+            Type::Tensor(a) => Type::tensor(self.subst(&a, map)),
+            Type::Arrow(a, b) => Type::arrow(self.subst(&a, map), self.subst(&b, map)),
+            Type::Record(fs) => Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.subst(t, map))).collect()),
+            t => t,
+        }
+    }
+
+    fn callee_name(&self, f: &Expr) -> String {
+        match &f.kind {
+            ExprKind::Intrinsic(i) => format!("`{}`", i.name()),
+            ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
+            _ => "this function".into(),
+        }
+    }
+
+    /// Applies a function of type `tf` to arguments, checking each.
+    fn apply(&mut self, callee: &str, callee_span: SpanRange, mut tf: Type, args: &mut [Expr], twin: Option<Intrinsic>) -> Type {
+        let total = args.len();
+        for (i, arg) in args.iter_mut().enumerate() {
+            let ta = self.expr(arg);
+            let (param, result) = match self.find(&tf) {
+                Type::Arrow(a, b) => (*a, *b),
+                Type::Var(_) => {
+                    let (a, b) = (self.fresh(), self.fresh());
+                    let _ = self.unify(&tf, &Type::arrow(a.clone(), b.clone()));
+                    (a, b)
+                }
+                other => {
+                    let message = if i == 0 {
+                        format!("{callee} is not a function: its type is `{}`", self.zonk(&other))
+                    } else {
+                        format!("{callee} takes {i} argument{} but {total} were supplied", if i == 1 { "" } else { "s" })
+                    };
+                    let span = if i == 0 { callee_span } else { arg.span };
+                    self.errors.push(Error::new(span, message));
+                    for a in args.iter_mut().skip(i + 1) {
+                        self.expr(a);
+                    }
+                    return self.fresh();
+                }
+            };
+            if let Err(why) = self.unify(&param, &ta) {
+                let mut err = self.mismatch(why, arg.span, &param, &ta, &format!(" as the {} argument of {callee}", ordinal(i)));
+                if let Some(t) = twin {
+                    let (p, a) = (self.zonk(&param), self.zonk(&ta));
+                    if matches!((&p, &a), (Type::Int, Type::Float) | (Type::Float, Type::Int)) {
+                        err = err.help(format!("use `{}` for `{a}` values", t.name()));
+                    }
+                }
+                self.errors.push(err);
+            }
+            tf = result;
+        }
+        tf
+    }
+
+    fn expr(&mut self, e: &mut Expr) -> Type {
+        let span = e.span;
+        let t = match &mut e.kind {
+            ExprKind::Var { ident, inst } => match self.env.get(&ident.id).cloned() {
+                Some(s) => {
+                    let (t, i) = self.instantiate(&s);
+                    *inst = i;
+                    t
+                }
+                None => {
+                    let name = self.names.get(ident.id.0 as usize).cloned().unwrap_or_default();
+                    self.errors.push(Error::new(span, format!("internal error: `{name}` has no type")));
+                    self.fresh()
+                }
+            },
+            ExprKind::Lit(l) => match l {
+                Lit::Int(_) => Type::Int,
+                Lit::Float(_) => Type::Float,
+                Lit::Bool(_) => Type::Bool,
+                Lit::Unit => Type::unit(),
+            },
+            ExprKind::Intrinsic(i) => {
+                let i = *i;
+                let (ps, r) = i.signature(&mut || self.fresh());
+                Type::arrows(ps, r)
+            }
+            ExprKind::Lam { params, body } => {
+                let ps: Vec<Type> = params.iter_mut().map(|p| self.param_type(p)).collect();
+                for p in params.iter() {
+                    self.env.insert(p.ident.id, Scheme { vars: Vec::new(), ty: p.ty.clone() });
+                }
+                let r = self.expr(body);
+                Type::arrows(ps, r)
+            }
+            ExprKind::App { func, args } => {
+                let tf = self.expr(func);
+                let name = self.callee_name(func);
+                let twin = match &func.kind {
+                    ExprKind::Intrinsic(i) => i.numeric_twin(),
+                    _ => None,
+                };
+                self.apply(&name, func.span, tf, args, twin)
+            }
+            ExprKind::Let { binder, value, body, scheme } => {
+                self.level += 1;
+                let tv = self.expr(value);
+                if let Some(a) = binder.ann.clone() {
+                    let ta = self.ann_type(&a.ann);
+                    self.expect(&tv, &ta, value.span, " (the type annotated on this `let`)");
+                }
+                self.level -= 1;
+                let mut vars = Vec::new();
+                if matches!(value.kind, ExprKind::Lam { .. }) {
+                    self.generalize(&tv, &mut vars);
+                }
+                binder.ty = tv.clone();
+                *scheme = vars.clone();
+                self.env.insert(binder.ident.id, Scheme { vars, ty: tv });
+                self.expr(body)
+            }
+            ExprKind::RecLet { fns, body, scheme } => {
+                self.level += 1;
+                let mut sigs = Vec::new();
+                for f in fns.iter_mut() {
+                    let ps: Vec<Type> = f.params.iter_mut().map(|p| self.param_type(p)).collect();
+                    let r = match &f.ret {
+                        Some(a) => {
+                            let a = a.ann.clone();
+                            self.ann_type(&a)
+                        }
+                        None => self.fresh(),
+                    };
+                    f.ty = Type::arrows(ps, r.clone());
+                    self.env.insert(f.ident.id, Scheme { vars: Vec::new(), ty: f.ty.clone() });
+                    sigs.push(r);
+                }
+                for (f, r) in fns.iter_mut().zip(&sigs) {
+                    for p in &f.params {
+                        self.env.insert(p.ident.id, Scheme { vars: Vec::new(), ty: p.ty.clone() });
+                    }
+                    let tb = self.expr(&mut f.body);
+                    let name = f.ident.name.clone();
+                    self.expect(&tb, r, f.body.span, &format!(" (the return type of `{name}`)"));
+                }
+                self.level -= 1;
+                let mut vars = Vec::new();
+                for f in fns.iter() {
+                    self.generalize(&f.ty, &mut vars);
+                }
+                for f in fns.iter() {
+                    self.env.insert(f.ident.id, Scheme { vars: vars.clone(), ty: f.ty.clone() });
+                }
+                *scheme = vars;
+                self.expr(body)
+            }
+            ExprKind::Match { scrutinee, pat, then, otherwise } => {
+                let ts = self.expr(scrutinee);
+                let is_condition = matches!(pat.kind, PatKind::Lit(Lit::Bool(true)));
+                if is_condition && matches!(self.find(&ts), Type::Int | Type::Float | Type::Seq(_) | Type::Tensor(_) | Type::Arrow(..) | Type::Record(_)) {
+                    let f = self.zonk(&ts);
+                    self.errors.push(Error::new(scrutinee.span, format!("this condition must be a `bool`, but it is `{f}`")));
+                } else {
+                    self.pat(pat, &ts);
+                }
+                let tt = self.expr(then);
+                let to = self.expr(otherwise);
+                if let Err(why) = self.unify(&tt, &to) {
+                    let err = self.mismatch(why, otherwise.span, &tt, &to, " (both branches must have the same type)");
+                    self.errors.push(err);
+                }
+                tt
+            }
+            ExprKind::Never(_) => self.fresh(),
+            ExprKind::Record(fs) => {
+                fs.sort_by(|a, b| a.0.cmp(&b.0));
+                let ts: Vec<(Label, Type)> = fs.iter_mut().map(|(l, e)| (l.clone(), self.expr(e))).collect();
+                Type::Record(ts)
+            }
+            ExprKind::Proj { expr, label } => {
+                let tr = self.expr(expr);
+                let tf = self.fresh();
+                let req: BTreeMap<Label, Type> = [(label.clone(), tf.clone())].into();
+                if let Type::Var(v) = self.find(&tr) {
+                    self.record_spans.entry(v).or_insert(span);
+                }
+                if let Err(why) = self.constrain(&tr, Kind::Record(req)) {
+                    let f = self.zonk(&tr);
+                    let message = match why {
+                        Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`"),
+                        _ => format!("`.{label}` needs a tuple, but this is `{f}`"),
+                    };
+                    self.errors.push(Error::new(expr.span, message));
+                }
+                tf
+            }
+            ExprKind::Seq(es) => {
+                let te = self.fresh();
+                for x in es.iter_mut() {
+                    let tx = self.expr(x);
+                    self.expect(&tx, &te, x.span, " (all elements of a sequence have the same type)");
+                }
+                Type::seq(te)
+            }
+            ExprKind::Keyword { kw, args } => {
+                let kw = *kw;
+                let (ps, r) = kw.signature(&mut || self.fresh());
+                let name = format!("`{}`", kw.name());
+                self.apply(&name, span, Type::arrows(ps, r), args, None)
+            }
+            ExprKind::BinOp { op, lhs, rhs } => {
+                let op = *op;
+                let tl = self.expr(lhs);
+                let tr = self.expr(rhs);
+                let sym = op.symbol();
+                if let Err(why) = self.unify(&tl, &tr) {
+                    let (l, r) = (self.zonk(&tl), self.zonk(&tr));
+                    let mut err = match why {
+                        Mismatch::Types => Error::new(span, format!("`{sym}` needs operands of the same type, found `{l}` and `{r}`")),
+                        why => self.mismatch(why, rhs.span, &tl, &tr, ""),
+                    };
+                    if matches!((&l, &r), (Type::Int, Type::Float) | (Type::Float, Type::Int)) {
+                        err = err.help("convert the i64 operand with `int2float(x)`");
+                    }
+                    self.errors.push(err);
+                } else {
+                    let kind = match op {
+                        BinOp::Eq | BinOp::Ne => Kind::Eq,
+                        BinOp::Rem => Kind::Any,
+                        _ => Kind::Num,
+                    };
+                    let ok = if op == BinOp::Rem { self.unify(&tl, &Type::Int).is_ok() } else { self.constrain(&tl, kind.clone()).is_ok() };
+                    if !ok {
+                        let l = self.zonk(&tl);
+                        let wants = if op == BinOp::Rem { "i64" } else { kind_name(&kind) };
+                        self.errors.push(Error::new(span, format!("`{sym}` cannot be applied to `{l}`: it needs {wants}")));
+                    }
+                }
+                if op.is_comparison() { Type::Bool } else { tl }
+            }
+            ExprKind::Neg(x) => {
+                let tx = self.expr(x);
+                if self.constrain(&tx, Kind::Num).is_err() {
+                    let f = self.zonk(&tx);
+                    self.errors.push(Error::new(span, format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)")));
+                }
+                tx
+            }
+        };
+        e.ty = t.clone();
+        t
+    }
+
+    fn pat(&mut self, p: &mut Pat, t: &Type) {
+        p.ty = t.clone();
+        match &mut p.kind {
+            PatKind::Wild => {}
+            PatKind::Bind(i) => {
+                self.env.insert(i.id, Scheme { vars: Vec::new(), ty: t.clone() });
+            }
+            PatKind::Lit(l) => {
+                let tl = match l {
+                    Lit::Int(_) => Type::Int,
+                    Lit::Float(_) => Type::Float,
+                    Lit::Bool(_) => Type::Bool,
+                    Lit::Unit => Type::unit(),
+                };
+                self.expect(t, &tl, p.span, " (the type of the value matched)");
+            }
+            PatKind::Record(fs) => {
+                let ts: Vec<(Label, Type)> = fs.iter().map(|(l, _)| (l.clone(), self.fresh())).collect();
+                let mut sorted = ts.clone();
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                let tr = Type::Record(sorted);
+                if self.expect(t, &tr, p.span, " (the type of the value matched)") {
+                    for ((_, sub), (_, ts)) in fs.iter_mut().zip(ts) {
+                        self.pat(sub, &ts);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Defaults the remaining constrained variables and writes the final types into the tree.
+    fn finish(&mut self, e: &mut Expr) {
+        for i in 0..self.vars.len() {
+            if self.vars[i].binding.is_none() {
+                match &self.vars[i].kind {
+                    Kind::Num | Kind::Eq => self.vars[i].binding = Some(Type::Int),
+                    Kind::Record(_) => {
+                        let span = self.record_spans.get(&TyVar(i as u32)).copied().unwrap_or_else(SpanRange::call_site);
+                        self.errors.push(
+                            Error::new(span, "cannot infer the type of this tuple")
+                                .help("annotate it where it is bound, e.g. `let p: (i64, f64) = …;` or `|p: (i64, f64)| …`"),
+                        );
+                        self.vars[i].binding = Some(Type::unit());
+                    }
+                    Kind::Any => {}
+                }
+            }
+        }
+        self.zonk_expr(e);
+    }
+
+    fn zonk_expr(&self, e: &mut Expr) {
+        e.ty = self.zonk(&e.ty);
+        match &mut e.kind {
+            ExprKind::Var { inst, .. } => inst.iter_mut().for_each(|t| *t = self.zonk(t)),
+            ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
+            ExprKind::Lam { params, body } => {
+                params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty));
+                self.zonk_expr(body);
+            }
+            ExprKind::App { func, args } => {
+                self.zonk_expr(func);
+                args.iter_mut().for_each(|a| self.zonk_expr(a));
+            }
+            ExprKind::Let { binder, value, body, .. } => {
+                binder.ty = self.zonk(&binder.ty);
+                self.zonk_expr(value);
+                self.zonk_expr(body);
+            }
+            ExprKind::RecLet { fns, body, .. } => {
+                for f in fns.iter_mut() {
+                    f.ty = self.zonk(&f.ty);
+                    f.params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty));
+                    self.zonk_expr(&mut f.body);
+                }
+                self.zonk_expr(body);
+            }
+            ExprKind::Match { scrutinee, pat, then, otherwise } => {
+                self.zonk_expr(scrutinee);
+                self.zonk_pat(pat);
+                self.zonk_expr(then);
+                self.zonk_expr(otherwise);
+            }
+            ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| self.zonk_expr(e)),
+            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.zonk_expr(expr),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(|e| self.zonk_expr(e)),
+            ExprKind::BinOp { lhs, rhs, .. } => {
+                self.zonk_expr(lhs);
+                self.zonk_expr(rhs);
+            }
+        }
+    }
+
+    fn zonk_pat(&self, p: &mut Pat) {
+        p.ty = self.zonk(&p.ty);
+        if let PatKind::Record(fs) = &mut p.kind {
+            fs.iter_mut().for_each(|(_, p)| self.zonk_pat(p));
+        }
+    }
+
+    /// A captured variable must have a type that marshaling knows: ground, with no functions, and
+    /// tensors of `i64` or `f64`.
+    fn check_captured(&mut self, fv: &FreeVar, t: &Type) {
+        let span = fv.uses[0];
+        let name = &fv.name;
+        if t.has_arrow() {
+            self.errors.push(
+                Error::new(span, format!("`{name}` is used as a function, but `accelerate!` cannot capture Rust functions or closures"))
+                    .help(format!("define `{name}` inside the accelerated expression, with `let {name} = |…| …;` or a `fn` item")),
+            );
+        } else if t.has_vars() {
+            let mut err = Error::new(span, format!("cannot infer the type of `{name}`, which is captured from the enclosing Rust code"));
+            err = if matches!(t, Type::Var(_)) {
+                err.help(format!(
+                    "nothing in the expression fixes its type; annotate it at the start of the `accelerate!` body, e.g. `let {name}: i64 = {name};`"
+                ))
+            } else {
+                err.help(format!(
+                    "it is a `{t}`; annotate it at the start of the `accelerate!` body, e.g. `let {name}: {} = {name};`",
+                    t.to_string().replace('_', "i64")
+                ))
+            };
+            self.errors.push(err);
+        } else if let Some(bad) = bad_tensor(t) {
+            self.errors.push(Error::new(span, format!("`{name}` is used as a `{bad}`, but tensors hold i64 or f64")));
+        }
+    }
+
+    fn check_result(&mut self, e: &Expr) {
+        let t = &e.ty;
+        if t.has_arrow() {
+            self.errors.push(
+                Error::new(e.span, format!("`accelerate!` cannot return a function (this expression is a `{t}`)"))
+                    .help("apply the function inside the accelerated expression"),
+            );
+        } else if t.has_vars() {
+            self.errors.push(
+                Error::new(e.span, format!("cannot infer the type of the result, `{t}`"))
+                    .help("annotate it inside the expression, e.g. `{ let r: Vec<i64> = …; r }`"),
+            );
+        } else if let Some(bad) = bad_tensor(t) {
+            self.errors.push(Error::new(e.span, format!("the result is a `{bad}`, but tensors hold i64 or f64")));
+        }
+    }
+}
+
+fn bad_tensor(t: &Type) -> Option<Type> {
+    match t {
+        Type::Tensor(e) if !matches!(**e, Type::Int | Type::Float) => Some(t.clone()),
+        Type::Seq(a) | Type::Tensor(a) => bad_tensor(a),
+        Type::Record(fs) => fs.iter().find_map(|(_, t)| bad_tensor(t)),
+        Type::Arrow(a, b) => bad_tensor(a).or_else(|| bad_tensor(b)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_tokens;
+    use crate::resolve::resolve;
+    use quote::quote;
+
+    fn typed(tokens: proc_macro2::TokenStream) -> Typed {
+        infer(resolve(parse_tokens(tokens).unwrap()).unwrap()).unwrap_or_else(|e| panic!("{}", e[0].text()))
+    }
+
+    fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+        infer(resolve(parse_tokens(tokens).unwrap()).unwrap()).err().expect("should fail").iter().map(|e| e.text()).collect()
+    }
+
+    fn captured(tokens: proc_macro2::TokenStream) -> Vec<String> {
+        typed(tokens).free_var_types.iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn captured_types_come_from_use() {
+        assert_eq!(captured(quote!({ let f = |x| muli(c, x); reduce(addi, 0, map(f, s)) })), ["i64", "Vec<i64>"]);
+        assert_eq!(captured(quote!(map2(addf, a, b))), ["Vec<f64>", "Vec<f64>"]);
+        assert_eq!(captured(quote!(par_loop(n, |i| tensor_set(t, [i], tensor_get(t, [i]) * 2.0)))), ["i64", "Tensor<f64>"]);
+        assert_eq!(captured(quote!(reduce(addf, 0.0, flatten(m)))), ["Vec<Vec<f64>>"]);
+    }
+
+    #[test]
+    fn let_polymorphism() {
+        let t = typed(quote!({ let id = |x| x; (id(1), id(true), id([1.5])) }));
+        assert_eq!(t.expr.ty.to_string(), "(i64, bool, Vec<f64>)");
+    }
+
+    #[test]
+    fn recursive_functions() {
+        let t = typed(quote!({ fn fact(n: i64) -> i64 { if n <= 1 { 1 } else { n * fact(n - 1) } } fact(5) }));
+        assert_eq!(t.expr.ty, Type::Int);
+        let t = typed(quote!({ fn len(s: _) -> i64 { if null(s) { 0 } else { 1 + len(tail(s)) } } (len([1]), len([true])) }));
+        assert_eq!(t.expr.ty.to_string(), "(i64, i64)");
+    }
+
+    #[test]
+    fn operators_default_to_i64_and_follow_use() {
+        assert_eq!(typed(quote!({ let add = |x, y| x + y; add(1.5, 2.0) })).expr.ty, Type::Float);
+        assert_eq!(typed(quote!({ let sq = |x| x * x; 3 })).expr.ty, Type::Int);
+        assert_eq!(typed(quote!(1.0 < 2.0)).expr.ty, Type::Bool);
+    }
+
+    #[test]
+    fn tuples_and_projection() {
+        assert_eq!(typed(quote!({ let p = (1, 2.5); p.1 })).expr.ty, Type::Float);
+        assert_eq!(typed(quote!({ let (a, b) = (1, true); if b { a } else { 0 } })).expr.ty, Type::Int);
+        assert_eq!(captured(quote!({ let q: (i64, f64) = p; q.0 })), ["(i64, f64)"]);
+    }
+
+    #[test]
+    fn intrinsic_argument_mismatch() {
+        let e = errors(quote!(addi(1, 2.0)));
+        assert_eq!(e, ["mismatched types: expected `i64`, found `f64` as the 2nd argument of `addi`\n\n= help: use `addf` for `f64` values"]);
+    }
+
+    #[test]
+    fn not_a_function_and_arity() {
+        assert_eq!(errors(quote!({ let x = 1; x(2) })), ["`x` is not a function: its type is `i64`"]);
+        assert_eq!(errors(quote!(addi(1, 2, 3))), ["`addi` takes 2 arguments but 3 were supplied"]);
+    }
+
+    #[test]
+    fn uninferable_capture_asks_for_annotation() {
+        let e = errors(quote!(length(s)));
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("cannot infer the type of `s`"), "{}", e[0]);
+        assert!(e[0].contains("`let s: Vec<i64> = s;`"), "{}", e[0]);
+        assert_eq!(captured(quote!({ let s: Vec<bool> = s; length(s) })), ["Vec<bool>"]);
+    }
+
+    #[test]
+    fn functions_cannot_be_captured_or_returned() {
+        assert!(errors(quote!(map(f, s)))[0].contains("cannot capture Rust functions"));
+        assert!(errors(quote!(|x| x + 1))[0].contains("cannot return a function"));
+    }
+
+    #[test]
+    fn operator_mismatch() {
+        let e = errors(quote!(1 + 2.0));
+        assert_eq!(e, ["`+` needs operands of the same type, found `i64` and `f64`\n\n= help: convert the i64 operand with `int2float(x)`"]);
+        assert!(errors(quote!([1] + [2]))[0].contains("`+` cannot be applied to `Vec<i64>`"));
+        assert!(errors(quote!(if 1 { 2 } else { 3 }))[0].contains("this condition must be a `bool`, but it is `i64`"));
+    }
+}

@@ -1,0 +1,290 @@
+//! The intrinsic table: PMExpr's built-in functions (paper: constants `c`) and parallel keywords,
+//! with their names inside `accelerate!`, their arity and their types.
+
+use crate::types::Type;
+
+macro_rules! intrinsics {
+    ($($variant:ident $name:literal,)*) => {
+        /// A built-in function of PMExpr.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Intrinsic { $(#[doc = concat!("`", $name, "`")] $variant,)* }
+
+        impl Intrinsic {
+            /// Every intrinsic a user can name.
+            pub const ALL: &'static [Intrinsic] = &[$(Intrinsic::$variant,)*];
+
+            /// The name inside `accelerate!`.
+            pub fn name(self) -> &'static str {
+                match self { $(Intrinsic::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+intrinsics! {
+    AddI "addi", SubI "subi", MulI "muli", DivI "divi", ModI "modi", NegI "negi",
+    AddF "addf", SubF "subf", MulF "mulf", DivF "divf", NegF "negf",
+    EqI "eqi", NeqI "neqi", LtI "lti", GtI "gti", LeqI "leqi", GeqI "geqi",
+    EqF "eqf", NeqF "neqf", LtF "ltf", GtF "gtf", LeqF "leqf", GeqF "geqf",
+    EqB "eqb", NeqB "neqb", Not "not",
+    Int2Float "int2float", FloorFI "floorfi",
+    Sqrt "sqrt", Exp "exp", Log "log", Pow "pow", Sin "sin", Cos "cos",
+    Create "create", Length "length", Get "get", Set "set", Foldl "foldl", Head "head",
+    Tail "tail", Null "null", Concat "concat", Reverse "reverse", Subsequence "subsequence",
+    TensorGet "tensor_get", TensorSet "tensor_set", TensorLinearGet "tensor_linear_get",
+    TensorLinearSet "tensor_linear_set", TensorRank "tensor_rank", TensorShape "tensor_shape",
+    TensorSub "tensor_sub", TensorSlice "tensor_slice",
+}
+
+impl Intrinsic {
+    /// The intrinsic called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Intrinsic> {
+        Intrinsic::ALL.iter().copied().find(|i| i.name() == name)
+    }
+
+    /// The parameter types and result type; `fresh` makes a new type variable.
+    pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
+        use Intrinsic::*;
+        use Type::{Bool, Float, Int};
+        match self {
+            AddI | SubI | MulI | DivI | ModI => (vec![Int, Int], Int),
+            NegI => (vec![Int], Int),
+            AddF | SubF | MulF | DivF | Pow => (vec![Float, Float], Float),
+            NegF | Sqrt | Exp | Log | Sin | Cos => (vec![Float], Float),
+            EqI | NeqI | LtI | GtI | LeqI | GeqI => (vec![Int, Int], Bool),
+            EqF | NeqF | LtF | GtF | LeqF | GeqF => (vec![Float, Float], Bool),
+            EqB | NeqB => (vec![Bool, Bool], Bool),
+            Not => (vec![Bool], Bool),
+            Int2Float => (vec![Int], Float),
+            FloorFI => (vec![Float], Int),
+            Create => {
+                let a = fresh();
+                (vec![Int, Type::arrow(Int, a.clone())], Type::seq(a))
+            }
+            Length => (vec![Type::seq(fresh())], Int),
+            Null => (vec![Type::seq(fresh())], Bool),
+            Get => {
+                let a = fresh();
+                (vec![Type::seq(a.clone()), Int], a)
+            }
+            Set => {
+                let a = fresh();
+                (vec![Type::seq(a.clone()), Int, a.clone()], Type::seq(a))
+            }
+            Foldl => {
+                let (a, b) = (fresh(), fresh());
+                (
+                    vec![Type::arrows([a.clone(), b.clone()], a.clone()), a.clone(), Type::seq(b)],
+                    a,
+                )
+            }
+            Head => {
+                let a = fresh();
+                (vec![Type::seq(a.clone())], a)
+            }
+            Tail | Reverse => {
+                let a = Type::seq(fresh());
+                (vec![a.clone()], a)
+            }
+            Concat => {
+                let a = Type::seq(fresh());
+                (vec![a.clone(), a.clone()], a)
+            }
+            Subsequence => {
+                let a = Type::seq(fresh());
+                (vec![a.clone(), Int, Int], a)
+            }
+            TensorGet => {
+                let a = fresh();
+                (vec![Type::tensor(a.clone()), Type::seq(Int)], a)
+            }
+            TensorSet => {
+                let a = fresh();
+                (vec![Type::tensor(a.clone()), Type::seq(Int), a], Type::unit())
+            }
+            TensorLinearGet => {
+                let a = fresh();
+                (vec![Type::tensor(a.clone()), Int], a)
+            }
+            TensorLinearSet => {
+                let a = fresh();
+                (vec![Type::tensor(a.clone()), Int, a], Type::unit())
+            }
+            TensorRank => (vec![Type::tensor(fresh())], Int),
+            TensorShape => (vec![Type::tensor(fresh())], Type::seq(Int)),
+            TensorSub => {
+                let t = Type::tensor(fresh());
+                (vec![t.clone(), Int, Int], t)
+            }
+            TensorSlice => {
+                let t = Type::tensor(fresh());
+                (vec![t.clone(), Type::seq(Int)], t)
+            }
+        }
+    }
+
+    /// The number of arguments.
+    pub fn arity(self) -> usize {
+        self.signature(&mut || Type::unit()).0.len()
+    }
+
+    /// The counterpart for the other numeric type (`addi` ↔ `addf`), for suggestions.
+    pub fn numeric_twin(self) -> Option<Intrinsic> {
+        let name = self.name();
+        let twin = if let Some(stem) = name.strip_suffix('i') {
+            format!("{stem}f")
+        } else {
+            format!("{}i", name.strip_suffix('f')?)
+        };
+        Intrinsic::from_name(&twin)
+    }
+}
+
+/// A parallel keyword (paper, Figure "extensions": `map map2 reduce flatten` for Futhark,
+/// `loop` for CUDA) or one of the sequential loops legal inside kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Keyword {
+    /// `map(f, s)`.
+    Map,
+    /// `map2(f, a, b)`.
+    Map2,
+    /// `reduce(f, ne, s)`.
+    Reduce,
+    /// `flatten(s)`.
+    Flatten,
+    /// `par_loop(n, f)`: the paper's `loop`.
+    ParLoop,
+    /// `seq_loop(n, f)`.
+    SeqLoop,
+    /// `seq_loop_acc(acc, n, f)`.
+    SeqLoopAcc,
+}
+
+impl Keyword {
+    /// Every keyword.
+    pub const ALL: &'static [Keyword] = &[
+        Keyword::Map,
+        Keyword::Map2,
+        Keyword::Reduce,
+        Keyword::Flatten,
+        Keyword::ParLoop,
+        Keyword::SeqLoop,
+        Keyword::SeqLoopAcc,
+    ];
+
+    /// The name inside `accelerate!`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Keyword::Map => "map",
+            Keyword::Map2 => "map2",
+            Keyword::Reduce => "reduce",
+            Keyword::Flatten => "flatten",
+            Keyword::ParLoop => "par_loop",
+            Keyword::SeqLoop => "seq_loop",
+            Keyword::SeqLoopAcc => "seq_loop_acc",
+        }
+    }
+
+    /// The keyword called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Keyword> {
+        Keyword::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// How the keyword is written with its arguments, for messages.
+    pub fn usage(self) -> &'static str {
+        match self {
+            Keyword::Map => "map(f, s)",
+            Keyword::Map2 => "map2(f, a, b)",
+            Keyword::Reduce => "reduce(f, ne, s)",
+            Keyword::Flatten => "flatten(s)",
+            Keyword::ParLoop => "par_loop(n, f)",
+            Keyword::SeqLoop => "seq_loop(n, f)",
+            Keyword::SeqLoopAcc => "seq_loop_acc(acc, n, f)",
+        }
+    }
+
+    /// The parameter types and result type (paper, reference implementation §2.1).
+    pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
+        use Type::Int;
+        match self {
+            Keyword::Map => {
+                let (a, b) = (fresh(), fresh());
+                (vec![Type::arrow(a.clone(), b.clone()), Type::seq(a)], Type::seq(b))
+            }
+            Keyword::Map2 => {
+                let (a, b, c) = (fresh(), fresh(), fresh());
+                (
+                    vec![Type::arrows([a.clone(), b.clone()], c.clone()), Type::seq(a), Type::seq(b)],
+                    Type::seq(c),
+                )
+            }
+            Keyword::Reduce => {
+                let a = fresh();
+                (vec![Type::arrows([a.clone(), a.clone()], a.clone()), a.clone(), Type::seq(a.clone())], a)
+            }
+            Keyword::Flatten => {
+                let a = fresh();
+                (vec![Type::seq(Type::seq(a.clone()))], Type::seq(a))
+            }
+            Keyword::ParLoop | Keyword::SeqLoop => {
+                (vec![Int, Type::arrow(Int, Type::unit())], Type::unit())
+            }
+            Keyword::SeqLoopAcc => {
+                let a = fresh();
+                (vec![a.clone(), Int, Type::arrows([a.clone(), Int], a.clone())], a)
+            }
+        }
+    }
+
+    /// The number of arguments.
+    pub fn arity(self) -> usize {
+        self.signature(&mut || Type::unit()).0.len()
+    }
+
+    /// Whether this is one of the functional parallel keywords (the paper's P_F: Futhark).
+    pub fn is_functional(self) -> bool {
+        matches!(self, Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten)
+    }
+
+    /// Whether this is the imperative parallel keyword (the paper's P_C: CUDA).
+    pub fn is_imperative(self) -> bool {
+        self == Keyword::ParLoop
+    }
+}
+
+/// Every name with a meaning of its own inside `accelerate!` (for "did you mean" suggestions).
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    Intrinsic::ALL.iter().map(|i| i.name()).chain(Keyword::ALL.iter().map(|k| k.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &i in Intrinsic::ALL {
+            assert_eq!(Intrinsic::from_name(i.name()), Some(i));
+        }
+        for &k in Keyword::ALL {
+            assert_eq!(Keyword::from_name(k.name()), Some(k));
+        }
+    }
+
+    #[test]
+    fn arities() {
+        assert_eq!(Intrinsic::AddI.arity(), 2);
+        assert_eq!(Intrinsic::TensorSet.arity(), 3);
+        assert_eq!(Keyword::SeqLoopAcc.arity(), 3);
+        assert_eq!(Keyword::Flatten.arity(), 1);
+    }
+
+    #[test]
+    fn numeric_twins() {
+        assert_eq!(Intrinsic::AddI.numeric_twin(), Some(Intrinsic::AddF));
+        assert_eq!(Intrinsic::MulF.numeric_twin(), Some(Intrinsic::MulI));
+        assert_eq!(Intrinsic::LeqI.numeric_twin(), Some(Intrinsic::LeqF));
+        assert_eq!(Intrinsic::ModI.numeric_twin(), None);
+        assert_eq!(Intrinsic::Length.numeric_twin(), None);
+    }
+}

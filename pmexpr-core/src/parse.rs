@@ -1,0 +1,797 @@
+//! The parser: the body of `accelerate!`, a Rust expression parsed by `syn`, to the PMExpr AST
+//! (DESIGN.md §1 gives the correspondence).
+//!
+//! Rust syntax that has no PMExpr meaning is reported at its own tokens with the PMExpr way to say
+//! it (`s.len()` → `length(s)`, `for` → `seq_loop`/`par_loop`). Errors are collected, so that one
+//! compilation shows all of them.
+
+use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat, Stmt, UnOp};
+
+use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat, PatKind};
+use crate::error::{Error, Errors, SpanRange};
+use crate::intrinsics::Intrinsic;
+use crate::types::{Annotation, Label, Type, TypeAnn};
+
+/// Parses a PMExpr expression.
+pub fn parse_expr(e: &SynExpr) -> Result<Expr, Errors> {
+    let mut p = Parser::default();
+    let out = p.expr(e);
+    if p.errors.is_empty() { Ok(out) } else { Err(p.errors) }
+}
+
+/// Parses the token stream given to `accelerate!`.
+pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
+    if tokens.is_empty() {
+        return Err(vec![Error::new(
+            SpanRange::call_site(),
+            "`accelerate!` needs an expression to accelerate",
+        )
+        .help("for example `accelerate!(reduce(addi, 0, s))`")]);
+    }
+    let e: SynExpr = syn::parse2(tokens).map_err(|e| {
+        vec![Error::new(SpanRange::single(e.span()), format!("this is not a Rust expression: {e}"))]
+    })?;
+    parse_expr(&e)
+}
+
+#[derive(Default)]
+struct Parser {
+    errors: Errors,
+    fresh: u32,
+}
+
+fn span(node: &impl quote::ToTokens) -> SpanRange {
+    SpanRange::of(node)
+}
+
+fn mk(kind: ExprKind, span: SpanRange) -> Expr {
+    Expr::new(kind, span)
+}
+
+fn var(name: &str, span: SpanRange) -> Expr {
+    mk(ExprKind::Var { ident: Ident::new(name, span), inst: Vec::new() }, span)
+}
+
+fn lit(l: Lit, span: SpanRange) -> Expr {
+    mk(ExprKind::Lit(l), span)
+}
+
+fn app(func: Expr, args: Vec<Expr>, span: SpanRange) -> Expr {
+    mk(ExprKind::App { func: Box::new(func), args }, span)
+}
+
+fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRange) -> Expr {
+    let pat = Pat { kind: PatKind::Lit(Lit::Bool(true)), span: cond.span, ty: Type::Bool };
+    mk(
+        ExprKind::Match { scrutinee: Box::new(cond), pat, then: Box::new(then), otherwise: Box::new(otherwise) },
+        span,
+    )
+}
+
+fn param(ident: Ident, ann: Option<Annotation>) -> Param {
+    Param { ident, ann, ty: Type::unit() }
+}
+
+fn let_in(binder: Param, value: Expr, body: Expr, span: SpanRange) -> Expr {
+    mk(ExprKind::Let { binder, value: Box::new(value), body: Box::new(body), scheme: Vec::new() }, span)
+}
+
+impl Parser {
+    fn error(&mut self, span: SpanRange, message: impl Into<String>) -> Expr {
+        self.errors.push(Error::new(span, message));
+        mk(ExprKind::Never(NeverKind::User), span)
+    }
+
+    fn error_help(&mut self, span: SpanRange, message: impl Into<String>, help: impl Into<String>) -> Expr {
+        self.errors.push(Error::new(span, message).help(help));
+        mk(ExprKind::Never(NeverKind::User), span)
+    }
+
+    fn fresh_ident(&mut self, what: &str, span: SpanRange) -> Ident {
+        self.fresh += 1;
+        Ident::new(format!("__{what}{}", self.fresh), span)
+    }
+
+    fn expr(&mut self, e: &SynExpr) -> Expr {
+        let sp = span(e);
+        match e {
+            SynExpr::Paren(p) => self.expr(&p.expr),
+            SynExpr::Group(g) => self.expr(&g.expr),
+            SynExpr::Lit(l) => self.literal(&l.lit, false, sp),
+            SynExpr::Path(p) => self.path(p, sp),
+            SynExpr::Block(b) => {
+                if let Some(label) = &b.label {
+                    return self.error(span(label), "labelled blocks are not supported inside `accelerate!`");
+                }
+                self.block(&b.block)
+            }
+            SynExpr::Unsafe(u) => self.error(span(&u.unsafe_token), "`unsafe` has no meaning inside `accelerate!`"),
+            SynExpr::Call(c) => {
+                let func = self.expr(&c.func);
+                let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+                if args.is_empty() {
+                    args.push(lit(Lit::Unit, sp));
+                }
+                app(func, args, sp)
+            }
+            SynExpr::Closure(c) => self.closure(c, sp),
+            SynExpr::Unary(u) => match u.op {
+                UnOp::Neg(_) => match &*u.expr {
+                    SynExpr::Lit(l) => self.literal(&l.lit, true, sp),
+                    inner => {
+                        let inner = self.expr(inner);
+                        mk(ExprKind::Neg(Box::new(inner)), sp)
+                    }
+                },
+                UnOp::Not(_) => {
+                    let inner = self.expr(&u.expr);
+                    app(mk(ExprKind::Intrinsic(Intrinsic::Not), span(&u.op)), vec![inner], sp)
+                }
+                _ => self.error_help(
+                    span(&u.op),
+                    "PMExpr has no references to dereference",
+                    "values inside `accelerate!` are used directly: write `x` instead of `*x`",
+                ),
+            },
+            SynExpr::Binary(b) => self.binary(b, sp),
+            SynExpr::If(i) => self.if_expr(i, sp),
+            SynExpr::Match(m) => self.match_expr(m, sp),
+            SynExpr::Tuple(t) => {
+                if t.elems.is_empty() {
+                    return lit(Lit::Unit, sp);
+                }
+                let fields = t.elems.iter().enumerate().map(|(i, e)| (Label::Index(i as u32), self.expr(e))).collect();
+                mk(ExprKind::Record(fields), sp)
+            }
+            SynExpr::Array(a) => mk(ExprKind::Seq(a.elems.iter().map(|e| self.expr(e)).collect()), sp),
+            SynExpr::Repeat(r) => {
+                // `[x; n]` is `create(n, |_| x)`.
+                let value = self.expr(&r.expr);
+                let len = self.expr(&r.len);
+                let i = Ident::new("_", span(&r.len));
+                let f = mk(ExprKind::Lam { params: vec![param(i, None)], body: Box::new(value) }, sp);
+                app(mk(ExprKind::Intrinsic(Intrinsic::Create), sp), vec![len, f], sp)
+            }
+            SynExpr::Field(f) => {
+                let base = self.expr(&f.base);
+                let label = match &f.member {
+                    syn::Member::Unnamed(i) => Label::Index(i.index),
+                    syn::Member::Named(n) => Label::Name(n.to_string()),
+                };
+                mk(ExprKind::Proj { expr: Box::new(base), label }, sp)
+            }
+            SynExpr::Index(i) => {
+                let s = self.expr(&i.expr);
+                let ix = self.expr(&i.index);
+                app(mk(ExprKind::Intrinsic(Intrinsic::Get), sp), vec![s, ix], sp)
+            }
+            SynExpr::Macro(m) => self.macro_expr(&m.mac, sp),
+            SynExpr::MethodCall(m) => self.method_call(m),
+            SynExpr::Cast(c) => self.error_help(
+                span(&c.as_token).to(span(&c.ty)),
+                "`as` casts are not PMExpr",
+                "convert with `int2float(x)` (i64 to f64) or `floorfi(x)` (f64 to i64)",
+            ),
+            SynExpr::Reference(r) => self.error_help(
+                span(&r.and_token),
+                "PMExpr has no references",
+                "captured variables are borrowed automatically: write `x` instead of `&x`",
+            ),
+            SynExpr::ForLoop(f) => self.error_help(
+                span(&f.for_token),
+                "`for` loops are not PMExpr",
+                "use `seq_loop(n, |i| …)` for a sequential loop or `par_loop(n, |i| …)` for a parallel one",
+            ),
+            SynExpr::While(w) => self.error_help(
+                span(&w.while_token),
+                "`while` loops are not PMExpr",
+                "use `seq_loop`, `seq_loop_acc` or a recursive `fn`",
+            ),
+            SynExpr::Loop(l) => self.error_help(
+                span(&l.loop_token),
+                "`loop` is not PMExpr",
+                "the paper's parallel `loop` is written `par_loop(n, |i| …)`",
+            ),
+            SynExpr::Assign(a) => self.error_help(
+                span(&a.eq_token),
+                "PMExpr values are immutable",
+                "bind a new value with `let`, or write a tensor with `tensor_set(t, [i], v)`",
+            ),
+            SynExpr::Return(r) => self.error(span(&r.return_token), "`return` is not supported inside `accelerate!`"),
+            SynExpr::Break(b) => self.error(span(&b.break_token), "`break` is not supported inside `accelerate!`"),
+            SynExpr::Continue(c) => self.error(span(&c.continue_token), "`continue` is not supported inside `accelerate!`"),
+            SynExpr::Struct(s) => self.error_help(
+                span(&s.path),
+                "struct literals are not supported inside `accelerate!` yet",
+                "use a tuple `(a, b)` as a record",
+            ),
+            SynExpr::Range(_) => self.error_help(
+                sp,
+                "ranges are not PMExpr",
+                "build the sequence with `create(n, |i| i)`",
+            ),
+            SynExpr::Let(l) => self.error(span(&l.let_token), "`let` is only allowed as a statement or in `if let`"),
+            _ => self.error(sp, "this kind of expression is not supported inside `accelerate!`"),
+        }
+    }
+
+    fn literal(&mut self, l: &syn::Lit, negative: bool, sp: SpanRange) -> Expr {
+        match l {
+            syn::Lit::Int(i) => {
+                if !matches!(i.suffix(), "" | "i64") {
+                    return self.error_help(
+                        sp,
+                        format!("`{}` literals are not supported yet", i.suffix()),
+                        "integers inside `accelerate!` are i64: drop the suffix",
+                    );
+                }
+                let digits = i.base10_digits();
+                let text = if negative { format!("-{digits}") } else { digits.to_string() };
+                match text.parse::<i64>() {
+                    Ok(v) => lit(Lit::Int(v), sp),
+                    Err(_) => self.error(sp, format!("the literal `{text}` does not fit in an i64")),
+                }
+            }
+            syn::Lit::Float(f) => {
+                if !matches!(f.suffix(), "" | "f64") {
+                    return self.error_help(
+                        sp,
+                        format!("`{}` literals are not supported yet", f.suffix()),
+                        "floats inside `accelerate!` are f64: drop the suffix",
+                    );
+                }
+                match f.base10_parse::<f64>() {
+                    Ok(v) => lit(Lit::Float(if negative { -v } else { v }), sp),
+                    Err(e) => self.error(sp, e.to_string()),
+                }
+            }
+            syn::Lit::Bool(b) if !negative => lit(Lit::Bool(b.value), sp),
+            _ => self.error(sp, "only integer, float and bool literals are supported inside `accelerate!`"),
+        }
+    }
+
+    fn path(&mut self, p: &syn::ExprPath, sp: SpanRange) -> Expr {
+        if p.qself.is_none() {
+            if let Some(id) = p.path.get_ident() {
+                return var(&id.to_string(), sp);
+            }
+        }
+        self.error_help(
+            sp,
+            "paths are not supported inside `accelerate!`",
+            "bind the value to a local variable outside `accelerate!` and use that name",
+        )
+    }
+
+    fn block(&mut self, b: &syn::Block) -> Expr {
+        let sp = span(b);
+        // `fn` items are visible in the whole block, as in Rust: they form one recursive group.
+        let mut fns = Vec::new();
+        let mut stmts = Vec::new();
+        for s in &b.stmts {
+            match s {
+                Stmt::Item(syn::Item::Fn(f)) => fns.push(self.fn_item(f)),
+                Stmt::Item(item) => {
+                    self.error(span(item), "only `fn` items are supported inside `accelerate!`");
+                }
+                other => stmts.push(other),
+            }
+        }
+        let (last, init) = match stmts.last() {
+            Some(Stmt::Expr(e, None)) => (self.expr(e), &stmts[..stmts.len() - 1]),
+            Some(Stmt::Macro(m)) if m.semi_token.is_none() => (self.macro_expr(&m.mac, span(m)), &stmts[..stmts.len() - 1]),
+            _ => (lit(Lit::Unit, SpanRange::single(b.brace_token.span.close())), &stmts[..]),
+        };
+        let mut body = last;
+        for s in init.iter().rev() {
+            body = self.stmt(s, body);
+        }
+        if fns.is_empty() {
+            body
+        } else {
+            mk(ExprKind::RecLet { fns, body: Box::new(body), scheme: Vec::new() }, sp)
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, rest: Expr) -> Expr {
+        let sp = span(s).to(rest.span);
+        match s {
+            Stmt::Local(l) => {
+                let Some(init) = &l.init else {
+                    self.error_help(span(l), "a `let` needs a value inside `accelerate!`", "write `let x = …;`");
+                    return rest;
+                };
+                if let Some((else_token, _)) = &init.diverge {
+                    self.error(span(else_token), "`let … else` is not supported inside `accelerate!`");
+                    return rest;
+                }
+                let value = self.expr(&init.expr);
+                self.bind_pattern(&l.pat, value, rest, sp)
+            }
+            Stmt::Expr(e, _) => {
+                let value = self.expr(e);
+                let_in(param(Ident::new("_", value.span), None), value, rest, sp)
+            }
+            Stmt::Macro(m) => {
+                let value = self.macro_expr(&m.mac, span(m));
+                let_in(param(Ident::new("_", value.span), None), value, rest, sp)
+            }
+            Stmt::Item(_) => rest,
+        }
+    }
+
+    /// `let pat = value; rest`: a `let` for a variable, a `match` for a tuple pattern.
+    fn bind_pattern(&mut self, pat: &SynPat, value: Expr, rest: Expr, sp: SpanRange) -> Expr {
+        let (pat, ann) = match pat {
+            SynPat::Type(t) => (&*t.pat, Some(self.annotation(&t.ty))),
+            p => (p, None),
+        };
+        let pat = self.pat(pat);
+        match pat.kind {
+            PatKind::Bind(ident) => let_in(param(ident, ann), value, rest, sp),
+            PatKind::Wild => let_in(param(Ident::new("_", pat.span), ann), value, rest, sp),
+            _ => {
+                let value = match ann {
+                    Some(ann) => {
+                        let x = self.fresh_ident("ascribed", value.span);
+                        let vsp = value.span;
+                        let_in(param(x.clone(), Some(ann)), value, var(&x.name, vsp), vsp)
+                    }
+                    None => value,
+                };
+                mk(
+                    ExprKind::Match {
+                        scrutinee: Box::new(value),
+                        pat,
+                        then: Box::new(rest),
+                        otherwise: Box::new(mk(ExprKind::Never(NeverKind::NoArm), sp)),
+                    },
+                    sp,
+                )
+            }
+        }
+    }
+
+    fn fn_item(&mut self, f: &syn::ItemFn) -> FnDef {
+        let sp = span(f);
+        let sig = &f.sig;
+        if !sig.generics.params.is_empty() {
+            self.error_help(
+                span(&sig.generics),
+                "generic parameters are not needed inside `accelerate!`",
+                "PMExpr functions are polymorphic by type inference: remove the generics",
+            );
+        }
+        let mut params = Vec::new();
+        let mut body = self.block(&f.block);
+        let mut matches = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(r) => {
+                    self.error(span(r), "`self` parameters are not supported inside `accelerate!`");
+                }
+                syn::FnArg::Typed(t) => {
+                    let ann = self.annotation(&t.ty);
+                    let (p, m) = self.param_pat(&t.pat, Some(ann));
+                    params.push(p);
+                    matches.extend(m);
+                }
+            }
+        }
+        if params.is_empty() {
+            params.push(param(Ident::new("_", span(&sig.ident)), Some(Annotation { ann: TypeAnn::Tuple(vec![]), span: span(&sig.ident) })));
+        }
+        for (x, pat) in matches.into_iter().rev() {
+            let bsp = body.span;
+            body = mk(
+                ExprKind::Match {
+                    scrutinee: Box::new(var(&x.name, x.span)),
+                    pat,
+                    then: Box::new(body),
+                    otherwise: Box::new(mk(ExprKind::Never(NeverKind::NoArm), bsp)),
+                },
+                bsp,
+            );
+        }
+        let ret = match &sig.output {
+            syn::ReturnType::Default => None,
+            syn::ReturnType::Type(_, t) => Some(self.annotation(t)),
+        };
+        let ident = Ident::new(sig.ident.to_string(), span(&sig.ident));
+        FnDef { ident, params, ret, body, span: sp, ty: Type::unit() }
+    }
+
+    /// A parameter pattern: a variable, or a fresh variable plus a pattern to match it against.
+    fn param_pat(&mut self, p: &SynPat, ann: Option<Annotation>) -> (Param, Option<(Ident, Pat)>) {
+        let pat = self.pat(p);
+        match pat.kind {
+            PatKind::Bind(ident) => (param(ident, ann), None),
+            PatKind::Wild => (param(Ident::new("_", pat.span), ann), None),
+            _ => {
+                let x = self.fresh_ident("arg", pat.span);
+                (param(x.clone(), ann), Some((x, pat)))
+            }
+        }
+    }
+
+    fn closure(&mut self, c: &syn::ExprClosure, sp: SpanRange) -> Expr {
+        if let Some(a) = &c.asyncness {
+            return self.error(span(a), "`async` closures are not PMExpr");
+        }
+        let mut params = Vec::new();
+        let mut matches = Vec::new();
+        for input in &c.inputs {
+            let (pat, ann) = match input {
+                SynPat::Type(t) => (&*t.pat, Some(self.annotation(&t.ty))),
+                p => (p, None),
+            };
+            let (p, m) = self.param_pat(pat, ann);
+            params.push(p);
+            matches.extend(m);
+        }
+        if params.is_empty() {
+            // `|| e` takes `()`, and `f()` passes it.
+            params.push(param(Ident::new("_", sp), Some(Annotation { ann: TypeAnn::Tuple(vec![]), span: sp })));
+        }
+        let mut body = self.expr(&c.body);
+        for (x, pat) in matches.into_iter().rev() {
+            let bsp = body.span;
+            body = mk(
+                ExprKind::Match {
+                    scrutinee: Box::new(var(&x.name, x.span)),
+                    pat,
+                    then: Box::new(body),
+                    otherwise: Box::new(mk(ExprKind::Never(NeverKind::NoArm), bsp)),
+                },
+                bsp,
+            );
+        }
+        if let syn::ReturnType::Type(_, t) = &c.output {
+            let ann = self.annotation(t);
+            let r = self.fresh_ident("ret", ann.span);
+            let bsp = body.span;
+            body = let_in(param(r.clone(), Some(ann)), body, var(&r.name, bsp), bsp);
+        }
+        mk(ExprKind::Lam { params, body: Box::new(body) }, sp)
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary, sp: SpanRange) -> Expr {
+        let op = match b.op {
+            SynBinOp::Add(_) => BinOp::Add,
+            SynBinOp::Sub(_) => BinOp::Sub,
+            SynBinOp::Mul(_) => BinOp::Mul,
+            SynBinOp::Div(_) => BinOp::Div,
+            SynBinOp::Rem(_) => BinOp::Rem,
+            SynBinOp::Eq(_) => BinOp::Eq,
+            SynBinOp::Ne(_) => BinOp::Ne,
+            SynBinOp::Lt(_) => BinOp::Lt,
+            SynBinOp::Le(_) => BinOp::Le,
+            SynBinOp::Gt(_) => BinOp::Gt,
+            SynBinOp::Ge(_) => BinOp::Ge,
+            SynBinOp::And(_) | SynBinOp::Or(_) => {
+                // Short-circuit, as in Rust: `a && b` is `if a { b } else { false }`.
+                let lhs = self.expr(&b.left);
+                let rhs = self.expr(&b.right);
+                let osp = span(&b.op);
+                return if matches!(b.op, SynBinOp::And(_)) {
+                    if_then_else(lhs, rhs, lit(Lit::Bool(false), osp), sp)
+                } else {
+                    if_then_else(lhs, lit(Lit::Bool(true), osp), rhs, sp)
+                };
+            }
+            _ => {
+                return self.error_help(
+                    span(&b.op),
+                    format!("the operator `{}` is not supported inside `accelerate!`", b.op.to_token_stream_string()),
+                    "PMExpr has + - * / % == != < <= > >= && || ! on i64, f64 and bool; values are immutable",
+                );
+            }
+        };
+        let lhs = self.expr(&b.left);
+        let rhs = self.expr(&b.right);
+        mk(ExprKind::BinOp { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, sp)
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf, sp: SpanRange) -> Expr {
+        let then = self.block(&i.then_branch);
+        let otherwise = match &i.else_branch {
+            Some((_, e)) => self.expr(e),
+            None => lit(Lit::Unit, SpanRange::single(i.then_branch.brace_token.span.close())),
+        };
+        match &*i.cond {
+            SynExpr::Let(l) => {
+                let scrutinee = self.expr(&l.expr);
+                let pat = self.pat(&l.pat);
+                mk(
+                    ExprKind::Match { scrutinee: Box::new(scrutinee), pat, then: Box::new(then), otherwise: Box::new(otherwise) },
+                    sp,
+                )
+            }
+            cond => {
+                let cond = self.expr(cond);
+                if_then_else(cond, then, otherwise, sp)
+            }
+        }
+    }
+
+    fn match_expr(&mut self, m: &syn::ExprMatch, sp: SpanRange) -> Expr {
+        let scrutinee = self.expr(&m.expr);
+        for arm in &m.arms {
+            if let Some((if_token, _)) = &arm.guard {
+                self.error_help(
+                    span(if_token),
+                    "match guards are not supported inside `accelerate!`",
+                    "test the condition with `if` inside the arm",
+                );
+            }
+        }
+        if m.arms.is_empty() {
+            return self.error(sp, "a `match` needs at least one arm");
+        }
+        // Each arm is `match x with p then e else <the next arms>`; `x` names the scrutinee once.
+        let (x, bind) = match &scrutinee.kind {
+            ExprKind::Var { ident, .. } => (ident.clone(), false),
+            _ => (self.fresh_ident("scrutinee", scrutinee.span), true),
+        };
+        let mut result = mk(ExprKind::Never(NeverKind::NoArm), sp);
+        for arm in m.arms.iter().rev() {
+            let pat = self.pat(&arm.pat);
+            let body = self.expr(&arm.body);
+            let asp = span(arm);
+            result = mk(
+                ExprKind::Match {
+                    scrutinee: Box::new(var(&x.name, x.span)),
+                    pat,
+                    then: Box::new(body),
+                    otherwise: Box::new(result),
+                },
+                asp,
+            );
+        }
+        if bind {
+            let_in(param(x, None), scrutinee, result, sp)
+        } else {
+            result
+        }
+    }
+
+    fn macro_expr(&mut self, m: &syn::Macro, sp: SpanRange) -> Expr {
+        let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        match name.as_str() {
+            "never" if m.tokens.is_empty() => mk(ExprKind::Never(NeverKind::User), sp),
+            "never" => self.error(span(&m.tokens), "`never!()` takes no arguments"),
+            "vec" => {
+                let parser = syn::punctuated::Punctuated::<SynExpr, syn::Token![,]>::parse_terminated;
+                match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+                    Ok(elems) => mk(ExprKind::Seq(elems.iter().map(|e| self.expr(e)).collect()), sp),
+                    Err(e) => self.error(SpanRange::single(e.span()), e.to_string()),
+                }
+            }
+            "accelerate" => self.error(
+                span(&m.path),
+                "The accelerated expression is used within another accelerated expression, which is not supported.",
+            ),
+            _ => self.error_help(
+                span(&m.path),
+                format!("the macro `{name}!` is not supported inside `accelerate!`"),
+                "only `never!()` and `vec![…]` can be used here",
+            ),
+        }
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        let method = m.method.to_string();
+        let suggestion = match method.as_str() {
+            "len" => Some("length(s)"),
+            "is_empty" => Some("null(s)"),
+            "sqrt" => Some("sqrt(x)"),
+            "exp" => Some("exp(x)"),
+            "ln" => Some("log(x)"),
+            "powf" => Some("pow(x, y)"),
+            "sin" => Some("sin(x)"),
+            "cos" => Some("cos(x)"),
+            "floor" => Some("floorfi(x)"),
+            "iter" | "into_iter" | "par_iter" | "map" => Some("map(f, s)"),
+            "sum" | "fold" | "reduce" => Some("reduce(addi, 0, s)"),
+            "concat" | "flatten" => Some("flatten(s)"),
+            "rev" => Some("reverse(s)"),
+            "clone" | "to_vec" | "to_owned" => Some("the value itself (PMExpr values are never mutated)"),
+            _ => None,
+        };
+        let sp = span(&m.method).to(span(m));
+        let message = format!("method calls are not PMExpr: `.{method}(…)`");
+        match suggestion {
+            Some(s) => self.error_help(sp, message, format!("write {s}")),
+            None => self.error_help(sp, message, "call a PMExpr function instead, e.g. `length(s)`"),
+        }
+    }
+
+    fn pat(&mut self, p: &SynPat) -> Pat {
+        let sp = span(p);
+        let kind = match p {
+            SynPat::Ident(i) => {
+                if i.by_ref.is_some() || i.mutability.is_some() || i.subpat.is_some() {
+                    self.errors.push(
+                        Error::new(sp, "patterns inside `accelerate!` bind plain names")
+                            .help("PMExpr values are immutable: remove `ref`, `mut` or `@`"),
+                    );
+                }
+                PatKind::Bind(Ident::new(i.ident.to_string(), span(&i.ident)))
+            }
+            SynPat::Wild(_) => PatKind::Wild,
+            SynPat::Paren(p) => return self.pat(&p.pat),
+            SynPat::Tuple(t) => PatKind::Record(
+                t.elems.iter().enumerate().map(|(i, p)| (Label::Index(i as u32), self.pat(p))).collect(),
+            ),
+            SynPat::Lit(l) => match self.literal(&l.lit, false, sp).kind {
+                ExprKind::Lit(v) => PatKind::Lit(v),
+                _ => PatKind::Wild,
+            },
+            _ => {
+                self.errors.push(
+                    Error::new(sp, "this pattern is not supported inside `accelerate!`")
+                        .help("patterns may be names, `_`, literals and tuples of these"),
+                );
+                PatKind::Wild
+            }
+        };
+        Pat { kind, span: sp, ty: Type::unit() }
+    }
+
+    fn annotation(&mut self, t: &syn::Type) -> Annotation {
+        let ann = self.type_ann(t);
+        Annotation { ann, span: span(t) }
+    }
+
+    fn type_ann(&mut self, t: &syn::Type) -> TypeAnn {
+        match t {
+            syn::Type::Infer(_) => TypeAnn::Infer,
+            syn::Type::Paren(p) => self.type_ann(&p.elem),
+            syn::Type::Group(g) => self.type_ann(&g.elem),
+            syn::Type::Reference(r) => self.type_ann(&r.elem),
+            syn::Type::Slice(s) => TypeAnn::Seq(Box::new(self.type_ann(&s.elem))),
+            syn::Type::Array(a) => TypeAnn::Seq(Box::new(self.type_ann(&a.elem))),
+            syn::Type::Tuple(t) => TypeAnn::Tuple(t.elems.iter().map(|e| self.type_ann(e)).collect()),
+            syn::Type::BareFn(f) => {
+                let params = f.inputs.iter().map(|a| self.type_ann(&a.ty)).collect();
+                let ret = self.return_ann(&f.output);
+                TypeAnn::Arrow(params, Box::new(ret))
+            }
+            syn::Type::ImplTrait(i) => {
+                for bound in &i.bounds {
+                    if let syn::TypeParamBound::Trait(tb) = bound {
+                        if let Some(seg) = tb.path.segments.last() {
+                            if let syn::PathArguments::Parenthesized(args) = &seg.arguments {
+                                let params = args.inputs.iter().map(|a| self.type_ann(a)).collect();
+                                let ret = self.return_ann(&args.output);
+                                return TypeAnn::Arrow(params, Box::new(ret));
+                            }
+                        }
+                    }
+                }
+                self.type_error(t)
+            }
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let Some(seg) = p.path.segments.last() else { return self.type_error(t) };
+                let name = seg.ident.to_string();
+                let arg = |this: &mut Self| -> Option<TypeAnn> {
+                    if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
+                        if a.args.len() == 1 {
+                            if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
+                                return Some(this.type_ann(t));
+                            }
+                        }
+                    }
+                    None
+                };
+                match name.as_str() {
+                    "i64" if seg.arguments.is_none() => TypeAnn::Int,
+                    "f64" if seg.arguments.is_none() => TypeAnn::Float,
+                    "bool" if seg.arguments.is_none() => TypeAnn::Bool,
+                    "Vec" => match arg(self) {
+                        Some(a) => TypeAnn::Seq(Box::new(a)),
+                        None => self.type_error(t),
+                    },
+                    "Tensor" => match arg(self) {
+                        Some(a) => TypeAnn::Tensor(Box::new(a)),
+                        None => self.type_error(t),
+                    },
+                    "i8" | "i16" | "i32" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize" | "f32" | "i128" | "u128" => {
+                        self.errors.push(
+                            Error::new(span(t), format!("`{name}` is not supported inside `accelerate!` yet"))
+                                .help("PMExpr numbers are i64 and f64"),
+                        );
+                        TypeAnn::Infer
+                    }
+                    _ => self.type_error(t),
+                }
+            }
+            _ => self.type_error(t),
+        }
+    }
+
+    fn return_ann(&mut self, r: &syn::ReturnType) -> TypeAnn {
+        match r {
+            syn::ReturnType::Default => TypeAnn::Tuple(vec![]),
+            syn::ReturnType::Type(_, t) => self.type_ann(t),
+        }
+    }
+
+    fn type_error(&mut self, t: &syn::Type) -> TypeAnn {
+        self.errors.push(
+            Error::new(span(t), "this type is not a PMExpr type")
+                .help("use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B or _"),
+        );
+        TypeAnn::Infer
+    }
+}
+
+trait TokenString {
+    fn to_token_stream_string(&self) -> String;
+}
+
+impl<T: quote::ToTokens> TokenString for T {
+    fn to_token_stream_string(&self) -> String {
+        self.to_token_stream().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn parse(tokens: proc_macro2::TokenStream) -> Expr {
+        parse_tokens(tokens).unwrap_or_else(|e| panic!("{}", e[0].text()))
+    }
+
+    fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+        parse_tokens(tokens).err().expect("should fail").iter().map(|e| e.message.clone()).collect()
+    }
+
+    #[test]
+    fn blocks_become_lets() {
+        let e = parse(quote!({ let x = 1; let y: i64 = x; y }));
+        let ExprKind::Let { binder, body, .. } = &e.kind else { panic!("{e:?}") };
+        assert_eq!(binder.ident.name, "x");
+        let ExprKind::Let { binder, .. } = &body.kind else { panic!() };
+        assert!(matches!(binder.ann.as_ref().unwrap().ann, TypeAnn::Int));
+    }
+
+    #[test]
+    fn fn_items_form_a_recursive_group() {
+        let e = parse(quote!({ fn f(x: i64) -> i64 { g(x) } fn g(x: _) -> i64 { x } f(1) }));
+        let ExprKind::RecLet { fns, .. } = &e.kind else { panic!() };
+        assert_eq!(fns.iter().map(|f| f.ident.name.as_str()).collect::<Vec<_>>(), ["f", "g"]);
+    }
+
+    #[test]
+    fn negative_literals() {
+        assert!(matches!(parse(quote!(-9223372036854775808)).kind, ExprKind::Lit(Lit::Int(i64::MIN))));
+        assert!(matches!(parse(quote!(-1.5)).kind, ExprKind::Lit(Lit::Float(f)) if f == -1.5));
+    }
+
+    #[test]
+    fn match_arms_nest() {
+        let e = parse(quote!(match x { 0 => 1, _ => 2 }));
+        let ExprKind::Match { otherwise, .. } = &e.kind else { panic!() };
+        assert!(matches!(otherwise.kind, ExprKind::Match { .. }));
+    }
+
+    #[test]
+    fn rust_only_syntax_is_explained() {
+        assert_eq!(errors(quote!(s.len())), ["method calls are not PMExpr: `.len(…)`"]);
+        assert_eq!(errors(quote!(x as f64)), ["`as` casts are not PMExpr"]);
+        assert_eq!(errors(quote!({ for i in s {} })), ["`for` loops are not PMExpr"]);
+        assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
+        assert_eq!(errors(quote!((s.len(), x as i64))).len(), 2, "errors are collected");
+    }
+
+    #[test]
+    fn types() {
+        let e = parse(quote!(|a: Vec<Vec<f64>>, t: &pmexpr::Tensor<i64>, f: impl Fn(i64) -> bool, u: ()| 0));
+        let ExprKind::Lam { params, .. } = &e.kind else { panic!() };
+        let anns: Vec<String> = params.iter().map(|p| format!("{:?}", p.ann.as_ref().unwrap().ann)).collect();
+        assert_eq!(anns, ["Seq(Seq(Float))", "Tensor(Int)", "Arrow([Int], Bool)", "Tuple([])"]);
+    }
+}

@@ -1,0 +1,252 @@
+//! Resolution: unique identifiers for every binding (the paper's renaming, which extraction
+//! assumes), intrinsics and keywords recognised, and the free variables — the Rust variables the
+//! accelerated expression captures — collected in order of first use.
+
+use crate::ast::{Expr, ExprKind, Ident, Pat, PatKind, VarId};
+use crate::error::{Error, Errors, SpanRange};
+use crate::intrinsics::{Intrinsic, Keyword, all_names};
+
+/// A variable of the enclosing Rust code used by the accelerated expression.
+#[derive(Debug, Clone)]
+pub struct FreeVar {
+    /// Its identifier inside the expression.
+    pub id: VarId,
+    /// Its Rust name.
+    pub name: String,
+    /// Where it is used, in order.
+    pub uses: Vec<SpanRange>,
+}
+
+/// A resolved expression.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The expression, every name resolved.
+    pub expr: Expr,
+    /// The captured variables, in order of first use.
+    pub free_vars: Vec<FreeVar>,
+    /// The name of every identifier (`names[id.0]`).
+    pub names: Vec<String>,
+}
+
+/// Resolves the names of an expression.
+pub fn resolve(mut expr: Expr) -> Result<Resolved, Errors> {
+    let mut r = Resolver::default();
+    r.expr(&mut expr);
+    if r.errors.is_empty() {
+        Ok(Resolved { expr, free_vars: r.free_vars, names: r.names })
+    } else {
+        Err(r.errors)
+    }
+}
+
+#[derive(Default)]
+struct Resolver {
+    scope: Vec<(String, VarId)>,
+    names: Vec<String>,
+    free_vars: Vec<FreeVar>,
+    errors: Errors,
+}
+
+/// The names closest to `name` among the intrinsics and keywords, for "did you mean".
+fn suggest(name: &str) -> Option<&'static str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    all_names()
+        .map(|n| (distance(name, n), n))
+        .filter(|&(d, n)| d <= 2 && d < n.len())
+        .min()
+        .map(|(_, n)| n)
+}
+
+impl Resolver {
+    fn bind(&mut self, ident: &mut Ident) {
+        let id = VarId(self.names.len() as u32);
+        self.names.push(ident.name.clone());
+        ident.id = id;
+        self.scope.push((ident.name.clone(), id));
+    }
+
+    fn lookup(&self, name: &str) -> Option<VarId> {
+        self.scope.iter().rev().find(|(n, _)| n == name).map(|&(_, id)| id)
+    }
+
+    fn free(&mut self, ident: &mut Ident) {
+        if let Some(fv) = self.free_vars.iter_mut().find(|f| f.name == ident.name) {
+            fv.uses.push(ident.span);
+            ident.id = fv.id;
+            return;
+        }
+        let id = VarId(self.names.len() as u32);
+        self.names.push(ident.name.clone());
+        ident.id = id;
+        self.free_vars.push(FreeVar { id, name: ident.name.clone(), uses: vec![ident.span] });
+    }
+
+    fn pat(&mut self, p: &mut Pat) {
+        match &mut p.kind {
+            PatKind::Bind(i) => self.bind(i),
+            PatKind::Record(fs) => fs.iter_mut().for_each(|(_, p)| self.pat(p)),
+            PatKind::Wild | PatKind::Lit(_) => {}
+        }
+    }
+
+    fn expr(&mut self, e: &mut Expr) {
+        let span = e.span;
+        match &mut e.kind {
+            ExprKind::Var { ident, .. } => {
+                if let Some(id) = self.lookup(&ident.name) {
+                    ident.id = id;
+                } else if let Some(i) = Intrinsic::from_name(&ident.name) {
+                    e.kind = ExprKind::Intrinsic(i);
+                } else if let Some(k) = Keyword::from_name(&ident.name) {
+                    self.errors.push(
+                        Error::new(ident.span, format!("`{}` is a parallel keyword and must be applied to its arguments", k.name()))
+                            .help(format!("write `{}`", k.usage())),
+                    );
+                } else {
+                    self.free(ident);
+                }
+            }
+            ExprKind::App { func, args } => {
+                args.iter_mut().for_each(|a| self.expr(a));
+                if let ExprKind::Var { ident, .. } = &func.kind {
+                    if self.lookup(&ident.name).is_none() {
+                        if let Some(k) = Keyword::from_name(&ident.name) {
+                            let n = args.len();
+                            if n != k.arity() {
+                                self.errors.push(
+                                    Error::new(span, format!("`{}` takes {} arguments but {n} were supplied", k.name(), k.arity()))
+                                        .help(format!("write `{}`", k.usage())),
+                                );
+                            }
+                            e.kind = ExprKind::Keyword { kw: k, args: std::mem::take(args) };
+                            return;
+                        }
+                        if Intrinsic::from_name(&ident.name).is_none() {
+                            let mut err = Error::new(
+                                ident.span,
+                                format!("cannot find the PMExpr function `{}`", ident.name),
+                            );
+                            err = match suggest(&ident.name) {
+                                Some(s) => err.help(format!("did you mean `{s}`?")),
+                                None => err.help(format!(
+                                    "`accelerate!` cannot call Rust functions or closures; define `{}` inside the accelerated expression with `let {} = |…| …;` or a `fn` item",
+                                    ident.name, ident.name
+                                )),
+                            };
+                            self.errors.push(err);
+                            return;
+                        }
+                    }
+                }
+                self.expr(func);
+            }
+            ExprKind::Lam { params, body } => {
+                let n = self.scope.len();
+                params.iter_mut().for_each(|p| self.bind(&mut p.ident));
+                self.expr(body);
+                self.scope.truncate(n);
+            }
+            ExprKind::Let { binder, value, body, .. } => {
+                self.expr(value);
+                let n = self.scope.len();
+                self.bind(&mut binder.ident);
+                self.expr(body);
+                self.scope.truncate(n);
+            }
+            ExprKind::RecLet { fns, body, .. } => {
+                let n = self.scope.len();
+                for f in fns.iter_mut() {
+                    if self.scope[n..].iter().any(|(name, _)| *name == f.ident.name) {
+                        self.errors.push(Error::new(
+                            f.ident.span,
+                            format!("the function `{}` is defined twice in this block", f.ident.name),
+                        ));
+                    }
+                    self.bind(&mut f.ident);
+                }
+                for f in fns.iter_mut() {
+                    let m = self.scope.len();
+                    f.params.iter_mut().for_each(|p| self.bind(&mut p.ident));
+                    self.expr(&mut f.body);
+                    self.scope.truncate(m);
+                }
+                self.expr(body);
+                self.scope.truncate(n);
+            }
+            ExprKind::Match { scrutinee, pat, then, otherwise } => {
+                self.expr(scrutinee);
+                let n = self.scope.len();
+                self.pat(pat);
+                self.expr(then);
+                self.scope.truncate(n);
+                self.expr(otherwise);
+            }
+            ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
+            ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| self.expr(e)),
+            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.expr(expr),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(|e| self.expr(e)),
+            ExprKind::BinOp { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_tokens;
+    use quote::quote;
+
+    fn resolved(tokens: proc_macro2::TokenStream) -> Resolved {
+        resolve(parse_tokens(tokens).unwrap()).unwrap_or_else(|e| panic!("{}", e[0].text()))
+    }
+
+    fn error(tokens: proc_macro2::TokenStream) -> String {
+        resolve(parse_tokens(tokens).unwrap()).err().expect("fails")[0].text()
+    }
+
+    #[test]
+    fn free_variables_in_order_of_first_use() {
+        let r = resolved(quote!({ let f = |x| muli(c, x); reduce(addi, 0, map(f, s)) }));
+        let names: Vec<&str> = r.free_vars.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["c", "s"]);
+    }
+
+    #[test]
+    fn shadowing_gives_distinct_identifiers() {
+        let r = resolved(quote!({ let x = 1; let x = addi(x, 1); x }));
+        assert_eq!(r.names.iter().filter(|n| *n == "x").count(), 2);
+        assert!(r.free_vars.is_empty());
+    }
+
+    #[test]
+    fn locals_shadow_intrinsics() {
+        let r = resolved(quote!({ let length = 3; addi(length, 1) }));
+        assert!(r.free_vars.is_empty());
+    }
+
+    #[test]
+    fn keywords_need_their_arguments() {
+        assert!(error(quote!(map(f))).starts_with("`map` takes 2 arguments but 1 were supplied"));
+        assert!(error(quote!({ let g = reduce; g })).contains("must be applied"));
+    }
+
+    #[test]
+    fn unknown_functions_get_suggestions() {
+        assert_eq!(error(quote!(lenght(s))), "cannot find the PMExpr function `lenght`\n\n= help: did you mean `length`?");
+        assert!(error(quote!(frobnicate(s))).contains("cannot call Rust functions"));
+    }
+}
