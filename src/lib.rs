@@ -52,6 +52,11 @@ mod tests {
         let a = Rng::new(7).ints(100, -5, 5);
         assert_eq!(a, Rng::new(7).ints(100, -5, 5));
         assert!(a.iter().all(|x| (-5..5).contains(x)));
-        assert!(Rng::new(1).floats(100).iter().all(|x| (0.0..1.0).contains(x)));
+        assert!(
+            Rng::new(1)
+                .floats(100)
+                .iter()
+                .all(|x| (0.0..1.0).contains(x))
+        );
     }
 }

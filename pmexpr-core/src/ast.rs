@@ -31,7 +31,11 @@ pub struct Ident {
 impl Ident {
     /// An unresolved name.
     pub fn new(name: impl Into<String>, span: SpanRange) -> Self {
-        Ident { name: name.into(), id: VarId::UNRESOLVED, span }
+        Ident {
+            name: name.into(),
+            id: VarId::UNRESOLVED,
+            span,
+        }
     }
 }
 
@@ -96,7 +100,10 @@ impl BinOp {
 
     /// Whether the result is a `bool` (a comparison).
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
 }
 
@@ -293,7 +300,11 @@ pub enum ExprKind {
 impl Expr {
     /// An expression whose type is not yet known.
     pub fn new(kind: ExprKind, span: SpanRange) -> Self {
-        Expr { kind, span, ty: Type::Var(TyVar(u32::MAX)) }
+        Expr {
+            kind,
+            span,
+            ty: Type::Var(TyVar(u32::MAX)),
+        }
     }
 
     /// An expression of a known type.
@@ -312,7 +323,10 @@ impl Expr {
     pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
         f(self);
         match &self.kind {
-            ExprKind::Var { .. } | ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
+            ExprKind::Var { .. }
+            | ExprKind::Lit(_)
+            | ExprKind::Intrinsic(_)
+            | ExprKind::Never(_) => {}
             ExprKind::Lam { body, .. } => body.walk(f),
             ExprKind::App { func, args } => {
                 func.walk(f);
@@ -326,14 +340,21 @@ impl Expr {
                 fns.iter().for_each(|d| d.body.walk(f));
                 body.walk(f);
             }
-            ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            ExprKind::Match {
+                scrutinee,
+                then,
+                otherwise,
+                ..
+            } => {
                 scrutinee.walk(f);
                 then.walk(f);
                 otherwise.walk(f);
             }
             ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| e.walk(f)),
             ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => expr.walk(f),
-            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter().for_each(|e| e.walk(f)),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
+                es.iter().for_each(|e| e.walk(f))
+            }
             ExprKind::BinOp { lhs, rhs, .. } => {
                 lhs.walk(f);
                 rhs.walk(f);
@@ -360,7 +381,12 @@ fn free_vars(e: &Expr, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
             free_vars(func, bound, out);
             args.iter().for_each(|a| free_vars(a, bound, out));
         }
-        ExprKind::Let { binder, value, body, .. } => {
+        ExprKind::Let {
+            binder,
+            value,
+            body,
+            ..
+        } => {
             free_vars(value, bound, out);
             bound.push(binder.ident.id);
             free_vars(body, bound, out);
@@ -378,7 +404,12 @@ fn free_vars(e: &Expr, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
             free_vars(body, bound, out);
             bound.truncate(n);
         }
-        ExprKind::Match { scrutinee, pat, then, otherwise } => {
+        ExprKind::Match {
+            scrutinee,
+            pat,
+            then,
+            otherwise,
+        } => {
             free_vars(scrutinee, bound, out);
             let n = bound.len();
             bound.extend(pat.binders().iter().map(|i| i.id));

@@ -19,7 +19,10 @@ pub struct SpanRange {
 impl SpanRange {
     /// A range covering one token.
     pub fn single(span: Span) -> Self {
-        SpanRange { start: span, end: span }
+        SpanRange {
+            start: span,
+            end: span,
+        }
     }
 
     /// The range of the tokens of a syntax node.
@@ -35,7 +38,10 @@ impl SpanRange {
 
     /// The range from the start of `self` to the end of `other`.
     pub fn to(self, other: SpanRange) -> Self {
-        SpanRange { start: self.start, end: other.end }
+        SpanRange {
+            start: self.start,
+            end: other.end,
+        }
     }
 
     /// A range with no user tokens (generated code).
@@ -58,7 +64,11 @@ pub struct Error {
 impl Error {
     /// An error at `span`.
     pub fn new(span: SpanRange, message: impl Into<String>) -> Self {
-        Error { span, message: message.into(), help: None }
+        Error {
+            span,
+            message: message.into(),
+            help: None,
+        }
     }
 
     /// Adds a `help:` line.

@@ -16,44 +16,83 @@ use crate::intrinsics::Intrinsic;
 use crate::resolve::{FreeVar, Resolved};
 use crate::types::{Annotation, Label, TyVar, Type, TypeAnn};
 
+/// What a numeric type variable of a site may become: its type comes from the Rust values the
+/// site captures (generated code is generic over it, and rustc fixes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numeric {
+    /// `i64` or `f64`: used in arithmetic or as a tensor element.
+    Num,
+    /// `i64`, `f64` or `bool`: only compared with `==` or `!=`.
+    Scalar,
+}
+
 /// A typed expression: every node's type known, quantified variables left as variables in the
-/// bodies of polymorphic bindings (monomorphization instantiates them).
+/// bodies of polymorphic bindings (monomorphization instantiates them), and the numeric variables
+/// that the captured values fix left as variables too.
 #[derive(Debug, Clone)]
 pub struct Typed {
     /// The expression.
     pub expr: Expr,
     /// The captured variables, in order of first use.
     pub free_vars: Vec<FreeVar>,
-    /// Their types (ground, function-free), in the same order.
+    /// Their types (function-free; ground but for the variables in `numeric`), in the same order.
     pub free_var_types: Vec<Type>,
+    /// The numeric type variables fixed by the Rust types of captured values.
+    pub numeric: Vec<(TyVar, Numeric)>,
     /// The name of every identifier.
     pub names: Vec<String>,
 }
 
 /// Infers the types of a resolved expression.
 pub fn infer(resolved: Resolved) -> Result<Typed, Errors> {
-    let Resolved { mut expr, free_vars, names } = resolved;
-    let mut cx = Infer { vars: Vec::new(), level: 1, env: HashMap::new(), errors: Vec::new(), names: &names, record_spans: HashMap::new() };
+    let Resolved {
+        mut expr,
+        free_vars,
+        names,
+    } = resolved;
+    let mut cx = Infer {
+        vars: Vec::new(),
+        level: 1,
+        env: HashMap::new(),
+        errors: Vec::new(),
+        names: &names,
+        record_spans: HashMap::new(),
+    };
     let fv_types: Vec<Type> = free_vars
         .iter()
         .map(|fv| {
             let t = cx.fresh_at(0, Kind::Any);
-            cx.env.insert(fv.id, Scheme { vars: Vec::new(), ty: t.clone() });
+            cx.env.insert(
+                fv.id,
+                Scheme {
+                    vars: Vec::new(),
+                    ty: t.clone(),
+                },
+            );
             t
         })
         .collect();
     cx.expr(&mut expr);
-    cx.finish(&mut expr);
+    let numeric = cx.finish(&mut expr, &fv_types);
     let free_var_types: Vec<Type> = fv_types.iter().map(|t| cx.zonk(t)).collect();
     // Unknown types after another error are usually its consequence: report them only alone.
     if cx.errors.is_empty() {
+        let kept: Vec<TyVar> = numeric.iter().map(|(v, _)| *v).collect();
         for (fv, t) in free_vars.iter().zip(&free_var_types) {
-            cx.check_captured(fv, t);
+            cx.check_captured(fv, t, &kept);
         }
-        cx.check_result(&expr);
+        if cx.errors.is_empty() {
+            cx.check_result(&expr, &kept);
+        }
     }
     if cx.errors.is_empty() {
-        Ok(Typed { expr, free_vars, free_var_types, names })
+        Ok(Typed {
+            expr,
+            free_vars,
+            free_var_types,
+            numeric,
+            names,
+        })
     } else {
         Err(cx.errors)
     }
@@ -121,7 +160,11 @@ fn kind_name(k: &Kind) -> &'static str {
 impl Infer<'_> {
     fn fresh_at(&mut self, level: u32, kind: Kind) -> Type {
         let v = TyVar(self.vars.len() as u32);
-        self.vars.push(VarInfo { binding: None, level, kind });
+        self.vars.push(VarInfo {
+            binding: None,
+            level,
+            kind,
+        });
         Type::Var(v)
     }
 
@@ -147,7 +190,9 @@ impl Infer<'_> {
             Type::Seq(a) => Type::seq(self.zonk(&a)),
             Type::Tensor(a) => Type::tensor(self.zonk(&a)),
             Type::Arrow(a, b) => Type::arrow(self.zonk(&a), self.zonk(&b)),
-            Type::Record(fs) => Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.zonk(t))).collect()),
+            Type::Record(fs) => {
+                Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.zonk(t))).collect())
+            }
             t => t,
         }
     }
@@ -166,7 +211,9 @@ impl Infer<'_> {
                 false
             }
             Type::Seq(a) | Type::Tensor(a) => self.occurs_adjust(v, &a, level),
-            Type::Arrow(a, b) => self.occurs_adjust(v, &a, level) || self.occurs_adjust(v, &b, level),
+            Type::Arrow(a, b) => {
+                self.occurs_adjust(v, &a, level) || self.occurs_adjust(v, &b, level)
+            }
             Type::Record(fs) => fs.iter().any(|(_, t)| self.occurs_adjust(v, t, level)),
             Type::Int | Type::Float | Type::Bool => false,
         }
@@ -178,7 +225,9 @@ impl Infer<'_> {
             (Type::Var(v), Type::Var(w)) if v == w => Ok(()),
             (Type::Var(v), _) => self.bind(*v, &b),
             (_, Type::Var(w)) => self.bind(*w, &a),
-            (Type::Int, Type::Int) | (Type::Float, Type::Float) | (Type::Bool, Type::Bool) => Ok(()),
+            (Type::Int, Type::Int) | (Type::Float, Type::Float) | (Type::Bool, Type::Bool) => {
+                Ok(())
+            }
             (Type::Seq(x), Type::Seq(y)) | (Type::Tensor(x), Type::Tensor(y)) => self.unify(x, y),
             (Type::Arrow(a1, b1), Type::Arrow(a2, b2)) => {
                 self.unify(a1, a2)?;
@@ -229,7 +278,9 @@ impl Infer<'_> {
                         }
                         Kind::Record(a)
                     }
-                    (Kind::Record(_), k) | (k, Kind::Record(_)) => return Err(Mismatch::Kind(kind_name(&k))),
+                    (Kind::Record(_), k) | (k, Kind::Record(_)) => {
+                        return Err(Mismatch::Kind(kind_name(&k)));
+                    }
                 };
                 self.vars[w.0 as usize].kind = merged;
                 Ok(())
@@ -254,11 +305,20 @@ impl Infer<'_> {
 
     /// Reports a failed unification of `found` (the type of the user's expression at `span`)
     /// against `expected`.
-    fn mismatch(&mut self, why: Mismatch, span: SpanRange, expected: &Type, found: &Type, context: &str) -> Error {
+    fn mismatch(
+        &mut self,
+        why: Mismatch,
+        span: SpanRange,
+        expected: &Type,
+        found: &Type,
+        context: &str,
+    ) -> Error {
         let (e, f) = (self.zonk(expected), self.zonk(found));
         let message = match why {
             Mismatch::Types => format!("mismatched types: expected `{e}`, found `{f}`{context}"),
-            Mismatch::Infinite => format!("this expression would need an infinite type: `{f}` would contain itself{context}"),
+            Mismatch::Infinite => format!(
+                "this expression would need an infinite type: `{f}` would contain itself{context}"
+            ),
             Mismatch::Kind(k) => format!("expected {k}, found `{f}`{context}"),
             Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`{context}"),
         };
@@ -276,7 +336,29 @@ impl Infer<'_> {
         }
     }
 
+    /// Tensors hold `i64` or `f64`.
+    fn tensor_elements_numeric(&mut self, t: &Type) {
+        match self.find(t) {
+            Type::Tensor(a) => {
+                let _ = self.constrain(&a, Kind::Num);
+            }
+            Type::Seq(a) => self.tensor_elements_numeric(&a),
+            Type::Arrow(a, b) => {
+                self.tensor_elements_numeric(&a);
+                self.tensor_elements_numeric(&b);
+            }
+            Type::Record(fs) => fs.iter().for_each(|(_, t)| self.tensor_elements_numeric(t)),
+            _ => {}
+        }
+    }
+
     fn ann_type(&mut self, a: &TypeAnn) -> Type {
+        let t = self.ann_type_raw(a);
+        self.tensor_elements_numeric(&t);
+        t
+    }
+
+    fn ann_type_raw(&mut self, a: &TypeAnn) -> Type {
         match a {
             TypeAnn::Int => Type::Int,
             TypeAnn::Float => Type::Float,
@@ -338,7 +420,11 @@ impl Infer<'_> {
             Type::Seq(a) => Type::seq(self.subst(&a, map)),
             Type::Tensor(a) => Type::tensor(self.subst(&a, map)),
             Type::Arrow(a, b) => Type::arrow(self.subst(&a, map), self.subst(&b, map)),
-            Type::Record(fs) => Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.subst(t, map))).collect()),
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(l, t)| (l.clone(), self.subst(t, map)))
+                    .collect(),
+            ),
             t => t,
         }
     }
@@ -352,7 +438,14 @@ impl Infer<'_> {
     }
 
     /// Applies a function of type `tf` to arguments, checking each.
-    fn apply(&mut self, callee: &str, callee_span: SpanRange, mut tf: Type, args: &mut [Expr], twin: Option<Intrinsic>) -> Type {
+    fn apply(
+        &mut self,
+        callee: &str,
+        callee_span: SpanRange,
+        mut tf: Type,
+        args: &mut [Expr],
+        twin: Option<Intrinsic>,
+    ) -> Type {
         let total = args.len();
         for (i, arg) in args.iter_mut().enumerate() {
             let ta = self.expr(arg);
@@ -365,9 +458,15 @@ impl Infer<'_> {
                 }
                 other => {
                     let message = if i == 0 {
-                        format!("{callee} is not a function: its type is `{}`", self.zonk(&other))
+                        format!(
+                            "{callee} is not a function: its type is `{}`",
+                            self.zonk(&other)
+                        )
                     } else {
-                        format!("{callee} takes {i} argument{} but {total} were supplied", if i == 1 { "" } else { "s" })
+                        format!(
+                            "{callee} takes {i} argument{} but {total} were supplied",
+                            if i == 1 { "" } else { "s" }
+                        )
                     };
                     let span = if i == 0 { callee_span } else { arg.span };
                     self.errors.push(Error::new(span, message));
@@ -378,10 +477,19 @@ impl Infer<'_> {
                 }
             };
             if let Err(why) = self.unify(&param, &ta) {
-                let mut err = self.mismatch(why, arg.span, &param, &ta, &format!(" as the {} argument of {callee}", ordinal(i)));
+                let mut err = self.mismatch(
+                    why,
+                    arg.span,
+                    &param,
+                    &ta,
+                    &format!(" as the {} argument of {callee}", ordinal(i)),
+                );
                 if let Some(t) = twin {
                     let (p, a) = (self.zonk(&param), self.zonk(&ta));
-                    if matches!((&p, &a), (Type::Int, Type::Float) | (Type::Float, Type::Int)) {
+                    if matches!(
+                        (&p, &a),
+                        (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                    ) {
                         err = err.help(format!("use `{}` for `{a}` values", t.name()));
                     }
                 }
@@ -402,8 +510,15 @@ impl Infer<'_> {
                     t
                 }
                 None => {
-                    let name = self.names.get(ident.id.0 as usize).cloned().unwrap_or_default();
-                    self.errors.push(Error::new(span, format!("internal error: `{name}` has no type")));
+                    let name = self
+                        .names
+                        .get(ident.id.0 as usize)
+                        .cloned()
+                        .unwrap_or_default();
+                    self.errors.push(Error::new(
+                        span,
+                        format!("internal error: `{name}` has no type"),
+                    ));
                     self.fresh()
                 }
             },
@@ -416,12 +531,20 @@ impl Infer<'_> {
             ExprKind::Intrinsic(i) => {
                 let i = *i;
                 let (ps, r) = i.signature(&mut || self.fresh());
-                Type::arrows(ps, r)
+                let t = Type::arrows(ps, r);
+                self.tensor_elements_numeric(&t);
+                t
             }
             ExprKind::Lam { params, body } => {
                 let ps: Vec<Type> = params.iter_mut().map(|p| self.param_type(p)).collect();
                 for p in params.iter() {
-                    self.env.insert(p.ident.id, Scheme { vars: Vec::new(), ty: p.ty.clone() });
+                    self.env.insert(
+                        p.ident.id,
+                        Scheme {
+                            vars: Vec::new(),
+                            ty: p.ty.clone(),
+                        },
+                    );
                 }
                 let r = self.expr(body);
                 Type::arrows(ps, r)
@@ -435,7 +558,12 @@ impl Infer<'_> {
                 };
                 self.apply(&name, func.span, tf, args, twin)
             }
-            ExprKind::Let { binder, value, body, scheme } => {
+            ExprKind::Let {
+                binder,
+                value,
+                body,
+                scheme,
+            } => {
                 self.level += 1;
                 let tv = self.expr(value);
                 if let Some(a) = binder.ann.clone() {
@@ -465,16 +593,33 @@ impl Infer<'_> {
                         None => self.fresh(),
                     };
                     f.ty = Type::arrows(ps, r.clone());
-                    self.env.insert(f.ident.id, Scheme { vars: Vec::new(), ty: f.ty.clone() });
+                    self.env.insert(
+                        f.ident.id,
+                        Scheme {
+                            vars: Vec::new(),
+                            ty: f.ty.clone(),
+                        },
+                    );
                     sigs.push(r);
                 }
                 for (f, r) in fns.iter_mut().zip(&sigs) {
                     for p in &f.params {
-                        self.env.insert(p.ident.id, Scheme { vars: Vec::new(), ty: p.ty.clone() });
+                        self.env.insert(
+                            p.ident.id,
+                            Scheme {
+                                vars: Vec::new(),
+                                ty: p.ty.clone(),
+                            },
+                        );
                     }
                     let tb = self.expr(&mut f.body);
                     let name = f.ident.name.clone();
-                    self.expect(&tb, r, f.body.span, &format!(" (the return type of `{name}`)"));
+                    self.expect(
+                        &tb,
+                        r,
+                        f.body.span,
+                        &format!(" (the return type of `{name}`)"),
+                    );
                 }
                 self.level -= 1;
                 let mut vars = Vec::new();
@@ -482,24 +627,54 @@ impl Infer<'_> {
                     self.generalize(&f.ty, &mut vars);
                 }
                 for f in fns.iter() {
-                    self.env.insert(f.ident.id, Scheme { vars: vars.clone(), ty: f.ty.clone() });
+                    self.env.insert(
+                        f.ident.id,
+                        Scheme {
+                            vars: vars.clone(),
+                            ty: f.ty.clone(),
+                        },
+                    );
                 }
                 *scheme = vars;
                 self.expr(body)
             }
-            ExprKind::Match { scrutinee, pat, then, otherwise } => {
+            ExprKind::Match {
+                scrutinee,
+                pat,
+                then,
+                otherwise,
+            } => {
                 let ts = self.expr(scrutinee);
                 let is_condition = matches!(pat.kind, PatKind::Lit(Lit::Bool(true)));
-                if is_condition && matches!(self.find(&ts), Type::Int | Type::Float | Type::Seq(_) | Type::Tensor(_) | Type::Arrow(..) | Type::Record(_)) {
+                if is_condition
+                    && matches!(
+                        self.find(&ts),
+                        Type::Int
+                            | Type::Float
+                            | Type::Seq(_)
+                            | Type::Tensor(_)
+                            | Type::Arrow(..)
+                            | Type::Record(_)
+                    )
+                {
                     let f = self.zonk(&ts);
-                    self.errors.push(Error::new(scrutinee.span, format!("this condition must be a `bool`, but it is `{f}`")));
+                    self.errors.push(Error::new(
+                        scrutinee.span,
+                        format!("this condition must be a `bool`, but it is `{f}`"),
+                    ));
                 } else {
                     self.pat(pat, &ts);
                 }
                 let tt = self.expr(then);
                 let to = self.expr(otherwise);
                 if let Err(why) = self.unify(&tt, &to) {
-                    let err = self.mismatch(why, otherwise.span, &tt, &to, " (both branches must have the same type)");
+                    let err = self.mismatch(
+                        why,
+                        otherwise.span,
+                        &tt,
+                        &to,
+                        " (both branches must have the same type)",
+                    );
                     self.errors.push(err);
                 }
                 tt
@@ -507,7 +682,10 @@ impl Infer<'_> {
             ExprKind::Never(_) => self.fresh(),
             ExprKind::Record(fs) => {
                 fs.sort_by(|a, b| a.0.cmp(&b.0));
-                let ts: Vec<(Label, Type)> = fs.iter_mut().map(|(l, e)| (l.clone(), self.expr(e))).collect();
+                let ts: Vec<(Label, Type)> = fs
+                    .iter_mut()
+                    .map(|(l, e)| (l.clone(), self.expr(e)))
+                    .collect();
                 Type::Record(ts)
             }
             ExprKind::Proj { expr, label } => {
@@ -531,7 +709,12 @@ impl Infer<'_> {
                 let te = self.fresh();
                 for x in es.iter_mut() {
                     let tx = self.expr(x);
-                    self.expect(&tx, &te, x.span, " (all elements of a sequence have the same type)");
+                    self.expect(
+                        &tx,
+                        &te,
+                        x.span,
+                        " (all elements of a sequence have the same type)",
+                    );
                 }
                 Type::seq(te)
             }
@@ -549,10 +732,18 @@ impl Infer<'_> {
                 if let Err(why) = self.unify(&tl, &tr) {
                     let (l, r) = (self.zonk(&tl), self.zonk(&tr));
                     let mut err = match why {
-                        Mismatch::Types => Error::new(span, format!("`{sym}` needs operands of the same type, found `{l}` and `{r}`")),
+                        Mismatch::Types => Error::new(
+                            span,
+                            format!(
+                                "`{sym}` needs operands of the same type, found `{l}` and `{r}`"
+                            ),
+                        ),
                         why => self.mismatch(why, rhs.span, &tl, &tr, ""),
                     };
-                    if matches!((&l, &r), (Type::Int, Type::Float) | (Type::Float, Type::Int)) {
+                    if matches!(
+                        (&l, &r),
+                        (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                    ) {
                         err = err.help("convert the i64 operand with `int2float(x)`");
                     }
                     self.errors.push(err);
@@ -562,11 +753,22 @@ impl Infer<'_> {
                         BinOp::Rem => Kind::Any,
                         _ => Kind::Num,
                     };
-                    let ok = if op == BinOp::Rem { self.unify(&tl, &Type::Int).is_ok() } else { self.constrain(&tl, kind.clone()).is_ok() };
+                    let ok = if op == BinOp::Rem {
+                        self.unify(&tl, &Type::Int).is_ok()
+                    } else {
+                        self.constrain(&tl, kind.clone()).is_ok()
+                    };
                     if !ok {
                         let l = self.zonk(&tl);
-                        let wants = if op == BinOp::Rem { "i64" } else { kind_name(&kind) };
-                        self.errors.push(Error::new(span, format!("`{sym}` cannot be applied to `{l}`: it needs {wants}")));
+                        let wants = if op == BinOp::Rem {
+                            "i64"
+                        } else {
+                            kind_name(&kind)
+                        };
+                        self.errors.push(Error::new(
+                            span,
+                            format!("`{sym}` cannot be applied to `{l}`: it needs {wants}"),
+                        ));
                     }
                 }
                 if op.is_comparison() { Type::Bool } else { tl }
@@ -575,7 +777,10 @@ impl Infer<'_> {
                 let tx = self.expr(x);
                 if self.constrain(&tx, Kind::Num).is_err() {
                     let f = self.zonk(&tx);
-                    self.errors.push(Error::new(span, format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)")));
+                    self.errors.push(Error::new(
+                        span,
+                        format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)"),
+                    ));
                 }
                 tx
             }
@@ -589,7 +794,13 @@ impl Infer<'_> {
         match &mut p.kind {
             PatKind::Wild => {}
             PatKind::Bind(i) => {
-                self.env.insert(i.id, Scheme { vars: Vec::new(), ty: t.clone() });
+                self.env.insert(
+                    i.id,
+                    Scheme {
+                        vars: Vec::new(),
+                        ty: t.clone(),
+                    },
+                );
             }
             PatKind::Lit(l) => {
                 let tl = match l {
@@ -601,7 +812,8 @@ impl Infer<'_> {
                 self.expect(t, &tl, p.span, " (the type of the value matched)");
             }
             PatKind::Record(fs) => {
-                let ts: Vec<(Label, Type)> = fs.iter().map(|(l, _)| (l.clone(), self.fresh())).collect();
+                let ts: Vec<(Label, Type)> =
+                    fs.iter().map(|(l, _)| (l.clone(), self.fresh())).collect();
                 let mut sorted = ts.clone();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 let tr = Type::Record(sorted);
@@ -614,25 +826,86 @@ impl Infer<'_> {
         }
     }
 
-    /// Defaults the remaining constrained variables and writes the final types into the tree.
-    fn finish(&mut self, e: &mut Expr) {
+    /// Defaults what is still unknown and writes the final types into the tree: a tuple known only
+    /// by its projections becomes the smallest tuple with those fields; a numeric variable that a
+    /// captured value's type contains is kept (the Rust value fixes it); any other numeric variable
+    /// becomes `i64`. Returns the kept numeric variables.
+    fn finish(&mut self, e: &mut Expr, captured: &[Type]) -> Vec<(TyVar, Numeric)> {
         for i in 0..self.vars.len() {
-            if self.vars[i].binding.is_none() {
-                match &self.vars[i].kind {
-                    Kind::Num | Kind::Eq => self.vars[i].binding = Some(Type::Int),
-                    Kind::Record(_) => {
-                        let span = self.record_spans.get(&TyVar(i as u32)).copied().unwrap_or_else(SpanRange::call_site);
+            if self.vars[i].binding.is_some() {
+                continue;
+            }
+            if let Kind::Record(fields) = self.vars[i].kind.clone() {
+                let size = fields.keys().map(|l| match l {
+                    Label::Index(n) => Some(*n as usize + 1),
+                    Label::Name(_) => None,
+                });
+                match size
+                    .collect::<Option<Vec<usize>>>()
+                    .and_then(|v| v.into_iter().max())
+                {
+                    Some(n) => {
+                        let ts: Vec<Type> = (0..n)
+                            .map(|k| {
+                                fields
+                                    .get(&Label::Index(k as u32))
+                                    .cloned()
+                                    .unwrap_or_else(|| self.fresh_at(0, Kind::Any))
+                            })
+                            .collect();
+                        self.vars[i].binding = Some(Type::tuple(ts));
+                    }
+                    None => {
+                        let span = self
+                            .record_spans
+                            .get(&TyVar(i as u32))
+                            .copied()
+                            .unwrap_or_else(SpanRange::call_site);
                         self.errors.push(
-                            Error::new(span, "cannot infer the type of this tuple")
+                            Error::new(span, "cannot infer the type of this record")
                                 .help("annotate it where it is bound, e.g. `let p: (i64, f64) = …;` or `|p: (i64, f64)| …`"),
                         );
                         self.vars[i].binding = Some(Type::unit());
                     }
-                    Kind::Any => {}
                 }
             }
         }
+        let mut reachable = Vec::new();
+        for t in captured {
+            self.vars_of(&self.zonk(t), &mut reachable);
+        }
+        let mut kept = Vec::new();
+        for i in 0..self.vars.len() {
+            if self.vars[i].binding.is_some() {
+                continue;
+            }
+            let v = TyVar(i as u32);
+            let numeric = match self.vars[i].kind {
+                Kind::Num => Numeric::Num,
+                Kind::Eq => Numeric::Scalar,
+                _ => continue,
+            };
+            if reachable.contains(&v) {
+                kept.push((v, numeric));
+            } else {
+                self.vars[i].binding = Some(Type::Int);
+            }
+        }
         self.zonk_expr(e);
+        kept
+    }
+
+    fn vars_of(&self, t: &Type, out: &mut Vec<TyVar>) {
+        match t {
+            Type::Var(v) => out.push(*v),
+            Type::Seq(a) | Type::Tensor(a) => self.vars_of(a, out),
+            Type::Arrow(a, b) => {
+                self.vars_of(a, out);
+                self.vars_of(b, out);
+            }
+            Type::Record(fs) => fs.iter().for_each(|(_, t)| self.vars_of(t, out)),
+            Type::Int | Type::Float | Type::Bool => {}
+        }
     }
 
     fn zonk_expr(&self, e: &mut Expr) {
@@ -648,7 +921,12 @@ impl Infer<'_> {
                 self.zonk_expr(func);
                 args.iter_mut().for_each(|a| self.zonk_expr(a));
             }
-            ExprKind::Let { binder, value, body, .. } => {
+            ExprKind::Let {
+                binder,
+                value,
+                body,
+                ..
+            } => {
                 binder.ty = self.zonk(&binder.ty);
                 self.zonk_expr(value);
                 self.zonk_expr(body);
@@ -661,7 +939,12 @@ impl Infer<'_> {
                 }
                 self.zonk_expr(body);
             }
-            ExprKind::Match { scrutinee, pat, then, otherwise } => {
+            ExprKind::Match {
+                scrutinee,
+                pat,
+                then,
+                otherwise,
+            } => {
                 self.zonk_expr(scrutinee);
                 self.zonk_pat(pat);
                 self.zonk_expr(then);
@@ -669,7 +952,9 @@ impl Infer<'_> {
             }
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| self.zonk_expr(e)),
             ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.zonk_expr(expr),
-            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(|e| self.zonk_expr(e)),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
+                es.iter_mut().for_each(|e| self.zonk_expr(e))
+            }
             ExprKind::BinOp { lhs, rhs, .. } => {
                 self.zonk_expr(lhs);
                 self.zonk_expr(rhs);
@@ -686,7 +971,7 @@ impl Infer<'_> {
 
     /// A captured variable must have a type that marshaling knows: ground, with no functions, and
     /// tensors of `i64` or `f64`.
-    fn check_captured(&mut self, fv: &FreeVar, t: &Type) {
+    fn check_captured(&mut self, fv: &FreeVar, t: &Type, numeric: &[TyVar]) {
         let span = fv.uses[0];
         let name = &fv.name;
         if t.has_arrow() {
@@ -694,8 +979,13 @@ impl Infer<'_> {
                 Error::new(span, format!("`{name}` is used as a function, but `accelerate!` cannot capture Rust functions or closures"))
                     .help(format!("define `{name}` inside the accelerated expression, with `let {name} = |…| …;` or a `fn` item")),
             );
-        } else if t.has_vars() {
-            let mut err = Error::new(span, format!("cannot infer the type of `{name}`, which is captured from the enclosing Rust code"));
+        } else if self.unknown(t, numeric) {
+            let mut err = Error::new(
+                span,
+                format!(
+                    "cannot infer the type of `{name}`, which is captured from the enclosing Rust code"
+                ),
+            );
             err = if matches!(t, Type::Var(_)) {
                 err.help(format!(
                     "nothing in the expression fixes its type; annotate it at the start of the `accelerate!` body, e.g. `let {name}: i64 = {name};`"
@@ -708,31 +998,52 @@ impl Infer<'_> {
             };
             self.errors.push(err);
         } else if let Some(bad) = bad_tensor(t) {
-            self.errors.push(Error::new(span, format!("`{name}` is used as a `{bad}`, but tensors hold i64 or f64")));
+            self.errors.push(Error::new(
+                span,
+                format!("`{name}` is used as a `{bad}`, but tensors hold i64 or f64"),
+            ));
         }
     }
 
-    fn check_result(&mut self, e: &Expr) {
+    /// Whether `t` has a type variable that no captured value fixes.
+    fn unknown(&self, t: &Type, numeric: &[TyVar]) -> bool {
+        let mut vs = Vec::new();
+        self.vars_of(t, &mut vs);
+        vs.iter().any(|v| !numeric.contains(v))
+    }
+
+    fn check_result(&mut self, e: &Expr, numeric: &[TyVar]) {
         let t = &e.ty;
         if t.has_arrow() {
             self.errors.push(
-                Error::new(e.span, format!("`accelerate!` cannot return a function (this expression is a `{t}`)"))
-                    .help("apply the function inside the accelerated expression"),
+                Error::new(
+                    e.span,
+                    format!("`accelerate!` cannot return a function (this expression is a `{t}`)"),
+                )
+                .help("apply the function inside the accelerated expression"),
             );
-        } else if t.has_vars() {
+        } else if self.unknown(t, numeric) {
             self.errors.push(
-                Error::new(e.span, format!("cannot infer the type of the result, `{t}`"))
-                    .help("annotate it inside the expression, e.g. `{ let r: Vec<i64> = …; r }`"),
+                Error::new(
+                    e.span,
+                    format!("cannot infer the type of the result, `{t}`"),
+                )
+                .help("annotate it inside the expression, e.g. `{ let r: Vec<i64> = …; r }`"),
             );
         } else if let Some(bad) = bad_tensor(t) {
-            self.errors.push(Error::new(e.span, format!("the result is a `{bad}`, but tensors hold i64 or f64")));
+            self.errors.push(Error::new(
+                e.span,
+                format!("the result is a `{bad}`, but tensors hold i64 or f64"),
+            ));
         }
     }
 }
 
 fn bad_tensor(t: &Type) -> Option<Type> {
     match t {
-        Type::Tensor(e) if !matches!(**e, Type::Int | Type::Float) => Some(t.clone()),
+        Type::Tensor(e) if !matches!(**e, Type::Int | Type::Float | Type::Var(_)) => {
+            Some(t.clone())
+        }
         Type::Seq(a) | Type::Tensor(a) => bad_tensor(a),
         Type::Record(fs) => fs.iter().find_map(|(_, t)| bad_tensor(t)),
         Type::Arrow(a, b) => bad_tensor(a).or_else(|| bad_tensor(b)),
@@ -748,63 +1059,154 @@ mod tests {
     use quote::quote;
 
     fn typed(tokens: proc_macro2::TokenStream) -> Typed {
-        infer(resolve(parse_tokens(tokens).unwrap()).unwrap()).unwrap_or_else(|e| panic!("{}", e[0].text()))
+        infer(resolve(parse_tokens(tokens).unwrap()).unwrap())
+            .unwrap_or_else(|e| panic!("{}", e[0].text()))
     }
 
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
-        infer(resolve(parse_tokens(tokens).unwrap()).unwrap()).err().expect("should fail").iter().map(|e| e.text()).collect()
+        infer(resolve(parse_tokens(tokens).unwrap()).unwrap())
+            .err()
+            .expect("should fail")
+            .iter()
+            .map(|e| e.text())
+            .collect()
     }
 
     fn captured(tokens: proc_macro2::TokenStream) -> Vec<String> {
-        typed(tokens).free_var_types.iter().map(|t| t.to_string()).collect()
+        typed(tokens)
+            .free_var_types
+            .iter()
+            .map(|t| t.to_string())
+            .collect()
     }
 
     #[test]
     fn captured_types_come_from_use() {
-        assert_eq!(captured(quote!({ let f = |x| muli(c, x); reduce(addi, 0, map(f, s)) })), ["i64", "Vec<i64>"]);
+        assert_eq!(
+            captured(quote!({
+                let f = |x| muli(c, x);
+                reduce(addi, 0, map(f, s))
+            })),
+            ["i64", "Vec<i64>"]
+        );
         assert_eq!(captured(quote!(map2(addf, a, b))), ["Vec<f64>", "Vec<f64>"]);
-        assert_eq!(captured(quote!(par_loop(n, |i| tensor_set(t, [i], tensor_get(t, [i]) * 2.0)))), ["i64", "Tensor<f64>"]);
-        assert_eq!(captured(quote!(reduce(addf, 0.0, flatten(m)))), ["Vec<Vec<f64>>"]);
+        assert_eq!(
+            captured(quote!(par_loop(n, |i| tensor_set(
+                t,
+                [i],
+                tensor_get(t, [i]) * 2.0
+            )))),
+            ["i64", "Tensor<f64>"]
+        );
+        assert_eq!(
+            captured(quote!(reduce(addf, 0.0, flatten(m)))),
+            ["Vec<Vec<f64>>"]
+        );
     }
 
     #[test]
     fn let_polymorphism() {
-        let t = typed(quote!({ let id = |x| x; (id(1), id(true), id([1.5])) }));
+        let t = typed(quote!({
+            let id = |x| x;
+            (id(1), id(true), id([1.5]))
+        }));
         assert_eq!(t.expr.ty.to_string(), "(i64, bool, Vec<f64>)");
     }
 
     #[test]
     fn recursive_functions() {
-        let t = typed(quote!({ fn fact(n: i64) -> i64 { if n <= 1 { 1 } else { n * fact(n - 1) } } fact(5) }));
+        let t = typed(quote!({
+            fn fact(n: i64) -> i64 {
+                if n <= 1 { 1 } else { n * fact(n - 1) }
+            }
+            fact(5)
+        }));
         assert_eq!(t.expr.ty, Type::Int);
-        let t = typed(quote!({ fn len(s: _) -> i64 { if null(s) { 0 } else { 1 + len(tail(s)) } } (len([1]), len([true])) }));
+        let t = typed(quote!({
+            fn len(s: _) -> i64 {
+                if null(s) { 0 } else { 1 + len(tail(s)) }
+            }
+            (len([1]), len([true]))
+        }));
         assert_eq!(t.expr.ty.to_string(), "(i64, i64)");
     }
 
     #[test]
     fn operators_default_to_i64_and_follow_use() {
-        assert_eq!(typed(quote!({ let add = |x, y| x + y; add(1.5, 2.0) })).expr.ty, Type::Float);
-        assert_eq!(typed(quote!({ let sq = |x| x * x; 3 })).expr.ty, Type::Int);
+        assert_eq!(
+            typed(quote!({
+                let add = |x, y| x + y;
+                add(1.5, 2.0)
+            }))
+            .expr
+            .ty,
+            Type::Float
+        );
+        assert_eq!(
+            typed(quote!({
+                let sq = |x| x * x;
+                3
+            }))
+            .expr
+            .ty,
+            Type::Int
+        );
         assert_eq!(typed(quote!(1.0 < 2.0)).expr.ty, Type::Bool);
     }
 
     #[test]
     fn tuples_and_projection() {
-        assert_eq!(typed(quote!({ let p = (1, 2.5); p.1 })).expr.ty, Type::Float);
-        assert_eq!(typed(quote!({ let (a, b) = (1, true); if b { a } else { 0 } })).expr.ty, Type::Int);
-        assert_eq!(captured(quote!({ let q: (i64, f64) = p; q.0 })), ["(i64, f64)"]);
+        assert_eq!(
+            typed(quote!({
+                let p = (1, 2.5);
+                p.1
+            }))
+            .expr
+            .ty,
+            Type::Float
+        );
+        assert_eq!(
+            typed(quote!({
+                let (a, b) = (1, true);
+                if b { a } else { 0 }
+            }))
+            .expr
+            .ty,
+            Type::Int
+        );
+        assert_eq!(
+            captured(quote!({
+                let q: (i64, f64) = p;
+                q.0
+            })),
+            ["(i64, f64)"]
+        );
     }
 
     #[test]
     fn intrinsic_argument_mismatch() {
         let e = errors(quote!(addi(1, 2.0)));
-        assert_eq!(e, ["mismatched types: expected `i64`, found `f64` as the 2nd argument of `addi`\n\n= help: use `addf` for `f64` values"]);
+        assert_eq!(
+            e,
+            [
+                "mismatched types: expected `i64`, found `f64` as the 2nd argument of `addi`\n\n= help: use `addf` for `f64` values"
+            ]
+        );
     }
 
     #[test]
     fn not_a_function_and_arity() {
-        assert_eq!(errors(quote!({ let x = 1; x(2) })), ["`x` is not a function: its type is `i64`"]);
-        assert_eq!(errors(quote!(addi(1, 2, 3))), ["`addi` takes 2 arguments but 3 were supplied"]);
+        assert_eq!(
+            errors(quote!({
+                let x = 1;
+                x(2)
+            })),
+            ["`x` is not a function: its type is `i64`"]
+        );
+        assert_eq!(
+            errors(quote!(addi(1, 2, 3))),
+            ["`addi` takes 2 arguments but 3 were supplied"]
+        );
     }
 
     #[test]
@@ -813,7 +1215,13 @@ mod tests {
         assert_eq!(e.len(), 1);
         assert!(e[0].starts_with("cannot infer the type of `s`"), "{}", e[0]);
         assert!(e[0].contains("`let s: Vec<i64> = s;`"), "{}", e[0]);
-        assert_eq!(captured(quote!({ let s: Vec<bool> = s; length(s) })), ["Vec<bool>"]);
+        assert_eq!(
+            captured(quote!({
+                let s: Vec<bool> = s;
+                length(s)
+            })),
+            ["Vec<bool>"]
+        );
     }
 
     #[test]
@@ -825,8 +1233,16 @@ mod tests {
     #[test]
     fn operator_mismatch() {
         let e = errors(quote!(1 + 2.0));
-        assert_eq!(e, ["`+` needs operands of the same type, found `i64` and `f64`\n\n= help: convert the i64 operand with `int2float(x)`"]);
+        assert_eq!(
+            e,
+            [
+                "`+` needs operands of the same type, found `i64` and `f64`\n\n= help: convert the i64 operand with `int2float(x)`"
+            ]
+        );
         assert!(errors(quote!([1] + [2]))[0].contains("`+` cannot be applied to `Vec<i64>`"));
-        assert!(errors(quote!(if 1 { 2 } else { 3 }))[0].contains("this condition must be a `bool`, but it is `i64`"));
+        assert!(
+            errors(quote!(if 1 { 2 } else { 3 }))[0]
+                .contains("this condition must be a `bool`, but it is `i64`")
+        );
     }
 }

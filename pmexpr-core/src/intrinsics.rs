@@ -34,12 +34,23 @@ intrinsics! {
     TensorGet "tensor_get", TensorSet "tensor_set", TensorLinearGet "tensor_linear_get",
     TensorLinearSet "tensor_linear_set", TensorRank "tensor_rank", TensorShape "tensor_shape",
     TensorSub "tensor_sub", TensorSlice "tensor_slice",
+    NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumNeg "__num_neg",
+    NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
 }
 
 impl Intrinsic {
-    /// The intrinsic called `name`, if any.
+    /// The intrinsic called `name`, if any. The operators on numbers whose type comes from the
+    /// captured values (`__num_*`) cannot be named by users.
     pub fn from_name(name: &str) -> Option<Intrinsic> {
-        Intrinsic::ALL.iter().copied().find(|i| i.name() == name)
+        Intrinsic::ALL
+            .iter()
+            .copied()
+            .find(|i| i.name() == name && !name.starts_with("__"))
+    }
+
+    /// Whether this is an operator on a number whose type comes from the captured values.
+    pub fn is_generic_numeric(self) -> bool {
+        self.name().starts_with("__num_")
     }
 
     /// The parameter types and result type; `fresh` makes a new type variable.
@@ -74,7 +85,11 @@ impl Intrinsic {
             Foldl => {
                 let (a, b) = (fresh(), fresh());
                 (
-                    vec![Type::arrows([a.clone(), b.clone()], a.clone()), a.clone(), Type::seq(b)],
+                    vec![
+                        Type::arrows([a.clone(), b.clone()], a.clone()),
+                        a.clone(),
+                        Type::seq(b),
+                    ],
                     a,
                 )
             }
@@ -100,7 +115,10 @@ impl Intrinsic {
             }
             TensorSet => {
                 let a = fresh();
-                (vec![Type::tensor(a.clone()), Type::seq(Int), a], Type::unit())
+                (
+                    vec![Type::tensor(a.clone()), Type::seq(Int), a],
+                    Type::unit(),
+                )
             }
             TensorLinearGet => {
                 let a = fresh();
@@ -119,6 +137,18 @@ impl Intrinsic {
             TensorSlice => {
                 let t = Type::tensor(fresh());
                 (vec![t.clone(), Type::seq(Int)], t)
+            }
+            NumAdd | NumSub | NumMul | NumDiv => {
+                let a = fresh();
+                (vec![a.clone(), a.clone()], a)
+            }
+            NumNeg => {
+                let a = fresh();
+                (vec![a.clone()], a)
+            }
+            NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
+                let a = fresh();
+                (vec![a.clone(), a], Bool)
             }
         }
     }
@@ -209,18 +239,32 @@ impl Keyword {
         match self {
             Keyword::Map => {
                 let (a, b) = (fresh(), fresh());
-                (vec![Type::arrow(a.clone(), b.clone()), Type::seq(a)], Type::seq(b))
+                (
+                    vec![Type::arrow(a.clone(), b.clone()), Type::seq(a)],
+                    Type::seq(b),
+                )
             }
             Keyword::Map2 => {
                 let (a, b, c) = (fresh(), fresh(), fresh());
                 (
-                    vec![Type::arrows([a.clone(), b.clone()], c.clone()), Type::seq(a), Type::seq(b)],
+                    vec![
+                        Type::arrows([a.clone(), b.clone()], c.clone()),
+                        Type::seq(a),
+                        Type::seq(b),
+                    ],
                     Type::seq(c),
                 )
             }
             Keyword::Reduce => {
                 let a = fresh();
-                (vec![Type::arrows([a.clone(), a.clone()], a.clone()), a.clone(), Type::seq(a.clone())], a)
+                (
+                    vec![
+                        Type::arrows([a.clone(), a.clone()], a.clone()),
+                        a.clone(),
+                        Type::seq(a.clone()),
+                    ],
+                    a,
+                )
             }
             Keyword::Flatten => {
                 let a = fresh();
@@ -231,7 +275,10 @@ impl Keyword {
             }
             Keyword::SeqLoopAcc => {
                 let a = fresh();
-                (vec![a.clone(), Int, Type::arrows([a.clone(), Int], a.clone())], a)
+                (
+                    vec![a.clone(), Int, Type::arrows([a.clone(), Int], a.clone())],
+                    a,
+                )
             }
         }
     }
@@ -243,7 +290,10 @@ impl Keyword {
 
     /// Whether this is one of the functional parallel keywords (the paper's P_F: Futhark).
     pub fn is_functional(self) -> bool {
-        matches!(self, Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten)
+        matches!(
+            self,
+            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten
+        )
     }
 
     /// Whether this is the imperative parallel keyword (the paper's P_C: CUDA).
@@ -254,7 +304,11 @@ impl Keyword {
 
 /// Every name with a meaning of its own inside `accelerate!` (for "did you mean" suggestions).
 pub fn all_names() -> impl Iterator<Item = &'static str> {
-    Intrinsic::ALL.iter().map(|i| i.name()).chain(Keyword::ALL.iter().map(|k| k.name()))
+    Intrinsic::ALL
+        .iter()
+        .map(|i| i.name())
+        .filter(|n| !n.starts_with("__"))
+        .chain(Keyword::ALL.iter().map(|k| k.name()))
 }
 
 #[cfg(test)]
@@ -264,7 +318,12 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for &i in Intrinsic::ALL {
-            assert_eq!(Intrinsic::from_name(i.name()), Some(i));
+            let visible = if i.is_generic_numeric() {
+                None
+            } else {
+                Some(i)
+            };
+            assert_eq!(Intrinsic::from_name(i.name()), visible);
         }
         for &k in Keyword::ALL {
             assert_eq!(Keyword::from_name(k.name()), Some(k));

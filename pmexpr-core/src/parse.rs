@@ -16,20 +16,29 @@ use crate::types::{Annotation, Label, Type, TypeAnn};
 pub fn parse_expr(e: &SynExpr) -> Result<Expr, Errors> {
     let mut p = Parser::default();
     let out = p.expr(e);
-    if p.errors.is_empty() { Ok(out) } else { Err(p.errors) }
+    if p.errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(p.errors)
+    }
 }
 
 /// Parses the token stream given to `accelerate!`.
 pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
     if tokens.is_empty() {
-        return Err(vec![Error::new(
-            SpanRange::call_site(),
-            "`accelerate!` needs an expression to accelerate",
-        )
-        .help("for example `accelerate!(reduce(addi, 0, s))`")]);
+        return Err(vec![
+            Error::new(
+                SpanRange::call_site(),
+                "`accelerate!` needs an expression to accelerate",
+            )
+            .help("for example `accelerate!(reduce(addi, 0, s))`"),
+        ]);
     }
     let e: SynExpr = syn::parse2(tokens).map_err(|e| {
-        vec![Error::new(SpanRange::single(e.span()), format!("this is not a Rust expression: {e}"))]
+        vec![Error::new(
+            SpanRange::single(e.span()),
+            format!("this is not a Rust expression: {e}"),
+        )]
     })?;
     parse_expr(&e)
 }
@@ -49,7 +58,13 @@ fn mk(kind: ExprKind, span: SpanRange) -> Expr {
 }
 
 fn var(name: &str, span: SpanRange) -> Expr {
-    mk(ExprKind::Var { ident: Ident::new(name, span), inst: Vec::new() }, span)
+    mk(
+        ExprKind::Var {
+            ident: Ident::new(name, span),
+            inst: Vec::new(),
+        },
+        span,
+    )
 }
 
 fn lit(l: Lit, span: SpanRange) -> Expr {
@@ -57,23 +72,50 @@ fn lit(l: Lit, span: SpanRange) -> Expr {
 }
 
 fn app(func: Expr, args: Vec<Expr>, span: SpanRange) -> Expr {
-    mk(ExprKind::App { func: Box::new(func), args }, span)
+    mk(
+        ExprKind::App {
+            func: Box::new(func),
+            args,
+        },
+        span,
+    )
 }
 
 fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRange) -> Expr {
-    let pat = Pat { kind: PatKind::Lit(Lit::Bool(true)), span: cond.span, ty: Type::Bool };
+    let pat = Pat {
+        kind: PatKind::Lit(Lit::Bool(true)),
+        span: cond.span,
+        ty: Type::Bool,
+    };
     mk(
-        ExprKind::Match { scrutinee: Box::new(cond), pat, then: Box::new(then), otherwise: Box::new(otherwise) },
+        ExprKind::Match {
+            scrutinee: Box::new(cond),
+            pat,
+            then: Box::new(then),
+            otherwise: Box::new(otherwise),
+        },
         span,
     )
 }
 
 fn param(ident: Ident, ann: Option<Annotation>) -> Param {
-    Param { ident, ann, ty: Type::unit() }
+    Param {
+        ident,
+        ann,
+        ty: Type::unit(),
+    }
 }
 
 fn let_in(binder: Param, value: Expr, body: Expr, span: SpanRange) -> Expr {
-    mk(ExprKind::Let { binder, value: Box::new(value), body: Box::new(body), scheme: Vec::new() }, span)
+    mk(
+        ExprKind::Let {
+            binder,
+            value: Box::new(value),
+            body: Box::new(body),
+            scheme: Vec::new(),
+        },
+        span,
+    )
 }
 
 impl Parser {
@@ -82,7 +124,12 @@ impl Parser {
         mk(ExprKind::Never(NeverKind::User), span)
     }
 
-    fn error_help(&mut self, span: SpanRange, message: impl Into<String>, help: impl Into<String>) -> Expr {
+    fn error_help(
+        &mut self,
+        span: SpanRange,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Expr {
         self.errors.push(Error::new(span, message).help(help));
         mk(ExprKind::Never(NeverKind::User), span)
     }
@@ -226,10 +273,16 @@ impl Parser {
                     );
                 }
                 let digits = i.base10_digits();
-                let text = if negative { format!("-{digits}") } else { digits.to_string() };
+                let text = if negative {
+                    format!("-{digits}")
+                } else {
+                    digits.to_string()
+                };
                 match text.parse::<i64>() {
                     Ok(v) => lit(Lit::Int(v), sp),
-                    Err(_) => self.error(sp, format!("the literal `{text}` does not fit in an i64")),
+                    Err(_) => {
+                        self.error(sp, format!("the literal `{text}` does not fit in an i64"))
+                    }
                 }
             }
             syn::Lit::Float(f) => {
@@ -246,7 +299,10 @@ impl Parser {
                 }
             }
             syn::Lit::Bool(b) if !negative => lit(Lit::Bool(b.value), sp),
-            _ => self.error(sp, "only integer, float and bool literals are supported inside `accelerate!`"),
+            _ => self.error(
+                sp,
+                "only integer, float and bool literals are supported inside `accelerate!`",
+            ),
         }
     }
 
@@ -272,15 +328,23 @@ impl Parser {
             match s {
                 Stmt::Item(syn::Item::Fn(f)) => fns.push(self.fn_item(f)),
                 Stmt::Item(item) => {
-                    self.error(span(item), "only `fn` items are supported inside `accelerate!`");
+                    self.error(
+                        span(item),
+                        "only `fn` items are supported inside `accelerate!`",
+                    );
                 }
                 other => stmts.push(other),
             }
         }
         let (last, init) = match stmts.last() {
             Some(Stmt::Expr(e, None)) => (self.expr(e), &stmts[..stmts.len() - 1]),
-            Some(Stmt::Macro(m)) if m.semi_token.is_none() => (self.macro_expr(&m.mac, span(m)), &stmts[..stmts.len() - 1]),
-            _ => (lit(Lit::Unit, SpanRange::single(b.brace_token.span.close())), &stmts[..]),
+            Some(Stmt::Macro(m)) if m.semi_token.is_none() => {
+                (self.macro_expr(&m.mac, span(m)), &stmts[..stmts.len() - 1])
+            }
+            _ => (
+                lit(Lit::Unit, SpanRange::single(b.brace_token.span.close())),
+                &stmts[..],
+            ),
         };
         let mut body = last;
         for s in init.iter().rev() {
@@ -289,7 +353,14 @@ impl Parser {
         if fns.is_empty() {
             body
         } else {
-            mk(ExprKind::RecLet { fns, body: Box::new(body), scheme: Vec::new() }, sp)
+            mk(
+                ExprKind::RecLet {
+                    fns,
+                    body: Box::new(body),
+                    scheme: Vec::new(),
+                },
+                sp,
+            )
         }
     }
 
@@ -298,11 +369,18 @@ impl Parser {
         match s {
             Stmt::Local(l) => {
                 let Some(init) = &l.init else {
-                    self.error_help(span(l), "a `let` needs a value inside `accelerate!`", "write `let x = …;`");
+                    self.error_help(
+                        span(l),
+                        "a `let` needs a value inside `accelerate!`",
+                        "write `let x = …;`",
+                    );
                     return rest;
                 };
                 if let Some((else_token, _)) = &init.diverge {
-                    self.error(span(else_token), "`let … else` is not supported inside `accelerate!`");
+                    self.error(
+                        span(else_token),
+                        "`let … else` is not supported inside `accelerate!`",
+                    );
                     return rest;
                 }
                 let value = self.expr(&init.expr);
@@ -368,7 +446,10 @@ impl Parser {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(r) => {
-                    self.error(span(r), "`self` parameters are not supported inside `accelerate!`");
+                    self.error(
+                        span(r),
+                        "`self` parameters are not supported inside `accelerate!`",
+                    );
                 }
                 syn::FnArg::Typed(t) => {
                     let ann = self.annotation(&t.ty);
@@ -379,7 +460,13 @@ impl Parser {
             }
         }
         if params.is_empty() {
-            params.push(param(Ident::new("_", span(&sig.ident)), Some(Annotation { ann: TypeAnn::Tuple(vec![]), span: span(&sig.ident) })));
+            params.push(param(
+                Ident::new("_", span(&sig.ident)),
+                Some(Annotation {
+                    ann: TypeAnn::Tuple(vec![]),
+                    span: span(&sig.ident),
+                }),
+            ));
         }
         for (x, pat) in matches.into_iter().rev() {
             let bsp = body.span;
@@ -398,7 +485,14 @@ impl Parser {
             syn::ReturnType::Type(_, t) => Some(self.annotation(t)),
         };
         let ident = Ident::new(sig.ident.to_string(), span(&sig.ident));
-        FnDef { ident, params, ret, body, span: sp, ty: Type::unit() }
+        FnDef {
+            ident,
+            params,
+            ret,
+            body,
+            span: sp,
+            ty: Type::unit(),
+        }
     }
 
     /// A parameter pattern: a variable, or a fresh variable plus a pattern to match it against.
@@ -431,7 +525,13 @@ impl Parser {
         }
         if params.is_empty() {
             // `|| e` takes `()`, and `f()` passes it.
-            params.push(param(Ident::new("_", sp), Some(Annotation { ann: TypeAnn::Tuple(vec![]), span: sp })));
+            params.push(param(
+                Ident::new("_", sp),
+                Some(Annotation {
+                    ann: TypeAnn::Tuple(vec![]),
+                    span: sp,
+                }),
+            ));
         }
         let mut body = self.expr(&c.body);
         for (x, pat) in matches.into_iter().rev() {
@@ -452,7 +552,13 @@ impl Parser {
             let bsp = body.span;
             body = let_in(param(r.clone(), Some(ann)), body, var(&r.name, bsp), bsp);
         }
-        mk(ExprKind::Lam { params, body: Box::new(body) }, sp)
+        mk(
+            ExprKind::Lam {
+                params,
+                body: Box::new(body),
+            },
+            sp,
+        )
     }
 
     fn binary(&mut self, b: &syn::ExprBinary, sp: SpanRange) -> Expr {
@@ -489,21 +595,36 @@ impl Parser {
         };
         let lhs = self.expr(&b.left);
         let rhs = self.expr(&b.right);
-        mk(ExprKind::BinOp { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, sp)
+        mk(
+            ExprKind::BinOp {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            sp,
+        )
     }
 
     fn if_expr(&mut self, i: &syn::ExprIf, sp: SpanRange) -> Expr {
         let then = self.block(&i.then_branch);
         let otherwise = match &i.else_branch {
             Some((_, e)) => self.expr(e),
-            None => lit(Lit::Unit, SpanRange::single(i.then_branch.brace_token.span.close())),
+            None => lit(
+                Lit::Unit,
+                SpanRange::single(i.then_branch.brace_token.span.close()),
+            ),
         };
         match &*i.cond {
             SynExpr::Let(l) => {
                 let scrutinee = self.expr(&l.expr);
                 let pat = self.pat(&l.pat);
                 mk(
-                    ExprKind::Match { scrutinee: Box::new(scrutinee), pat, then: Box::new(then), otherwise: Box::new(otherwise) },
+                    ExprKind::Match {
+                        scrutinee: Box::new(scrutinee),
+                        pat,
+                        then: Box::new(then),
+                        otherwise: Box::new(otherwise),
+                    },
                     sp,
                 )
             }
@@ -556,7 +677,12 @@ impl Parser {
     }
 
     fn macro_expr(&mut self, m: &syn::Macro, sp: SpanRange) -> Expr {
-        let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let name = m
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
         match name.as_str() {
             "never" if m.tokens.is_empty() => mk(ExprKind::Never(NeverKind::User), sp),
             "never" => self.error(span(&m.tokens), "`never!()` takes no arguments"),
@@ -595,14 +721,20 @@ impl Parser {
             "sum" | "fold" | "reduce" => Some("reduce(addi, 0, s)"),
             "concat" | "flatten" => Some("flatten(s)"),
             "rev" => Some("reverse(s)"),
-            "clone" | "to_vec" | "to_owned" => Some("the value itself (PMExpr values are never mutated)"),
+            "clone" | "to_vec" | "to_owned" => {
+                Some("the value itself (PMExpr values are never mutated)")
+            }
             _ => None,
         };
         let sp = span(&m.method).to(span(m));
         let message = format!("method calls are not PMExpr: `.{method}(…)`");
         match suggestion {
             Some(s) => self.error_help(sp, message, format!("write {s}")),
-            None => self.error_help(sp, message, "call a PMExpr function instead, e.g. `length(s)`"),
+            None => self.error_help(
+                sp,
+                message,
+                "call a PMExpr function instead, e.g. `length(s)`",
+            ),
         }
     }
 
@@ -621,7 +753,11 @@ impl Parser {
             SynPat::Wild(_) => PatKind::Wild,
             SynPat::Paren(p) => return self.pat(&p.pat),
             SynPat::Tuple(t) => PatKind::Record(
-                t.elems.iter().enumerate().map(|(i, p)| (Label::Index(i as u32), self.pat(p))).collect(),
+                t.elems
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (Label::Index(i as u32), self.pat(p)))
+                    .collect(),
             ),
             SynPat::Lit(l) => match self.literal(&l.lit, false, sp).kind {
                 ExprKind::Lit(v) => PatKind::Lit(v),
@@ -635,7 +771,11 @@ impl Parser {
                 PatKind::Wild
             }
         };
-        Pat { kind, span: sp, ty: Type::unit() }
+        Pat {
+            kind,
+            span: sp,
+            ty: Type::unit(),
+        }
     }
 
     fn annotation(&mut self, t: &syn::Type) -> Annotation {
@@ -651,7 +791,9 @@ impl Parser {
             syn::Type::Reference(r) => self.type_ann(&r.elem),
             syn::Type::Slice(s) => TypeAnn::Seq(Box::new(self.type_ann(&s.elem))),
             syn::Type::Array(a) => TypeAnn::Seq(Box::new(self.type_ann(&a.elem))),
-            syn::Type::Tuple(t) => TypeAnn::Tuple(t.elems.iter().map(|e| self.type_ann(e)).collect()),
+            syn::Type::Tuple(t) => {
+                TypeAnn::Tuple(t.elems.iter().map(|e| self.type_ann(e)).collect())
+            }
             syn::Type::BareFn(f) => {
                 let params = f.inputs.iter().map(|a| self.type_ann(&a.ty)).collect();
                 let ret = self.return_ann(&f.output);
@@ -672,7 +814,9 @@ impl Parser {
                 self.type_error(t)
             }
             syn::Type::Path(p) if p.qself.is_none() => {
-                let Some(seg) = p.path.segments.last() else { return self.type_error(t) };
+                let Some(seg) = p.path.segments.last() else {
+                    return self.type_error(t);
+                };
                 let name = seg.ident.to_string();
                 let arg = |this: &mut Self| -> Option<TypeAnn> {
                     if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
@@ -696,10 +840,14 @@ impl Parser {
                         Some(a) => TypeAnn::Tensor(Box::new(a)),
                         None => self.type_error(t),
                     },
-                    "i8" | "i16" | "i32" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize" | "f32" | "i128" | "u128" => {
+                    "i8" | "i16" | "i32" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize"
+                    | "f32" | "i128" | "u128" => {
                         self.errors.push(
-                            Error::new(span(t), format!("`{name}` is not supported inside `accelerate!` yet"))
-                                .help("PMExpr numbers are i64 and f64"),
+                            Error::new(
+                                span(t),
+                                format!("`{name}` is not supported inside `accelerate!` yet"),
+                            )
+                            .help("PMExpr numbers are i64 and f64"),
                         );
                         TypeAnn::Infer
                     }
@@ -718,10 +866,10 @@ impl Parser {
     }
 
     fn type_error(&mut self, t: &syn::Type) -> TypeAnn {
-        self.errors.push(
-            Error::new(span(t), "this type is not a PMExpr type")
-                .help("use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B or _"),
-        );
+        self.errors
+            .push(Error::new(span(t), "this type is not a PMExpr type").help(
+                "use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B or _",
+            ));
         TypeAnn::Infer
     }
 }
@@ -746,52 +894,114 @@ mod tests {
     }
 
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
-        parse_tokens(tokens).err().expect("should fail").iter().map(|e| e.message.clone()).collect()
+        parse_tokens(tokens)
+            .err()
+            .expect("should fail")
+            .iter()
+            .map(|e| e.message.clone())
+            .collect()
     }
 
     #[test]
     fn blocks_become_lets() {
-        let e = parse(quote!({ let x = 1; let y: i64 = x; y }));
-        let ExprKind::Let { binder, body, .. } = &e.kind else { panic!("{e:?}") };
+        let e = parse(quote!({
+            let x = 1;
+            let y: i64 = x;
+            y
+        }));
+        let ExprKind::Let { binder, body, .. } = &e.kind else {
+            panic!("{e:?}")
+        };
         assert_eq!(binder.ident.name, "x");
-        let ExprKind::Let { binder, .. } = &body.kind else { panic!() };
+        let ExprKind::Let { binder, .. } = &body.kind else {
+            panic!()
+        };
         assert!(matches!(binder.ann.as_ref().unwrap().ann, TypeAnn::Int));
     }
 
     #[test]
     fn fn_items_form_a_recursive_group() {
-        let e = parse(quote!({ fn f(x: i64) -> i64 { g(x) } fn g(x: _) -> i64 { x } f(1) }));
-        let ExprKind::RecLet { fns, .. } = &e.kind else { panic!() };
-        assert_eq!(fns.iter().map(|f| f.ident.name.as_str()).collect::<Vec<_>>(), ["f", "g"]);
+        let e = parse(quote!({
+            fn f(x: i64) -> i64 {
+                g(x)
+            }
+            fn g(x: _) -> i64 {
+                x
+            }
+            f(1)
+        }));
+        let ExprKind::RecLet { fns, .. } = &e.kind else {
+            panic!()
+        };
+        assert_eq!(
+            fns.iter()
+                .map(|f| f.ident.name.as_str())
+                .collect::<Vec<_>>(),
+            ["f", "g"]
+        );
     }
 
     #[test]
     fn negative_literals() {
-        assert!(matches!(parse(quote!(-9223372036854775808)).kind, ExprKind::Lit(Lit::Int(i64::MIN))));
+        assert!(matches!(
+            parse(quote!(-9223372036854775808)).kind,
+            ExprKind::Lit(Lit::Int(i64::MIN))
+        ));
         assert!(matches!(parse(quote!(-1.5)).kind, ExprKind::Lit(Lit::Float(f)) if f == -1.5));
     }
 
     #[test]
     fn match_arms_nest() {
-        let e = parse(quote!(match x { 0 => 1, _ => 2 }));
-        let ExprKind::Match { otherwise, .. } = &e.kind else { panic!() };
+        let e = parse(quote!(match x {
+            0 => 1,
+            _ => 2,
+        }));
+        let ExprKind::Match { otherwise, .. } = &e.kind else {
+            panic!()
+        };
         assert!(matches!(otherwise.kind, ExprKind::Match { .. }));
     }
 
     #[test]
     fn rust_only_syntax_is_explained() {
-        assert_eq!(errors(quote!(s.len())), ["method calls are not PMExpr: `.len(…)`"]);
+        assert_eq!(
+            errors(quote!(s.len())),
+            ["method calls are not PMExpr: `.len(…)`"]
+        );
         assert_eq!(errors(quote!(x as f64)), ["`as` casts are not PMExpr"]);
-        assert_eq!(errors(quote!({ for i in s {} })), ["`for` loops are not PMExpr"]);
+        assert_eq!(
+            errors(quote!({ for i in s {} })),
+            ["`for` loops are not PMExpr"]
+        );
         assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
-        assert_eq!(errors(quote!((s.len(), x as i64))).len(), 2, "errors are collected");
+        assert_eq!(
+            errors(quote!((s.len(), x as i64))).len(),
+            2,
+            "errors are collected"
+        );
     }
 
     #[test]
     fn types() {
-        let e = parse(quote!(|a: Vec<Vec<f64>>, t: &pmexpr::Tensor<i64>, f: impl Fn(i64) -> bool, u: ()| 0));
-        let ExprKind::Lam { params, .. } = &e.kind else { panic!() };
-        let anns: Vec<String> = params.iter().map(|p| format!("{:?}", p.ann.as_ref().unwrap().ann)).collect();
-        assert_eq!(anns, ["Seq(Seq(Float))", "Tensor(Int)", "Arrow([Int], Bool)", "Tuple([])"]);
+        let e = parse(quote!(|a: Vec<Vec<f64>>,
+                              t: &pmexpr::Tensor<i64>,
+                              f: impl Fn(i64) -> bool,
+                              u: ()| 0));
+        let ExprKind::Lam { params, .. } = &e.kind else {
+            panic!()
+        };
+        let anns: Vec<String> = params
+            .iter()
+            .map(|p| format!("{:?}", p.ann.as_ref().unwrap().ann))
+            .collect();
+        assert_eq!(
+            anns,
+            [
+                "Seq(Seq(Float))",
+                "Tensor(Int)",
+                "Arrow([Int], Bool)",
+                "Tuple([])"
+            ]
+        );
     }
 }

@@ -33,7 +33,11 @@ pub fn resolve(mut expr: Expr) -> Result<Resolved, Errors> {
     let mut r = Resolver::default();
     r.expr(&mut expr);
     if r.errors.is_empty() {
-        Ok(Resolved { expr, free_vars: r.free_vars, names: r.names })
+        Ok(Resolved {
+            expr,
+            free_vars: r.free_vars,
+            names: r.names,
+        })
     } else {
         Err(r.errors)
     }
@@ -55,7 +59,11 @@ fn suggest(name: &str) -> Option<&'static str> {
         for (i, ca) in a.chars().enumerate() {
             let mut cur = vec![i + 1];
             for (j, cb) in b.iter().enumerate() {
-                cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+                cur.push(
+                    (prev[j] + usize::from(ca != *cb))
+                        .min(prev[j + 1] + 1)
+                        .min(cur[j] + 1),
+                );
             }
             prev = cur;
         }
@@ -77,7 +85,11 @@ impl Resolver {
     }
 
     fn lookup(&self, name: &str) -> Option<VarId> {
-        self.scope.iter().rev().find(|(n, _)| n == name).map(|&(_, id)| id)
+        self.scope
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|&(_, id)| id)
     }
 
     fn free(&mut self, ident: &mut Ident) {
@@ -89,7 +101,11 @@ impl Resolver {
         let id = VarId(self.names.len() as u32);
         self.names.push(ident.name.clone());
         ident.id = id;
-        self.free_vars.push(FreeVar { id, name: ident.name.clone(), uses: vec![ident.span] });
+        self.free_vars.push(FreeVar {
+            id,
+            name: ident.name.clone(),
+            uses: vec![ident.span],
+        });
     }
 
     fn pat(&mut self, p: &mut Pat) {
@@ -110,8 +126,14 @@ impl Resolver {
                     e.kind = ExprKind::Intrinsic(i);
                 } else if let Some(k) = Keyword::from_name(&ident.name) {
                     self.errors.push(
-                        Error::new(ident.span, format!("`{}` is a parallel keyword and must be applied to its arguments", k.name()))
-                            .help(format!("write `{}`", k.usage())),
+                        Error::new(
+                            ident.span,
+                            format!(
+                                "`{}` is a parallel keyword and must be applied to its arguments",
+                                k.name()
+                            ),
+                        )
+                        .help(format!("write `{}`", k.usage())),
                     );
                 } else {
                     self.free(ident);
@@ -125,11 +147,21 @@ impl Resolver {
                             let n = args.len();
                             if n != k.arity() {
                                 self.errors.push(
-                                    Error::new(span, format!("`{}` takes {} arguments but {n} were supplied", k.name(), k.arity()))
-                                        .help(format!("write `{}`", k.usage())),
+                                    Error::new(
+                                        span,
+                                        format!(
+                                            "`{}` takes {} arguments but {n} were supplied",
+                                            k.name(),
+                                            k.arity()
+                                        ),
+                                    )
+                                    .help(format!("write `{}`", k.usage())),
                                 );
                             }
-                            e.kind = ExprKind::Keyword { kw: k, args: std::mem::take(args) };
+                            e.kind = ExprKind::Keyword {
+                                kw: k,
+                                args: std::mem::take(args),
+                            };
                             return;
                         }
                         if Intrinsic::from_name(&ident.name).is_none() {
@@ -157,7 +189,12 @@ impl Resolver {
                 self.expr(body);
                 self.scope.truncate(n);
             }
-            ExprKind::Let { binder, value, body, .. } => {
+            ExprKind::Let {
+                binder,
+                value,
+                body,
+                ..
+            } => {
                 self.expr(value);
                 let n = self.scope.len();
                 self.bind(&mut binder.ident);
@@ -167,10 +204,16 @@ impl Resolver {
             ExprKind::RecLet { fns, body, .. } => {
                 let n = self.scope.len();
                 for f in fns.iter_mut() {
-                    if self.scope[n..].iter().any(|(name, _)| *name == f.ident.name) {
+                    if self.scope[n..]
+                        .iter()
+                        .any(|(name, _)| *name == f.ident.name)
+                    {
                         self.errors.push(Error::new(
                             f.ident.span,
-                            format!("the function `{}` is defined twice in this block", f.ident.name),
+                            format!(
+                                "the function `{}` is defined twice in this block",
+                                f.ident.name
+                            ),
                         ));
                     }
                     self.bind(&mut f.ident);
@@ -184,7 +227,12 @@ impl Resolver {
                 self.expr(body);
                 self.scope.truncate(n);
             }
-            ExprKind::Match { scrutinee, pat, then, otherwise } => {
+            ExprKind::Match {
+                scrutinee,
+                pat,
+                then,
+                otherwise,
+            } => {
                 self.expr(scrutinee);
                 let n = self.scope.len();
                 self.pat(pat);
@@ -195,7 +243,9 @@ impl Resolver {
             ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| self.expr(e)),
             ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.expr(expr),
-            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(|e| self.expr(e)),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
+                es.iter_mut().for_each(|e| self.expr(e))
+            }
             ExprKind::BinOp { lhs, rhs, .. } => {
                 self.expr(lhs);
                 self.expr(rhs);
@@ -220,33 +270,52 @@ mod tests {
 
     #[test]
     fn free_variables_in_order_of_first_use() {
-        let r = resolved(quote!({ let f = |x| muli(c, x); reduce(addi, 0, map(f, s)) }));
+        let r = resolved(quote!({
+            let f = |x| muli(c, x);
+            reduce(addi, 0, map(f, s))
+        }));
         let names: Vec<&str> = r.free_vars.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["c", "s"]);
     }
 
     #[test]
     fn shadowing_gives_distinct_identifiers() {
-        let r = resolved(quote!({ let x = 1; let x = addi(x, 1); x }));
+        let r = resolved(quote!({
+            let x = 1;
+            let x = addi(x, 1);
+            x
+        }));
         assert_eq!(r.names.iter().filter(|n| *n == "x").count(), 2);
         assert!(r.free_vars.is_empty());
     }
 
     #[test]
     fn locals_shadow_intrinsics() {
-        let r = resolved(quote!({ let length = 3; addi(length, 1) }));
+        let r = resolved(quote!({
+            let length = 3;
+            addi(length, 1)
+        }));
         assert!(r.free_vars.is_empty());
     }
 
     #[test]
     fn keywords_need_their_arguments() {
         assert!(error(quote!(map(f))).starts_with("`map` takes 2 arguments but 1 were supplied"));
-        assert!(error(quote!({ let g = reduce; g })).contains("must be applied"));
+        assert!(
+            error(quote!({
+                let g = reduce;
+                g
+            }))
+            .contains("must be applied")
+        );
     }
 
     #[test]
     fn unknown_functions_get_suggestions() {
-        assert_eq!(error(quote!(lenght(s))), "cannot find the PMExpr function `lenght`\n\n= help: did you mean `length`?");
+        assert_eq!(
+            error(quote!(lenght(s))),
+            "cannot find the PMExpr function `lenght`\n\n= help: did you mean `length`?"
+        );
         assert!(error(quote!(frobnicate(s))).contains("cannot call Rust functions"));
     }
 }

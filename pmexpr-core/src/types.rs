@@ -70,13 +70,24 @@ impl Type {
     }
 
     /// `p1 -> … -> pn -> ret`.
-    pub fn arrows(params: impl IntoIterator<Item = Type, IntoIter: DoubleEndedIterator>, ret: Type) -> Type {
-        params.into_iter().rev().fold(ret, |acc, p| Type::arrow(p, acc))
+    pub fn arrows(
+        params: impl IntoIterator<Item = Type, IntoIter: DoubleEndedIterator>,
+        ret: Type,
+    ) -> Type {
+        params
+            .into_iter()
+            .rev()
+            .fold(ret, |acc, p| Type::arrow(p, acc))
     }
 
     /// A tuple `(t0, t1, …)` as a record with labels `0, 1, …`.
     pub fn tuple(ts: Vec<Type>) -> Type {
-        Type::Record(ts.into_iter().enumerate().map(|(i, t)| (Label::Index(i as u32), t)).collect())
+        Type::Record(
+            ts.into_iter()
+                .enumerate()
+                .map(|(i, t)| (Label::Index(i as u32), t))
+                .collect(),
+        )
     }
 
     /// Whether this is the unit type.
@@ -147,7 +158,10 @@ impl Type {
 
     /// Whether a record is a tuple (labels `0..n`).
     pub fn is_tuple_record(fields: &[(Label, Type)]) -> bool {
-        fields.iter().enumerate().all(|(i, (l, _))| *l == Label::Index(i as u32))
+        fields
+            .iter()
+            .enumerate()
+            .all(|(i, (l, _))| *l == Label::Index(i as u32))
     }
 }
 
@@ -224,7 +238,10 @@ mod tests {
 
     #[test]
     fn prints_rust_names() {
-        let t = Type::arrows([Type::seq(Type::Int), Type::Float], Type::tuple(vec![Type::Bool, Type::unit()]));
+        let t = Type::arrows(
+            [Type::seq(Type::Int), Type::Float],
+            Type::tuple(vec![Type::Bool, Type::unit()]),
+        );
         assert_eq!(t.to_string(), "fn(Vec<i64>, f64) -> (bool, ())");
         assert_eq!(Type::tensor(Type::Var(TyVar(0))).to_string(), "Tensor<_>");
         assert_eq!(Type::tuple(vec![Type::Int]).to_string(), "(i64,)");

@@ -47,6 +47,11 @@ pub trait Backend: 'static {
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send;
 
+    /// `flatten s`: the concatenation of the inner sequences.
+    fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync;
+
     /// `par_loop n f`: `f i` for every `i` in `0..n`, in any order.
     fn par_loop<F>(n: i64, f: F)
     where
@@ -68,7 +73,9 @@ pub enum DebugBackend {}
 
 #[cold]
 fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
-    site.fail(format_args!("map2 on sequences of different lengths ({a} and {b})"))
+    site.fail(format_args!(
+        "map2 on sequences of different lengths ({a} and {b})"
+    ))
 }
 
 macro_rules! sequential_backend {
@@ -116,6 +123,13 @@ macro_rules! sequential_backend {
                 s.iter().map(g).fold(ne, f)
             }
 
+            fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
+            where
+                T: Clone + Send + Sync,
+            {
+                crate::intrinsics::flatten(s)
+            }
+
             fn par_loop<F>(n: i64, f: F)
             where
                 F: Fn(i64) + Sync + Send,
@@ -151,7 +165,12 @@ impl Backend for CpuBackend {
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
-        Seq::from_vec(a.par_iter().zip(b.par_iter()).map(|(x, y)| f(x, y)).collect())
+        Seq::from_vec(
+            a.par_iter()
+                .zip(b.par_iter())
+                .map(|(x, y)| f(x, y))
+                .collect(),
+        )
     }
 
     fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
@@ -172,11 +191,20 @@ impl Backend for CpuBackend {
         s.par_iter().map(g).reduce(|| ne.clone(), f)
     }
 
+    fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync,
+    {
+        Seq::from_vec(s.par_iter().flat_map_iter(|x| x.iter().cloned()).collect())
+    }
+
     fn par_loop<F>(n: i64, f: F)
     where
         F: Fn(i64) + Sync + Send,
     {
-        (0..n.max(0) as u64).into_par_iter().for_each(|i| f(i as i64))
+        (0..n.max(0) as u64)
+            .into_par_iter()
+            .for_each(|i| f(i as i64))
     }
 }
 
@@ -193,6 +221,12 @@ mod tests {
         let m2 = B::map2(&SITE, &s, &m, |x, y| x + y).into_vec();
         let r = B::reduce(&s, 0, |a, b| a + b);
         let mr = B::map_reduce(&s, 0, |x| x * x, |a, b| a + b);
+        let nested = vec![
+            Seq::from_vec(vec![1_i64, 2]),
+            Seq::empty(),
+            Seq::from_vec(vec![3]),
+        ];
+        assert_eq!(&*B::flatten(&nested), &[1, 2, 3]);
         let hits = AtomicI64::new(0);
         B::par_loop(100, |i| {
             hits.fetch_add(i, Ordering::Relaxed);
@@ -217,8 +251,13 @@ mod tests {
 
     #[test]
     fn map2_checks_lengths() {
-        let r = std::panic::catch_unwind(|| CpuBackend::map2(&SITE, &[1_i64], &[1_i64, 2], |a, b| a + b));
+        let r = std::panic::catch_unwind(|| {
+            CpuBackend::map2(&SITE, &[1_i64], &[1_i64, 2], |a, b| a + b)
+        });
         let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap();
-        assert!(msg.contains("map2 on sequences of different lengths (1 and 2)"), "{msg}");
+        assert!(
+            msg.contains("map2 on sequences of different lengths (1 and 2)"),
+            "{msg}"
+        );
     }
 }

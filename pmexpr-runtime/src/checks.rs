@@ -83,7 +83,10 @@ fn describe(s: &Shape) -> String {
             _ => format!("[{n}] of {}", describe(inner)),
         },
         Shape::Record(fields) => {
-            format!("({})", fields.iter().map(describe).collect::<Vec<_>>().join(", "))
+            format!(
+                "({})",
+                fields.iter().map(describe).collect::<Vec<_>>().join(", ")
+            )
         }
     }
 }
@@ -117,8 +120,10 @@ mod tests {
 
     #[test]
     fn irregular_sequences_are_reported() {
-        let e = std::panic::catch_unwind(|| check_regular(&SITE, "captured variable `m`", &seq2(&[&[1, 2], &[3]])))
-            .unwrap_err();
+        let e = std::panic::catch_unwind(|| {
+            check_regular(&SITE, "captured variable `m`", &seq2(&[&[1, 2], &[3]]))
+        })
+        .unwrap_err();
         let msg = e.downcast_ref::<String>().unwrap();
         assert!(msg.contains("c.rs:1:1"), "{msg}");
         assert!(msg.contains("Irregular sequence found in captured variable `m`: element 1 has shape [1] but element 0 has shape [2]"), "{msg}");

@@ -37,7 +37,9 @@ fn bad_index(site: &Site, i: i64, len: usize) -> ! {
     if i < 0 {
         site.fail(format_args!("Negative index used to access sequence: {i}"))
     } else {
-        site.fail(format_args!("Out of bounds access in sequence: index {i} for a sequence of length {len}"))
+        site.fail(format_args!(
+            "Out of bounds access in sequence: index {i} for a sequence of length {len}"
+        ))
     }
 }
 
@@ -100,7 +102,9 @@ pub fn subsequence<'a, T>(site: &Site, s: &Seq<'a, T>, offset: i64, len: i64) ->
         site.fail(format_args!("Subsequence using negative length: {len}"));
     }
     let start = (offset as u64).min(s.len() as u64) as usize;
-    let end = (start as u64).saturating_add(len as u64).min(s.len() as u64) as usize;
+    let end = (start as u64)
+        .saturating_add(len as u64)
+        .min(s.len() as u64) as usize;
     s.view(start..end)
 }
 
@@ -152,7 +156,9 @@ mod tests {
     const SITE: Site = Site::new("i.rs", 2, 3);
 
     fn message<R>(f: impl FnOnce() -> R) -> String {
-        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err().expect("fails");
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .err()
+            .expect("fails");
         e.downcast_ref::<String>().cloned().unwrap_or_default()
     }
 
@@ -161,7 +167,10 @@ mod tests {
         assert_eq!(divi(&SITE, -7, 2), -3);
         assert_eq!(modi(&SITE, -7, 2), -1);
         assert_eq!(divi(&SITE, i64::MIN, -1), i64::MIN);
-        assert_eq!(message(|| divi(&SITE, 1, 0)), "pmexpr: accelerate! at i.rs:2:3: Division by zero");
+        assert_eq!(
+            message(|| divi(&SITE, 1, 0)),
+            "pmexpr: accelerate! at i.rs:2:3: Division by zero"
+        );
         assert!(message(|| modi(&SITE, 1, 0)).ends_with("Division by zero"));
         assert_eq!(floorfi(-1.5), -2);
     }
@@ -178,7 +187,10 @@ mod tests {
         assert_eq!(*head(&SITE, &s), 1);
         assert_eq!(&*tail(&SITE, &s), &[2, 3]);
         let e: Seq<i64> = Seq::empty();
-        assert_eq!(message(|| *head(&SITE, &e)), "pmexpr: accelerate! at i.rs:2:3: Head on empty sequence");
+        assert_eq!(
+            message(|| *head(&SITE, &e)),
+            "pmexpr: accelerate! at i.rs:2:3: Head on empty sequence"
+        );
         assert!(message(|| tail(&SITE, &e)).contains("Tail on empty sequence"));
     }
 
@@ -190,13 +202,21 @@ mod tests {
         assert_eq!(&*subsequence(&SITE, &s, 1, 2), &[2, 3]);
         assert_eq!(&*subsequence(&SITE, &s, 3, 10), &[4]);
         assert!(subsequence(&SITE, &s, 9, 1).is_empty());
-        assert!(message(|| subsequence(&SITE, &s, -1, 1)).contains("Subsequence using negative index"));
-        assert!(message(|| subsequence(&SITE, &s, 0, -1)).contains("Subsequence using negative length"));
+        assert!(
+            message(|| subsequence(&SITE, &s, -1, 1)).contains("Subsequence using negative index")
+        );
+        assert!(
+            message(|| subsequence(&SITE, &s, 0, -1)).contains("Subsequence using negative length")
+        );
         assert_eq!(&*create(&SITE, 3, |i| i * i), &[0, 1, 4]);
         assert!(message(|| create(&SITE, -1, |i| i)).contains("negative length"));
         assert_eq!(foldl(&s, 0, |a, x| a * 10 + x), 1234);
         assert_eq!(seq_loop_acc(1, 4, |a, i| a * (i + 1)), 24);
-        let nested = vec![Seq::from_vec(vec![1_i64]), Seq::empty(), Seq::from_vec(vec![2, 3])];
+        let nested = vec![
+            Seq::from_vec(vec![1_i64]),
+            Seq::empty(),
+            Seq::from_vec(vec![2, 3]),
+        ];
         assert_eq!(&*flatten(&nested), &[1, 2, 3]);
         let mut seen = vec![];
         seq_loop(3, |i| seen.push(i));

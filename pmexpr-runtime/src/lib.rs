@@ -19,6 +19,7 @@ pub mod checks;
 pub mod func;
 pub mod intrinsics;
 pub mod marshal;
+pub mod numeric;
 pub mod seq;
 pub mod site;
 pub mod target;
@@ -36,6 +37,7 @@ pub mod __private {
     pub use crate::func::Func;
     pub use crate::intrinsics as rt;
     pub use crate::marshal::{Capture, IntoRust, capture};
+    pub use crate::numeric::{Num, Scalar};
     pub use crate::seq::Seq;
     pub use crate::site::Site;
     pub use crate::target::{Target, select};

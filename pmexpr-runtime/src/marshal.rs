@@ -204,7 +204,10 @@ impl<T: IntoRust + Clone> IntoRust for Seq<'_, T> {
     type Out = Vec<T::Out>;
     fn into_rust(self) -> Vec<T::Out> {
         // For scalar elements the map is the identity and the buffer is reused in place.
-        self.into_vec().into_iter().map(IntoRust::into_rust).collect()
+        self.into_vec()
+            .into_iter()
+            .map(IntoRust::into_rust)
+            .collect()
     }
 }
 
@@ -253,6 +256,9 @@ mod tests {
         let rs = capture::<Vec<Tensor<i64>>, _>(&ts, &SITE, "ts");
         assert_eq!(rs[1].get(&SITE, &[0]), 5);
         let pairs = vec![(1_i64, 2.0_f64)];
-        assert_eq!(capture::<Vec<(i64, f64)>, _>(&pairs, &SITE, "p").into_rust(), pairs);
+        assert_eq!(
+            capture::<Vec<(i64, f64)>, _>(&pairs, &SITE, "p").into_rust(),
+            pairs
+        );
     }
 }

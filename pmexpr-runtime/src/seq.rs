@@ -16,24 +16,36 @@ pub struct Seq<'a, T> {
 
 enum Repr<'a, T> {
     Borrowed(&'a [T]),
-    Owned { data: Arc<Vec<T>>, range: Range<usize> },
+    Owned {
+        data: Arc<Vec<T>>,
+        range: Range<usize>,
+    },
 }
 
 impl<'a, T> Seq<'a, T> {
     /// A sequence that borrows the caller's elements (used when capturing free variables).
     pub const fn borrowed(slice: &'a [T]) -> Self {
-        Seq { repr: Repr::Borrowed(slice) }
+        Seq {
+            repr: Repr::Borrowed(slice),
+        }
     }
 
     /// A sequence that owns its elements.
     pub fn from_vec(v: Vec<T>) -> Self {
         let range = 0..v.len();
-        Seq { repr: Repr::Owned { data: Arc::new(v), range } }
+        Seq {
+            repr: Repr::Owned {
+                data: Arc::new(v),
+                range,
+            },
+        }
     }
 
     /// The empty sequence.
     pub const fn empty() -> Self {
-        Seq { repr: Repr::Borrowed(&[]) }
+        Seq {
+            repr: Repr::Borrowed(&[]),
+        }
     }
 
     /// The elements as a slice.
@@ -49,7 +61,9 @@ impl<'a, T> Seq<'a, T> {
     pub fn view(&self, range: Range<usize>) -> Self {
         debug_assert!(range.start <= range.end && range.end <= self.len());
         match &self.repr {
-            Repr::Borrowed(s) => Seq { repr: Repr::Borrowed(&s[range]) },
+            Repr::Borrowed(s) => Seq {
+                repr: Repr::Borrowed(&s[range]),
+            },
             Repr::Owned { data, range: own } => Seq {
                 repr: Repr::Owned {
                     data: Arc::clone(data),
@@ -100,9 +114,14 @@ impl<T> Deref for Seq<'_, T> {
 impl<T> Clone for Seq<'_, T> {
     fn clone(&self) -> Self {
         match &self.repr {
-            Repr::Borrowed(s) => Seq { repr: Repr::Borrowed(s) },
+            Repr::Borrowed(s) => Seq {
+                repr: Repr::Borrowed(s),
+            },
             Repr::Owned { data, range } => Seq {
-                repr: Repr::Owned { data: Arc::clone(data), range: range.clone() },
+                repr: Repr::Owned {
+                    data: Arc::clone(data),
+                    range: range.clone(),
+                },
             },
         }
     }

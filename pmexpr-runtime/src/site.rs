@@ -49,7 +49,10 @@ mod tests {
 
     #[test]
     fn displays_file_line_column() {
-        assert_eq!(Site::new("src/main.rs", 3, 9).to_string(), "src/main.rs:3:9");
+        assert_eq!(
+            Site::new("src/main.rs", 3, 9).to_string(),
+            "src/main.rs:3:9"
+        );
     }
 
     #[test]
@@ -57,6 +60,9 @@ mod tests {
         let site = Site::new("src/lib.rs", 10, 5);
         let payload = std::panic::catch_unwind(|| site.fail("Division by zero")).unwrap_err();
         let text = payload.downcast_ref::<String>().unwrap();
-        assert_eq!(text, "pmexpr: accelerate! at src/lib.rs:10:5: Division by zero");
+        assert_eq!(
+            text,
+            "pmexpr: accelerate! at src/lib.rs:10:5: Division by zero"
+        );
     }
 }

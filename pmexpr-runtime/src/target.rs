@@ -119,7 +119,9 @@ mod tests {
     fn override_nests_and_restores() {
         with_target(Target::Seq, || {
             assert_eq!(current_target(), Ok(Target::Seq));
-            with_target(Target::Debug, || assert_eq!(current_target(), Ok(Target::Debug)));
+            with_target(Target::Debug, || {
+                assert_eq!(current_target(), Ok(Target::Debug))
+            });
             assert_eq!(current_target(), Ok(Target::Seq));
         });
         let r = std::panic::catch_unwind(|| with_target(Target::Cpu, || panic!("boom")));

@@ -151,11 +151,18 @@ impl<T: Element> Tensor<T> {
     /// number of elements does not match the shape.
     pub fn try_from_vec(data: Vec<T>, shape: &[usize]) -> Result<Self, TensorError> {
         if shape.iter().try_fold(1_usize, |a, &d| a.checked_mul(d)) != Some(data.len()) {
-            return Err(TensorError::ShapeMismatch { len: data.len(), shape: shape.to_vec() });
+            return Err(TensorError::ShapeMismatch {
+                len: data.len(),
+                shape: shape.to_vec(),
+            });
         }
         // Same size and alignment: the standard library collects this in place.
         let cells: Vec<T::Cell> = data.into_iter().map(T::new_cell).collect();
-        Ok(Tensor { storage: Arc::new(cells), offset: 0, shape: shape.to_vec() })
+        Ok(Tensor {
+            storage: Arc::new(cells),
+            offset: 0,
+            shape: shape.to_vec(),
+        })
     }
 
     /// A tensor of the given shape with every element `T::default()` (zero).
@@ -206,13 +213,19 @@ impl<T: Element> Tensor<T> {
     }
 
     fn linear(&self, index: &[usize]) -> Result<usize, TensorError> {
-        let oob = || TensorError::OutOfBounds { index: index.to_vec(), shape: self.shape.clone() };
+        let oob = || TensorError::OutOfBounds {
+            index: index.to_vec(),
+            shape: self.shape.clone(),
+        };
         if index.len() != self.shape.len() {
             return Err(oob());
         }
-        index.iter().zip(&self.shape).try_fold(0, |acc, (&i, &d)| {
-            if i < d { Ok(acc * d + i) } else { Err(oob()) }
-        })
+        index.iter().zip(&self.shape).try_fold(
+            0,
+            |acc, (&i, &d)| {
+                if i < d { Ok(acc * d + i) } else { Err(oob()) }
+            },
+        )
     }
 
     /// The element at `index`, or `None` when the index is outside the shape.
@@ -242,7 +255,11 @@ impl<T: Element> Tensor<T> {
         let stride: usize = self.shape[1..].iter().product();
         let mut shape = self.shape.clone();
         shape[0] = len;
-        Some(Tensor { storage: Arc::clone(&self.storage), offset: self.offset + offset * stride, shape })
+        Some(Tensor {
+            storage: Arc::clone(&self.storage),
+            offset: self.offset + offset * stride,
+            shape,
+        })
     }
 
     /// The view with the leading indices fixed to `index` (rank decreases by `index.len()`); it
@@ -283,7 +300,10 @@ impl<T: Element> PartialEq for Tensor<T> {
 
 impl<T: Element> fmt::Debug for Tensor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tensor").field("shape", &self.shape).field("data", &self.to_vec()).finish()
+        f.debug_struct("Tensor")
+            .field("shape", &self.shape)
+            .field("data", &self.to_vec())
+            .finish()
     }
 }
 
@@ -306,7 +326,10 @@ impl<T: Element> Copy for TensorRef<'_, T> {}
 impl<T: Element> fmt::Debug for TensorRef<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let data: Vec<T> = self.data.iter().map(T::load).collect();
-        f.debug_struct("TensorRef").field("shape", &self.shape()).field("data", &data).finish()
+        f.debug_struct("TensorRef")
+            .field("shape", &self.shape())
+            .field("data", &data)
+            .finish()
     }
 }
 
@@ -322,7 +345,12 @@ impl<'a, T: Element> TensorRef<'a, T> {
         }
         let mut shape = [0; MAX_RANK];
         shape[..t.rank()].copy_from_slice(&t.shape);
-        TensorRef { root: &t.storage, data: t.cells(), shape, rank: t.rank() }
+        TensorRef {
+            root: &t.storage,
+            data: t.cells(),
+            shape,
+            rank: t.rank(),
+        }
     }
 
     /// The shape.
@@ -469,7 +497,11 @@ impl<'a, T: Element> TensorRef<'a, T> {
         let base = self.root.as_ptr() as usize;
         let here = self.data.as_ptr() as usize;
         let offset = (here - base) / std::mem::size_of::<T::Cell>().max(1);
-        Tensor { storage: Arc::clone(self.root), offset, shape: self.shape().to_vec() }
+        Tensor {
+            storage: Arc::clone(self.root),
+            offset,
+            shape: self.shape().to_vec(),
+        }
     }
 }
 
@@ -480,7 +512,9 @@ mod tests {
     const SITE: Site = Site::new("t.rs", 1, 1);
 
     fn fails<R>(f: impl FnOnce() -> R) -> String {
-        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err().expect("fails");
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .err()
+            .expect("fails");
         e.downcast_ref::<String>().cloned().unwrap_or_default()
     }
 
@@ -488,7 +522,10 @@ mod tests {
     fn shape_mismatch_is_an_error() {
         assert_eq!(
             Tensor::<i64>::try_from_vec(vec![1, 2, 3], &[2, 2]),
-            Err(TensorError::ShapeMismatch { len: 3, shape: vec![2, 2] })
+            Err(TensorError::ShapeMismatch {
+                len: 3,
+                shape: vec![2, 2]
+            })
         );
     }
 
@@ -548,6 +585,11 @@ mod tests {
         let shape = vec![1; MAX_RANK + 1];
         let t = Tensor::<i64>::from_vec(vec![0], &shape);
         let msg = fails(|| TensorRef::new(&t, &SITE, "big"));
-        assert!(msg.contains("t.rs:1:1") && msg.contains("rank exceeding maximum") && msg.contains("`big`"), "{msg}");
+        assert!(
+            msg.contains("t.rs:1:1")
+                && msg.contains("rank exceeding maximum")
+                && msg.contains("`big`"),
+            "{msg}"
+        );
     }
 }

@@ -1,0 +1,1576 @@
+//! Rust code generation for the CPU backends.
+//!
+//! The accelerated expression becomes one function, generic over the runtime's `Backend`
+//! (sequential, rayon, or debug mode), whose parameters are the captured variables — the paper's
+//! accelerated binding after lambda lifting. Values are represented as follows:
+//!
+//! | PMExpr | Rust | passed to functions |
+//! |---|---|---|
+//! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()` | by value |
+//! | `Tensor[T]` | `TensorRef<'pm, T>` (a `Copy` view) | by value |
+//! | `[T]` | `Seq<'pm, T>` (borrowed or shared) | by reference |
+//! | records | tuples | by value when all fields are, else by reference |
+//! | `A -> B` | a closure, or `Func<'pm, A, B>` where a nameable type is needed | by reference |
+//!
+//! Functions the generator knows — intrinsics, `let`-bound lambdas, `fn` items — are called
+//! directly, so the compiler inlines them into the parallel loops; a `let`-bound lambda is a
+//! `move` closure over clones of what it captures. The function argument of a parallel keyword
+//! becomes an *adaptor* closure that borrows its environment. `fn` items become nested Rust `fn`
+//! items, lifted over the variables they use (lambda lifting). Function values whose identity is
+//! not static are boxed in `Func`.
+
+use std::collections::{BTreeSet, HashMap};
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
+use crate::infer::Numeric;
+use crate::intrinsics::{Intrinsic, Keyword};
+use crate::mono::Mono;
+use crate::types::{Label, TyVar, Type};
+
+/// Generates the expansion of one `accelerate!` site: an expression block that captures the free
+/// variables, runs the accelerated function on the selected backend and converts the result.
+/// `rt` is the path of the runtime's private module (`::pmexpr::__private`).
+pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
+    let mut g = Gen {
+        names: &mono.names,
+        rt: rt.clone(),
+        numeric: mono.numeric.clone(),
+        bindings: HashMap::new(),
+        tmp: 0,
+    };
+    let mut params = Vec::new();
+    let mut captures = Vec::new();
+    let mut args = Vec::new();
+    let mut checks = Vec::new();
+    for (i, (fv, ty)) in mono.free_vars.iter().zip(&mono.free_var_types).enumerate() {
+        let local = g.local(fv.id);
+        let pty = g.pty(ty);
+        params.push(quote!(#local: #pty));
+        let by_ref = !is_copy(ty);
+        g.bindings.insert(
+            fv.id,
+            Binding::Value {
+                by_ref,
+                ty: ty.clone(),
+            },
+        );
+        let cap = format_ident!("__pm_cap{}", i, span = Span::mixed_site());
+        let canon = canonical(ty, rt);
+        let span = fv.uses[0].start;
+        let user = proc_macro2::Ident::new(&fv.name, span);
+        let name = &fv.name;
+        captures.push(quote_spanned! {span=>
+            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
+            let #cap = #rt::capture::<#canon, _>(&#user, &__PM_SITE, #name);
+        });
+        args.push(if by_ref { quote!(&#cap) } else { quote!(#cap) });
+        if ty.has_nested_seq() {
+            let what = format!("captured variable `{name}`");
+            checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
+        }
+    }
+    let body = g.value(&mono.expr);
+    let ret = g.rty(&mono.expr.ty);
+    let generics = g.generics();
+    let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
+    quote! {{
+        static __PM_SITE: #rt::Site = #rt::Site::new(::core::file!(), ::core::line!(), ::core::column!());
+        #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
+        #[inline(never)]
+        fn __pm_accel #generics (#(#params),*) -> #ret {
+            #(#checks)*
+            #body
+        }
+        #(#captures)*
+        let __pm_result = match #rt::select(&__PM_SITE) {
+            #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),
+            #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
+            _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
+        };
+        #rt::IntoRust::into_rust(__pm_result)
+    }}
+}
+
+/// Whether values of the type are `Copy` in generated code (and so passed by value).
+fn is_copy(t: &Type) -> bool {
+    match t {
+        // The only variables left are numbers whose type the captured values fix.
+        Type::Int | Type::Float | Type::Bool | Type::Tensor(_) | Type::Var(_) => true,
+        Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t)),
+        Type::Seq(_) | Type::Arrow(..) => false,
+    }
+}
+
+/// The canonical Rust type of a captured or returned PMExpr type.
+fn canonical(t: &Type, rt: &TokenStream) -> TokenStream {
+    match t {
+        Type::Int => quote!(i64),
+        Type::Float => quote!(f64),
+        Type::Bool => quote!(bool),
+        Type::Seq(a) => {
+            let a = canonical(a, rt);
+            quote!(::std::vec::Vec<#a>)
+        }
+        Type::Tensor(a) => {
+            let a = canonical(a, rt);
+            quote!(#rt::Tensor<#a>)
+        }
+        Type::Record(fs) => {
+            let fs = fs.iter().map(|(_, t)| canonical(t, rt));
+            quote!((#(#fs,)*))
+        }
+        // A number fixed by the Rust value: rustc infers it.
+        Type::Var(_) => quote!(_),
+        Type::Arrow(..) => quote!(()),
+    }
+}
+
+#[derive(Clone)]
+enum Binding {
+    /// A value in a Rust local; `by_ref` when the local holds `&T`.
+    Value { by_ref: bool, ty: Type },
+    /// A `let`-bound lambda: a closure called directly.
+    Closure {
+        rust: proc_macro2::Ident,
+        params: Vec<Type>,
+        ret: Type,
+    },
+    /// A `fn` item of a recursive group, lifted over `extras`.
+    Item {
+        rust: proc_macro2::Ident,
+        params: Vec<Type>,
+        ret: Type,
+        extras: Vec<(VarId, Type)>,
+    },
+}
+
+/// An argument: an expression of the program, or a Rust local that already holds a value.
+#[derive(Clone)]
+enum Arg<'e> {
+    Expr(&'e Expr),
+    Src {
+        tokens: TokenStream,
+        ty: Type,
+        by_ref: bool,
+        once: bool,
+    },
+}
+
+impl Arg<'_> {
+    fn ty(&self) -> &Type {
+        match self {
+            Arg::Expr(e) => &e.ty,
+            Arg::Src { ty, .. } => ty,
+        }
+    }
+}
+
+struct Gen<'m> {
+    names: &'m [String],
+    rt: TokenStream,
+    numeric: Vec<(TyVar, Numeric)>,
+    bindings: HashMap<VarId, Binding>,
+    tmp: u32,
+}
+
+const SITE: &str = "__PM_SITE";
+
+impl Gen<'_> {
+    fn site(&self) -> TokenStream {
+        let s = format_ident!("{}", SITE);
+        quote!(&#s)
+    }
+
+    fn local(&self, id: VarId) -> proc_macro2::Ident {
+        let name = self
+            .names
+            .get(id.0 as usize)
+            .map(String::as_str)
+            .unwrap_or("v");
+        let name = name.trim_start_matches("r#");
+        let clean: String = name
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format_ident!("{}_{}", clean, id.0)
+    }
+
+    fn numeric_param(v: TyVar) -> proc_macro2::Ident {
+        format_ident!("N{}", v.0)
+    }
+
+    /// The generic parameters of the generated functions: the lifetime of the captured data, the
+    /// backend, and the numbers whose type the captured values fix.
+    fn generics(&self) -> TokenStream {
+        let rt = &self.rt;
+        let nums = self.numeric.iter().map(|(v, k)| {
+            let n = Self::numeric_param(*v);
+            match k {
+                Numeric::Num => quote!(#n: #rt::Num),
+                Numeric::Scalar => quote!(#n: #rt::Scalar),
+            }
+        });
+        quote!(<'pm, B: #rt::Backend #(, #nums)*>)
+    }
+
+    /// The generic arguments for calling a generated `fn` item from generated code.
+    fn generic_args(&self) -> TokenStream {
+        let nums = self.numeric.iter().map(|(v, _)| Self::numeric_param(*v));
+        quote!(::<B #(, #nums)*>)
+    }
+
+    fn fresh(&mut self, what: &str) -> proc_macro2::Ident {
+        self.tmp += 1;
+        format_ident!("__{}{}", what, self.tmp)
+    }
+
+    /// The Rust type of values of `t`.
+    fn rty(&self, t: &Type) -> TokenStream {
+        let rt = &self.rt;
+        match t {
+            Type::Int => quote!(i64),
+            Type::Float => quote!(f64),
+            Type::Bool => quote!(bool),
+            Type::Seq(a) => {
+                let a = self.rty(a);
+                quote!(#rt::Seq<'pm, #a>)
+            }
+            Type::Tensor(a) => {
+                let a = self.rty(a);
+                quote!(#rt::TensorRef<'pm, #a>)
+            }
+            Type::Arrow(a, b) => {
+                let (a, b) = (self.rty(a), self.rty(b));
+                quote!(#rt::Func<'pm, #a, #b>)
+            }
+            Type::Record(fs) => {
+                let fs = fs.iter().map(|(_, t)| self.rty(t));
+                quote!((#(#fs,)*))
+            }
+            Type::Var(v) => {
+                let n = Self::numeric_param(*v);
+                quote!(#n)
+            }
+        }
+    }
+
+    /// The Rust type of a parameter of type `t`: by value or by reference.
+    fn pty(&self, t: &Type) -> TokenStream {
+        let r = self.rty(t);
+        if is_copy(t) { r } else { quote!(&#r) }
+    }
+
+    fn with_scope<R>(&mut self, binds: Vec<(VarId, Binding)>, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved: Vec<(VarId, Option<Binding>)> = binds
+            .into_iter()
+            .map(|(id, b)| (id, self.bindings.insert(id, b)))
+            .collect();
+        let r = f(self);
+        for (id, old) in saved.into_iter().rev() {
+            match old {
+                Some(b) => self.bindings.insert(id, b),
+                None => self.bindings.remove(&id),
+            };
+        }
+        r
+    }
+
+    // ----- values and arguments -----
+
+    /// An owned value of the expression's type.
+    fn value(&mut self, e: &Expr) -> TokenStream {
+        let rt = self.rt.clone();
+        let site = self.site();
+        match &e.kind {
+            ExprKind::Var { ident, .. } => self.var_value(ident.id, &e.ty),
+            ExprKind::Lit(l) => lit(l),
+            ExprKind::Lam { params, body } => self.func_from_lambda(params, body),
+            ExprKind::App { func, args } => {
+                let args: Vec<Arg> = args.iter().map(Arg::Expr).collect();
+                self.call(func, args, &e.ty)
+            }
+            ExprKind::Let {
+                binder,
+                value,
+                body,
+                ..
+            } => self.let_in(binder, value, body),
+            ExprKind::RecLet { fns, body, .. } => self.rec_let(fns, body),
+            ExprKind::Match {
+                scrutinee,
+                pat,
+                then,
+                otherwise,
+            } => self.match_(scrutinee, pat, then, otherwise),
+            ExprKind::Never(_) => quote!(#rt::rt::never(#site)),
+            ExprKind::Record(fs) => {
+                let vs: Vec<TokenStream> = fs.iter().map(|(_, e)| self.value(e)).collect();
+                quote!((#(#vs,)*))
+            }
+            ExprKind::Proj { expr, label } => {
+                let idx = label_index(label);
+                if is_place(expr, &self.bindings) {
+                    let base = self.arg(expr);
+                    if is_copy(&e.ty) {
+                        quote!((#base).#idx)
+                    } else {
+                        quote!((#base).#idx.clone())
+                    }
+                } else {
+                    let base = self.value(expr);
+                    quote!((#base).#idx)
+                }
+            }
+            ExprKind::Seq(es) => {
+                let elem = match &e.ty {
+                    Type::Seq(a) => &**a,
+                    _ => &e.ty,
+                };
+                let out = if es.is_empty() {
+                    quote!(#rt::Seq::empty())
+                } else {
+                    let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
+                    let et = self.rty(elem);
+                    quote!(#rt::Seq::<'pm, #et>::from_vec(::std::vec![#(#vs),*]))
+                };
+                self.checked(out, &e.ty, "a sequence literal")
+            }
+            ExprKind::Keyword { kw, args } => self.keyword(*kw, args, &e.ty),
+            ExprKind::Intrinsic(i) => {
+                let name = i.name();
+                quote!(::core::compile_error!(
+                    concat!("internal error: unapplied intrinsic ", #name)
+                ))
+            }
+            ExprKind::BinOp { .. } | ExprKind::Neg(_) => {
+                quote!(::core::compile_error!(
+                    "internal error: operator left after monomorphization"
+                ))
+            }
+        }
+    }
+
+    /// The expression as an argument: a value for `Copy` types, a reference otherwise.
+    fn arg(&mut self, e: &Expr) -> TokenStream {
+        if is_copy(&e.ty) {
+            return self.value(e);
+        }
+        let rt = self.rt.clone();
+        let site = self.site();
+        match &e.kind {
+            ExprKind::Var { ident, .. } => match self.bindings.get(&ident.id).cloned() {
+                Some(Binding::Value { by_ref: true, .. }) => {
+                    let x = self.local(ident.id);
+                    quote!(#x)
+                }
+                Some(Binding::Value { by_ref: false, .. }) => {
+                    let x = self.local(ident.id);
+                    quote!(&#x)
+                }
+                _ => {
+                    let v = self.var_value(ident.id, &e.ty);
+                    quote!(&(#v))
+                }
+            },
+            ExprKind::Proj { expr, label } => {
+                let idx = label_index(label);
+                let base = if is_place(expr, &self.bindings) {
+                    self.arg(expr)
+                } else {
+                    self.value(expr)
+                };
+                quote!(&(#base).#idx)
+            }
+            ExprKind::App { func, args } if args.len() == 2 || args.len() == 1 => match func.kind {
+                ExprKind::Intrinsic(Intrinsic::Get) => {
+                    let s = self.arg(&args[0]);
+                    let i = self.value(&args[1]);
+                    quote!(#rt::rt::get(#site, (#s).as_slice(), #i))
+                }
+                ExprKind::Intrinsic(Intrinsic::Head) => {
+                    let s = self.arg(&args[0]);
+                    quote!(#rt::rt::head(#site, (#s).as_slice()))
+                }
+                _ => {
+                    let v = self.value(e);
+                    quote!(&(#v))
+                }
+            },
+            _ => {
+                let v = self.value(e);
+                quote!(&(#v))
+            }
+        }
+    }
+
+    fn var_value(&mut self, id: VarId, ty: &Type) -> TokenStream {
+        match self.bindings.get(&id).cloned() {
+            Some(Binding::Value { .. }) => {
+                let x = self.local(id);
+                if is_copy(ty) {
+                    quote!(#x)
+                } else {
+                    quote!(#x.clone())
+                }
+            }
+            Some(Binding::Closure { rust, params, ret }) => {
+                self.func_from_known(Callee::Closure(rust), &params, &ret, Vec::new())
+            }
+            Some(Binding::Item {
+                rust,
+                params,
+                ret,
+                extras,
+            }) => self.func_from_known(Callee::Item(rust, extras), &params, &ret, Vec::new()),
+            None => {
+                let name = self.names.get(id.0 as usize).cloned().unwrap_or_default();
+                let msg = format!("internal error: `{name}` is not bound in generated code");
+                quote!(::core::compile_error!(#msg))
+            }
+        }
+    }
+
+    /// The argument in the form a known function's parameter takes.
+    fn pass(&mut self, a: &Arg) -> TokenStream {
+        match a {
+            Arg::Expr(e) => self.arg(e),
+            Arg::Src {
+                tokens, ty, by_ref, ..
+            } => match (is_copy(ty), by_ref) {
+                (true, true) => quote!(*#tokens),
+                (true, false) | (false, true) => quote!(#tokens),
+                (false, false) => quote!(&#tokens),
+            },
+        }
+    }
+
+    /// The argument as an owned value.
+    fn owned(&mut self, a: &Arg) -> TokenStream {
+        match a {
+            Arg::Expr(e) => self.value(e),
+            Arg::Src {
+                tokens,
+                ty,
+                by_ref,
+                once,
+            } => match (is_copy(ty), by_ref, once) {
+                (true, true, _) => quote!(*#tokens),
+                (true, false, _) | (false, false, true) => quote!(#tokens),
+                (false, _, _) => quote!(#tokens.clone()),
+            },
+        }
+    }
+
+    fn checked(&mut self, tokens: TokenStream, ty: &Type, what: &str) -> TokenStream {
+        if !ty.has_nested_seq() {
+            return tokens;
+        }
+        let v = self.fresh("checked");
+        let rt = &self.rt;
+        let site = self.site();
+        quote!({ let #v = #tokens; if B::CHECKS { #rt::check_regular(#site, #what, &#v); } #v })
+    }
+
+    // ----- functions -----
+
+    /// Applies `func` to `args`; the result is an owned value of type `ty`.
+    fn call(&mut self, func: &Expr, args: Vec<Arg>, ty: &Type) -> TokenStream {
+        match &func.kind {
+            ExprKind::Intrinsic(i) => self.intrinsic(*i, &args, ty),
+            ExprKind::Var { ident, .. } => match self.bindings.get(&ident.id).cloned() {
+                Some(Binding::Closure { rust, params, ret }) => {
+                    self.call_known(Callee::Closure(rust), &params, &ret, args)
+                }
+                Some(Binding::Item {
+                    rust,
+                    params,
+                    ret,
+                    extras,
+                }) => self.call_known(Callee::Item(rust, extras), &params, &ret, args),
+                _ => {
+                    let f = self.arg(func);
+                    self.call_func(f, args)
+                }
+            },
+            ExprKind::Lam { params, body } if params.len() == args.len() => {
+                let binds: Vec<TokenStream> = Vec::new();
+                let _ = binds;
+                let mut stmts = Vec::new();
+                let mut scope = Vec::new();
+                for (p, a) in params.iter().zip(&args) {
+                    let x = self.local(p.ident.id);
+                    let v = self.owned(a);
+                    stmts.push(quote!(let #x = #v;));
+                    scope.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: false,
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+                let body = self.with_scope(scope, |g| g.value(body));
+                quote!({ #(#stmts)* #body })
+            }
+            _ => {
+                let f = self.value(func);
+                let t = self.fresh("f");
+                let call = self.call_func(quote!(#t), args);
+                quote!({ let #t = #f; #call })
+            }
+        }
+    }
+
+    /// Calls a boxed function value (`Func`), one argument at a time.
+    fn call_func(&mut self, f: TokenStream, args: Vec<Arg>) -> TokenStream {
+        let mut out = f;
+        for a in &args {
+            let v = self.owned(a);
+            out = quote!((#out).call(#v));
+        }
+        out
+    }
+
+    /// Calls a known function of the given parameter types.
+    fn call_known(
+        &mut self,
+        callee: Callee,
+        params: &[Type],
+        ret: &Type,
+        args: Vec<Arg>,
+    ) -> TokenStream {
+        let k = params.len();
+        if args.len() < k {
+            return self.func_from_known(callee, params, ret, args);
+        }
+        let (now, later) = args.split_at(k);
+        let passed: Vec<TokenStream> = now.iter().map(|a| self.pass(a)).collect();
+        let direct = self.invoke(&callee, passed);
+        self.call_func(direct, later.to_vec())
+    }
+
+    fn invoke(&mut self, callee: &Callee, mut passed: Vec<TokenStream>) -> TokenStream {
+        match callee {
+            Callee::Closure(f) => quote!(#f(#(#passed),*)),
+            Callee::Item(f, extras) => {
+                for (id, ty) in extras.clone() {
+                    passed.push(self.var_arg(id, &ty));
+                }
+                let generics = self.generic_args();
+                quote!(#f #generics (#(#passed),*))
+            }
+        }
+    }
+
+    /// A variable passed to a parameter of its type (lifted variables of `fn` items).
+    fn var_arg(&mut self, id: VarId, ty: &Type) -> TokenStream {
+        let x = self.local(id);
+        match self.bindings.get(&id).cloned() {
+            Some(Binding::Value { by_ref, .. }) => {
+                if is_copy(ty) || by_ref {
+                    quote!(#x)
+                } else {
+                    quote!(&#x)
+                }
+            }
+            _ => {
+                let v = self.var_value(id, ty);
+                quote!(&(#v))
+            }
+        }
+    }
+
+    /// Boxes a known function, applied to `bound`, as a curried `Func` of its other parameters.
+    fn func_from_known(
+        &mut self,
+        callee: Callee,
+        params: &[Type],
+        ret: &Type,
+        bound: Vec<Arg>,
+    ) -> TokenStream {
+        let mut setup = Vec::new();
+        let mut captured: Vec<proc_macro2::Ident> = Vec::new();
+        let callee = match callee {
+            Callee::Closure(f) => {
+                let c = self.fresh("callee");
+                setup.push(quote!(let #c = #f.clone();));
+                captured.push(c.clone());
+                Callee::Closure(c)
+            }
+            Callee::Item(f, extras) => {
+                for (id, ty) in &extras {
+                    let x = self.local(*id);
+                    let v = self.var_value(*id, ty);
+                    setup.push(quote!(let #x = #v;));
+                    captured.push(x);
+                }
+                Callee::Item(f, extras)
+            }
+        };
+        let mut args = Vec::new();
+        for a in &bound {
+            let t = self.fresh("bound");
+            let v = self.owned(a);
+            setup.push(quote!(let #t = #v;));
+            captured.push(t.clone());
+            args.push((t, a.ty().clone()));
+        }
+        let rest: Vec<Type> = params[bound.len()..].to_vec();
+        // Inside the boxed closures the lifted variables are owned clones.
+        let item_scope: Vec<(VarId, Binding)> = match &callee {
+            Callee::Item(_, extras) => extras
+                .iter()
+                .map(|(id, ty)| {
+                    (
+                        *id,
+                        Binding::Value {
+                            by_ref: false,
+                            ty: ty.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            Callee::Closure(_) => Vec::new(),
+        };
+        let body = self.with_scope(item_scope, |g| {
+            g.curried(&callee, &rest, ret, &mut args, &mut captured)
+        });
+        quote!({ #(#setup)* #body })
+    }
+
+    fn curried(
+        &mut self,
+        callee: &Callee,
+        rest: &[Type],
+        ret: &Type,
+        args: &mut Vec<(proc_macro2::Ident, Type)>,
+        captured: &mut Vec<proc_macro2::Ident>,
+    ) -> TokenStream {
+        let Some((p, more)) = rest.split_first() else {
+            let passed: Vec<TokenStream> = args
+                .iter()
+                .map(|(t, ty)| {
+                    let a = Arg::Src {
+                        tokens: quote!(#t),
+                        ty: ty.clone(),
+                        by_ref: false,
+                        once: false,
+                    };
+                    self.pass(&a)
+                })
+                .collect();
+            return self.invoke(callee, passed);
+        };
+        let rt = self.rt.clone();
+        let x = self.fresh("p");
+        let pt = self.rty(p);
+        let clones: Vec<TokenStream> = captured
+            .iter()
+            .map(|c| quote!(let #c = #c.clone();))
+            .collect();
+        args.push((x.clone(), p.clone()));
+        captured.push(x.clone());
+        let inner = self.curried(callee, more, ret, args, captured);
+        let _ = ret;
+        quote!({ #(#clones)* #rt::Func::new(move |#x: #pt| #inner) })
+    }
+
+    /// The variables a closure over `free` must capture: its free variables that are bound here,
+    /// with each `fn` item replaced by the variables it was lifted over.
+    fn captures(&self, free: BTreeSet<VarId>) -> Vec<VarId> {
+        let mut out = BTreeSet::new();
+        for id in free {
+            match self.bindings.get(&id) {
+                Some(Binding::Item { extras, .. }) => out.extend(extras.iter().map(|(x, _)| *x)),
+                Some(_) => {
+                    out.insert(id);
+                }
+                None => {}
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// Clones of captured variables before a `move` closure, and their bindings inside it.
+    fn capture_clones(&mut self, ids: &[VarId]) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
+        let mut stmts = Vec::new();
+        let mut scope = Vec::new();
+        for &id in ids {
+            let x = self.local(id);
+            match self.bindings.get(&id).cloned() {
+                Some(Binding::Value { ty, .. }) => {
+                    if is_copy(&ty) {
+                        stmts.push(quote!(let #x = #x;));
+                    } else {
+                        stmts.push(quote!(let #x = #x.clone();));
+                    }
+                    scope.push((id, Binding::Value { by_ref: false, ty }));
+                }
+                Some(b @ Binding::Closure { .. }) => {
+                    stmts.push(quote!(let #x = #x.clone();));
+                    scope.push((id, b));
+                }
+                _ => {}
+            }
+        }
+        (stmts, scope)
+    }
+
+    /// A lambda as a boxed, curried `Func`.
+    fn func_from_lambda(&mut self, params: &[Param], body: &Expr) -> TokenStream {
+        let lam = Expr::typed(
+            ExprKind::Lam {
+                params: params.to_vec(),
+                body: Box::new(body.clone()),
+            },
+            body.span,
+            Type::unit(),
+        );
+        let caps = self.captures(lam.free_vars());
+        let (clones, scope) = self.capture_clones(&caps);
+        let inner = self.with_scope(scope, |g| g.func_levels(params, body, &caps));
+        quote!({ #(#clones)* #inner })
+    }
+
+    fn func_levels(&mut self, params: &[Param], body: &Expr, caps: &[VarId]) -> TokenStream {
+        let rt = self.rt.clone();
+        let Some((p, more)) = params.split_first() else {
+            return self.value(body);
+        };
+        let x = self.local(p.ident.id);
+        let pt = self.rty(&p.ty);
+        let scope = vec![(
+            p.ident.id,
+            Binding::Value {
+                by_ref: false,
+                ty: p.ty.clone(),
+            },
+        )];
+        let inner = self.with_scope(scope, |g| {
+            if more.is_empty() {
+                g.value(body)
+            } else {
+                // The next closure is created on every call: it gets its own clones.
+                let mut ids: Vec<VarId> = caps.to_vec();
+                ids.push(p.ident.id);
+                let (clones, scope) = g.capture_clones(&ids);
+                let next = g.with_scope(scope, |g| g.func_levels(more, body, &ids));
+                quote!({ #(#clones)* #next })
+            }
+        });
+        quote!(#rt::Func::new(move |#x: #pt| #inner))
+    }
+
+    // ----- bindings -----
+
+    fn let_in(&mut self, binder: &Param, value: &Expr, body: &Expr) -> TokenStream {
+        let x = self.local(binder.ident.id);
+        if binder.ident.name == "_" {
+            let v = self.value(value);
+            let b = self.value(body);
+            return quote!({ let _ = #v; #b });
+        }
+        match &value.kind {
+            ExprKind::Lam {
+                params,
+                body: lam_body,
+            } => {
+                let lam_free = value.free_vars();
+                let caps = self.captures(lam_free);
+                let (clones, mut scope) = self.capture_clones(&caps);
+                let mut ps = Vec::new();
+                for p in params {
+                    let px = self.local(p.ident.id);
+                    let pt = self.pty(&p.ty);
+                    ps.push(quote!(#px: #pt));
+                    scope.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: !is_copy(&p.ty),
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+                let ret = self.rty(&lam_body.ty);
+                let lb = self.with_scope(scope, |g| g.value(lam_body));
+                let binding = Binding::Closure {
+                    rust: x.clone(),
+                    params: params.iter().map(|p| p.ty.clone()).collect(),
+                    ret: lam_body.ty.clone(),
+                };
+                let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
+                quote!({ let #x = { #(#clones)* move |#(#ps),*| -> #ret { #lb } }; #b })
+            }
+            ExprKind::Var { ident, .. }
+                if matches!(
+                    self.bindings.get(&ident.id),
+                    Some(Binding::Item { .. } | Binding::Closure { .. })
+                ) =>
+            {
+                // An alias of a known function stays known.
+                let b0 = self.bindings[&ident.id].clone();
+                let (stmt, binding) = match b0 {
+                    Binding::Closure { rust, params, ret } => (
+                        quote!(let #x = #rust.clone();),
+                        Binding::Closure {
+                            rust: x.clone(),
+                            params,
+                            ret,
+                        },
+                    ),
+                    item => (quote!(), item),
+                };
+                let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
+                quote!({ #stmt #b })
+            }
+            _ if !is_copy(&value.ty) && is_place(value, &self.bindings) => {
+                let v = self.arg(value);
+                let b = self.with_scope(
+                    vec![(
+                        binder.ident.id,
+                        Binding::Value {
+                            by_ref: true,
+                            ty: value.ty.clone(),
+                        },
+                    )],
+                    |g| g.value(body),
+                );
+                quote!({ let #x = #v; #b })
+            }
+            _ => {
+                let v = self.value(value);
+                let t = self.rty(&value.ty);
+                let b = self.with_scope(
+                    vec![(
+                        binder.ident.id,
+                        Binding::Value {
+                            by_ref: false,
+                            ty: value.ty.clone(),
+                        },
+                    )],
+                    |g| g.value(body),
+                );
+                quote!({ let #x: #t = #v; #b })
+            }
+        }
+    }
+
+    /// A recursive group: nested `fn` items lifted over the variables their bodies use.
+    fn rec_let(&mut self, fns: &[FnDef], body: &Expr) -> TokenStream {
+        let members: BTreeSet<VarId> = fns.iter().map(|f| f.ident.id).collect();
+        let mut free = BTreeSet::new();
+        for f in fns {
+            let lam = Expr::typed(
+                ExprKind::Lam {
+                    params: f.params.clone(),
+                    body: Box::new(f.body.clone()),
+                },
+                f.span,
+                Type::unit(),
+            );
+            free.extend(lam.free_vars().into_iter().filter(|v| !members.contains(v)));
+        }
+        let extras: Vec<(VarId, Type)> = self
+            .captures(free)
+            .into_iter()
+            .map(|id| {
+                let ty = match &self.bindings[&id] {
+                    Binding::Value { ty, .. } => ty.clone(),
+                    Binding::Closure { params, ret, .. } | Binding::Item { params, ret, .. } => {
+                        Type::arrows(params.clone(), ret.clone())
+                    }
+                };
+                (id, ty)
+            })
+            .collect();
+        let member_bindings: Vec<(VarId, Binding)> = fns
+            .iter()
+            .map(|f| {
+                let (params, ret) = f.ty.split_arrows(f.params.len());
+                (
+                    f.ident.id,
+                    Binding::Item {
+                        rust: self.local(f.ident.id),
+                        params: params.into_iter().cloned().collect(),
+                        ret: ret.clone(),
+                        extras: extras.clone(),
+                    },
+                )
+            })
+            .collect();
+        // A `fn` item sees only items, its parameters and its lifted variables.
+        let outer = self.bindings.clone();
+        let mut items = Vec::new();
+        for f in fns {
+            let mut inner: HashMap<VarId, Binding> = outer
+                .iter()
+                .filter(|(_, b)| matches!(b, Binding::Item { .. }))
+                .map(|(k, v)| (*k, v.clone()))
+                .collect();
+            inner.extend(member_bindings.iter().cloned());
+            let mut sig = Vec::new();
+            for p in &f.params {
+                let x = self.local(p.ident.id);
+                let t = self.pty(&p.ty);
+                sig.push(quote!(#x: #t));
+                inner.insert(
+                    p.ident.id,
+                    Binding::Value {
+                        by_ref: !is_copy(&p.ty),
+                        ty: p.ty.clone(),
+                    },
+                );
+            }
+            for (id, ty) in &extras {
+                let x = self.local(*id);
+                let t = self.pty(ty);
+                sig.push(quote!(#x: #t));
+                inner.insert(
+                    *id,
+                    Binding::Value {
+                        by_ref: !is_copy(ty),
+                        ty: ty.clone(),
+                    },
+                );
+            }
+            let ret = self.rty(&f.body.ty);
+            let name = self.local(f.ident.id);
+            let saved = std::mem::replace(&mut self.bindings, inner);
+            let b = self.value(&f.body);
+            self.bindings = saved;
+            let generics = self.generics();
+            items.push(quote! {
+                #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
+                fn #name #generics (#(#sig),*) -> #ret { #b }
+            });
+        }
+        let b = self.with_scope(member_bindings, |g| g.value(body));
+        quote!({ #(#items)* #b })
+    }
+
+    fn match_(
+        &mut self,
+        scrutinee: &Expr,
+        pat: &Pat,
+        then: &Expr,
+        otherwise: &Expr,
+    ) -> TokenStream {
+        if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
+            let c = self.value(scrutinee);
+            let (t, o) = (self.value(then), self.value(otherwise));
+            return if b {
+                quote!(if #c { #t } else { #o })
+            } else {
+                quote!(if #c { #o } else { #t })
+            };
+        }
+        let s = self.fresh("scrutinee");
+        let by_ref = !is_copy(&scrutinee.ty);
+        let setup = if !by_ref {
+            let v = self.value(scrutinee);
+            quote!(let #s = #v;)
+        } else if is_place(scrutinee, &self.bindings) {
+            let v = self.arg(scrutinee);
+            quote!(let #s = #v;)
+        } else {
+            let owned = self.fresh("owned");
+            let v = self.value(scrutinee);
+            quote!(let #owned = #v; let #s = &#owned;)
+        };
+        let test = pat_test(pat, quote!(#s));
+        let mut stmts = Vec::new();
+        let mut scope = Vec::new();
+        self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
+        let t = self.with_scope(scope, |g| g.value(then));
+        if pat.irrefutable() {
+            quote!({ #setup #(#stmts)* #t })
+        } else {
+            let o = self.value(otherwise);
+            quote!({ #setup if #test { #(#stmts)* #t } else { #o } })
+        }
+    }
+
+    fn pat_binds(
+        &mut self,
+        p: &Pat,
+        path: TokenStream,
+        whole: bool,
+        stmts: &mut Vec<TokenStream>,
+        scope: &mut Vec<(VarId, Binding)>,
+    ) {
+        match &p.kind {
+            PatKind::Bind(ident) => {
+                if ident.name == "_" {
+                    return;
+                }
+                let x = self.local(ident.id);
+                if is_copy(&p.ty) {
+                    stmts.push(quote!(let #x = #path;));
+                    scope.push((
+                        ident.id,
+                        Binding::Value {
+                            by_ref: false,
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                } else {
+                    if whole {
+                        stmts.push(quote!(let #x = #path;));
+                    } else {
+                        stmts.push(quote!(let #x = &#path;));
+                    }
+                    scope.push((
+                        ident.id,
+                        Binding::Value {
+                            by_ref: true,
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+            }
+            PatKind::Record(fs) => {
+                for (l, sub) in fs {
+                    let idx = label_index(l);
+                    self.pat_binds(sub, quote!(#path.#idx), false, stmts, scope);
+                }
+            }
+            PatKind::Wild | PatKind::Lit(_) => {}
+        }
+    }
+
+    // ----- parallel keywords -----
+
+    fn keyword(&mut self, kw: Keyword, args: &[Expr], ty: &Type) -> TokenStream {
+        let rt = self.rt.clone();
+        let site = self.site();
+        let elem = |t: &Type| match t {
+            Type::Seq(a) => (**a).clone(),
+            other => other.clone(),
+        };
+        match kw {
+            Keyword::Map => {
+                let s = self.arg(&args[1]);
+                let (pre, f) = self.adaptor(&args[0], &[(elem(&args[1].ty), true, false)]);
+                let out = quote!({ #pre B::map((#s).as_slice(), #f) });
+                self.checked(out, ty, "the result of `map`")
+            }
+            Keyword::Map2 => {
+                let a = self.arg(&args[1]);
+                let b = self.arg(&args[2]);
+                let (pre, f) = self.adaptor(
+                    &args[0],
+                    &[
+                        (elem(&args[1].ty), true, false),
+                        (elem(&args[2].ty), true, false),
+                    ],
+                );
+                let out = quote!({ #pre B::map2(#site, (#a).as_slice(), (#b).as_slice(), #f) });
+                self.checked(out, ty, "the result of `map2`")
+            }
+            Keyword::Reduce => {
+                let ne = self.value(&args[1]);
+                let acc = args[1].ty.clone();
+                let (pre_op, op) =
+                    self.adaptor(&args[0], &[(acc.clone(), false, true), (acc, false, true)]);
+                // reduce(f, ne, map(g, s)) runs without building the mapped sequence.
+                if let ExprKind::Keyword {
+                    kw: Keyword::Map,
+                    args: margs,
+                } = &args[2].kind
+                {
+                    let s = self.arg(&margs[1]);
+                    let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
+                    quote!({ #pre_op #pre_g B::map_reduce((#s).as_slice(), #ne, #g, #op) })
+                } else {
+                    let s = self.arg(&args[2]);
+                    quote!({ #pre_op B::reduce((#s).as_slice(), #ne, #op) })
+                }
+            }
+            Keyword::Flatten => {
+                let s = self.arg(&args[0]);
+                quote!(B::flatten((#s).as_slice()))
+            }
+            Keyword::ParLoop => {
+                let n = self.value(&args[0]);
+                let (pre, f) = self.adaptor(&args[1], &[(Type::Int, false, true)]);
+                quote!({ #pre B::par_loop(#n, #f) })
+            }
+            Keyword::SeqLoop => {
+                let n = self.value(&args[0]);
+                let (pre, f) = self.adaptor(&args[1], &[(Type::Int, false, true)]);
+                quote!({ #pre #rt::rt::seq_loop(#n, #f) })
+            }
+            Keyword::SeqLoopAcc => {
+                let acc = self.value(&args[0]);
+                let n = self.value(&args[1]);
+                let (pre, f) = self.adaptor(
+                    &args[2],
+                    &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
+                );
+                quote!({ #pre #rt::rt::seq_loop_acc(#acc, #n, #f) })
+            }
+        }
+    }
+
+    /// The closure passed to the runtime for a function argument `f` that receives `incoming`
+    /// arguments (type, whether by reference, whether used once). Returns the statements that
+    /// must run before (partial arguments evaluated once) and the closure.
+    fn adaptor(&mut self, f: &Expr, incoming: &[(Type, bool, bool)]) -> (TokenStream, TokenStream) {
+        let mut params = Vec::new();
+        let mut srcs = Vec::new();
+        for (ty, by_ref, once) in incoming {
+            let a = self.fresh("a");
+            let t = self.rty(ty);
+            params.push(if *by_ref {
+                quote!(#a: &#t)
+            } else {
+                quote!(#a: #t)
+            });
+            srcs.push(Arg::Src {
+                tokens: quote!(#a),
+                ty: ty.clone(),
+                by_ref: *by_ref,
+                once: *once,
+            });
+        }
+        let mut pre = Vec::new();
+        let body = match &f.kind {
+            ExprKind::Lam { params: lps, body } if lps.len() == srcs.len() => {
+                let mut stmts = Vec::new();
+                let mut scope = Vec::new();
+                for (p, src) in lps.iter().zip(&srcs) {
+                    let Arg::Src { tokens, by_ref, .. } = src else {
+                        unreachable!()
+                    };
+                    let x = self.local(p.ident.id);
+                    if is_copy(&p.ty) {
+                        let v = if *by_ref {
+                            quote!(*#tokens)
+                        } else {
+                            quote!(#tokens)
+                        };
+                        stmts.push(quote!(let #x = #v;));
+                        scope.push((
+                            p.ident.id,
+                            Binding::Value {
+                                by_ref: false,
+                                ty: p.ty.clone(),
+                            },
+                        ));
+                    } else {
+                        stmts.push(quote!(let #x = #tokens;));
+                        scope.push((
+                            p.ident.id,
+                            Binding::Value {
+                                by_ref: *by_ref,
+                                ty: p.ty.clone(),
+                            },
+                        ));
+                    }
+                }
+                let b = self.with_scope(scope, |g| g.value(body));
+                quote!({ #(#stmts)* #b })
+            }
+            ExprKind::App { func, args }
+                if matches!(&func.kind, ExprKind::Var { ident, .. }
+                if matches!(self.bindings.get(&ident.id), Some(Binding::Closure { .. } | Binding::Item { .. }))) =>
+            {
+                // A known function partially applied: its arguments are evaluated once, here.
+                let mut all = Vec::new();
+                for a in args {
+                    if matches!(a.kind, ExprKind::Lit(_))
+                        || (matches!(a.kind, ExprKind::Var { .. }) && is_copy(&a.ty))
+                    {
+                        all.push(Arg::Expr(a));
+                    } else {
+                        let h = self.fresh("hoisted");
+                        let v = self.value(a);
+                        pre.push(quote!(let #h = #v;));
+                        all.push(Arg::Src {
+                            tokens: quote!(#h),
+                            ty: a.ty.clone(),
+                            by_ref: false,
+                            once: false,
+                        });
+                    }
+                }
+                all.extend(srcs);
+                let ret = result_type(&f.ty, incoming.len());
+                self.call(func, all, &ret)
+            }
+            ExprKind::Var { .. } => {
+                let ret = result_type(&f.ty, incoming.len());
+                self.call(f, srcs, &ret)
+            }
+            _ => {
+                let h = self.fresh("fun");
+                let v = self.value(f);
+                pre.push(quote!(let #h = #v;));
+                self.call_func(quote!(#h), srcs)
+            }
+        };
+        (quote!(#(#pre)*), quote!(|#(#params),*| #body))
+    }
+
+    // ----- intrinsics -----
+
+    fn intrinsic(&mut self, i: Intrinsic, args: &[Arg], ty: &Type) -> TokenStream {
+        use Intrinsic::*;
+        let rt = self.rt.clone();
+        let site = self.site();
+        let v = |g: &mut Self, k: usize| g.owned(&args[k]);
+        let p = |g: &mut Self, k: usize| g.pass(&args[k]);
+        match i {
+            AddI | SubI | MulI => {
+                let m = format_ident!(
+                    "{}",
+                    match i {
+                        AddI => "wrapping_add",
+                        SubI => "wrapping_sub",
+                        _ => "wrapping_mul",
+                    }
+                );
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a).#m(#b))
+            }
+            DivI | ModI => {
+                let f = format_ident!("{}", if i == DivI { "divi" } else { "modi" });
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::rt::#f(#site, #a, #b))
+            }
+            NegI => {
+                let a = v(self, 0);
+                quote!((#a).wrapping_neg())
+            }
+            AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
+            | GtF | LeqF | GeqF | EqB | NeqB => {
+                let op: TokenStream = match i {
+                    AddF => quote!(+),
+                    SubF => quote!(-),
+                    MulF => quote!(*),
+                    DivF => quote!(/),
+                    EqI | EqF | EqB => quote!(==),
+                    NeqI | NeqF | NeqB => quote!(!=),
+                    LtI | LtF => quote!(<),
+                    GtI | GtF => quote!(>),
+                    LeqI | LeqF => quote!(<=),
+                    _ => quote!(>=),
+                };
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a #op #b))
+            }
+            NegF => {
+                let a = v(self, 0);
+                quote!((-(#a)))
+            }
+            Not => {
+                let a = v(self, 0);
+                quote!((!(#a)))
+            }
+            Int2Float => {
+                let a = v(self, 0);
+                quote!(((#a) as f64))
+            }
+            FloorFI => {
+                let a = v(self, 0);
+                quote!(#rt::rt::floorfi(#a))
+            }
+            Sqrt | Exp | Log | Sin | Cos => {
+                let m = format_ident!(
+                    "{}",
+                    match i {
+                        Sqrt => "sqrt",
+                        Exp => "exp",
+                        Log => "ln",
+                        Sin => "sin",
+                        _ => "cos",
+                    }
+                );
+                let a = v(self, 0);
+                quote!(f64::#m(#a))
+            }
+            Pow => {
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(f64::powf(#a, #b))
+            }
+            Length => {
+                let s = p(self, 0);
+                quote!(((#s).len() as i64))
+            }
+            Null => {
+                let s = p(self, 0);
+                quote!((#s).is_empty())
+            }
+            Get | Head => {
+                let s = p(self, 0);
+                let r = if i == Get {
+                    let ix = v(self, 1);
+                    quote!(#rt::rt::get(#site, (#s).as_slice(), #ix))
+                } else {
+                    quote!(#rt::rt::head(#site, (#s).as_slice()))
+                };
+                if is_copy(ty) {
+                    quote!((*#r))
+                } else {
+                    quote!(#r.clone())
+                }
+            }
+            Set => {
+                let s = v(self, 0);
+                let ix = v(self, 1);
+                let x = v(self, 2);
+                self.checked(
+                    quote!(#rt::rt::set(#site, #s, #ix, #x)),
+                    ty,
+                    "the result of `set`",
+                )
+            }
+            Tail => {
+                let s = p(self, 0);
+                quote!(#rt::rt::tail(#site, #s))
+            }
+            Concat => {
+                let (a, b) = (p(self, 0), p(self, 1));
+                self.checked(
+                    quote!(#rt::rt::concat((#a).as_slice(), (#b).as_slice())),
+                    ty,
+                    "the result of `concat`",
+                )
+            }
+            Reverse => {
+                let s = p(self, 0);
+                quote!(#rt::rt::reverse((#s).as_slice()))
+            }
+            Subsequence => {
+                let s = p(self, 0);
+                let (o, l) = (v(self, 1), v(self, 2));
+                quote!(#rt::rt::subsequence(#site, #s, #o, #l))
+            }
+            Create => {
+                let n = v(self, 0);
+                let out = match &args[1] {
+                    Arg::Expr(f) => {
+                        let (pre, f) = self.adaptor(f, &[(Type::Int, false, true)]);
+                        quote!({ #pre #rt::rt::create(#site, #n, #f) })
+                    }
+                    src => {
+                        let f = self.owned(src);
+                        let fv = self.fresh("f");
+                        quote!({ let #fv = #f; #rt::rt::create(#site, #n, |i: i64| #fv.call(i)) })
+                    }
+                };
+                self.checked(out, ty, "the result of `create`")
+            }
+            Foldl => {
+                let acc = v(self, 1);
+                let s = p(self, 2);
+                let (elem, acc_ty) = match args[2].ty() {
+                    Type::Seq(a) => ((**a).clone(), args[1].ty().clone()),
+                    t => (t.clone(), args[1].ty().clone()),
+                };
+                match &args[0] {
+                    Arg::Expr(f) => {
+                        let (pre, f) =
+                            self.adaptor(f, &[(acc_ty, false, true), (elem, true, false)]);
+                        quote!({ #pre #rt::rt::foldl((#s).as_slice(), #acc, #f) })
+                    }
+                    src => {
+                        let f = self.owned(src);
+                        let fv = self.fresh("f");
+                        let et = self.rty(&elem);
+                        quote!({ let #fv = #f; #rt::rt::foldl((#s).as_slice(), #acc, |a, x: &#et| #fv.call(a).call(x.clone())) })
+                    }
+                }
+            }
+            TensorGet | TensorSet | TensorSlice => {
+                let t = v(self, 0);
+                let idx = match &args[1] {
+                    Arg::Expr(Expr {
+                        kind: ExprKind::Seq(es),
+                        ..
+                    }) => {
+                        let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
+                        quote!(&[#(#vs),*])
+                    }
+                    other => {
+                        let s = self.pass(other);
+                        quote!((#s).as_slice())
+                    }
+                };
+                match i {
+                    TensorGet => quote!((#t).get(#site, #idx)),
+                    TensorSlice => quote!((#t).slice(#site, #idx)),
+                    _ => {
+                        let x = v(self, 2);
+                        quote!((#t).set(#site, #idx, #x))
+                    }
+                }
+            }
+            NumAdd | NumSub | NumMul => {
+                let m = format_ident!(
+                    "{}",
+                    match i {
+                        NumAdd => "add",
+                        NumSub => "sub",
+                        _ => "mul",
+                    }
+                );
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::Num::#m(#a, #b))
+            }
+            NumDiv => {
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::Num::div(#site, #a, #b))
+            }
+            NumNeg => {
+                let a = v(self, 0);
+                quote!(#rt::Num::neg(#a))
+            }
+            NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
+                let op: TokenStream = match i {
+                    NumEq => quote!(==),
+                    NumNe => quote!(!=),
+                    NumLt => quote!(<),
+                    NumLe => quote!(<=),
+                    NumGt => quote!(>),
+                    _ => quote!(>=),
+                };
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a #op #b))
+            }
+            TensorLinearGet => {
+                let (t, ix) = (v(self, 0), v(self, 1));
+                quote!((#t).linear_get(#site, #ix))
+            }
+            TensorLinearSet => {
+                let (t, ix, x) = (v(self, 0), v(self, 1), v(self, 2));
+                quote!((#t).linear_set(#site, #ix, #x))
+            }
+            TensorRank => {
+                let t = v(self, 0);
+                quote!((#t).rank())
+            }
+            TensorShape => {
+                let t = v(self, 0);
+                quote!((#t).shape_seq())
+            }
+            TensorSub => {
+                let (t, o, l) = (v(self, 0), v(self, 1), v(self, 2));
+                quote!((#t).sub(#site, #o, #l))
+            }
+        }
+    }
+}
+
+/// How a known function is called.
+#[derive(Clone)]
+enum Callee {
+    Closure(proc_macro2::Ident),
+    Item(proc_macro2::Ident, Vec<(VarId, Type)>),
+}
+
+/// The result of applying a function of type `t` to `n` arguments.
+fn result_type(t: &Type, n: usize) -> Type {
+    t.split_arrows(n).1.clone()
+}
+
+/// Whether the expression denotes a value already held somewhere (so it can be borrowed for as
+/// long as that holder lives).
+fn is_place(e: &Expr, bindings: &HashMap<VarId, Binding>) -> bool {
+    match &e.kind {
+        ExprKind::Var { ident, .. } => {
+            matches!(bindings.get(&ident.id), Some(Binding::Value { .. }))
+        }
+        ExprKind::Proj { expr, .. } => is_place(expr, bindings),
+        ExprKind::App { func, args } => {
+            matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::Get | Intrinsic::Head)
+            ) && is_place(&args[0], bindings)
+        }
+        _ => false,
+    }
+}
+
+fn label_index(l: &Label) -> TokenStream {
+    match l {
+        Label::Index(i) => {
+            let i = syn::Index::from(*i as usize);
+            quote!(#i)
+        }
+        Label::Name(n) => {
+            let n = format_ident!("{}", n);
+            quote!(#n)
+        }
+    }
+}
+
+fn lit(l: &Lit) -> TokenStream {
+    match l {
+        Lit::Int(i) => {
+            let l = Literal::i64_suffixed(*i);
+            quote!((#l))
+        }
+        Lit::Float(f) => {
+            let l = Literal::f64_suffixed(*f);
+            quote!((#l))
+        }
+        Lit::Bool(true) => quote!(true),
+        Lit::Bool(false) => quote!(false),
+        Lit::Unit => quote!(()),
+    }
+}
+
+fn pat_test(p: &Pat, path: TokenStream) -> TokenStream {
+    match &p.kind {
+        PatKind::Wild | PatKind::Bind(_) | PatKind::Lit(Lit::Unit) => quote!(true),
+        PatKind::Lit(l) => {
+            let l = lit(l);
+            quote!((#path == #l))
+        }
+        PatKind::Record(fs) => {
+            let tests: Vec<TokenStream> = fs
+                .iter()
+                .filter(|(_, p)| !p.irrefutable())
+                .map(|(l, p)| {
+                    let idx = label_index(l);
+                    pat_test(p, quote!(#path.#idx))
+                })
+                .collect();
+            if tests.is_empty() {
+                quote!(true)
+            } else {
+                quote!((#(#tests)&&*))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    /// The generated code for `tokens` (for inspection with `PMEXPR_SHOW=…`).
+    fn generated(tokens: TokenStream) -> String {
+        let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
+        generate_site(&mono, &quote!(::pmexpr::__private)).to_string()
+    }
+
+    #[test]
+    fn show() {
+        if let Ok(src) = std::env::var("PMEXPR_SHOW") {
+            let tokens: TokenStream = src.parse().unwrap();
+            println!("{}", generated(tokens));
+        }
+    }
+}
