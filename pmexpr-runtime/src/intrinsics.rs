@@ -149,6 +149,13 @@ pub fn never(site: &Site) -> ! {
     site.fail("reached `never!()`")
 }
 
+/// No arm of a `match` (or pattern of a `let`) matched: `match` inside `accelerate!` is not
+/// checked for exhaustiveness.
+#[cold]
+pub fn no_match(site: &Site) -> ! {
+    site.fail("no pattern matched the value (`match` inside `accelerate!` is not checked for exhaustiveness)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

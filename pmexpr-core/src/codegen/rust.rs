@@ -24,7 +24,7 @@ use std::collections::{BTreeSet, HashMap};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, Lit, NeverKind, Param, Pat, PatKind, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::mono::Mono;
@@ -311,7 +311,8 @@ impl Gen<'_> {
                 then,
                 otherwise,
             } => self.match_(scrutinee, pat, then, otherwise),
-            ExprKind::Never(_) => quote!(#rt::rt::never(#site)),
+            ExprKind::Never(NeverKind::User) => quote!(#rt::rt::never(#site)),
+            ExprKind::Never(NeverKind::NoArm) => quote!(#rt::rt::no_match(#site)),
             ExprKind::Record(fs) => {
                 let vs: Vec<TokenStream> = fs.iter().map(|(_, e)| self.value(e)).collect();
                 quote!((#(#vs,)*))
