@@ -15,13 +15,19 @@ fn failure<R>(target: Target, f: impl FnOnce() -> R) -> String {
     let payload = catch_unwind(AssertUnwindSafe(|| with_target(target, f)))
         .err()
         .unwrap_or_else(|| panic!("expected a failure on {target}"));
-    payload.downcast_ref::<String>().cloned().unwrap_or_default()
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Asserts the message names this file at `line` and says `what`.
 fn names_site(msg: &str, line: u32, what: &str) {
     let at = format!("pmexpr: accelerate! at tests/runtime_checks.rs:{line}:");
-    assert!(msg.starts_with(&at), "message does not name the site {at}: {msg}");
+    assert!(
+        msg.starts_with(&at),
+        "message does not name the site {at}: {msg}"
+    );
     assert!(msg.contains(what), "message does not say {what:?}: {msg}");
 }
 
@@ -31,8 +37,15 @@ fn irregular_captured_sequence_is_reported_in_debug_mode() {
     let line = line!() + 1;
     let run = || accelerate!(map(|row| reduce(addi, 0, row), m));
     let msg = failure(Target::Debug, run);
-    names_site(&msg, line, "Irregular sequence found in captured variable `m`");
-    assert!(msg.contains("element 1 has shape [2] but element 0 has shape [3]"), "{msg}");
+    names_site(
+        &msg,
+        line,
+        "Irregular sequence found in captured variable `m`",
+    );
+    assert!(
+        msg.contains("element 1 has shape [2] but element 0 has shape [3]"),
+        "{msg}"
+    );
     // The CPU backends can run irregular sequences; only accelerated backends cannot.
     assert_eq!(with_target(Target::Seq, run), vec![6, 9]);
     assert_eq!(with_target(Target::Cpu, run), vec![6, 9]);
@@ -43,11 +56,19 @@ fn irregular_results_are_reported_in_debug_mode() {
     let s = vec![1_i64, 2, 3];
     let line = line!() + 1;
     let run = || accelerate!(map(|n| create(n, |i| i), s));
-    names_site(&failure(Target::Debug, run), line, "Irregular sequence found in the result of `map`");
+    names_site(
+        &failure(Target::Debug, run),
+        line,
+        "Irregular sequence found in the result of `map`",
+    );
     assert_eq!(with_target(Target::Cpu, run).len(), 3);
     let line = line!() + 1;
     let lit = || accelerate!(length([[1, 2], [3]]));
-    names_site(&failure(Target::Debug, lit), line, "Irregular sequence found in a sequence literal");
+    names_site(
+        &failure(Target::Debug, lit),
+        line,
+        "Irregular sequence found in a sequence literal",
+    );
 }
 
 #[test]
@@ -56,7 +77,11 @@ fn tensor_rank_above_the_maximum_is_refused_on_every_backend() {
     for target in [Target::Seq, Target::Cpu, Target::Debug] {
         let line = line!() + 1;
         let msg = failure(target, || accelerate!(tensor_rank(t)));
-        names_site(&msg, line, "Found tensor with rank exceeding maximum: `t` has rank 4, the maximum is 3");
+        names_site(
+            &msg,
+            line,
+            "Found tensor with rank exceeding maximum: `t` has rank 4, the maximum is 3",
+        );
     }
 }
 
@@ -67,7 +92,11 @@ fn sequence_index_out_of_bounds() {
     for target in [Target::Seq, Target::Cpu, Target::Debug] {
         let line = line!() + 1;
         let msg = failure(target, || accelerate!(map(|x| x + get(s, i), s)));
-        names_site(&msg, line, "Out of bounds access in sequence: index 3 for a sequence of length 3");
+        names_site(
+            &msg,
+            line,
+            "Out of bounds access in sequence: index 3 for a sequence of length 3",
+        );
     }
     let line = line!() + 1;
     let msg = failure(Target::Debug, || accelerate!(get(s, -1) + 1));
@@ -79,11 +108,21 @@ fn tensor_index_out_of_bounds_inside_par_loop() {
     let t = Tensor::<i64>::zeros(&[4, 2]);
     for target in [Target::Seq, Target::Cpu, Target::Debug] {
         let line = line!() + 1;
-        let msg = failure(target, || accelerate!(par_loop(5, |i| tensor_set(t, [i, 0], i))));
-        names_site(&msg, line, "Invalid indices used to access tensor: index [4, 0] for a tensor of shape [4, 2]");
+        let msg = failure(target, || {
+            accelerate!(par_loop(5, |i| tensor_set(t, [i, 0], i)))
+        });
+        names_site(
+            &msg,
+            line,
+            "Invalid indices used to access tensor: index [4, 0] for a tensor of shape [4, 2]",
+        );
         let line = line!() + 1;
         let msg = failure(target, || accelerate!(tensor_get(t, [1])));
-        names_site(&msg, line, "Wrong number of dimensions used to access tensor");
+        names_site(
+            &msg,
+            line,
+            "Wrong number of dimensions used to access tensor",
+        );
     }
 }
 
@@ -95,7 +134,9 @@ fn division_by_zero() {
         let msg = failure(target, || accelerate!(map(|x| 10 / x, s)));
         names_site(&msg, line, "Division by zero");
         let line = line!() + 1;
-        let msg = failure(target, || accelerate!(reduce(addi, 0, map(|x| modi(10, x), s))));
+        let msg = failure(target, || {
+            accelerate!(reduce(addi, 0, map(|x| modi(10, x), s)))
+        });
         names_site(&msg, line, "Division by zero");
     }
 }
@@ -104,15 +145,45 @@ fn division_by_zero() {
 fn other_failures() {
     let s: Vec<i64> = vec![];
     let line = line!() + 1;
-    names_site(&failure(Target::Cpu, || accelerate!(head(s) + 1)), line, "Head on empty sequence");
+    names_site(
+        &failure(Target::Cpu, || accelerate!(head(s) + 1)),
+        line,
+        "Head on empty sequence",
+    );
     let line = line!() + 1;
-    names_site(&failure(Target::Cpu, || accelerate!(map2(addi, s, [1]))), line, "map2 on sequences of different lengths (0 and 1)");
+    names_site(
+        &failure(Target::Cpu, || accelerate!(map2(addi, s, [1]))),
+        line,
+        "map2 on sequences of different lengths (0 and 1)",
+    );
     let line = line!() + 1;
-    names_site(&failure(Target::Cpu, || accelerate!(create(-1, |i| i))), line, "create with negative length");
+    names_site(
+        &failure(Target::Cpu, || accelerate!(create(-1, |i| i))),
+        line,
+        "create with negative length",
+    );
     let line = line!() + 1;
-    names_site(&failure(Target::Seq, || accelerate!(if length(s) == 0 { never!() } else { head(s) + 1 })), line, "reached `never!()`");
+    names_site(
+        &failure(Target::Seq, || {
+            accelerate!(if length(s) == 0 {
+                never!()
+            } else {
+                head(s) + 1
+            })
+        }),
+        line,
+        "reached `never!()`",
+    );
     let line = line!() + 1;
-    names_site(&failure(Target::Seq, || accelerate!(match length(s) { 1 => head(s) + 1 })), line, "no pattern matched");
+    names_site(
+        &failure(Target::Seq, || {
+            accelerate!(match length(s) {
+                1 => head(s) + 1,
+            })
+        }),
+        line,
+        "no pattern matched",
+    );
 }
 
 /// The environment chooses the target; this test runs itself in child processes.
@@ -133,7 +204,10 @@ fn environment_selects_the_target() {
         if want.starts_with("error") {
             let s = vec![1_i64];
             let msg = failure_no_override(|| accelerate!(reduce(addi, 0, s)));
-            assert!(msg.starts_with("pmexpr: accelerate! at tests/runtime_checks.rs:"), "{msg}");
+            assert!(
+                msg.starts_with("pmexpr: accelerate! at tests/runtime_checks.rs:"),
+                "{msg}"
+            );
             assert!(msg.contains("PMEXPR_BACKEND"), "{msg}");
         }
         return;
@@ -146,21 +220,35 @@ fn environment_selects_the_target() {
         (&[("PMEXPR_DEBUG", "1")], "debug"),
         (&[("PMEXPR_DEBUG", "1"), ("PMEXPR_BACKEND", "cpu")], "debug"),
         (&[("PMEXPR_DEBUG", "0"), ("PMEXPR_BACKEND", "seq")], "seq"),
-        (&[("PMEXPR_BACKEND", "gpu")], "error: PMEXPR_BACKEND=\"gpu\" is not a backend"),
+        (
+            &[("PMEXPR_BACKEND", "gpu")],
+            "error: PMEXPR_BACKEND=\"gpu\" is not a backend",
+        ),
     ];
     for (vars, want) in cases {
         let mut cmd = Command::new(&me);
         cmd.args(["environment_selects_the_target", "--exact", "--quiet"]);
-        cmd.env_remove("PMEXPR_BACKEND").env_remove("PMEXPR_DEBUG").env("PMEXPR_TEST_EXPECT", want);
+        cmd.env_remove("PMEXPR_BACKEND")
+            .env_remove("PMEXPR_DEBUG")
+            .env("PMEXPR_TEST_EXPECT", want);
         for (k, v) in vars.iter() {
             cmd.env(k, v);
         }
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{vars:?} should select {want}: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            out.status.success(),
+            "{vars:?} should select {want}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }
 
 fn failure_no_override<R>(f: impl FnOnce() -> R) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).err().expect("expected a failure");
-    payload.downcast_ref::<String>().cloned().unwrap_or_default()
+    let payload = catch_unwind(AssertUnwindSafe(f))
+        .err()
+        .expect("expected a failure");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default()
 }

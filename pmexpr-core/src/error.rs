@@ -80,7 +80,7 @@ impl Error {
     /// The full text of the error (message, then help).
     pub fn text(&self) -> String {
         match &self.help {
-            Some(h) => format!("{}\n\n= help: {h}", self.message),
+            Some(h) => format!("{}\nhelp: {h}", self.message),
             None => self.message.clone(),
         }
     }

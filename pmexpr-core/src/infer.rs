@@ -78,8 +78,16 @@ pub fn infer(resolved: Resolved) -> Result<Typed, Errors> {
     // Unknown types after another error are usually its consequence: report them only alone.
     if cx.errors.is_empty() {
         let kept: Vec<TyVar> = numeric.iter().map(|(v, _)| *v).collect();
+        // A captured function makes the other captured types unknowable: report it alone.
         for (fv, t) in free_vars.iter().zip(&free_var_types) {
-            cx.check_captured(fv, t, &kept);
+            if t.has_arrow() {
+                cx.check_captured(fv, t, &kept);
+            }
+        }
+        if cx.errors.is_empty() {
+            for (fv, t) in free_vars.iter().zip(&free_var_types) {
+                cx.check_captured(fv, t, &kept);
+            }
         }
         if cx.errors.is_empty() {
             cx.check_result(&expr, &kept);
@@ -352,10 +360,34 @@ impl Infer<'_> {
         }
     }
 
-    fn ann_type(&mut self, a: &TypeAnn) -> Type {
-        let t = self.ann_type_raw(a);
+    fn ann_type(&mut self, a: &Annotation) -> Type {
+        let t = self.ann_type_raw(&a.ann);
+        if let Some(bad) = self.non_numeric_tensor(&t) {
+            self.errors.push(Error::new(
+                a.span,
+                format!("tensors hold i64 or f64, not `{bad}`"),
+            ));
+            // Reported here: the rest of the expression sees an unknown type, not a second error.
+            return self.fresh();
+        }
         self.tensor_elements_numeric(&t);
         t
+    }
+
+    /// The element type of a tensor in `t` that cannot be a tensor element, if any.
+    fn non_numeric_tensor(&self, t: &Type) -> Option<Type> {
+        match self.find(t) {
+            Type::Tensor(a) => match self.find(&a) {
+                Type::Int | Type::Float | Type::Var(_) => None,
+                other => Some(self.zonk(&other)),
+            },
+            Type::Seq(a) => self.non_numeric_tensor(&a),
+            Type::Arrow(a, b) => self
+                .non_numeric_tensor(&a)
+                .or_else(|| self.non_numeric_tensor(&b)),
+            Type::Record(fs) => fs.iter().find_map(|(_, t)| self.non_numeric_tensor(t)),
+            _ => None,
+        }
     }
 
     fn ann_type_raw(&mut self, a: &TypeAnn) -> Type {
@@ -363,15 +395,15 @@ impl Infer<'_> {
             TypeAnn::Int => Type::Int,
             TypeAnn::Float => Type::Float,
             TypeAnn::Bool => Type::Bool,
-            TypeAnn::Seq(t) => Type::seq(self.ann_type(t)),
-            TypeAnn::Tensor(t) => Type::tensor(self.ann_type(t)),
+            TypeAnn::Seq(t) => Type::seq(self.ann_type_raw(t)),
+            TypeAnn::Tensor(t) => Type::tensor(self.ann_type_raw(t)),
             TypeAnn::Arrow(ps, r) => {
-                let ps: Vec<Type> = ps.iter().map(|p| self.ann_type(p)).collect();
-                let r = self.ann_type(r);
+                let ps: Vec<Type> = ps.iter().map(|p| self.ann_type_raw(p)).collect();
+                let r = self.ann_type_raw(r);
                 Type::arrows(ps, r)
             }
             TypeAnn::Tuple(ts) => {
-                let ts = ts.iter().map(|t| self.ann_type(t)).collect();
+                let ts = ts.iter().map(|t| self.ann_type_raw(t)).collect();
                 Type::tuple(ts)
             }
             TypeAnn::Infer => self.fresh(),
@@ -380,7 +412,7 @@ impl Infer<'_> {
 
     fn param_type(&mut self, p: &mut Param) -> Type {
         let t = match &p.ann {
-            Some(Annotation { ann, .. }) => self.ann_type(&ann.clone()),
+            Some(a) => self.ann_type(&a.clone()),
             None => self.fresh(),
         };
         p.ty = t.clone();
@@ -567,7 +599,7 @@ impl Infer<'_> {
                 self.level += 1;
                 let tv = self.expr(value);
                 if let Some(a) = binder.ann.clone() {
-                    let ta = self.ann_type(&a.ann);
+                    let ta = self.ann_type(&a);
                     self.expect(&tv, &ta, value.span, " (the type annotated on this `let`)");
                 }
                 self.level -= 1;
@@ -585,11 +617,8 @@ impl Infer<'_> {
                 let mut sigs = Vec::new();
                 for f in fns.iter_mut() {
                     let ps: Vec<Type> = f.params.iter_mut().map(|p| self.param_type(p)).collect();
-                    let r = match &f.ret {
-                        Some(a) => {
-                            let a = a.ann.clone();
-                            self.ann_type(&a)
-                        }
+                    let r = match f.ret.clone() {
+                        Some(a) => self.ann_type(&a),
                         None => self.fresh(),
                     };
                     f.ty = Type::arrows(ps, r.clone());
@@ -1189,7 +1218,7 @@ mod tests {
         assert_eq!(
             e,
             [
-                "mismatched types: expected `i64`, found `f64` as the 2nd argument of `addi`\n\n= help: use `addf` for `f64` values"
+                "mismatched types: expected `i64`, found `f64` as the 2nd argument of `addi`\nhelp: use `addf` for `f64` values"
             ]
         );
     }
@@ -1236,7 +1265,7 @@ mod tests {
         assert_eq!(
             e,
             [
-                "`+` needs operands of the same type, found `i64` and `f64`\n\n= help: convert the i64 operand with `int2float(x)`"
+                "`+` needs operands of the same type, found `i64` and `f64`\nhelp: convert the i64 operand with `int2float(x)`"
             ]
         );
         assert!(errors(quote!([1] + [2]))[0].contains("`+` cannot be applied to `Vec<i64>`"));

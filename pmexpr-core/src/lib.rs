@@ -29,12 +29,12 @@ use crate::mono::Mono;
 
 /// Runs the front end and the middle passes over the body of one `accelerate!`.
 ///
-/// On failure, returns the errors and the names of the captured variables found so far.
-pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<String>)> {
+/// On failure, returns the errors and the captured variables found so far.
+pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::FreeVar>)> {
     let expr = parse::parse_tokens(input).map_err(|e| (e, Vec::new()))?;
     let resolved = resolve::resolve(expr).map_err(|e| (e, Vec::new()))?;
-    let names: Vec<String> = resolved.free_vars.iter().map(|f| f.name.clone()).collect();
-    let typed = infer::infer(resolved).map_err(|e| (e, names))?;
+    let free_vars = resolved.free_vars.clone();
+    let typed = infer::infer(resolved).map_err(|e| (e, free_vars))?;
     Ok(mono::monomorphize(typed))
 }
 
@@ -44,10 +44,12 @@ pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<String>)> {
 pub fn expand_accelerate(input: TokenStream, rt: &TokenStream) -> TokenStream {
     match compile_site(input) {
         Ok(mono) => codegen::rust::generate_site(&mono, rt),
-        Err((errors, names)) => {
+        Err((errors, free_vars)) => {
             let errors = error::to_compile_errors(&errors);
-            let uses = names.iter().map(|n| {
-                let n = proc_macro2::Ident::new(n, proc_macro2::Span::call_site());
+            // Keep the captured variables used, so that no "unused variable" warning joins the
+            // errors; a variable that does not exist is reported at its own name.
+            let uses = free_vars.iter().map(|fv| {
+                let n = proc_macro2::Ident::new(&fv.name, fv.uses[0].start);
                 quote!(let _ = &#n;)
             });
             quote!({ #errors #(#uses)* #[allow(unreachable_code)] loop {} })

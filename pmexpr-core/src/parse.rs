@@ -721,15 +721,13 @@ impl Parser {
             "sum" | "fold" | "reduce" => Some("reduce(addi, 0, s)"),
             "concat" | "flatten" => Some("flatten(s)"),
             "rev" => Some("reverse(s)"),
-            "clone" | "to_vec" | "to_owned" => {
-                Some("the value itself (PMExpr values are never mutated)")
-            }
+            "clone" | "to_vec" | "to_owned" => Some("the value itself"),
             _ => None,
         };
         let sp = span(&m.method).to(span(m));
         let message = format!("method calls are not PMExpr: `.{method}(…)`");
         match suggestion {
-            Some(s) => self.error_help(sp, message, format!("write {s}")),
+            Some(s) => self.error_help(sp, message, format!("write `{s}`")),
             None => self.error_help(
                 sp,
                 message,

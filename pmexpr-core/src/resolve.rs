@@ -150,9 +150,10 @@ impl Resolver {
                                     Error::new(
                                         span,
                                         format!(
-                                            "`{}` takes {} arguments but {n} were supplied",
+                                            "`{}` takes {} arguments but {n} {} supplied",
                                             k.name(),
-                                            k.arity()
+                                            k.arity(),
+                                            if n == 1 { "was" } else { "were" }
                                         ),
                                     )
                                     .help(format!("write `{}`", k.usage())),
@@ -300,7 +301,7 @@ mod tests {
 
     #[test]
     fn keywords_need_their_arguments() {
-        assert!(error(quote!(map(f))).starts_with("`map` takes 2 arguments but 1 were supplied"));
+        assert!(error(quote!(map(f))).starts_with("`map` takes 2 arguments but 1 was supplied"));
         assert!(
             error(quote!({
                 let g = reduce;
@@ -314,7 +315,7 @@ mod tests {
     fn unknown_functions_get_suggestions() {
         assert_eq!(
             error(quote!(lenght(s))),
-            "cannot find the PMExpr function `lenght`\n\n= help: did you mean `length`?"
+            "cannot find the PMExpr function `lenght`\nhelp: did you mean `length`?"
         );
         assert!(error(quote!(frobnicate(s))).contains("cannot call Rust functions"));
     }

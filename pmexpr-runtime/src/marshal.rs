@@ -42,11 +42,12 @@ pub trait CaptureElem<'a, C>: Sized {
 }
 
 /// Captures `value` as the PMExpr type whose canonical Rust form is `C` (called by generated code
-/// with the span of the user's variable).
+/// with the span of the user's variable). The representation `R` is a parameter rather than
+/// `T::Repr`, so that a value of the wrong type is reported once, at the variable.
 #[inline]
-pub fn capture<'a, C, T>(value: &'a T, site: &Site, name: &str) -> T::Repr
+pub fn capture<'a, C, R, T>(value: &'a T, site: &Site, name: &str) -> R
 where
-    T: ?Sized + Capture<'a, C>,
+    T: ?Sized + Capture<'a, C, Repr = R>,
 {
     value.capture(site, name)
 }
@@ -227,18 +228,18 @@ mod tests {
     #[test]
     fn flat_sequences_are_borrowed() {
         let v = vec![1.5_f64, 2.5];
-        let s = capture::<Vec<f64>, _>(&v, &SITE, "v");
+        let s = capture::<Vec<f64>, _, _>(&v, &SITE, "v");
         assert!(std::ptr::eq(s.as_ptr(), v.as_ptr()));
         let a = [1_i64, 2, 3];
-        assert_eq!(&*capture::<Vec<i64>, _>(&a, &SITE, "a"), &[1, 2, 3]);
+        assert_eq!(&*capture::<Vec<i64>, _, _>(&a, &SITE, "a"), &[1, 2, 3]);
         let r: &[i64] = &a;
-        assert_eq!(capture::<Vec<i64>, _>(&r, &SITE, "r").len(), 3);
+        assert_eq!(capture::<Vec<i64>, _, _>(&r, &SITE, "r").len(), 3);
     }
 
     #[test]
     fn nested_sequences_borrow_their_rows() {
         let m = vec![vec![1_i64, 2], vec![3, 4]];
-        let s = capture::<Vec<Vec<i64>>, _>(&m, &SITE, "m");
+        let s = capture::<Vec<Vec<i64>>, _, _>(&m, &SITE, "m");
         assert!(std::ptr::eq(s[1].as_ptr(), m[1].as_ptr()));
         assert_eq!(s.clone().into_rust(), m);
     }
@@ -246,18 +247,18 @@ mod tests {
     #[test]
     fn records_and_tensors() {
         let x = (3_i64, vec![true, false]);
-        let (n, b) = capture::<(i64, Vec<bool>), _>(&x, &SITE, "x");
+        let (n, b) = capture::<(i64, Vec<bool>), _, _>(&x, &SITE, "x");
         assert_eq!((n, b.to_vec()), (3, vec![true, false]));
         let t = Tensor::<i64>::from_vec(vec![1, 2], &[2]);
-        let r = capture::<Tensor<i64>, _>(&t, &SITE, "t");
+        let r = capture::<Tensor<i64>, _, _>(&t, &SITE, "t");
         r.set(&SITE, &[0], 5);
         assert_eq!(t.to_vec(), vec![5, 2]);
         let ts = vec![t.clone(), t];
-        let rs = capture::<Vec<Tensor<i64>>, _>(&ts, &SITE, "ts");
+        let rs = capture::<Vec<Tensor<i64>>, _, _>(&ts, &SITE, "ts");
         assert_eq!(rs[1].get(&SITE, &[0]), 5);
         let pairs = vec![(1_i64, 2.0_f64)];
         assert_eq!(
-            capture::<Vec<(i64, f64)>, _>(&pairs, &SITE, "p").into_rust(),
+            capture::<Vec<(i64, f64)>, _, _>(&pairs, &SITE, "p").into_rust(),
             pairs
         );
     }

@@ -64,7 +64,7 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
         let name = &fv.name;
         captures.push(quote_spanned! {span=>
             #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
-            let #cap = #rt::capture::<#canon, _>(&#user, &__PM_SITE, #name);
+            let #cap = #rt::capture::<#canon, _, _>(&#user, &__PM_SITE, #name);
         });
         args.push(if by_ref { quote!(&#cap) } else { quote!(#cap) });
         if ty.has_nested_seq() {
