@@ -50,11 +50,11 @@ impl Element for i64 {
     fn new_cell(v: Self) -> AtomicI64 {
         AtomicI64::new(v)
     }
-    #[inline]
+    #[inline(always)]
     fn load(cell: &AtomicI64) -> i64 {
         cell.load(Ordering::Relaxed)
     }
-    #[inline]
+    #[inline(always)]
     fn store(cell: &AtomicI64, v: i64) {
         cell.store(v, Ordering::Relaxed)
     }
@@ -67,11 +67,11 @@ impl Element for f64 {
     fn new_cell(v: Self) -> AtomicU64 {
         AtomicU64::new(v.to_bits())
     }
-    #[inline]
+    #[inline(always)]
     fn load(cell: &AtomicU64) -> f64 {
         f64::from_bits(cell.load(Ordering::Relaxed))
     }
-    #[inline]
+    #[inline(always)]
     fn store(cell: &AtomicU64, v: f64) {
         cell.store(v.to_bits(), Ordering::Relaxed)
     }
@@ -359,62 +359,53 @@ impl<'a, T: Element> TensorRef<'a, T> {
     }
 
     /// The rank, as PMExpr's `tensor_rank` returns it.
-    pub fn rank(self) -> i64 {
+    pub fn rank(&self) -> i64 {
         self.rank as i64
     }
 
     /// `tensor_shape`: the shape as a sequence.
-    pub fn shape_seq(self) -> Seq<'static, i64> {
+    pub fn shape_seq(&self) -> Seq<'static, i64> {
         Seq::from_vec(self.shape().iter().map(|&d| d as i64).collect())
     }
 
-    #[inline]
+    /// The row-major position of a full index, checked against the shape.
+    #[inline(always)]
     fn offset(&self, site: &Site, index: &[i64]) -> usize {
         if index.len() != self.rank {
-            self.wrong_rank(site, index);
+            index_error(*self, site, copy_index(index), true);
         }
         let mut ofs = 0_usize;
-        for (k, &i) in index.iter().enumerate() {
-            let d = self.shape[k];
+        for (&i, &d) in index.iter().zip(&self.shape) {
             if i as u64 >= d as u64 {
-                self.bad_index(site, index);
+                index_error(*self, site, copy_index(index), false);
             }
             ofs = ofs * d + i as usize;
         }
         ofs
     }
 
-    #[cold]
-    fn wrong_rank(&self, site: &Site, index: &[i64]) -> ! {
-        site.fail(format_args!(
-            "Wrong number of dimensions used to access tensor: index {index:?} for a tensor of shape {:?}",
-            self.shape()
-        ))
-    }
-
-    #[cold]
-    fn bad_index(&self, site: &Site, index: &[i64]) -> ! {
-        site.fail(format_args!(
-            "Invalid indices used to access tensor: index {index:?} for a tensor of shape {:?}",
-            self.shape()
-        ))
+    /// The cell at a position that `offset` or `linear` checked.
+    #[inline(always)]
+    fn cell(&self, ofs: usize) -> &T::Cell {
+        debug_assert!(ofs < self.data.len());
+        // SAFETY: `data.len()` is the product of `shape[..rank]` (every constructor keeps this),
+        // and `ofs` is the row-major position of an index within that shape, so it is in bounds.
+        unsafe { self.data.get_unchecked(ofs) }
     }
 
     /// `tensor_get`: the element at a full index.
-    #[inline]
-    pub fn get(self, site: &Site, index: &[i64]) -> T {
-        let ofs = self.offset(site, index);
-        T::load(&self.data[ofs])
+    #[inline(always)]
+    pub fn get(&self, site: &Site, index: &[i64]) -> T {
+        T::load(self.cell(self.offset(site, index)))
     }
 
     /// `tensor_set`: writes the element at a full index.
-    #[inline]
-    pub fn set(self, site: &Site, index: &[i64], value: T) {
-        let ofs = self.offset(site, index);
-        T::store(&self.data[ofs], value)
+    #[inline(always)]
+    pub fn set(&self, site: &Site, index: &[i64], value: T) {
+        T::store(self.cell(self.offset(site, index)), value)
     }
 
-    #[inline]
+    #[inline(always)]
     fn linear(&self, site: &Site, i: i64) -> usize {
         if i < 0 {
             site.fail(format_args!("Negative index used to access tensor: {i}"));
@@ -429,15 +420,15 @@ impl<'a, T: Element> TensorRef<'a, T> {
     }
 
     /// `tensor_linear_get`: the element at a row-major position.
-    #[inline]
-    pub fn linear_get(self, site: &Site, i: i64) -> T {
-        T::load(&self.data[self.linear(site, i)])
+    #[inline(always)]
+    pub fn linear_get(&self, site: &Site, i: i64) -> T {
+        T::load(self.cell(self.linear(site, i)))
     }
 
     /// `tensor_linear_set`: writes the element at a row-major position.
-    #[inline]
-    pub fn linear_set(self, site: &Site, i: i64, value: T) {
-        T::store(&self.data[self.linear(site, i)], value)
+    #[inline(always)]
+    pub fn linear_set(&self, site: &Site, i: i64, value: T) {
+        T::store(self.cell(self.linear(site, i)), value)
     }
 
     /// `tensor_sub`: `len` rows from row `offset` of the first dimension, sharing memory.
@@ -470,12 +461,12 @@ impl<'a, T: Element> TensorRef<'a, T> {
     /// `tensor_slice`: the view with the leading indices fixed, sharing memory.
     pub fn slice(self, site: &Site, index: &[i64]) -> Self {
         if index.len() > self.rank {
-            self.wrong_rank(site, index);
+            index_error(self, site, copy_index(index), true);
         }
         let mut offset = 0_usize;
         for (k, &i) in index.iter().enumerate() {
             if i as u64 >= self.shape[k] as u64 {
-                self.bad_index(site, index);
+                index_error(self, site, copy_index(index), false);
             }
             offset = offset * self.shape[k] + i as usize;
         }
@@ -502,6 +493,47 @@ impl<'a, T: Element> TensorRef<'a, T> {
             offset,
             shape: self.shape().to_vec(),
         }
+    }
+}
+
+/// An index copied out of the caller's slice, so that the error path takes nothing by reference
+/// (a reference would keep the hot loop's values in memory instead of registers).
+#[derive(Clone, Copy)]
+struct IndexCopy {
+    values: [i64; 16],
+    len: usize,
+}
+
+#[inline(always)]
+fn copy_index(index: &[i64]) -> IndexCopy {
+    let mut values = [0; 16];
+    let len = index.len().min(16);
+    values[..len].copy_from_slice(&index[..len]);
+    IndexCopy {
+        values,
+        len: index.len(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn index_error<T: Element>(
+    t: TensorRef<'_, T>,
+    site: &Site,
+    index: IndexCopy,
+    wrong_rank: bool,
+) -> ! {
+    let shown = &index.values[..index.len.min(16)];
+    if wrong_rank {
+        site.fail(format_args!(
+            "Wrong number of dimensions used to access tensor: index {shown:?} for a tensor of shape {:?}",
+            t.shape()
+        ))
+    } else {
+        site.fail(format_args!(
+            "Invalid indices used to access tensor: index {shown:?} for a tensor of shape {:?}",
+            t.shape()
+        ))
     }
 }
 

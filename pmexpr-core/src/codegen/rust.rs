@@ -1143,11 +1143,26 @@ impl Gen<'_> {
                 once: *once,
             });
         }
+        // The adaptor is a `move` closure: `Copy` values (numbers, tensor views) are copied into
+        // it, so the compiler sees them as constant across iterations; everything else is moved
+        // in as a reference, made here.
         let mut pre = Vec::new();
+        let mut refs = Vec::new();
+        let mut scope = Vec::new();
+        for id in self.captures(f.free_vars()) {
+            match self.bindings.get(&id).cloned() {
+                Some(Binding::Value { by_ref: false, ty }) if !is_copy(&ty) => {
+                    let x = self.local(id);
+                    refs.push(quote!(let #x = &#x;));
+                    scope.push((id, Binding::Value { by_ref: true, ty }));
+                }
+                Some(Binding::Closure { rust, .. }) => refs.push(quote!(let #rust = &#rust;)),
+                _ => {}
+            }
+        }
         let body = match &f.kind {
             ExprKind::Lam { params: lps, body } if lps.len() == srcs.len() => {
                 let mut stmts = Vec::new();
-                let mut scope = Vec::new();
                 for (p, src) in lps.iter().zip(&srcs) {
                     let Arg::Src { tokens, by_ref, .. } = src else {
                         unreachable!()
@@ -1185,7 +1200,7 @@ impl Gen<'_> {
                 if matches!(&func.kind, ExprKind::Var { ident, .. }
                 if matches!(self.bindings.get(&ident.id), Some(Binding::Closure { .. } | Binding::Item { .. }))) =>
             {
-                // A known function partially applied: its arguments are evaluated once, here.
+                // A known function partially applied: its arguments are evaluated once, before.
                 let mut all = Vec::new();
                 for a in args {
                     if matches!(a.kind, ExprKind::Lit(_))
@@ -1196,30 +1211,38 @@ impl Gen<'_> {
                         let h = self.fresh("hoisted");
                         let v = self.value(a);
                         pre.push(quote!(let #h = #v;));
+                        let by_ref = !is_copy(&a.ty);
+                        if by_ref {
+                            refs.push(quote!(let #h = &#h;));
+                        }
                         all.push(Arg::Src {
                             tokens: quote!(#h),
                             ty: a.ty.clone(),
-                            by_ref: false,
+                            by_ref,
                             once: false,
                         });
                     }
                 }
                 all.extend(srcs);
                 let ret = result_type(&f.ty, incoming.len());
-                self.call(func, all, &ret)
+                self.with_scope(scope, |g| g.call(func, all, &ret))
             }
             ExprKind::Var { .. } => {
                 let ret = result_type(&f.ty, incoming.len());
-                self.call(f, srcs, &ret)
+                self.with_scope(scope, |g| g.call(f, srcs, &ret))
             }
             _ => {
                 let h = self.fresh("fun");
                 let v = self.value(f);
                 pre.push(quote!(let #h = #v;));
+                refs.push(quote!(let #h = &#h;));
                 self.call_func(quote!(#h), srcs)
             }
         };
-        (quote!(#(#pre)*), quote!(|#(#params),*| #body))
+        (
+            quote!(#(#pre)*),
+            quote!({ #(#refs)* move |#(#params),*| #body }),
+        )
     }
 
     // ----- intrinsics -----
