@@ -1,4 +1,132 @@
-//! Expression acceleration for Rust.
+//! # pmexpr: expression acceleration for Rust
+//!
+//! Mark an expression with [`accelerate!`] and it runs in parallel. The macro checks the
+//! expression at compile time (types are inferred, errors point at your tokens), captures the Rust
+//! variables it uses by borrowing them, and runs it on the backend chosen at run time: all CPU
+//! cores by default, sequential Rust, or debug mode with runtime checks. It follows the paper
+//! *Expression Acceleration: Seamless Parallelization of Typed High-Level Languages*
+//! (Hummelgren et al.), whose language, PMExpr, is written here with Rust tokens.
+//!
+//! ```
+//! use pmexpr::{Tensor, accelerate};
+//!
+//! let s: Vec<i64> = (1..=100).collect();
+//! let c: i64 = 3;
+//! let sum: i64 = accelerate!({
+//!     let f = |x| muli(c, addi(x, 1));
+//!     reduce(addi, 0, map(f, s))
+//! });
+//! assert_eq!(sum, 3 * (5050 + 100));
+//!
+//! // Tensors are mutable; writes inside the expression are visible afterwards.
+//! let t1 = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+//! let t2 = Tensor::<f64>::from_vec(vec![4.0, 5.0, 6.0], &[3]);
+//! accelerate!(par_loop(3, |i| tensor_set(t1, [i], tensor_get(t1, [i]) + 2.0 * tensor_get(t2, [i]))));
+//! assert_eq!(t1.to_vec(), vec![9.0, 12.0, 15.0]);
+//! ```
+//!
+//! ## The language
+//!
+//! | PMExpr (paper) | inside `accelerate!` |
+//! |---|---|
+//! | `lam x. e` | `\|x\| e`, `\|x: i64, y\| e` (curried: partial application is allowed) |
+//! | `let x = e1 in e2` | `{ let x = e1; e2 }`, `let (a, b) = e;` |
+//! | `recursive let f = … in e` | `fn` items inside a block (mutual recursion allowed) |
+//! | `match e with p then a else b`, `never` | `match`, `if`/`else`, `if let`; `never!()` |
+//! | `e1 e2 e3` | `e1(e2, e3)`; `f(a)(b)` is `f(a, b)` |
+//! | records | tuples `(a, b)`, `t.0` |
+//! | `[e1, e2]` | `[e1, e2]`, `vec![e1, e2]`, `[e; n]`, `s[i]` (`get`) |
+//! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice` |
+//! | operators | `+ - * / % == != < <= > >= && \|\| !`, unary `-`, resolved by type (`+` on `i64` is `addi`) |
+//! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)` |
+//! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
+//!
+//! Integer arithmetic wraps; `divi`, `modi` and `/`, `%` on integers round toward zero.
+//! `reduce(f, ne, s)` assumes `f` is associative with neutral element `ne`; the iterations of
+//! `par_loop` run in any order and must not depend on each other. `match` is not checked for
+//! exhaustiveness: a value no arm matches stops the expression with an error. `fn` items inside
+//! `accelerate!` may use the variables of enclosing blocks, unlike Rust's.
+//!
+//! ## Types and captured variables
+//!
+//! | PMExpr | Rust |
+//! |---|---|
+//! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()` |
+//! | `[T]` | `Vec<T>`, `&[T]`, `[T; N]`, `Box<[T]>` (results come back as `Vec<T>`) |
+//! | records | tuples (up to 8 fields) |
+//! | `Tensor[T]` | [`Tensor<i64>`](Tensor), [`Tensor<f64>`](Tensor), rank at most [`MAX_RANK`] |
+//!
+//! Every name that the expression does not bind and that is not an intrinsic is a *captured
+//! variable*: a Rust variable of the enclosing code, borrowed for the call (never moved or cloned
+//! by you; flat sequences are not even copied). Its PMExpr type is inferred from how the
+//! expression uses it, and rustc checks that the Rust value has that type, reporting a mismatch at
+//! the variable. Where nothing fixes whether a number is an `i64` or an `f64`
+//! (`map2(|x, y| x + y, a, b)`), the captured values decide. Any other type that nothing fixes is a
+//! compile error that asks for an annotation at the start of the body, for example
+//! `accelerate!({ let s: Vec<bool> = s; length(s) })`. Functions cannot be captured: define them
+//! inside the expression.
+//!
+//! The result converts back to its Rust type: `i64`, `f64`, `bool`, `()`, `Vec<…>` (nested),
+//! tuples, or a [`Tensor`] that shares memory with the captured one it is a view of.
+//!
+//! ## Targets
+//!
+//! | target | what runs | chosen by |
+//! |---|---|---|
+//! | `cpu` | all cores, through rayon (the default) | `PMEXPR_BACKEND=cpu` |
+//! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
+//! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
+//!
+//! [`with_target`] overrides the environment for the `accelerate!` calls a closure makes on the
+//! current thread (tests use it to run one expression on every target). The environment is read
+//! once per process; a value that names no target stops the first `accelerate!` with an error that
+//! lists the valid ones.
+//!
+//! ## Errors
+//!
+//! Compile-time errors are `compile_error!`s at the span of the offending tokens, with a `help:`
+//! line where there is a fix to suggest. At run time, every failure is a panic whose message
+//! names the `accelerate!` site (file:line:column) and the rule broken, with the reference
+//! implementation's wording: `Out of bounds access in sequence`, `Division by zero`,
+//! `Invalid indices used to access tensor`, … Checks that memory safety needs (indices, division
+//! by zero) run on every target; debug mode adds the checks of the assumptions that accelerated
+//! backends make: every nested sequence is regular (all inner sequences of the same length).
+//! A tensor whose rank exceeds [`MAX_RANK`] (3 unless `PMEXPR_TENSOR_MAX_RANK` was set when
+//! building) is refused when it is captured.
+//!
+//! ```
+//! use pmexpr::{Target, accelerate, with_target};
+//!
+//! let m = vec![vec![1_i64, 2], vec![3]];
+//! let sums = || accelerate!(map(|row| reduce(addi, 0, row), m));
+//! assert_eq!(with_target(Target::Cpu, sums), vec![3, 3]);
+//! let failure = std::panic::catch_unwind(|| with_target(Target::Debug, sums)).unwrap_err();
+//! let message = failure.downcast_ref::<String>().unwrap();
+//! assert!(message.contains("Irregular sequence found in captured variable `m`"));
+//! ```
+
+#![warn(missing_docs)]
+
+/// Accelerates an expression: checks it at compile time and runs it on the target selected at run
+/// time (see the [crate documentation](crate) for the language, the types and the targets).
+///
+/// ```
+/// use pmexpr::accelerate;
+///
+/// let a = vec![1.0, 2.0, 3.0];
+/// let b = vec![0.5, 0.5, 0.5];
+/// let c: Vec<f64> = accelerate!(map2(addf, a, b));
+/// assert_eq!(c, vec![1.5, 2.5, 3.5]);
+///
+/// let n: i64 = 10;
+/// let fib: i64 = accelerate!({
+///     fn fib(k: i64) -> i64 {
+///         if k < 2 { k } else { fib(k - 1) + fib(k - 2) }
+///     }
+///     fib(n)
+/// });
+/// assert_eq!(fib, 55);
+/// ```
 pub use pmexpr_macros::accelerate;
 pub use pmexpr_runtime::{
     Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
