@@ -253,7 +253,7 @@ fn booleans_and_short_circuit() {
     assert_eq!(
         r,
         s.iter()
-            .map(|&x| (x > 0 && x % 2 == 0) || !(x > -10))
+            .map(|&x| (x > 0 && x % 2 == 0) || (x <= -10))
             .collect::<Vec<_>>()
     );
 }

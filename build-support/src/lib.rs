@@ -1,10 +1,8 @@
 //! The build-script hook of pmexpr, in the spirit of `cxx_build`:
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     pmexpr_build::Build::new().compile();
-//! }
+//! // in build.rs, inside `fn main`:
+//! pmexpr_build::Build::new().compile();
 //! ```
 //!
 //! In this version `accelerate!` needs no build step (the macro compiles each site for the CPU

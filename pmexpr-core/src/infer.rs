@@ -1094,8 +1094,7 @@ mod tests {
 
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
         infer(resolve(parse_tokens(tokens).unwrap()).unwrap())
-            .err()
-            .expect("should fail")
+            .expect_err("should fail")
             .iter()
             .map(|e| e.text())
             .collect()

@@ -605,10 +605,10 @@ mod tests {
         );
         let mut saturated = true;
         m.expr.walk(&mut |x| {
-            if let ExprKind::App { func, args } = &x.kind {
-                if let ExprKind::Intrinsic(i) = func.kind {
-                    saturated &= args.len() == i.arity();
-                }
+            if let ExprKind::App { func, args } = &x.kind
+                && let ExprKind::Intrinsic(i) = func.kind
+            {
+                saturated &= args.len() == i.arity();
             }
         });
         assert!(saturated);

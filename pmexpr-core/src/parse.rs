@@ -307,10 +307,10 @@ impl Parser {
     }
 
     fn path(&mut self, p: &syn::ExprPath, sp: SpanRange) -> Expr {
-        if p.qself.is_none() {
-            if let Some(id) = p.path.get_ident() {
-                return var(&id.to_string(), sp);
-            }
+        if p.qself.is_none()
+            && let Some(id) = p.path.get_ident()
+        {
+            return var(&id.to_string(), sp);
         }
         self.error_help(
             sp,
@@ -799,14 +799,13 @@ impl Parser {
             }
             syn::Type::ImplTrait(i) => {
                 for bound in &i.bounds {
-                    if let syn::TypeParamBound::Trait(tb) = bound {
-                        if let Some(seg) = tb.path.segments.last() {
-                            if let syn::PathArguments::Parenthesized(args) = &seg.arguments {
-                                let params = args.inputs.iter().map(|a| self.type_ann(a)).collect();
-                                let ret = self.return_ann(&args.output);
-                                return TypeAnn::Arrow(params, Box::new(ret));
-                            }
-                        }
+                    if let syn::TypeParamBound::Trait(tb) = bound
+                        && let Some(seg) = tb.path.segments.last()
+                        && let syn::PathArguments::Parenthesized(args) = &seg.arguments
+                    {
+                        let params = args.inputs.iter().map(|a| self.type_ann(a)).collect();
+                        let ret = self.return_ann(&args.output);
+                        return TypeAnn::Arrow(params, Box::new(ret));
                     }
                 }
                 self.type_error(t)
@@ -817,12 +816,11 @@ impl Parser {
                 };
                 let name = seg.ident.to_string();
                 let arg = |this: &mut Self| -> Option<TypeAnn> {
-                    if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
-                        if a.args.len() == 1 {
-                            if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
-                                return Some(this.type_ann(t));
-                            }
-                        }
+                    if let syn::PathArguments::AngleBracketed(a) = &seg.arguments
+                        && a.args.len() == 1
+                        && let Some(syn::GenericArgument::Type(t)) = a.args.first()
+                    {
+                        return Some(this.type_ann(t));
                     }
                     None
                 };
@@ -893,8 +891,7 @@ mod tests {
 
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
         parse_tokens(tokens)
-            .err()
-            .expect("should fail")
+            .expect_err("should fail")
             .iter()
             .map(|e| e.message.clone())
             .collect()

@@ -141,45 +141,45 @@ impl Resolver {
             }
             ExprKind::App { func, args } => {
                 args.iter_mut().for_each(|a| self.expr(a));
-                if let ExprKind::Var { ident, .. } = &func.kind {
-                    if self.lookup(&ident.name).is_none() {
-                        if let Some(k) = Keyword::from_name(&ident.name) {
-                            let n = args.len();
-                            if n != k.arity() {
-                                self.errors.push(
-                                    Error::new(
-                                        span,
-                                        format!(
-                                            "`{}` takes {} arguments but {n} {} supplied",
-                                            k.name(),
-                                            k.arity(),
-                                            if n == 1 { "was" } else { "were" }
-                                        ),
-                                    )
-                                    .help(format!("write `{}`", k.usage())),
-                                );
-                            }
-                            e.kind = ExprKind::Keyword {
-                                kw: k,
-                                args: std::mem::take(args),
-                            };
-                            return;
-                        }
-                        if Intrinsic::from_name(&ident.name).is_none() {
-                            let mut err = Error::new(
-                                ident.span,
-                                format!("cannot find the PMExpr function `{}`", ident.name),
+                if let ExprKind::Var { ident, .. } = &func.kind
+                    && self.lookup(&ident.name).is_none()
+                {
+                    if let Some(k) = Keyword::from_name(&ident.name) {
+                        let n = args.len();
+                        if n != k.arity() {
+                            self.errors.push(
+                                Error::new(
+                                    span,
+                                    format!(
+                                        "`{}` takes {} arguments but {n} {} supplied",
+                                        k.name(),
+                                        k.arity(),
+                                        if n == 1 { "was" } else { "were" }
+                                    ),
+                                )
+                                .help(format!("write `{}`", k.usage())),
                             );
-                            err = match suggest(&ident.name) {
+                        }
+                        e.kind = ExprKind::Keyword {
+                            kw: k,
+                            args: std::mem::take(args),
+                        };
+                        return;
+                    }
+                    if Intrinsic::from_name(&ident.name).is_none() {
+                        let mut err = Error::new(
+                            ident.span,
+                            format!("cannot find the PMExpr function `{}`", ident.name),
+                        );
+                        err = match suggest(&ident.name) {
                                 Some(s) => err.help(format!("did you mean `{s}`?")),
                                 None => err.help(format!(
                                     "`accelerate!` cannot call Rust functions or closures; define `{}` inside the accelerated expression with `let {} = |…| …;` or a `fn` item",
                                     ident.name, ident.name
                                 )),
                             };
-                            self.errors.push(err);
-                            return;
-                        }
+                        self.errors.push(err);
+                        return;
                     }
                 }
                 self.expr(func);
@@ -266,7 +266,7 @@ mod tests {
     }
 
     fn error(tokens: proc_macro2::TokenStream) -> String {
-        resolve(parse_tokens(tokens).unwrap()).err().expect("fails")[0].text()
+        resolve(parse_tokens(tokens).unwrap()).expect_err("fails")[0].text()
     }
 
     #[test]

@@ -118,8 +118,8 @@ pub fn create<'a, T>(site: &Site, n: i64, f: impl FnMut(i64) -> T) -> Seq<'a, T>
 
 /// `foldl f acc s`.
 #[inline]
-pub fn foldl<A, T>(s: &[T], acc: A, mut f: impl FnMut(A, &T) -> A) -> A {
-    s.iter().fold(acc, |a, x| f(a, x))
+pub fn foldl<A, T>(s: &[T], acc: A, f: impl FnMut(A, &T) -> A) -> A {
+    s.iter().fold(acc, f)
 }
 
 /// `seq_loop n f`: `f 0; …; f (n-1)` in order.
@@ -130,8 +130,8 @@ pub fn seq_loop(n: i64, f: impl FnMut(i64)) {
 
 /// `seq_loop_acc acc n f`: `f (… (f (f acc 0) 1) …) (n-1)`.
 #[inline]
-pub fn seq_loop_acc<A>(acc: A, n: i64, mut f: impl FnMut(A, i64) -> A) -> A {
-    (0..n.max(0)).fold(acc, |a, i| f(a, i))
+pub fn seq_loop_acc<A>(acc: A, n: i64, f: impl FnMut(A, i64) -> A) -> A {
+    (0..n.max(0)).fold(acc, f)
 }
 
 /// `flatten s`: the concatenation of the inner sequences.
