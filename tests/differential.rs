@@ -664,3 +664,118 @@ fn large_inputs_agree() {
     assert_eq!(r.0, s.iter().map(|x| x * x).sum::<i64>());
     assert_eq!(r.1, *s.iter().min().unwrap());
 }
+
+// ----- regressions found by adversarial testing -----
+
+#[test]
+fn functions_called_straight_out_of_sequences_and_folds() {
+    let s: Vec<i64> = vec![1, 2, 3];
+    let r = on_all_targets(|| {
+        accelerate!({
+            let fs = [addi(1), addi(2)];
+            let gs = [|x| x * 3, |x| x + 1];
+            (
+                get(fs, 1)(10),
+                head(gs)(10),
+                gs[1](10),
+                foldl(|f, x| |y| f(y) + x, |y| y, s)(10),
+            )
+        })
+    });
+    assert_eq!(r, (12, 30, 11, 16));
+}
+
+#[test]
+fn lambdas_reading_tuple_fields_are_typed_soundly() {
+    let r = on_all_targets(|| {
+        accelerate!({
+            let first = |p| p.0;
+            fn second(p: _) -> _ {
+                p.1
+            }
+            (first((1, 2)), second((true, 2.5)))
+        })
+    });
+    assert_eq!(r, (1, 2.5));
+}
+
+#[test]
+fn arguments_are_evaluated_in_the_order_written() {
+    let r = on_all_targets(|| {
+        let t = Tensor::<i64>::zeros(&[1]);
+        accelerate!({
+            let a = foldl(addi, tensor_get(t, [0]), {
+                tensor_set(t, [0], 5);
+                [1, 2]
+            });
+            let b = reduce(addi, tensor_get(t, [0]), {
+                tensor_set(t, [0], 7);
+                [1]
+            });
+            let g = |k, i| i + k;
+            let c = length(create(
+                tensor_get(t, [0]) - 5,
+                g({
+                    tensor_set(t, [0], 100);
+                    0
+                }),
+            ));
+            let d = seq_loop_acc(tensor_get(t, [0]), 1, |acc, i| acc + i);
+            (a, b, c, d)
+        })
+    });
+    assert_eq!(r, (3, 6, 2, 100));
+}
+
+#[test]
+fn fn_items_see_the_lets_above_them() {
+    let k = 1_i64;
+    let r = on_all_targets(|| {
+        accelerate!({
+            let k = 10;
+            let g = |x| x + 1;
+            let s = [5, 6];
+            fn f(x: i64) -> i64 {
+                g(x) + k + get(s, 1)
+            }
+            f(0)
+        })
+    });
+    assert_eq!(r, 1 + 10 + 6);
+    assert_eq!(k, 1);
+}
+
+#[test]
+fn sibling_fn_items_are_polymorphic() {
+    let s: Vec<i64> = vec![1, 2, 3];
+    let r = on_all_targets(|| {
+        accelerate!({
+            let s: Vec<i64> = s;
+            fn len(s: _) -> i64 {
+                if null(s) { 0 } else { 1 + len(tail(s)) }
+            }
+            fn both(x: i64) -> i64 {
+                len(s) + len([true]) + x
+            }
+            both(10)
+        })
+    });
+    assert_eq!(r, 14);
+}
+
+#[test]
+fn never_in_operand_position_and_empty_sequences() {
+    let x = 3_i64;
+    let r = on_all_targets(|| {
+        accelerate!((
+            if x > 0 { 1 } else { never!() + 1 },
+            if x > 0 { 2.0 } else { -never!() },
+            length([]),
+            {
+                let f: fn() -> i64 = || 3;
+                f()
+            },
+        ))
+    });
+    assert_eq!(r, (1, 2.0, 0, 3));
+}

@@ -57,6 +57,7 @@ pub fn infer(resolved: Resolved) -> Result<Typed, Errors> {
         errors: Vec::new(),
         names: &names,
         record_spans: HashMap::new(),
+        oversized_tuple: false,
     };
     let fv_types: Vec<Type> = free_vars
         .iter()
@@ -137,7 +138,11 @@ struct Infer<'n> {
     errors: Errors,
     names: &'n [String],
     record_spans: HashMap<TyVar, SpanRange>,
+    oversized_tuple: bool,
 }
+
+/// The largest tuple the runtime's marshaling and checks are implemented for.
+const MAX_TUPLE: usize = 8;
 
 /// Why two types do not unify.
 enum Mismatch {
@@ -270,6 +275,13 @@ impl Infer<'_> {
         match (k, &t) {
             (Kind::Any, _) => Ok(()),
             (k, Type::Var(w)) => {
+                // A tuple whose field would be the tuple itself (`x + x.0`) has an infinite type.
+                if let Kind::Record(fields) = &k {
+                    let level = self.vars[w.0 as usize].level;
+                    if fields.values().any(|t| self.occurs_adjust(*w, t, level)) {
+                        return Err(Mismatch::Infinite);
+                    }
+                }
                 let old = self.vars[w.0 as usize].kind.clone();
                 let merged = match (old, k) {
                     (Kind::Any, k) | (k, Kind::Any) => k,
@@ -324,9 +336,11 @@ impl Infer<'_> {
         let (e, f) = (self.zonk(expected), self.zonk(found));
         let message = match why {
             Mismatch::Types => format!("mismatched types: expected `{e}`, found `{f}`{context}"),
-            Mismatch::Infinite => format!(
-                "this expression would need an infinite type: `{f}` would contain itself{context}"
-            ),
+            Mismatch::Infinite => {
+                format!(
+                    "this expression would need an infinite type: a value that contains itself{context}"
+                )
+            }
             Mismatch::Kind(k) => format!("expected {k}, found `{f}`{context}"),
             Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`{context}"),
         };
@@ -362,6 +376,9 @@ impl Infer<'_> {
 
     fn ann_type(&mut self, a: &Annotation) -> Type {
         let t = self.ann_type_raw(&a.ann);
+        if std::mem::take(&mut self.oversized_tuple) {
+            self.check_tuple_size(MAX_TUPLE + 1, a.span);
+        }
         if let Some(bad) = self.non_numeric_tensor(&t) {
             self.errors.push(Error::new(
                 a.span,
@@ -398,15 +415,34 @@ impl Infer<'_> {
             TypeAnn::Seq(t) => Type::seq(self.ann_type_raw(t)),
             TypeAnn::Tensor(t) => Type::tensor(self.ann_type_raw(t)),
             TypeAnn::Arrow(ps, r) => {
-                let ps: Vec<Type> = ps.iter().map(|p| self.ann_type_raw(p)).collect();
+                let mut ps: Vec<Type> = ps.iter().map(|p| self.ann_type_raw(p)).collect();
+                if ps.is_empty() {
+                    // `fn() -> T` takes `()`, as `|| e` and `f()` do.
+                    ps.push(Type::unit());
+                }
                 let r = self.ann_type_raw(r);
                 Type::arrows(ps, r)
             }
             TypeAnn::Tuple(ts) => {
-                let ts = ts.iter().map(|t| self.ann_type_raw(t)).collect();
+                let ts: Vec<Type> = ts.iter().map(|t| self.ann_type_raw(t)).collect();
+                if ts.len() > MAX_TUPLE {
+                    self.oversized_tuple = true;
+                }
                 Type::tuple(ts)
             }
             TypeAnn::Infer => self.fresh(),
+        }
+    }
+
+    fn check_tuple_size(&mut self, n: usize, span: SpanRange) {
+        if n > MAX_TUPLE {
+            self.errors.push(
+                Error::new(
+                    span,
+                    format!("tuples inside `accelerate!` have at most {MAX_TUPLE} fields, this one has {n}"),
+                )
+                .help("nest tuples to hold more values"),
+            );
         }
     }
 
@@ -419,20 +455,57 @@ impl Infer<'_> {
         t
     }
 
-    fn generalize(&mut self, t: &Type, out: &mut Vec<TyVar>) {
+    /// The variables of `types` to quantify: those created inside the binding, unconstrained, and
+    /// not reachable from a constrained variable (a tuple known only by its fields stays
+    /// monomorphic, and so do the types of those fields).
+    fn generalize(&self, types: &[Type]) -> Vec<TyVar> {
+        let (mut candidates, mut pinned) = (Vec::new(), Vec::new());
+        for t in types {
+            self.collect_generalizable(t, false, &mut candidates, &mut pinned);
+        }
+        let mut out = Vec::new();
+        for v in candidates {
+            if !pinned.contains(&v) && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    fn collect_generalizable(
+        &self,
+        t: &Type,
+        pinned_here: bool,
+        cands: &mut Vec<TyVar>,
+        pinned: &mut Vec<TyVar>,
+    ) {
         match self.find(t) {
             Type::Var(v) => {
                 let info = &self.vars[v.0 as usize];
-                if info.level > self.level && matches!(info.kind, Kind::Any) && !out.contains(&v) {
-                    out.push(v);
+                match &info.kind {
+                    Kind::Any if pinned_here => pinned.push(v),
+                    Kind::Any if info.level > self.level => cands.push(v),
+                    Kind::Any | Kind::Num | Kind::Eq => {}
+                    Kind::Record(fs) => {
+                        if !pinned.contains(&v) {
+                            pinned.push(v);
+                            for t in fs.values() {
+                                self.collect_generalizable(t, true, cands, pinned);
+                            }
+                        }
+                    }
                 }
             }
-            Type::Seq(a) | Type::Tensor(a) => self.generalize(&a, out),
-            Type::Arrow(a, b) => {
-                self.generalize(&a, out);
-                self.generalize(&b, out);
+            Type::Seq(a) | Type::Tensor(a) => {
+                self.collect_generalizable(&a, pinned_here, cands, pinned)
             }
-            Type::Record(fs) => fs.iter().for_each(|(_, t)| self.generalize(t, out)),
+            Type::Arrow(a, b) => {
+                self.collect_generalizable(&a, pinned_here, cands, pinned);
+                self.collect_generalizable(&b, pinned_here, cands, pinned);
+            }
+            Type::Record(fs) => fs
+                .iter()
+                .for_each(|(_, t)| self.collect_generalizable(t, pinned_here, cands, pinned)),
             Type::Int | Type::Float | Type::Bool => {}
         }
     }
@@ -603,10 +676,11 @@ impl Infer<'_> {
                     self.expect(&tv, &ta, value.span, " (the type annotated on this `let`)");
                 }
                 self.level -= 1;
-                let mut vars = Vec::new();
-                if matches!(value.kind, ExprKind::Lam { .. }) {
-                    self.generalize(&tv, &mut vars);
-                }
+                let vars = if matches!(value.kind, ExprKind::Lam { .. }) {
+                    self.generalize(std::slice::from_ref(&tv))
+                } else {
+                    Vec::new()
+                };
                 binder.ty = tv.clone();
                 *scheme = vars.clone();
                 self.env.insert(binder.ident.id, Scheme { vars, ty: tv });
@@ -651,10 +725,8 @@ impl Infer<'_> {
                     );
                 }
                 self.level -= 1;
-                let mut vars = Vec::new();
-                for f in fns.iter() {
-                    self.generalize(&f.ty, &mut vars);
-                }
+                let types: Vec<Type> = fns.iter().map(|f| f.ty.clone()).collect();
+                let vars = self.generalize(&types);
                 for f in fns.iter() {
                     self.env.insert(
                         f.ident.id,
@@ -710,6 +782,7 @@ impl Infer<'_> {
             }
             ExprKind::Never(_) => self.fresh(),
             ExprKind::Record(fs) => {
+                self.check_tuple_size(fs.len(), span);
                 fs.sort_by(|a, b| a.0.cmp(&b.0));
                 let ts: Vec<(Label, Type)> = fs
                     .iter_mut()
@@ -841,15 +914,17 @@ impl Infer<'_> {
                 self.expect(t, &tl, p.span, " (the type of the value matched)");
             }
             PatKind::Record(fs) => {
+                self.check_tuple_size(fs.len(), p.span);
                 let ts: Vec<(Label, Type)> =
                     fs.iter().map(|(l, _)| (l.clone(), self.fresh())).collect();
                 let mut sorted = ts.clone();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 let tr = Type::Record(sorted);
-                if self.expect(t, &tr, p.span, " (the type of the value matched)") {
-                    for ((_, sub), (_, ts)) in fs.iter_mut().zip(ts) {
-                        self.pat(sub, &ts);
-                    }
+                // On a mismatch the variables still get (unknown) types, so that their uses do not
+                // produce follow-on errors.
+                self.expect(t, &tr, p.span, " (the type of the value matched)");
+                for ((_, sub), (_, ts)) in fs.iter_mut().zip(ts) {
+                    self.pat(sub, &ts);
                 }
             }
         }
@@ -891,8 +966,11 @@ impl Infer<'_> {
                             .copied()
                             .unwrap_or_else(SpanRange::call_site);
                         self.errors.push(
-                            Error::new(span, "cannot infer the type of this record")
-                                .help("annotate it where it is bound, e.g. `let p: (i64, f64) = …;` or `|p: (i64, f64)| …`"),
+                            Error::new(
+                                span,
+                                "named fields are not supported inside `accelerate!` yet",
+                            )
+                            .help("records are tuples: use `.0`, `.1`, …"),
                         );
                         self.vars[i].binding = Some(Type::unit());
                     }

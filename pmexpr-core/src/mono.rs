@@ -434,11 +434,25 @@ impl Monomorphizer {
         let (params, ret): (Vec<Type>, Type) = (params.into_iter().cloned().collect(), ret.clone());
         let callee = Expr::typed(ExprKind::Intrinsic(i), f.span, fty.clone());
         if args.len() >= arity {
-            let result = fty.split_arrows(args.len()).1.clone();
-            return Expr::typed(
+            // `get(fs, i)(x)`: the intrinsic takes its own arguments, its result takes the rest.
+            let mut args = args;
+            let rest = args.split_off(arity);
+            let applied = Expr::typed(
                 ExprKind::App {
                     func: Box::new(callee),
                     args,
+                },
+                f.span,
+                ret,
+            );
+            if rest.is_empty() {
+                return applied;
+            }
+            let result = fty.split_arrows(arity + rest.len()).1.clone();
+            return Expr::typed(
+                ExprKind::App {
+                    func: Box::new(applied),
+                    args: rest,
                 },
                 f.span,
                 result,

@@ -320,48 +320,59 @@ impl Parser {
     }
 
     fn block(&mut self, b: &syn::Block) -> Expr {
-        let sp = span(b);
-        // `fn` items are visible in the whole block, as in Rust: they form one recursive group.
-        let mut fns = Vec::new();
-        let mut stmts = Vec::new();
+        // A run of consecutive `fn` items is one recursive group (mutual recursion allowed). Like a
+        // `let`, the group sees what is bound above it and is visible below it.
+        enum Step<'s> {
+            Stmt(&'s Stmt),
+            Fns(Vec<&'s syn::ItemFn>, SpanRange),
+        }
+        let mut steps: Vec<Step> = Vec::new();
         for s in &b.stmts {
             match s {
-                Stmt::Item(syn::Item::Fn(f)) => fns.push(self.fn_item(f)),
+                Stmt::Item(syn::Item::Fn(f)) => match steps.last_mut() {
+                    Some(Step::Fns(run, sp)) => {
+                        run.push(f);
+                        *sp = sp.to(span(f));
+                    }
+                    _ => steps.push(Step::Fns(vec![f], span(f))),
+                },
                 Stmt::Item(item) => {
                     self.error(
                         span(item),
                         "only `fn` items are supported inside `accelerate!`",
                     );
                 }
-                other => stmts.push(other),
+                other => steps.push(Step::Stmt(other)),
             }
         }
-        let (last, init) = match stmts.last() {
-            Some(Stmt::Expr(e, None)) => (self.expr(e), &stmts[..stmts.len() - 1]),
-            Some(Stmt::Macro(m)) if m.semi_token.is_none() => {
-                (self.macro_expr(&m.mac, span(m)), &stmts[..stmts.len() - 1])
+        let (mut body, init) = match steps.last() {
+            Some(Step::Stmt(Stmt::Expr(e, None))) => (self.expr(e), &steps[..steps.len() - 1]),
+            Some(Step::Stmt(Stmt::Macro(m))) if m.semi_token.is_none() => {
+                (self.macro_expr(&m.mac, span(m)), &steps[..steps.len() - 1])
             }
             _ => (
                 lit(Lit::Unit, SpanRange::single(b.brace_token.span.close())),
-                &stmts[..],
+                &steps[..],
             ),
         };
-        let mut body = last;
-        for s in init.iter().rev() {
-            body = self.stmt(s, body);
+        for step in init.iter().rev() {
+            body = match step {
+                Step::Stmt(s) => self.stmt(s, body),
+                Step::Fns(run, sp) => {
+                    let fns = run.iter().map(|f| self.fn_item(f)).collect();
+                    let whole = sp.to(body.span);
+                    mk(
+                        ExprKind::RecLet {
+                            fns,
+                            body: Box::new(body),
+                            scheme: Vec::new(),
+                        },
+                        whole,
+                    )
+                }
+            };
         }
-        if fns.is_empty() {
-            body
-        } else {
-            mk(
-                ExprKind::RecLet {
-                    fns,
-                    body: Box::new(body),
-                    scheme: Vec::new(),
-                },
-                sp,
-            )
-        }
+        body
     }
 
     fn stmt(&mut self, s: &Stmt, rest: Expr) -> Expr {
@@ -480,8 +491,12 @@ impl Parser {
                 bsp,
             );
         }
+        // As in Rust, no return type means `()`; `-> _` asks inference for it.
         let ret = match &sig.output {
-            syn::ReturnType::Default => None,
+            syn::ReturnType::Default => Some(Annotation {
+                ann: TypeAnn::Tuple(vec![]),
+                span: span(&sig.ident),
+            }),
             syn::ReturnType::Type(_, t) => Some(self.annotation(t)),
         };
         let ident = Ident::new(sig.ident.to_string(), span(&sig.ident));

@@ -2,7 +2,7 @@
 //! assumes), intrinsics and keywords recognised, and the free variables — the Rust variables the
 //! accelerated expression captures — collected in order of first use.
 
-use crate::ast::{Expr, ExprKind, Ident, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, Ident, Pat, PatKind, VarId};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword, all_names};
 
@@ -227,6 +227,15 @@ impl Resolver {
                 }
                 self.expr(body);
                 self.scope.truncate(n);
+                if fns.len() > 1 {
+                    let placeholder = ExprKind::Lit(crate::ast::Lit::Unit);
+                    let ExprKind::RecLet { fns, body, .. } =
+                        std::mem::replace(&mut e.kind, placeholder)
+                    else {
+                        unreachable!("matched above")
+                    };
+                    *e = dependency_groups(fns, *body, span);
+                }
             }
             ExprKind::Match {
                 scrutinee,
@@ -253,6 +262,103 @@ impl Resolver {
             }
         }
     }
+}
+
+/// Splits a group of `fn` items into the strongly connected components of their call graph,
+/// nested so that each component sees the ones it calls (dependency analysis, as in Haskell): a
+/// function that does not call another is generalized before that other uses it, so a helper can
+/// be used at two types by its siblings.
+fn dependency_groups(fns: Vec<FnDef>, body: Expr, span: SpanRange) -> Expr {
+    let ids: Vec<VarId> = fns.iter().map(|f| f.ident.id).collect();
+    let calls: Vec<Vec<usize>> = fns
+        .iter()
+        .map(|f| {
+            let lam = Expr::new(
+                ExprKind::Lam {
+                    params: f.params.clone(),
+                    body: Box::new(f.body.clone()),
+                },
+                f.span,
+            );
+            let free = lam.free_vars();
+            ids.iter()
+                .enumerate()
+                .filter(|(_, id)| free.contains(id))
+                .map(|(j, _)| j)
+                .collect()
+        })
+        .collect();
+    // Tarjan's algorithm: components come out callees first.
+    struct Tarjan<'c> {
+        calls: &'c [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on_stack: Vec<bool>,
+        next: usize,
+        out: Vec<Vec<usize>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in &self.calls[v] {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                component.sort_unstable();
+                self.out.push(component);
+            }
+        }
+    }
+    let n = fns.len();
+    let mut t = Tarjan {
+        calls: &calls,
+        index: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on_stack: vec![false; n],
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    let components = t.out;
+    let mut fns: Vec<Option<FnDef>> = fns.into_iter().map(Some).collect();
+    let mut result = body;
+    for component in components.into_iter().rev() {
+        let group: Vec<FnDef> = component.iter().filter_map(|&i| fns[i].take()).collect();
+        result = Expr::new(
+            ExprKind::RecLet {
+                fns: group,
+                body: Box::new(result),
+                scheme: Vec::new(),
+            },
+            span,
+        );
+    }
+    result
 }
 
 #[cfg(test)]

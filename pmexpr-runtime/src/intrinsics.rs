@@ -143,16 +143,17 @@ pub fn flatten<'a, T: Clone>(s: &[Seq<'a, T>]) -> Seq<'a, T> {
     Seq::from_vec(v)
 }
 
-/// `never!()`: a branch the program asserts is unreachable was reached.
+/// `never!()`: a branch the program asserts is unreachable was reached. (Typed `T` rather than
+/// `!`, so that generated code can use it where a value of a known type is expected.)
 #[cold]
-pub fn never(site: &Site) -> ! {
+pub fn never<T>(site: &Site) -> T {
     site.fail("reached `never!()`")
 }
 
 /// No arm of a `match` (or pattern of a `let`) matched: `match` inside `accelerate!` is not
 /// checked for exhaustiveness.
 #[cold]
-pub fn no_match(site: &Site) -> ! {
+pub fn no_match<T>(site: &Site) -> T {
     site.fail("no pattern matched the value (`match` inside `accelerate!` is not checked for exhaustiveness)")
 }
 

@@ -42,9 +42,13 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
         tmp: 0,
     };
     let mut params = Vec::new();
-    let mut captures = Vec::new();
     let mut args = Vec::new();
     let mut checks = Vec::new();
+    // The captures go through one generic function whose parameters name the numbers that the
+    // captured values fix, so that two captured values that must have the same number type are
+    // checked against each other, and a mismatch is reported at a variable.
+    let (mut cap_params, mut cap_bounds, mut cap_args, mut cap_calls, mut cap_locals) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, (fv, ty)) in mono.free_vars.iter().zip(&mono.free_var_types).enumerate() {
         let local = g.local(fv.id);
         let pty = g.pty(ty);
@@ -62,10 +66,16 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
         let span = fv.uses[0].start;
         let user = proc_macro2::Ident::new(&fv.name, span);
         let name = &fv.name;
-        captures.push(quote_spanned! {span=>
-            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
-            let #cap = #rt::capture::<#canon, _, _>(&#user, &__PM_SITE, #name);
-        });
+        let (t, r, v) = (
+            format_ident!("T{}", i),
+            format_ident!("R{}", i),
+            format_ident!("v{}", i),
+        );
+        cap_params.push(quote!(#t: ?Sized + #rt::Capture<'a, #canon, Repr = #r>, #r));
+        cap_bounds.push(quote!(#v: &'a #t));
+        cap_calls.push(quote!(#rt::Capture::capture(#v, site, #name)));
+        cap_args.push(quote_spanned!(span=> &#user));
+        cap_locals.push(cap.clone());
         args.push(if by_ref { quote!(&#cap) } else { quote!(#cap) });
         if ty.has_nested_seq() {
             let what = format!("captured variable `{name}`");
@@ -76,6 +86,23 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
     let ret = g.rty(&mono.expr.ty);
     let generics = g.generics();
     let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
+    let numeric_bounds = g.numeric_bounds();
+    let cap_locals_types: Vec<proc_macro2::Ident> = (0..cap_locals.len())
+        .map(|i| format_ident!("R{}", i))
+        .collect();
+    let captures = if cap_locals.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            #[allow(non_snake_case, clippy::all)]
+            #[inline(always)]
+            fn __pm_capture<'a #(, #numeric_bounds)* #(, #cap_params)*>(#(#cap_bounds,)* site: &#rt::Site) -> (#(#cap_locals_types,)*) {
+                (#(#cap_calls,)*)
+            }
+            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
+            let (#(#cap_locals,)*) = __pm_capture(#(#cap_args,)* &__PM_SITE);
+        }
+    };
     quote! {{
         static __PM_SITE: #rt::Site = #rt::Site::new(::core::file!(), ::core::line!(), ::core::column!());
         #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
@@ -84,7 +111,7 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
             #(#checks)*
             #body
         }
-        #(#captures)*
+        #captures
         let __pm_result = match #rt::select(&__PM_SITE) {
             #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
@@ -122,8 +149,11 @@ fn canonical(t: &Type, rt: &TokenStream) -> TokenStream {
             let fs = fs.iter().map(|(_, t)| canonical(t, rt));
             quote!((#(#fs,)*))
         }
-        // A number fixed by the Rust value: rustc infers it.
-        Type::Var(_) => quote!(_),
+        // A number fixed by the Rust value: a generic parameter of the capture function.
+        Type::Var(v) => {
+            let n = format_ident!("N{}", v.0);
+            quote!(#n)
+        }
         Type::Arrow(..) => quote!(()),
     }
 }
@@ -212,14 +242,23 @@ impl Gen<'_> {
     /// backend, and the numbers whose type the captured values fix.
     fn generics(&self) -> TokenStream {
         let rt = &self.rt;
-        let nums = self.numeric.iter().map(|(v, k)| {
-            let n = Self::numeric_param(*v);
-            match k {
-                Numeric::Num => quote!(#n: #rt::Num),
-                Numeric::Scalar => quote!(#n: #rt::Scalar),
-            }
-        });
+        let nums = self.numeric_bounds();
         quote!(<'pm, B: #rt::Backend #(, #nums)*>)
+    }
+
+    /// The bounds of the numbers whose type the captured values fix (`N3: Num`).
+    fn numeric_bounds(&self) -> Vec<TokenStream> {
+        let rt = &self.rt;
+        self.numeric
+            .iter()
+            .map(|(v, k)| {
+                let n = Self::numeric_param(*v);
+                match k {
+                    Numeric::Num => quote!(#n: #rt::Num),
+                    Numeric::Scalar => quote!(#n: #rt::Scalar),
+                }
+            })
+            .collect()
     }
 
     /// The generic arguments for calling a generated `fn` item from generated code.
@@ -311,8 +350,15 @@ impl Gen<'_> {
                 then,
                 otherwise,
             } => self.match_(scrutinee, pat, then, otherwise),
-            ExprKind::Never(NeverKind::User) => quote!(#rt::rt::never(#site)),
-            ExprKind::Never(NeverKind::NoArm) => quote!(#rt::rt::no_match(#site)),
+            // Typed, so that a `never!()` in any position (an operand, a receiver) type-checks.
+            ExprKind::Never(NeverKind::User) => {
+                let t = self.rty(&e.ty);
+                quote!(#rt::rt::never::<#t>(#site))
+            }
+            ExprKind::Never(NeverKind::NoArm) => {
+                let t = self.rty(&e.ty);
+                quote!(#rt::rt::no_match::<#t>(#site))
+            }
             ExprKind::Record(fs) => {
                 let vs: Vec<TokenStream> = fs.iter().map(|(_, e)| self.value(e)).collect();
                 quote!((#(#vs,)*))
@@ -337,7 +383,8 @@ impl Gen<'_> {
                     _ => &e.ty,
                 };
                 let out = if es.is_empty() {
-                    quote!(#rt::Seq::empty())
+                    let et = self.rty(elem);
+                    quote!(#rt::Seq::<'pm, #et>::empty())
                 } else {
                     let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
                     let et = self.rty(elem);
@@ -1083,6 +1130,8 @@ impl Gen<'_> {
                 let (pre_op, op) =
                     self.adaptor(&args[0], &[(acc.clone(), false, true), (acc, false, true)]);
                 // reduce(f, ne, map(g, s)) runs without building the mapped sequence.
+                // Arguments are evaluated in the order they are written: f, ne, s.
+                let nev = self.fresh("ne");
                 if let ExprKind::Keyword {
                     kw: Keyword::Map,
                     args: margs,
@@ -1090,34 +1139,36 @@ impl Gen<'_> {
                 {
                     let s = self.arg(&margs[1]);
                     let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
-                    quote!({ #pre_op #pre_g B::map_reduce((#s).as_slice(), #ne, #g, #op) })
+                    quote!({ #pre_op let #nev = #ne; #pre_g B::map_reduce((#s).as_slice(), #nev, #g, #op) })
                 } else {
                     let s = self.arg(&args[2]);
-                    quote!({ #pre_op B::reduce((#s).as_slice(), #ne, #op) })
+                    quote!({ #pre_op let #nev = #ne; B::reduce((#s).as_slice(), #nev, #op) })
                 }
             }
             Keyword::Flatten => {
                 let s = self.arg(&args[0]);
                 quote!(B::flatten((#s).as_slice()))
             }
-            Keyword::ParLoop => {
+            Keyword::ParLoop | Keyword::SeqLoop => {
                 let n = self.value(&args[0]);
+                let nv = self.fresh("n");
                 let (pre, f) = self.adaptor(&args[1], &[(Type::Int, false, true)]);
-                quote!({ #pre B::par_loop(#n, #f) })
-            }
-            Keyword::SeqLoop => {
-                let n = self.value(&args[0]);
-                let (pre, f) = self.adaptor(&args[1], &[(Type::Int, false, true)]);
-                quote!({ #pre #rt::rt::seq_loop(#n, #f) })
+                let run = if kw == Keyword::ParLoop {
+                    quote!(B::par_loop)
+                } else {
+                    quote!(#rt::rt::seq_loop)
+                };
+                quote!({ let #nv = #n; #pre #run(#nv, #f) })
             }
             Keyword::SeqLoopAcc => {
                 let acc = self.value(&args[0]);
                 let n = self.value(&args[1]);
+                let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
                 let (pre, f) = self.adaptor(
                     &args[2],
                     &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
                 );
-                quote!({ #pre #rt::rt::seq_loop_acc(#acc, #n, #f) })
+                quote!({ let #accv = #acc; let #nv = #n; #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
             }
         }
     }
@@ -1380,22 +1431,26 @@ impl Gen<'_> {
                 quote!(#rt::rt::subsequence(#site, #s, #o, #l))
             }
             Create => {
+                // Arguments are evaluated in the order they are written.
                 let n = v(self, 0);
+                let nv = self.fresh("n");
                 let out = match &args[1] {
                     Arg::Expr(f) => {
                         let (pre, f) = self.adaptor(f, &[(Type::Int, false, true)]);
-                        quote!({ #pre #rt::rt::create(#site, #n, #f) })
+                        quote!({ let #nv = #n; #pre #rt::rt::create(#site, #nv, #f) })
                     }
                     src => {
                         let f = self.owned(src);
                         let fv = self.fresh("f");
-                        quote!({ let #fv = #f; #rt::rt::create(#site, #n, |i: i64| #fv.call(i)) })
+                        quote!({ let #nv = #n; let #fv = #f; #rt::rt::create(#site, #nv, |i: i64| #fv.call(i)) })
                     }
                 };
                 self.checked(out, ty, "the result of `create`")
             }
             Foldl => {
-                let acc = v(self, 1);
+                // Arguments are evaluated in the order they are written: f, acc, s.
+                let acc0 = v(self, 1);
+                let acc = self.fresh("acc");
                 let s = p(self, 2);
                 let (elem, acc_ty) = match args[2].ty() {
                     Type::Seq(a) => ((**a).clone(), args[1].ty().clone()),
@@ -1405,13 +1460,13 @@ impl Gen<'_> {
                     Arg::Expr(f) => {
                         let (pre, f) =
                             self.adaptor(f, &[(acc_ty, false, true), (elem, true, false)]);
-                        quote!({ #pre #rt::rt::foldl((#s).as_slice(), #acc, #f) })
+                        quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
                     }
                     src => {
                         let f = self.owned(src);
                         let fv = self.fresh("f");
                         let et = self.rty(&elem);
-                        quote!({ let #fv = #f; #rt::rt::foldl((#s).as_slice(), #acc, |a, x: &#et| #fv.call(a).call(x.clone())) })
+                        quote!({ let #fv = #f; let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, |a, x: &#et| #fv.call(a).call(x.clone())) })
                     }
                 }
             }
