@@ -44,8 +44,13 @@
 //! Integer arithmetic wraps; `divi`, `modi` and `/`, `%` on integers round toward zero.
 //! `reduce(f, ne, s)` assumes `f` is associative with neutral element `ne`; the iterations of
 //! `par_loop` run in any order and must not depend on each other. `match` is not checked for
-//! exhaustiveness: a value no arm matches stops the expression with an error. `fn` items inside
-//! `accelerate!` may use the variables of enclosing blocks, unlike Rust's.
+//! exhaustiveness: a value no arm matches stops the expression with an error. Unlike Rust's,
+//! `fn` items inside `accelerate!` may use the variables of enclosing blocks and the `let`s above
+//! them; a run of consecutive `fn` items is one recursive group.
+//!
+//! Names inside `accelerate!` are matched by their text: procedural macros cannot see Rust's
+//! `macro_rules!` hygiene on stable, so a `macro_rules!` macro that expands to `accelerate!` and
+//! mixes its own names with its caller's can confuse two variables of the same name.
 //!
 //! ## Types and captured variables
 //!
