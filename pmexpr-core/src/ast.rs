@@ -322,23 +322,31 @@ impl Expr {
     /// Calls `f` on this expression and every subexpression (the paper's `S(e)`), parents first.
     pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
         f(self);
+        self.children(&mut |c| c.walk(f));
+    }
+
+    /// Calls `f` on each direct subexpression, in evaluation order (`fn` bodies before the scope
+    /// of a recursive group).
+    pub fn children<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Var { .. }
             | ExprKind::Lit(_)
             | ExprKind::Intrinsic(_)
             | ExprKind::Never(_) => {}
-            ExprKind::Lam { body, .. } => body.walk(f),
+            ExprKind::Lam { body, .. }
+            | ExprKind::Proj { expr: body, .. }
+            | ExprKind::Neg(body) => f(body),
             ExprKind::App { func, args } => {
-                func.walk(f);
-                args.iter().for_each(|a| a.walk(f));
+                f(func);
+                args.iter().for_each(f);
             }
             ExprKind::Let { value, body, .. } => {
-                value.walk(f);
-                body.walk(f);
+                f(value);
+                f(body);
             }
             ExprKind::RecLet { fns, body, .. } => {
-                fns.iter().for_each(|d| d.body.walk(f));
-                body.walk(f);
+                fns.iter().for_each(|d| f(&d.body));
+                f(body);
             }
             ExprKind::Match {
                 scrutinee,
@@ -346,18 +354,56 @@ impl Expr {
                 otherwise,
                 ..
             } => {
-                scrutinee.walk(f);
-                then.walk(f);
-                otherwise.walk(f);
+                f(scrutinee);
+                f(then);
+                f(otherwise);
             }
-            ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| e.walk(f)),
-            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => expr.walk(f),
-            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
-                es.iter().for_each(|e| e.walk(f))
-            }
+            ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| f(e)),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter().for_each(f),
             ExprKind::BinOp { lhs, rhs, .. } => {
-                lhs.walk(f);
-                rhs.walk(f);
+                f(lhs);
+                f(rhs);
+            }
+        }
+    }
+
+    /// Calls `f` on each direct subexpression, mutably, in the order of [`Expr::children`].
+    pub fn children_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Var { .. }
+            | ExprKind::Lit(_)
+            | ExprKind::Intrinsic(_)
+            | ExprKind::Never(_) => {}
+            ExprKind::Lam { body, .. }
+            | ExprKind::Proj { expr: body, .. }
+            | ExprKind::Neg(body) => f(body),
+            ExprKind::App { func, args } => {
+                f(func);
+                args.iter_mut().for_each(f);
+            }
+            ExprKind::Let { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            ExprKind::RecLet { fns, body, .. } => {
+                fns.iter_mut().for_each(|d| f(&mut d.body));
+                f(body);
+            }
+            ExprKind::Match {
+                scrutinee,
+                then,
+                otherwise,
+                ..
+            } => {
+                f(scrutinee);
+                f(then);
+                f(otherwise);
+            }
+            ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| f(e)),
+            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(f),
+            ExprKind::BinOp { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
             }
         }
     }

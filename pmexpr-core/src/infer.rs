@@ -1017,56 +1017,21 @@ impl Infer<'_> {
 
     fn zonk_expr(&self, e: &mut Expr) {
         e.ty = self.zonk(&e.ty);
+        // The types that are not on subexpressions: instantiations, binders, patterns.
         match &mut e.kind {
             ExprKind::Var { inst, .. } => inst.iter_mut().for_each(|t| *t = self.zonk(t)),
-            ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
-            ExprKind::Lam { params, body } => {
-                params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty));
-                self.zonk_expr(body);
-            }
-            ExprKind::App { func, args } => {
-                self.zonk_expr(func);
-                args.iter_mut().for_each(|a| self.zonk_expr(a));
-            }
-            ExprKind::Let {
-                binder,
-                value,
-                body,
-                ..
-            } => {
-                binder.ty = self.zonk(&binder.ty);
-                self.zonk_expr(value);
-                self.zonk_expr(body);
-            }
-            ExprKind::RecLet { fns, body, .. } => {
+            ExprKind::Lam { params, .. } => params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty)),
+            ExprKind::Let { binder, .. } => binder.ty = self.zonk(&binder.ty),
+            ExprKind::RecLet { fns, .. } => {
                 for f in fns.iter_mut() {
                     f.ty = self.zonk(&f.ty);
                     f.params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty));
-                    self.zonk_expr(&mut f.body);
                 }
-                self.zonk_expr(body);
             }
-            ExprKind::Match {
-                scrutinee,
-                pat,
-                then,
-                otherwise,
-            } => {
-                self.zonk_expr(scrutinee);
-                self.zonk_pat(pat);
-                self.zonk_expr(then);
-                self.zonk_expr(otherwise);
-            }
-            ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| self.zonk_expr(e)),
-            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.zonk_expr(expr),
-            ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
-                es.iter_mut().for_each(|e| self.zonk_expr(e))
-            }
-            ExprKind::BinOp { lhs, rhs, .. } => {
-                self.zonk_expr(lhs);
-                self.zonk_expr(rhs);
-            }
+            ExprKind::Match { pat, .. } => self.zonk_pat(pat),
+            _ => {}
         }
+        e.children_mut(&mut |c| self.zonk_expr(c));
     }
 
     fn zonk_pat(&self, p: &mut Pat) {

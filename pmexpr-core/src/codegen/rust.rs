@@ -533,7 +533,22 @@ impl Gen<'_> {
     /// Applies `func` to `args`; the result is an owned value of type `ty`.
     fn call(&mut self, func: &Expr, args: Vec<Arg>, ty: &Type) -> TokenStream {
         match &func.kind {
-            ExprKind::Intrinsic(i) => self.intrinsic(*i, &args, ty),
+            // Intrinsics are only ever applied, fully, to expressions of the program (see `mono`).
+            ExprKind::Intrinsic(i) => {
+                let exprs: Option<Vec<&Expr>> = args
+                    .iter()
+                    .map(|a| match a {
+                        Arg::Expr(e) => Some(*e),
+                        Arg::Src { .. } => None,
+                    })
+                    .collect();
+                match exprs {
+                    Some(es) if es.len() == i.arity() => self.intrinsic(*i, &es, ty),
+                    _ => quote!(::core::compile_error!(
+                        "internal error: an intrinsic applied to generated values"
+                    )),
+                }
+            }
             ExprKind::Var { ident, .. } => match self.bindings.get(&ident.id).cloned() {
                 Some(Binding::Closure { rust, params, ret }) => {
                     self.call_known(Callee::Closure(rust), &params, &ret, args)
@@ -1298,12 +1313,12 @@ impl Gen<'_> {
 
     // ----- intrinsics -----
 
-    fn intrinsic(&mut self, i: Intrinsic, args: &[Arg], ty: &Type) -> TokenStream {
+    fn intrinsic(&mut self, i: Intrinsic, args: &[&Expr], ty: &Type) -> TokenStream {
         use Intrinsic::*;
         let rt = self.rt.clone();
         let site = self.site();
-        let v = |g: &mut Self, k: usize| g.owned(&args[k]);
-        let p = |g: &mut Self, k: usize| g.pass(&args[k]);
+        let v = |g: &mut Self, k: usize| g.value(args[k]);
+        let p = |g: &mut Self, k: usize| g.arg(args[k]);
         match i {
             AddI | SubI | MulI => {
                 let m = format_ident!(
@@ -1434,17 +1449,8 @@ impl Gen<'_> {
                 // Arguments are evaluated in the order they are written.
                 let n = v(self, 0);
                 let nv = self.fresh("n");
-                let out = match &args[1] {
-                    Arg::Expr(f) => {
-                        let (pre, f) = self.adaptor(f, &[(Type::Int, false, true)]);
-                        quote!({ let #nv = #n; #pre #rt::rt::create(#site, #nv, #f) })
-                    }
-                    src => {
-                        let f = self.owned(src);
-                        let fv = self.fresh("f");
-                        quote!({ let #nv = #n; let #fv = #f; #rt::rt::create(#site, #nv, |i: i64| #fv.call(i)) })
-                    }
-                };
+                let (pre, f) = self.adaptor(args[1], &[(Type::Int, false, true)]);
+                let out = quote!({ let #nv = #n; #pre #rt::rt::create(#site, #nv, #f) });
                 self.checked(out, ty, "the result of `create`")
             }
             Foldl => {
@@ -1452,36 +1458,24 @@ impl Gen<'_> {
                 let acc0 = v(self, 1);
                 let acc = self.fresh("acc");
                 let s = p(self, 2);
-                let (elem, acc_ty) = match args[2].ty() {
-                    Type::Seq(a) => ((**a).clone(), args[1].ty().clone()),
-                    t => (t.clone(), args[1].ty().clone()),
+                let elem = match &args[2].ty {
+                    Type::Seq(a) => (**a).clone(),
+                    t => t.clone(),
                 };
-                match &args[0] {
-                    Arg::Expr(f) => {
-                        let (pre, f) =
-                            self.adaptor(f, &[(acc_ty, false, true), (elem, true, false)]);
-                        quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
-                    }
-                    src => {
-                        let f = self.owned(src);
-                        let fv = self.fresh("f");
-                        let et = self.rty(&elem);
-                        quote!({ let #fv = #f; let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, |a, x: &#et| #fv.call(a).call(x.clone())) })
-                    }
-                }
+                let acc_ty = args[1].ty.clone();
+                let (pre, f) = self.adaptor(args[0], &[(acc_ty, false, true), (elem, true, false)]);
+                quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
             }
             TensorGet | TensorSet | TensorSlice => {
                 let t = v(self, 0);
-                let idx = match &args[1] {
-                    Arg::Expr(Expr {
-                        kind: ExprKind::Seq(es),
-                        ..
-                    }) => {
+                // A literal index needs no sequence: it becomes an array on the stack.
+                let idx = match &args[1].kind {
+                    ExprKind::Seq(es) => {
                         let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
                         quote!(&[#(#vs),*])
                     }
-                    other => {
-                        let s = self.pass(other);
+                    _ => {
+                        let s = p(self, 1);
                         quote!((#s).as_slice())
                     }
                 };
@@ -1639,17 +1633,97 @@ mod tests {
     use super::*;
     use quote::quote;
 
-    /// The generated code for `tokens` (for inspection with `PMEXPR_SHOW=…`).
+    /// The generated code for `tokens`, checked to be a Rust expression.
     fn generated(tokens: TokenStream) -> String {
         let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        generate_site(&mono, &quote!(::pmexpr::__private)).to_string()
+        let code = generate_site(&mono, &quote!(::pmexpr::__private));
+        syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
+        code.to_string()
     }
 
     #[test]
-    fn show() {
-        if let Ok(src) = std::env::var("PMEXPR_SHOW") {
-            let tokens: TokenStream = src.parse().unwrap();
-            println!("{}", generated(tokens));
+    fn reduce_of_map_is_fused() {
+        let code = generated(quote!(reduce(addi, 0, map(|x| x * 2, s))));
+        assert!(code.contains("B :: map_reduce"), "{code}");
+        assert!(!code.contains("B :: map ("), "{code}");
+    }
+
+    #[test]
+    fn sequences_are_passed_by_reference_and_numbers_by_value() {
+        let code = generated(quote!(reduce(addi, c, s)));
+        assert!(code.contains("c_0 : i64"), "{code}");
+        assert!(
+            code.contains("s_1 : & :: pmexpr :: __private :: Seq < 'pm , i64 >"),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn numbers_fixed_by_captured_values_are_generic() {
+        let code = generated(quote!(map2(|x, y| x + y, a, b)));
+        assert!(code.contains(": :: pmexpr :: __private :: Num"), "{code}");
+        assert!(
+            code.contains(":: pmexpr :: __private :: Num :: add"),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn parallel_keyword_bodies_are_move_closures_over_references() {
+        let code = generated(quote!({
+            let s2 = map(|x| x + 1, s);
+            par_loop(n, |i| tensor_set(t, [i], reduce(addi, i, s2)))
+        }));
+        // The owned local `s2` is lent to the loop body; the tensor view is copied into it.
+        assert!(code.contains("let s2_2 = & s2_2 ; move | __a"), "{code}");
+        assert!(code.contains("B :: par_loop"), "{code}");
+    }
+
+    #[test]
+    fn recursive_functions_become_lifted_items() {
+        let code = generated(quote!({
+            fn f(x: i64) -> i64 {
+                if x == 0 { k } else { f(x - 1) }
+            }
+            f(3)
+        }));
+        // `k` is captured: the item takes it as an extra parameter, and calls pass it.
+        assert!(
+            code.contains(
+                "fn f_0 < 'pm , B : :: pmexpr :: __private :: Backend > (x_1 : i64 , k_2 : i64)"
+            ),
+            "{code}"
+        );
+        assert!(code.contains("f_0 :: < B > ("), "{code}");
+    }
+
+    #[test]
+    fn expansions_of_a_corpus_are_rust_expressions() {
+        let corpus = [
+            quote!({
+                let f = |x| muli(c, addi(x, 1));
+                reduce(addi, 0, map(f, s))
+            }),
+            quote!(map(|row| create(length(row), |j| get(row, j) * 2.0), m)),
+            quote!({
+                let fs = [addi(1), negi];
+                map(|f| f(3), fs)
+            }),
+            quote!(match (x, [1, 2]) {
+                (0, s) => length(s),
+                (n, _) => n,
+            }),
+            quote!(seq_loop_acc((0, 1.5), 3, |acc: (i64, f64), i| (
+                acc.0 + i,
+                acc.1 * 2.0
+            ))),
+            quote!(flatten([
+                [tensor_rank(t)],
+                tensor_shape(tensor_slice(t, [0]))
+            ])),
+        ];
+        for tokens in corpus {
+            generated(tokens);
         }
     }
 }
