@@ -474,3 +474,68 @@ fn free_vars(e: &Expr, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::parse_tokens;
+    use crate::resolve::resolve;
+    use quote::quote;
+
+    /// The names of the free variables (paper, Figure "FV") of the body of the outermost binding
+    /// of `tokens`, whose own captured variables are `f`, `g`, … .
+    fn free(tokens: proc_macro2::TokenStream) -> Vec<String> {
+        let r = resolve(parse_tokens(tokens).unwrap()).unwrap();
+        let mut names: Vec<String> = r
+            .expr
+            .free_vars()
+            .into_iter()
+            .map(|id| r.names[id.0 as usize].clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn free_variables_follow_the_paper() {
+        // Lambdas and lets bind; captured variables are free.
+        assert_eq!(free(quote!(|x| addi(x, y))), ["y"]);
+        assert_eq!(
+            free(quote!({
+                let x = y;
+                addi(x, z)
+            })),
+            ["y", "z"]
+        );
+        // A `let` does not bind in its own value.
+        assert_eq!(
+            free(quote!({
+                let x = addi(x, 1);
+                x
+            })),
+            ["x"]
+        );
+        // Recursive lets bind in every body and in the scope.
+        assert_eq!(
+            free(quote!({
+                fn f(n: i64) -> i64 {
+                    g(n, k)
+                }
+                fn g(a: i64, b: i64) -> i64 {
+                    f(a)
+                }
+                f(1)
+            })),
+            ["k"]
+        );
+        // Pattern variables bind in the `then` branch only.
+        assert_eq!(
+            free(quote!(match p {
+                (a, 1) => addi(a, b),
+                _ => a,
+            })),
+            ["a", "b", "p"]
+        );
+        // Keywords and intrinsics are not variables.
+        assert_eq!(free(quote!(reduce(addi, 0, map(|x| x, s)))), ["s"]);
+    }
+}
