@@ -470,15 +470,15 @@ impl Gen<'_> {
                     quote!(#x.clone())
                 }
             }
-            Some(Binding::Closure { rust, params, ret }) => {
-                self.func_from_known(Callee::Closure(rust), &params, &ret, Vec::new())
+            Some(Binding::Closure { rust, params, .. }) => {
+                self.func_from_known(Callee::Closure(rust), &params, Vec::new())
             }
             Some(Binding::Item {
                 rust,
                 params,
-                ret,
                 extras,
-            }) => self.func_from_known(Callee::Item(rust, extras), &params, &ret, Vec::new()),
+                ..
+            }) => self.func_from_known(Callee::Item(rust, extras), &params, Vec::new()),
             None => {
                 let name = self.names.get(id.0 as usize).cloned().unwrap_or_default();
                 let msg = format!("internal error: `{name}` is not bound in generated code");
@@ -550,23 +550,21 @@ impl Gen<'_> {
                 }
             }
             ExprKind::Var { ident, .. } => match self.bindings.get(&ident.id).cloned() {
-                Some(Binding::Closure { rust, params, ret }) => {
-                    self.call_known(Callee::Closure(rust), &params, &ret, args)
+                Some(Binding::Closure { rust, params, .. }) => {
+                    self.call_known(Callee::Closure(rust), &params, args)
                 }
                 Some(Binding::Item {
                     rust,
                     params,
-                    ret,
                     extras,
-                }) => self.call_known(Callee::Item(rust, extras), &params, &ret, args),
+                    ..
+                }) => self.call_known(Callee::Item(rust, extras), &params, args),
                 _ => {
                     let f = self.arg(func);
                     self.call_func(f, args)
                 }
             },
             ExprKind::Lam { params, body } if params.len() == args.len() => {
-                let binds: Vec<TokenStream> = Vec::new();
-                let _ = binds;
                 let mut stmts = Vec::new();
                 let mut scope = Vec::new();
                 for (p, a) in params.iter().zip(&args) {
@@ -604,16 +602,10 @@ impl Gen<'_> {
     }
 
     /// Calls a known function of the given parameter types.
-    fn call_known(
-        &mut self,
-        callee: Callee,
-        params: &[Type],
-        ret: &Type,
-        args: Vec<Arg>,
-    ) -> TokenStream {
+    fn call_known(&mut self, callee: Callee, params: &[Type], args: Vec<Arg>) -> TokenStream {
         let k = params.len();
         if args.len() < k {
-            return self.func_from_known(callee, params, ret, args);
+            return self.func_from_known(callee, params, args);
         }
         let (now, later) = args.split_at(k);
         let passed: Vec<TokenStream> = now.iter().map(|a| self.pass(a)).collect();
@@ -653,13 +645,7 @@ impl Gen<'_> {
     }
 
     /// Boxes a known function, applied to `bound`, as a curried `Func` of its other parameters.
-    fn func_from_known(
-        &mut self,
-        callee: Callee,
-        params: &[Type],
-        ret: &Type,
-        bound: Vec<Arg>,
-    ) -> TokenStream {
+    fn func_from_known(&mut self, callee: Callee, params: &[Type], bound: Vec<Arg>) -> TokenStream {
         let mut setup = Vec::new();
         let mut captured: Vec<proc_macro2::Ident> = Vec::new();
         let callee = match callee {
@@ -705,7 +691,7 @@ impl Gen<'_> {
             Callee::Closure(_) => Vec::new(),
         };
         let body = self.with_scope(item_scope, |g| {
-            g.curried(&callee, &rest, ret, &mut args, &mut captured)
+            g.curried(&callee, &rest, &mut args, &mut captured)
         });
         quote!({ #(#setup)* #body })
     }
@@ -714,7 +700,6 @@ impl Gen<'_> {
         &mut self,
         callee: &Callee,
         rest: &[Type],
-        ret: &Type,
         args: &mut Vec<(proc_macro2::Ident, Type)>,
         captured: &mut Vec<proc_macro2::Ident>,
     ) -> TokenStream {
@@ -742,8 +727,7 @@ impl Gen<'_> {
             .collect();
         args.push((x.clone(), p.clone()));
         captured.push(x.clone());
-        let inner = self.curried(callee, more, ret, args, captured);
-        let _ = ret;
+        let inner = self.curried(callee, more, args, captured);
         quote!({ #(#clones)* #rt::Func::new(move |#x: #pt| #inner) })
     }
 
