@@ -142,6 +142,17 @@ pub struct FnDef {
     pub span: SpanRange,
     /// The function's type, once inferred.
     pub ty: Type,
+    /// The `#[pmexpr]` item it comes from, when it is not written inside the site.
+    pub item: Option<ItemRef>,
+}
+
+/// A `#[pmexpr]` function of the crate, included in a site that uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemRef {
+    /// The function's name.
+    pub name: String,
+    /// Where it is defined (`file:line:column`), for messages.
+    pub location: String,
 }
 
 /// A pattern (paper: record, variable and constant patterns, plus `_`).

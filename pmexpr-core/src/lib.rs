@@ -12,22 +12,31 @@
 //! 5. [`codegen`]: Rust code for the CPU backends.
 
 pub mod ast;
+pub mod classify;
 pub mod codegen;
 pub mod error;
+pub mod extract;
 pub mod infer;
 pub mod intrinsics;
+pub mod lift;
 pub mod mono;
 pub mod parse;
+pub mod pretty;
+pub mod program;
 pub mod resolve;
+pub mod site;
 pub mod types;
+pub mod wellformed;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::error::Errors;
+use crate::error::{Error, Errors, SpanRange};
 use crate::mono::Mono;
+pub use crate::site::{Context, PreludeItem};
 
-/// Runs the front end and the middle passes over the body of one `accelerate!`.
+/// Runs the front end and the middle passes over the body of one `accelerate!` (no
+/// classification: see [`site::compile`] for the whole pipeline).
 ///
 /// On failure, returns the errors and the captured variables found so far.
 pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::FreeVar>)> {
@@ -38,21 +47,119 @@ pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::Fr
     Ok(mono::monomorphize(typed))
 }
 
-/// The expansion of `accelerate!(input)`: the generated code, or `compile_error!`s at the user's
-/// tokens followed by a value of type `!`, so that no follow-on type error hides the real ones.
-/// `rt` is the path of the runtime's private module as the user's crate sees it.
-pub fn expand_accelerate(input: TokenStream, rt: &TokenStream) -> TokenStream {
-    match compile_site(input) {
-        Ok(mono) => codegen::rust::generate_site(&mono, rt),
-        Err((errors, free_vars)) => {
-            let errors = error::to_compile_errors(&errors);
-            // Keep the captured variables used, so that no "unused variable" warning joins the
-            // errors; a variable that does not exist is reported at its own name.
-            let uses = free_vars.iter().map(|fv| {
-                let n = proc_macro2::Ident::new(&fv.name, fv.uses[0].start);
-                quote!(let _ = &#n;)
-            });
-            quote!({ #errors #(#uses)* #[allow(unreachable_code)] loop {} })
+/// The expansion of errors: `compile_error!`s at the user's tokens followed by a value of type `!`,
+/// so that no follow-on type error hides the real ones.
+fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStream {
+    let errors = error::to_compile_errors(errors);
+    // Keep the captured variables used, so that no "unused variable" warning joins the errors; a
+    // variable that does not exist is reported at its own name.
+    let uses = free_vars.iter().map(|fv| {
+        let n = proc_macro2::Ident::new(&fv.name, fv.uses[0].start);
+        quote!(let _ = &#n;)
+    });
+    quote!({ #errors #(#uses)* #[allow(unreachable_code)] loop {} })
+}
+
+/// The expansion of `accelerate!(input)`: the generated code, or the errors. `rt` is the path of
+/// the runtime's private module as the user's crate sees it.
+pub fn expand_accelerate(input: TokenStream, rt: &TokenStream, cx: Context<'_>) -> TokenStream {
+    match site::compile(input, cx) {
+        Ok(site) => codegen::rust::generate_site(&site.mono, rt, false),
+        Err((errors, free_vars)) => error_expansion(&errors, &free_vars),
+    }
+}
+
+/// The expansion of `#[pmexpr] fn …`: the same function, whose body is the PMExpr body compiled
+/// for the sequential target (the debug target in debug mode), so that sequential Rust code calls
+/// it like any function. Errors are reported at the function's own tokens.
+pub fn expand_pmexpr_fn(
+    attr: TokenStream,
+    item: TokenStream,
+    rt: &TokenStream,
+    cx: Context<'_>,
+) -> TokenStream {
+    let f: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            let err = Error::new(
+                SpanRange::single(e.span()),
+                "`#[pmexpr]` goes on a `fn` item whose body is PMExpr",
+            )
+            .to_compile_error();
+            return quote!(#err #item);
         }
+    };
+    let mut errors: Errors = Vec::new();
+    if !attr.is_empty() {
+        errors.push(Error::new(SpanRange::of(&attr), "`#[pmexpr]` takes no arguments"));
+    }
+    let sig = &f.sig;
+    if let Some(c) = &sig.constness {
+        errors.push(Error::new(SpanRange::of(c), "a `#[pmexpr]` function cannot be `const`"));
+    }
+    if let Some(a) = &sig.asyncness {
+        errors.push(Error::new(SpanRange::of(a), "a `#[pmexpr]` function cannot be `async`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.push(Error::new(SpanRange::of(u), "a `#[pmexpr]` function cannot be `unsafe`"));
+    }
+    if let Some(a) = &sig.abi {
+        errors.push(Error::new(SpanRange::of(a), "a `#[pmexpr]` function cannot have an ABI"));
+    }
+    let mut args = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Typed(t) => match &*t.pat {
+                syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                    args.push(p.ident.clone())
+                }
+                other => errors.push(
+                    Error::new(
+                        SpanRange::of(other),
+                        "each parameter of a `#[pmexpr]` function needs a name",
+                    )
+                    .help("write `x: (i64, i64)` and take it apart in the body with `let (a, b) = x;`"),
+                ),
+            },
+            syn::FnArg::Receiver(r) => errors.push(Error::new(
+                SpanRange::of(r),
+                "a `#[pmexpr]` function cannot take `self`",
+            )),
+        }
+    }
+    let attrs = &f.attrs;
+    let vis = &f.vis;
+    let name = &sig.ident;
+    let fail = |errors: &[Error], free_vars: &[resolve::FreeVar]| {
+        let body = error_expansion(errors, free_vars);
+        quote!(#(#attrs)* #vis #sig { #body })
+    };
+    if !errors.is_empty() {
+        return fail(&errors, &[]);
+    }
+    // The body as a PMExpr `fn` item applied to the Rust parameters, which the site captures.
+    let pm_sig = syn::Signature {
+        constness: None,
+        asyncness: None,
+        unsafety: None,
+        abi: None,
+        ..sig.clone()
+    };
+    let block = &f.block;
+    let site = quote!(backend = cpu, { #pm_sig #block #name(#(#args),*) });
+    let name_str = name.to_string();
+    let others: Option<Vec<PreludeItem>> = cx
+        .prelude
+        .map(|p| p.iter().filter(|i| i.name != name_str).cloned().collect());
+    let cx = Context {
+        prelude: others.as_deref(),
+        ..cx
+    };
+    match site::compile(site, cx) {
+        Ok(site) => {
+            let body = codegen::rust::generate_site(&site.mono, rt, true);
+            quote!(#(#attrs)* #vis #sig { #body })
+        }
+        Err((errors, free_vars)) => fail(&errors, &free_vars),
     }
 }

@@ -420,6 +420,7 @@ impl Monomorphizer {
             body: self.expr(&f.body, s),
             span: f.span,
             ty: ground(&f.ty, s),
+            item: f.item.clone(),
         }
     }
 

@@ -43,6 +43,17 @@ pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
     parse_expr(&e)
 }
 
+/// Parses a `fn` item whose body is PMExpr (a `#[pmexpr]` function).
+pub fn parse_fn_item(f: &syn::ItemFn) -> Result<FnDef, Errors> {
+    let mut p = Parser::default();
+    let out = p.fn_item(f);
+    if p.errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(p.errors)
+    }
+}
+
 #[derive(Default)]
 struct Parser {
     errors: Errors,
@@ -507,6 +518,7 @@ impl Parser {
             body,
             span: sp,
             ty: Type::unit(),
+            item: None,
         }
     }
 

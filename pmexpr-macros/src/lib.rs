@@ -1,13 +1,73 @@
 //! The procedural macros of [pmexpr](https://docs.rs/pmexpr). Depend on `pmexpr`, which
 //! re-exports them with their documentation; this crate only glues the compiler in `pmexpr-core`
 //! to rustc.
+//!
+//! The `#[pmexpr]` functions of the crate reach the macros through the file that the build hook
+//! (`pmexpr_build::Build::new().compile()` in build.rs) writes into `OUT_DIR`: a macro sees only
+//! its own tokens, so without the hook an `accelerate!` can use only what it defines itself.
 
+use std::path::Path;
+
+use pmexpr_core::registry::{ItemKind, Registry};
+use pmexpr_core::{Context, PreludeItem};
 use proc_macro::TokenStream;
 use quote::quote;
+
+/// The crate's `#[pmexpr]` functions, when the build hook ran.
+fn prelude() -> Option<Vec<PreludeItem>> {
+    let out_dir = std::env::var_os("OUT_DIR")?;
+    // A registry that cannot be read is treated like no hook; the hook itself reports why.
+    let registry = Registry::load(Path::new(&out_dir))?.ok()?;
+    Some(
+        registry
+            .items
+            .into_iter()
+            .filter(|i| matches!(i.kind, ItemKind::Fn))
+            .map(|i| PreludeItem {
+                location: format!("{}:{}:{}", i.file, i.line, i.column),
+                name: i.name,
+                source: i.source,
+            })
+            .collect(),
+    )
+}
+
+/// Without the hook: the location of a `#[pmexpr]` function named `name` in the crate's sources.
+fn find_item(name: &str) -> Option<String> {
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")?;
+    let item = pmexpr_core::registry::find_pmexpr_fn_in_sources(Path::new(&root), name)?;
+    Some(format!("{}:{}:{}", item.file, item.line, item.column))
+}
+
+fn with_context<T>(f: impl FnOnce(Context<'_>) -> T) -> T {
+    let prelude = prelude();
+    f(Context {
+        prelude: prelude.as_deref(),
+        find_item: Some(&find_item),
+    })
+}
 
 /// Accelerates an expression: checks it at compile time and runs it on the target selected at run
 /// time. See the documentation of the `pmexpr` crate.
 #[proc_macro]
 pub fn accelerate(input: TokenStream) -> TokenStream {
-    pmexpr_core::expand_accelerate(input.into(), &quote!(::pmexpr::__private)).into()
+    with_context(|cx| {
+        pmexpr_core::expand_accelerate(input.into(), &quote!(::pmexpr::__private), cx).into()
+    })
+}
+
+/// Marks a function whose body is PMExpr: usable from every `accelerate!` of the crate (with the
+/// build hook), and an ordinary Rust function for sequential code. See the documentation of the
+/// `pmexpr` crate.
+#[proc_macro_attribute]
+pub fn pmexpr(attr: TokenStream, item: TokenStream) -> TokenStream {
+    with_context(|cx| {
+        pmexpr_core::expand_pmexpr_fn(
+            attr.into(),
+            item.into(),
+            &quote!(::pmexpr::__private),
+            cx,
+        )
+        .into()
+    })
 }

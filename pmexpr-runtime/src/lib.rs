@@ -40,6 +40,6 @@ pub mod __private {
     pub use crate::numeric::{Num, Scalar};
     pub use crate::seq::Seq;
     pub use crate::site::Site;
-    pub use crate::target::{Target, select};
+    pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Tensor, TensorRef};
 }

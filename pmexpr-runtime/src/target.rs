@@ -111,6 +111,16 @@ pub fn select(site: &Site) -> Target {
     }
 }
 
+/// The target for a `#[pmexpr]` function called from Rust code: sequential, with the runtime
+/// checks in debug mode (used by generated code).
+#[doc(hidden)]
+pub fn select_sequential(site: &Site) -> Target {
+    match select(site) {
+        Target::Debug => Target::Debug,
+        _ => Target::Seq,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

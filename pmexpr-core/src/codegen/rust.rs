@@ -33,7 +33,10 @@ use crate::types::{Label, TyVar, Type};
 /// Generates the expansion of one `accelerate!` site: an expression block that captures the free
 /// variables, runs the accelerated function on the selected backend and converts the result.
 /// `rt` is the path of the runtime's private module (`::pmexpr::__private`).
-pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
+///
+/// With `sequential`, the site runs on the sequential target (the debug target in debug mode)
+/// whatever the environment selects: the body of a `#[pmexpr]` function called from Rust code.
+pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenStream {
     let mut g = Gen {
         names: &mono.names,
         rt: rt.clone(),
@@ -83,6 +86,11 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
         }
     }
     let body = g.value(&mono.expr);
+    let select = if sequential {
+        quote!(#rt::select_sequential)
+    } else {
+        quote!(#rt::select)
+    };
     let ret = g.rty(&mono.expr.ty);
     let generics = g.generics();
     let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
@@ -112,7 +120,7 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream) -> TokenStream {
             #body
         }
         #captures
-        let __pm_result = match #rt::select(&__PM_SITE) {
+        let __pm_result = match #select(&__PM_SITE) {
             #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
@@ -1620,7 +1628,7 @@ mod tests {
     /// The generated code for `tokens`, checked to be a Rust expression.
     fn generated(tokens: TokenStream) -> String {
         let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let code = generate_site(&mono, &quote!(::pmexpr::__private));
+        let code = generate_site(&mono, &quote!(::pmexpr::__private), false);
         syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
         code.to_string()
     }

@@ -1,0 +1,528 @@
+//! One `accelerate!` site through the whole pipeline: parse (with the `#[pmexpr]` functions it
+//! uses), resolve, infer, monomorphize, then the paper's compile-time passes — accelerated binding
+//! and lambda lifting, extraction, classification and well-formedness.
+
+use std::collections::{BTreeSet, HashMap};
+
+use proc_macro2::{TokenStream, TokenTree};
+
+use crate::ast::{Expr, ExprKind, FnDef, ItemRef, Lit, VarId};
+use crate::classify::{Backend, Class, Classification, KeywordUse, classify};
+use crate::error::{Error, Errors, SpanRange};
+use crate::extract::extract;
+use crate::lift::{Binding, Lifted, Origin, lift};
+use crate::mono::Mono;
+use crate::resolve::FreeVar;
+use crate::{infer, mono, parse, resolve, wellformed};
+
+/// A backend named by the user: `accelerate!(backend = cuda, …)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forced {
+    /// `backend = futhark`.
+    Futhark,
+    /// `backend = cuda`.
+    Cuda,
+    /// `backend = cpu`: the CPU targets only; no classification, no GPU well-formedness rules.
+    Cpu,
+}
+
+/// A `#[pmexpr]` function of the crate, as the build hook recorded it.
+#[derive(Debug, Clone)]
+pub struct PreludeItem {
+    /// Its name.
+    pub name: String,
+    /// Where it is defined (`file:line:column`).
+    pub location: String,
+    /// The item as Rust source (`fn g(x: i64) -> i64 { … }`).
+    pub source: String,
+}
+
+/// Looks a `#[pmexpr]` function up in the crate's sources by name: its location.
+pub type FindItem<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// What a site can see beyond its own tokens.
+#[derive(Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The crate's `#[pmexpr]` functions; `None` when the crate has no build hook.
+    pub prelude: Option<&'a [PreludeItem]>,
+    /// Without the hook: finds a `#[pmexpr]` function the site names, to say that the hook is
+    /// missing rather than that the name is unknown.
+    pub find_item: Option<FindItem<'a>>,
+}
+
+/// The paper's view of a site: its lifted program, what extraction keeps, and its backend.
+#[derive(Debug, Clone)]
+pub struct SiteProgram {
+    /// After accelerated bindings and lambda lifting.
+    pub lifted: Lifted,
+    /// `I'` of `Extract({a}, e)`.
+    pub extracted_ids: BTreeSet<VarId>,
+    /// The extracted program.
+    pub extracted: Vec<Binding>,
+    /// `C(a)` with the keywords behind it.
+    pub classification: Classification,
+    /// The backend that compiles it.
+    pub backend: Backend,
+}
+
+/// A site that passed every static check.
+#[derive(Debug, Clone)]
+pub struct CompiledSite {
+    /// The monomorphic program, for the CPU code generator.
+    pub mono: Mono,
+    /// The backend the user named, if any.
+    pub forced: Option<Forced>,
+    /// The paper's passes; `None` for `backend = cpu`.
+    pub program: Option<SiteProgram>,
+}
+
+/// A failed site: the errors, and the captured variables found (to keep them used).
+pub type Failure = (Errors, Vec<FreeVar>);
+
+/// Splits `backend = name,` off the front of a site's tokens.
+pub fn split_directive(tokens: TokenStream) -> Result<(Option<Forced>, TokenStream), Errors> {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let is_directive = matches!(
+        (trees.first(), trees.get(1)),
+        (Some(TokenTree::Ident(k)), Some(TokenTree::Punct(eq)))
+            if k == "backend" && eq.as_char() == '=' && eq.spacing() == proc_macro2::Spacing::Alone
+    );
+    if !is_directive {
+        return Ok((None, tokens));
+    }
+    let name = match trees.get(2) {
+        Some(TokenTree::Ident(name)) => name,
+        other => {
+            let span = other.map_or(trees[1].span(), |t| t.span());
+            return Err(vec![
+                Error::new(SpanRange::single(span), "expected a backend name after `backend =`")
+                    .help("write `backend = futhark`, `backend = cuda` or `backend = cpu`"),
+            ]);
+        }
+    };
+    let forced = match name.to_string().as_str() {
+        "futhark" => Forced::Futhark,
+        "cuda" => Forced::Cuda,
+        "cpu" => Forced::Cpu,
+        other => {
+            return Err(vec![
+                Error::new(
+                    SpanRange::single(name.span()),
+                    format!("unknown backend `{other}`"),
+                )
+                .help("the backends are `futhark`, `cuda` and `cpu`"),
+            ]);
+        }
+    };
+    match trees.get(3) {
+        Some(TokenTree::Punct(p)) if p.as_char() == ',' => {}
+        other => {
+            let span = other.map_or(name.span(), |t| t.span());
+            return Err(vec![
+                Error::new(
+                    SpanRange::single(span),
+                    "expected `,` and the expression after the backend",
+                )
+                .help("write `accelerate!(backend = cuda, expression)`"),
+            ]);
+        }
+    }
+    let rest: TokenStream = trees[4..].iter().cloned().collect();
+    Ok((Some(forced), rest))
+}
+
+/// Compiles one site.
+pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Failure> {
+    let site_span = SpanRange::of(&tokens);
+    let no_fv = |e| (e, Vec::new());
+    let (forced, tokens) = split_directive(tokens).map_err(no_fv)?;
+    let site_span = if tokens.is_empty() {
+        site_span
+    } else {
+        SpanRange::of(&tokens)
+    };
+    let user = parse::parse_tokens(tokens).map_err(no_fv)?;
+    let prelude = match cx.prelude {
+        Some(items) => select_prelude(&user, items).map_err(no_fv)?,
+        None => Prelude::default(),
+    };
+    let expr = if prelude.fns.is_empty() {
+        user
+    } else {
+        let span = user.span;
+        Expr::new(
+            ExprKind::RecLet {
+                fns: prelude.fns.clone(),
+                body: Box::new(user),
+                scheme: Vec::new(),
+            },
+            span,
+        )
+    };
+    let resolved = resolve::resolve(expr).map_err(no_fv)?;
+    let free_vars = resolved.free_vars.clone();
+    if cx.prelude.is_none()
+        && let Some(find) = cx.find_item
+    {
+        let errors = missing_hook(&resolved.expr, &free_vars, find);
+        if !errors.is_empty() {
+            return Err((errors, free_vars));
+        }
+    }
+    let typed = infer::infer(resolved).map_err(|e| (e, free_vars.clone()))?;
+    let mono = mono::monomorphize(typed);
+    if forced == Some(Forced::Cpu) {
+        return Ok(CompiledSite {
+            mono,
+            forced,
+            program: None,
+        });
+    }
+    let lifted = lift(&mono, site_span);
+    let (extracted_ids, extracted) = extract(&BTreeSet::from([lifted.accelerated]), &lifted.bindings);
+    let classification = classify(&lifted);
+    let report = Report {
+        lifted: &lifted,
+        prelude: &prelude,
+        site: site_span,
+    };
+    let backend = choose_backend(forced, &classification, &report)
+        .map_err(|e| (e, free_vars.clone()))?;
+    let errors: Errors = wellformed::check(&extracted, backend)
+        .iter()
+        .map(|w| {
+            let (span, suffix) = report.place(w.binding, w.span);
+            Error::new(span, format!("{}{suffix}", w.message(backend))).help(format!(
+                "{}\nnote: {}",
+                w.help(backend),
+                report.why(forced, &classification, backend)
+            ))
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err((errors, free_vars));
+    }
+    Ok(CompiledSite {
+        mono,
+        forced,
+        program: Some(SiteProgram {
+            lifted,
+            extracted_ids,
+            extracted,
+            classification,
+            backend,
+        }),
+    })
+}
+
+/// Where to report a problem found in a binding, and what to add to the message: problems inside a
+/// `#[pmexpr]` function are reported at the site's use of it (its own tokens are in another file).
+struct Report<'a> {
+    lifted: &'a Lifted,
+    prelude: &'a Prelude,
+    site: SpanRange,
+}
+
+impl Report<'_> {
+    fn place(&self, binding: VarId, span: SpanRange) -> (SpanRange, String) {
+        let origin = self
+            .lifted
+            .bindings
+            .iter()
+            .flat_map(|b| b.defs())
+            .find(|d| d.ident.id == binding)
+            .map(|d| &d.origin);
+        match origin {
+            Some(Origin::Item(item)) => {
+                let at = self.prelude.use_span.get(&item.name).copied();
+                (
+                    at.unwrap_or(self.site),
+                    format!(" (in `#[pmexpr] fn {}` at {})", item.name, item.location),
+                )
+            }
+            _ => (span, String::new()),
+        }
+    }
+
+    fn keyword(&self, k: &KeywordUse) -> (SpanRange, String) {
+        self.place(k.binding, k.span)
+    }
+
+    fn why(&self, forced: Option<Forced>, c: &Classification, backend: Backend) -> String {
+        if forced.is_some() {
+            return format!("this `accelerate!` asks for the {backend} backend");
+        }
+        let first = match backend {
+            Backend::Futhark => &c.futhark[0],
+            Backend::Cuda => &c.cuda[0],
+        };
+        format!(
+            "this `accelerate!` runs on the {backend} backend because it uses `{}`",
+            first.keyword.name()
+        )
+    }
+}
+
+fn choose_backend(
+    forced: Option<Forced>,
+    c: &Classification,
+    report: &Report<'_>,
+) -> Result<Backend, Errors> {
+    let conflict = |k: &KeywordUse, asked: Backend| {
+        let (span, suffix) = report.keyword(k);
+        vec![
+            Error::new(
+                span,
+                format!(
+                    "`{}` is a parallel keyword of the {} backend, but this `accelerate!` asks for the {asked} backend{suffix}",
+                    k.keyword.name(),
+                    if asked == Backend::Cuda { "Futhark" } else { "CUDA" },
+                ),
+            )
+            .help("remove `backend = …` to let the keywords choose, or move this part into another `accelerate!`"),
+        ]
+    };
+    match forced {
+        Some(Forced::Futhark) => match c.cuda.first() {
+            Some(k) => Err(conflict(k, Backend::Futhark)),
+            None => Ok(Backend::Futhark),
+        },
+        Some(Forced::Cuda) => match c.futhark.first() {
+            Some(k) => Err(conflict(k, Backend::Cuda)),
+            None => Ok(Backend::Cuda),
+        },
+        Some(Forced::Cpu) | None => match c.class {
+            Class::Futhark => Ok(Backend::Futhark),
+            Class::Cuda => Ok(Backend::Cuda),
+            Class::Any => Err(vec![
+                Error::new(
+                    report.site,
+                    "The accelerate expression does not use any parallel keywords. This is not allowed.",
+                )
+                .help(
+                    "use `map`, `map2`, `reduce` or `flatten` (Futhark) or `par_loop` (CUDA), or name \
+                     the backend: `accelerate!(backend = futhark, …)`, `backend = cuda`, or \
+                     `backend = cpu` for the CPU targets only",
+                ),
+            ]),
+            Class::Invalid => {
+                let (f, k) = (&c.futhark[0], &c.cuda[0]);
+                let (span, suffix) = report.keyword(k);
+                Err(vec![
+                    Error::new(
+                        span,
+                        format!(
+                            "Accelerate expression uses parallel keywords of multiple backends{suffix}"
+                        ),
+                    )
+                    .help(format!(
+                        "`{}` belongs to the CUDA backend and `{}` to the Futhark backend: split the \
+                         expression into one `accelerate!` per backend",
+                        k.keyword.name(),
+                        f.keyword.name()
+                    )),
+                ])
+            }
+        },
+    }
+}
+
+/// The `#[pmexpr]` functions a site uses, transitively, and where the site names each.
+#[derive(Debug, Default)]
+struct Prelude {
+    fns: Vec<FnDef>,
+    /// Function name → the site's tokens that lead to it.
+    use_span: HashMap<String, SpanRange>,
+}
+
+/// The names a piece of PMExpr mentions as variables (bound or not), with their first span.
+fn mentioned(e: &Expr, out: &mut Vec<(String, SpanRange)>) {
+    e.walk(&mut |x| {
+        if let ExprKind::Var { ident, .. } = &x.kind {
+            out.push((ident.name.clone(), ident.span));
+        }
+    });
+}
+
+/// Picks the `#[pmexpr]` functions the site names, then those they name, and checks that each
+/// compiles on its own (its own errors are reported at its definition by `#[pmexpr]`).
+fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors> {
+    let mut by_name: HashMap<&str, Vec<&PreludeItem>> = HashMap::new();
+    for item in items {
+        by_name.entry(&item.name).or_default().push(item);
+    }
+    let mut todo = Vec::new();
+    mentioned(user, &mut todo);
+    let mut prelude = Prelude::default();
+    let mut errors = Vec::new();
+    let mut parsed: Vec<(FnDef, SpanRange)> = Vec::new();
+    while let Some((name, span)) = todo.pop() {
+        let Some(found) = by_name.get(name.as_str()) else {
+            continue;
+        };
+        if prelude.use_span.contains_key(&name) {
+            continue;
+        }
+        prelude.use_span.insert(name.clone(), span);
+        if found.len() > 1 {
+            let places: Vec<&str> = found.iter().map(|i| i.location.as_str()).collect();
+            errors.push(
+                Error::new(
+                    span,
+                    format!(
+                        "two `#[pmexpr]` functions are named `{name}` ({})",
+                        places.join(", ")
+                    ),
+                )
+                .help("`#[pmexpr]` functions share one namespace per crate: rename one of them"),
+            );
+            continue;
+        }
+        let item = found[0];
+        let broken = |why: String| {
+            Error::new(
+                span,
+                format!(
+                    "the `#[pmexpr]` function `{name}` (at {}) cannot be used: {why}",
+                    item.location
+                ),
+            )
+        };
+        let def = syn::parse_str::<syn::ItemFn>(&item.source)
+            .map_err(|e| e.to_string())
+            .and_then(|f| parse::parse_fn_item(&f).map_err(|e| first_message(&e)));
+        match def {
+            Ok(mut def) => {
+                def.item = Some(ItemRef {
+                    name: name.clone(),
+                    location: item.location.clone(),
+                });
+                let mut inner = Vec::new();
+                mentioned(&def.body, &mut inner);
+                todo.extend(inner.into_iter().map(|(n, _)| (n, span)));
+                parsed.push((def, span));
+            }
+            Err(why) => errors.push(broken(why)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Each function must stand on its own with the others: no captured variables, well-typed.
+    let fns: Vec<FnDef> = parsed.iter().map(|(d, _)| d.clone()).collect();
+    let alone = Expr::new(
+        ExprKind::RecLet {
+            fns: fns.clone(),
+            body: Box::new(Expr::new(ExprKind::Lit(Lit::Unit), SpanRange::call_site())),
+            scheme: Vec::new(),
+        },
+        SpanRange::call_site(),
+    );
+    let check = resolve::resolve(alone).and_then(|r| {
+        if let Some(fv) = r.free_vars.first() {
+            let user = parsed
+                .iter()
+                .find(|(d, _)| {
+                    let mut names = Vec::new();
+                    mentioned(&d.body, &mut names);
+                    names.iter().any(|(n, _)| *n == fv.name)
+                })
+                .map(|(d, _)| d.ident.name.clone())
+                .unwrap_or_default();
+            return Err(vec![Error::new(
+                prelude.use_span[&user],
+                format!(
+                    "the `#[pmexpr]` function `{user}` uses `{}`, which is neither one of its parameters nor a `#[pmexpr]` function",
+                    fv.name
+                ),
+            )]);
+        }
+        infer::infer(r).map(|_| ())
+    });
+    if let Err(es) = check {
+        // Report once per function, at the site's use of it.
+        let mut out: Vec<Error> = Vec::new();
+        if es.iter().any(|e| e.message.contains("neither one of its parameters")) {
+            return Err(es);
+        }
+        let names: Vec<&str> = parsed.iter().map(|(d, _)| d.ident.name.as_str()).collect();
+        let span = prelude.use_span[names[0]];
+        out.push(
+            Error::new(
+                span,
+                format!(
+                    "the `#[pmexpr]` functions used here do not compile ({}): {}",
+                    names.join(", "),
+                    first_message(&es)
+                ),
+            )
+            .help("see the errors reported at their definitions"),
+        );
+        return Err(out);
+    }
+    prelude.fns = fns;
+    Ok(prelude)
+}
+
+fn first_message(errors: &[Error]) -> String {
+    errors
+        .first()
+        .map_or_else(|| "unknown error".into(), |e| e.message.clone())
+}
+
+/// Captured variables applied as functions that are `#[pmexpr]` functions of the crate: the
+/// crate has no build hook, so the site cannot see them.
+fn missing_hook(expr: &Expr, free_vars: &[FreeVar], find: FindItem<'_>) -> Errors {
+    let mut applied = BTreeSet::new();
+    expr.walk(&mut |e| {
+        if let ExprKind::App { func, .. } = &e.kind
+            && let ExprKind::Var { ident, .. } = &func.kind
+        {
+            applied.insert(ident.id);
+        }
+    });
+    free_vars
+        .iter()
+        .filter(|fv| applied.contains(&fv.id))
+        .filter_map(|fv| {
+            let location = find(&fv.name)?;
+            Some(
+                Error::new(
+                    fv.uses[0],
+                    format!(
+                        "`{}` is a `#[pmexpr]` function (at {location}), but `accelerate!` cannot see it: this crate has no pmexpr build hook",
+                        fv.name
+                    ),
+                )
+                .help(
+                    "add `pmexpr-build` to [build-dependencies] and a build.rs with \
+                     `fn main() { pmexpr_build::Build::new().compile(); }`",
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Compiles a site for tests, with `#[pmexpr]` functions given as `(name, source)`.
+#[cfg(test)]
+pub(crate) fn compile_for_test(
+    tokens: TokenStream,
+    items: &[(&str, &str)],
+) -> Result<CompiledSite, Errors> {
+    let prelude: Vec<PreludeItem> = items
+        .iter()
+        .map(|(name, source)| PreludeItem {
+            name: name.to_string(),
+            location: format!("src/lib.rs ({name})"),
+            source: source.to_string(),
+        })
+        .collect();
+    compile(
+        tokens,
+        Context {
+            prelude: Some(&prelude),
+            find_item: None,
+        },
+    )
+    .map_err(|(e, _)| e)
+}
