@@ -18,6 +18,8 @@ pub mod infer;
 pub mod intrinsics;
 pub mod mono;
 pub mod parse;
+pub mod program;
+pub mod registry;
 pub mod resolve;
 pub mod types;
 
