@@ -2,30 +2,246 @@
 //!
 //! ```no_run
 //! // in build.rs, inside `fn main`:
-//! pmexpr_build::Build::new().compile();
+//! pmexpr_build::Build::new()
+//!     // Compile-fail tests are not part of the crate.
+//!     .exclude("tests/ui")
+//!     .compile();
 //! ```
 //!
-//! In this version `accelerate!` needs no build step (the macro compiles each site for the CPU
-//! targets by itself), so the hook does nothing yet; it exists so that build scripts can adopt it
-//! now. The next versions scan the crate for `#[pmexpr]` functions and `accelerate!` sites,
-//! extract and classify the accelerated code, and generate and compile the CUDA and Futhark
-//! programs into `OUT_DIR`.
+//! [`Build::compile`] scans the package's sources for `#[pmexpr]` functions, `Record` structs
+//! and `accelerate!` sites ([`scan()`]), writes the registry of what it found to
+//! `OUT_DIR/pmexpr-registry.txt` (see `pmexpr_core::registry`) and runs the whole-crate
+//! compiler over it, writing its output into `OUT_DIR` too.
+//!
+//! Environment variables: `PMEXPR_DUMP` (set, and not `0`) asks the compiler for a dump of every
+//! site under `OUT_DIR/pmexpr-dump`; `PMEXPR_VERBOSE` (likewise) shows the files that the scan
+//! skipped because they do not parse.
 
 #![warn(missing_docs)]
 
+mod report;
+mod scan;
+#[cfg(test)]
+mod test_support;
+mod write;
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+use pmexpr_core::program::compile_crate;
+use pmexpr_core::registry::{DEFAULT_DIRS, Registry};
+
+pub use scan::{Scan, scan};
+
 /// The configuration of the build hook.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Build {
-    _private: (),
+    dirs: Vec<String>,
+    exclude: Vec<PathBuf>,
+}
+
+impl Default for Build {
+    fn default() -> Self {
+        Build {
+            dirs: DEFAULT_DIRS.iter().map(|d| d.to_string()).collect(),
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// The switches read from the environment, passed explicitly so that tests need not set it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
+    dump: bool,
+    verbose: bool,
 }
 
 impl Build {
-    /// The default configuration.
+    /// The default configuration: scan `src`, `examples`, `tests` and `benches`, excluding
+    /// nothing.
     pub fn new() -> Self {
         Build::default()
     }
 
-    /// Runs the hook from a build script (nothing to do yet; see the crate documentation). It
-    /// will never fail the build because a GPU tool is missing.
-    pub fn compile(&self) {}
+    /// Replaces the directories to scan (relative to the package root).
+    pub fn dirs(&mut self, dirs: &[&str]) -> &mut Self {
+        self.dirs = dirs.iter().map(|d| d.to_string()).collect();
+        self
+    }
+
+    /// Leaves a file or a directory (relative to the package root) out of the scan; may be
+    /// called several times.
+    pub fn exclude(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.exclude.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Runs the hook from a build script. It never panics and never fails the build: problems
+    /// are reported as Cargo warnings (outside a build script, one line on stderr).
+    pub fn compile(&self) {
+        let (Some(root), Some(out_dir)) =
+            (env::var_os("CARGO_MANIFEST_DIR"), env::var_os("OUT_DIR"))
+        else {
+            eprintln!(
+                "pmexpr-build: Build::compile must run from a build script (build.rs): CARGO_MANIFEST_DIR or OUT_DIR is not set"
+            );
+            return;
+        };
+        let flags = Flags {
+            dump: env_flag("PMEXPR_DUMP"),
+            verbose: env_flag("PMEXPR_VERBOSE"),
+        };
+        for line in self.run(Path::new(&root), Path::new(&out_dir), flags) {
+            println!("{line}");
+        }
+    }
+
+    /// The whole hook for the package at `root`; returns the lines for Cargo.
+    fn run(&self, root: &Path, out_dir: &Path, flags: Flags) -> Vec<String> {
+        let mut lines = self.rerun_directives(root);
+        let dirs: Vec<&str> = self.dirs.iter().map(String::as_str).collect();
+        let scan = scan(root, &dirs, &self.exclude);
+        lines.extend(report::duplicate_fns(&scan.registry));
+        if flags.verbose {
+            lines.extend(report::skipped_files(root, &scan.skipped));
+        }
+        let registry_path = out_dir.join(Registry::FILE_NAME);
+        if let Err(e) = write::write_if_changed(&registry_path, &scan.registry.to_text()) {
+            let message = format!("pmexpr: cannot write {}: {e}", registry_path.display());
+            lines.extend(report::warning(&message));
+        }
+        let output = compile_crate(&scan.registry, flags.dump);
+        for (relative, contents) in &output.files {
+            if let Err(message) = write::write_output_file(out_dir, relative, contents) {
+                lines.extend(report::warning(&message));
+            }
+        }
+        for message in &output.warnings {
+            lines.extend(report::warning(message));
+        }
+        if flags.dump {
+            let dumps = out_dir.join("pmexpr-dump");
+            let message = format!("pmexpr: site dumps written to {}", dumps.display());
+            lines.extend(report::warning(&message));
+        }
+        lines
+    }
+
+    /// What makes Cargo rerun the build script: the scanned directories (Cargo watches a
+    /// directory's whole tree), the build script itself (once any `rerun-if-changed` is given,
+    /// Cargo watches nothing else) and the environment switches.
+    fn rerun_directives(&self, root: &Path) -> Vec<String> {
+        let watched = self.dirs.iter().map(String::as_str).chain(["build.rs"]);
+        let existing = watched.map(|p| root.join(p)).filter(|p| p.exists());
+        existing
+            .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
+            .chain(
+                ["PMEXPR_DUMP", "PMEXPR_VERBOSE"]
+                    .map(|v| format!("cargo:rerun-if-env-changed={v}")),
+            )
+            .collect()
+    }
+}
+
+/// Whether an environment switch is on: set, non-empty and not `0`.
+fn env_flag(name: &str) -> bool {
+    env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{TempDir, age};
+    use std::fs;
+
+    /// A package with a build script, two sources, a compile-fail test and an unparsable file.
+    fn package() -> TempDir {
+        let dir = TempDir::new();
+        dir.write("build.rs", "fn main() {}");
+        dir.write("src/lib.rs", "#[pmexpr] fn g(x: i64) -> i64 { x }\nmod m;");
+        dir.write("src/m.rs", "#[pmexpr] fn g() {}\nfn f() { accelerate!(1) }");
+        dir.write("tests/ui/fail.rs", "fn f() { accelerate!(2) }");
+        dir.write("examples/bad.rs", "fn (");
+        dir
+    }
+
+    fn registry_in(out_dir: &Path) -> Registry {
+        Registry::load(out_dir).unwrap().unwrap()
+    }
+
+    #[test]
+    fn writes_the_registry_and_tells_cargo_what_to_watch() {
+        let dir = package();
+        let out = dir.path.join("out");
+        let lines = Build::new()
+            .exclude("tests/ui")
+            .run(&dir.path, &out, Flags::default());
+        let registry = registry_in(&out);
+        assert_eq!(registry.find_fn("g").len(), 2);
+        assert_eq!(registry.sites.len(), 1);
+        let root = dir.path.display();
+        let expected_head = [
+            format!("cargo:rerun-if-changed={root}/src"),
+            format!("cargo:rerun-if-changed={root}/examples"),
+            format!("cargo:rerun-if-changed={root}/tests"),
+            format!("cargo:rerun-if-changed={root}/build.rs"),
+            "cargo:rerun-if-env-changed=PMEXPR_DUMP".into(),
+            "cargo:rerun-if-env-changed=PMEXPR_VERBOSE".into(),
+            "cargo:warning=pmexpr: `#[pmexpr] fn g` is defined more than once, at src/lib.rs:1:14 and src/m.rs:1:14".into(),
+        ];
+        assert_eq!(lines, expected_head);
+    }
+
+    #[test]
+    fn registry_file_is_not_rewritten_when_unchanged() {
+        let dir = package();
+        let out = dir.path.join("out");
+        let build = Build::new();
+        build.run(&dir.path, &out, Flags::default());
+        let path = out.join(Registry::FILE_NAME);
+        let old = age(&path);
+        build.run(&dir.path, &out, Flags::default());
+        assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), old);
+        dir.write("src/m.rs", "fn f() { accelerate!(3) }");
+        build.run(&dir.path, &out, Flags::default());
+        assert_ne!(fs::metadata(&path).unwrap().modified().unwrap(), old);
+        assert_eq!(registry_in(&out).sites[0].tokens, "3");
+    }
+
+    #[test]
+    fn verbose_and_dump_flags() {
+        let dir = package();
+        let out = dir.path.join("out");
+        let flags = Flags {
+            dump: true,
+            verbose: true,
+        };
+        let lines = Build::new().dirs(&["examples"]).run(&dir.path, &out, flags);
+        let warnings: Vec<_> = lines
+            .iter()
+            .filter(|l| l.starts_with("cargo:warning="))
+            .collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("cargo:warning=pmexpr: skipped examples/bad.rs: 1:"));
+        let dumps = out.join("pmexpr-dump");
+        assert_eq!(
+            warnings[1],
+            &format!(
+                "cargo:warning=pmexpr: site dumps written to {}",
+                dumps.display()
+            )
+        );
+        let quiet = Build::new()
+            .dirs(&["examples"])
+            .run(&dir.path, &out, Flags::default());
+        assert!(!quiet.iter().any(|l| l.starts_with("cargo:warning=")));
+    }
+
+    #[test]
+    fn compile_outside_a_build_script_returns_quietly() {
+        // `cargo test` sets CARGO_MANIFEST_DIR but not OUT_DIR (this crate has no build script).
+        if env::var_os("OUT_DIR").is_none() {
+            Build::new().compile();
+        }
+    }
 }

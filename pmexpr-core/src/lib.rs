@@ -23,6 +23,7 @@ pub mod mono;
 pub mod parse;
 pub mod pretty;
 pub mod program;
+pub mod registry;
 pub mod resolve;
 pub mod site;
 pub mod types;

@@ -143,3 +143,157 @@ fn remap_pat(p: &mut Pat, f: &mut impl FnMut(VarId) -> VarId) {
         PatKind::Wild | PatKind::Lit(_) => {}
     }
 }
+
+/// What the build hook writes for a crate.
+#[derive(Debug, Default)]
+pub struct CrateOutput {
+    /// Files to write into `OUT_DIR`: (relative path, contents).
+    pub files: Vec<(String, String)>,
+    /// Lines to show the user as cargo warnings.
+    pub warnings: Vec<String>,
+}
+
+/// The file, under `OUT_DIR`, that holds the extracted accelerated program of the crate.
+pub const PROGRAM_FILE: &str = "pmexpr/accelerated.pmexpr";
+
+/// Runs the compiler over the whole crate: every site with the `#[pmexpr]` functions, merged and
+/// extracted per backend; with `dump`, one readable file per site under `pmexpr-dump/`. Sites with
+/// errors are left out (the macro reports them at their tokens).
+pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateOutput {
+    use crate::registry::ItemKind;
+    use crate::site::{Context, PreludeItem, compile};
+    let prelude: Vec<PreludeItem> = registry
+        .items
+        .iter()
+        .filter(|i| matches!(i.kind, ItemKind::Fn))
+        .map(|i| PreludeItem {
+            name: i.name.clone(),
+            location: format!("{}:{}:{}", i.file, i.line, i.column),
+            source: i.source.clone(),
+        })
+        .collect();
+    let cx = Context {
+        prelude: Some(&prelude),
+        find_item: None,
+    };
+    let mut out = CrateOutput::default();
+    let mut programs = Vec::new();
+    for s in &registry.sites {
+        let name = format!("{}:{}:{}", s.file, s.line, s.column);
+        let mut text = format!("// accelerate! at {name}\n{}\n\n", s.tokens);
+        match s.tokens.parse::<proc_macro2::TokenStream>() {
+            Err(e) => {
+                let _ = writeln!(text, "not compiled: the tokens do not parse ({e})");
+            }
+            Ok(tokens) => match compile(tokens, cx) {
+                Err((errors, _)) => {
+                    let _ = writeln!(text, "rejected (the compiler reports these at the site):");
+                    for e in &errors {
+                        let _ = writeln!(text, "  error: {}", e.text().replace('\n', "\n  "));
+                    }
+                }
+                Ok(site) => match site.program {
+                    None => {
+                        let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
+                    }
+                    Some(p) => {
+                        site_dump(&mut text, &p);
+                        programs.push((name.clone(), p));
+                    }
+                },
+            },
+        }
+        if dump {
+            let file: String = name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+                .collect();
+            out.files.push((format!("pmexpr-dump/{file}.txt"), text));
+        }
+    }
+    let refs: Vec<(String, &SiteProgram)> = programs.iter().map(|(n, p)| (n.clone(), p)).collect();
+    out.files
+        .push((PROGRAM_FILE.to_string(), merge(&refs).print()));
+    out
+}
+
+/// The readable account of one site: lifted, extracted, classified.
+fn site_dump(text: &mut String, p: &SiteProgram) {
+    let l = &p.lifted;
+    let params: Vec<String> = l
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.ident.name, p.ty))
+        .collect();
+    let _ = writeln!(text, "captured (parameters of the accelerated binding): {}", params.join(", "));
+    let _ = writeln!(text, "\n// after accelerated bindings and lambda lifting");
+    text.push_str(&pretty::bindings(&l.bindings, &l.names));
+    let mut ids: Vec<&str> = p
+        .extracted_ids
+        .iter()
+        .map(|i| l.names[i.0 as usize].as_str())
+        .collect();
+    ids.sort();
+    let _ = writeln!(text, "\n// extracted: {{{}}}", ids.join(", "));
+    text.push_str(&pretty::bindings(&p.extracted, &l.names));
+    let c = &p.classification;
+    let list = |ks: &[crate::classify::KeywordUse]| {
+        ks.iter().map(|k| k.keyword.name()).collect::<Vec<_>>().join(", ")
+    };
+    let _ = writeln!(
+        text,
+        "\n// classification: P_F = {} [{}], P_C = {} [{}] → {:?}; backend: {}\n// well-formed for {}",
+        c.futhark.len(),
+        list(&c.futhark),
+        c.cuda.len(),
+        list(&c.cuda),
+        c.class,
+        p.backend,
+        p.backend
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::merge;
+    use crate::classify::Backend;
+    use crate::site::compile_for_test;
+
+    /// Two sites that use one `#[pmexpr]` function: it is extracted once, and each site keeps its
+    /// own backend.
+    #[test]
+    fn shared_function_is_extracted_once() {
+        let items = [
+            ("g", "fn g(x: i64) -> i64 { addi(x, 1) }"),
+            ("h", "fn h(x: i64) -> i64 { muli(x, 2) }"),
+        ];
+        let a = compile_for_test(quote!(map(g, s)), &items).unwrap().program.unwrap();
+        let b = compile_for_test(quote!(reduce(addi, 0, map(|x| g(h(x)), s))), &items)
+            .unwrap()
+            .program
+            .unwrap();
+        let c = compile_for_test(quote!(par_loop(n, |i| tensor_set(t, [i], g(i)))), &items)
+            .unwrap()
+            .program
+            .unwrap();
+        let merged = merge(&[("a".into(), &a), ("b".into(), &b), ("c".into(), &c)]);
+        let (_, futhark) = merged.extract_for(Backend::Futhark);
+        let count = |name: &str, bs: &[crate::lift::Binding]| {
+            bs.iter()
+                .flat_map(|b| b.defs())
+                .filter(|d| d.ident.name == name)
+                .count()
+        };
+        assert_eq!(count("g", &futhark), 1);
+        assert_eq!(count("h", &futhark), 1);
+        assert_eq!(count("accelerate", &futhark), 2);
+        let (_, cuda) = merged.extract_for(Backend::Cuda);
+        assert_eq!(count("g", &cuda), 1);
+        assert_eq!(count("h", &cuda), 0);
+        assert_eq!(count("accelerate", &cuda), 1);
+        let printed = merged.print();
+        assert!(printed.contains("// Futhark program, sites: a, b"), "{printed}");
+    }
+}

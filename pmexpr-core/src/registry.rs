@@ -1,0 +1,740 @@
+//! The crate registry: every `#[pmexpr]` function, `Record` struct and `accelerate!` site of a
+//! crate, as the build hook (`pmexpr-build`) finds them in the sources and writes them to
+//! `OUT_DIR`.
+//!
+//! This module is plain data plus the parts of the source scan that the proc macros need too:
+//! [`collect_items`] (shared with the build hook) and [`find_pmexpr_fn_in_sources`] (the macros'
+//! fallback when the hook did not run). Nothing here depends on `proc_macro`.
+//!
+//! # The text format
+//!
+//! [`Registry::to_text`] writes a line-oriented format that round-trips arbitrary text: every
+//! variable-length field is preceded by its byte length, so sources may contain newlines,
+//! header-like lines or any Unicode.
+//!
+//! ```text
+//! pmexpr-registry 1
+//! fn <line> <column> <name-bytes> <file-bytes> <source-bytes>
+//! <name>
+//! <file>
+//! <source>
+//! record <line> <column> <name-bytes> <file-bytes> <source-bytes>
+//! …
+//! site <line> <column> <file-bytes> <tokens-bytes>
+//! <file>
+//! <tokens>
+//! end
+//! ```
+//!
+//! Each field is followed by one `\n` that its length does not count; the final `end` line tells
+//! a complete file from a truncated one.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::punctuated::Punctuated;
+use syn::{Attribute, FnArg, Item, ItemFn, ItemStruct, Token, Visibility};
+
+/// The directories of a package that the scan reads by default, relative to its root.
+pub const DEFAULT_DIRS: &[&str] = &["src", "examples", "tests", "benches"];
+
+/// The first line of the text format; the number changes with the format.
+const FORMAT_HEADER: &str = "pmexpr-registry 1";
+
+/// The last line of the text format.
+const END: &str = "end";
+
+/// What a [`RegistryItem`] declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ItemKind {
+    /// A function marked `#[pmexpr]`.
+    Fn,
+    /// A struct with `#[derive(pmexpr::Record)]`.
+    Record,
+}
+
+impl ItemKind {
+    /// The tag of the kind in the text format.
+    fn tag(self) -> &'static str {
+        match self {
+            ItemKind::Fn => "fn",
+            ItemKind::Record => "record",
+        }
+    }
+}
+
+/// A `#[pmexpr]` function or a `Record` struct found in the sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryItem {
+    /// What the item declares.
+    pub kind: ItemKind,
+    /// The name of the function or struct.
+    pub name: String,
+    /// The file, relative to the package root, `/`-separated.
+    pub file: String,
+    /// The line of the item's name, 1-based (0 when unknown).
+    pub line: usize,
+    /// The column of the item's name, 1-based like rustc prints it (0 when unknown).
+    pub column: usize,
+    /// The item as Rust text, without visibility, attributes or doc comments (on the item, its
+    /// fields and its parameters); a function keeps its signature and body.
+    pub source: String,
+}
+
+/// One `accelerate!` invocation found in the sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteSource {
+    /// The file, relative to the package root, `/`-separated.
+    pub file: String,
+    /// The line of the `accelerate` identifier, 1-based.
+    pub line: usize,
+    /// The column of the `accelerate` identifier, 1-based like rustc prints it.
+    pub column: usize,
+    /// The macro input as text, delimiters excluded.
+    pub tokens: String,
+}
+
+/// Everything the build hook found in a crate, sorted by (file, line, column) so that the
+/// written file only changes when the sources do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Registry {
+    /// The `#[pmexpr]` functions and `Record` structs.
+    pub items: Vec<RegistryItem>,
+    /// The `accelerate!` sites.
+    pub sites: Vec<SiteSource>,
+}
+
+impl Registry {
+    /// The name of the registry file in `OUT_DIR`.
+    pub const FILE_NAME: &str = "pmexpr-registry.txt";
+
+    /// A registry of these items and sites, sorted.
+    pub fn new(items: Vec<RegistryItem>, sites: Vec<SiteSource>) -> Registry {
+        let mut registry = Registry { items, sites };
+        registry.sort();
+        registry
+    }
+
+    /// Sorts the items and the sites by (file, line, column); the kind and name break ties
+    /// between items whose position is unknown.
+    pub fn sort(&mut self) {
+        self.items.sort_by(|a, b| {
+            (&a.file, a.line, a.column, a.kind, &a.name)
+                .cmp(&(&b.file, b.line, b.column, b.kind, &b.name))
+        });
+        self.sites
+            .sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    }
+
+    /// The `#[pmexpr]` functions called `name` (more than one when the name is defined twice).
+    pub fn find_fn(&self, name: &str) -> Vec<&RegistryItem> {
+        self.find(ItemKind::Fn, name)
+    }
+
+    /// The `Record` structs called `name`.
+    pub fn find_record(&self, name: &str) -> Vec<&RegistryItem> {
+        self.find(ItemKind::Record, name)
+    }
+
+    fn find(&self, kind: ItemKind, name: &str) -> Vec<&RegistryItem> {
+        self.items
+            .iter()
+            .filter(|item| item.kind == kind && item.name == name)
+            .collect()
+    }
+
+    /// The registry in the text format (see the module documentation).
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        out.push_str(FORMAT_HEADER);
+        out.push('\n');
+        for item in &self.items {
+            let fields = [&item.name, &item.file, &item.source];
+            write_entry(&mut out, item.kind.tag(), item.line, item.column, &fields);
+        }
+        for site in &self.sites {
+            let fields = [&site.file, &site.tokens];
+            write_entry(&mut out, "site", site.line, site.column, &fields);
+        }
+        out.push_str(END);
+        out.push('\n');
+        out
+    }
+
+    /// Reads the text format back; the error says what is wrong and on which line.
+    pub fn from_text(text: &str) -> Result<Registry, String> {
+        let mut reader = Reader {
+            rest: text,
+            line: 1,
+        };
+        let header = reader.line()?;
+        if header != FORMAT_HEADER {
+            return Err(format!(
+                "line 1: expected `{FORMAT_HEADER}`, found `{header}` (a registry written by another version of pmexpr?)"
+            ));
+        }
+        let mut registry = Registry::default();
+        loop {
+            let header_line = reader.line;
+            let header = reader.line()?;
+            if header == END {
+                break;
+            }
+            let at = |e: String| format!("line {header_line}: {e}");
+            let (tag, numbers) = parse_header(header).map_err(at)?;
+            match (tag, numbers.as_slice()) {
+                ("fn" | "record", &[line, column, name, file, source]) => {
+                    registry.items.push(RegistryItem {
+                        kind: if tag == "fn" {
+                            ItemKind::Fn
+                        } else {
+                            ItemKind::Record
+                        },
+                        name: reader.field(name)?.to_owned(),
+                        file: reader.field(file)?.to_owned(),
+                        line,
+                        column,
+                        source: reader.field(source)?.to_owned(),
+                    });
+                }
+                ("site", &[line, column, file, tokens]) => registry.sites.push(SiteSource {
+                    file: reader.field(file)?.to_owned(),
+                    line,
+                    column,
+                    tokens: reader.field(tokens)?.to_owned(),
+                }),
+                _ => return Err(at(format!("unexpected entry `{header}`"))),
+            }
+        }
+        if !reader.rest.is_empty() {
+            return Err(format!("line {}: text after `{END}`", reader.line));
+        }
+        registry.sort();
+        Ok(registry)
+    }
+
+    /// Reads [`Registry::FILE_NAME`] in `out_dir`: `None` when the file does not exist (the
+    /// build hook did not run), an error when it cannot be read or parsed.
+    pub fn load(out_dir: &Path) -> Option<Result<Registry, String>> {
+        let path = out_dir.join(Self::FILE_NAME);
+        match fs::read_to_string(&path) {
+            Ok(text) => {
+                Some(Registry::from_text(&text).map_err(|e| format!("{}: {e}", path.display())))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => Some(Err(format!("{}: {e}", path.display()))),
+        }
+    }
+}
+
+/// Writes one entry: a header line with the tag, position and field lengths, then each field
+/// followed by a newline.
+fn write_entry(out: &mut String, tag: &str, line: usize, column: usize, fields: &[&String]) {
+    write!(out, "{tag} {line} {column}").unwrap();
+    for field in fields {
+        write!(out, " {}", field.len()).unwrap();
+    }
+    out.push('\n');
+    for field in fields {
+        out.push_str(field);
+        out.push('\n');
+    }
+}
+
+/// Splits an entry header into its tag and numbers.
+fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
+    let mut words = header.split(' ');
+    let tag = words.next().unwrap_or_default();
+    let numbers = words
+        .map(|w| {
+            w.parse::<usize>()
+                .map_err(|_| format!("`{w}` is not a number in `{header}`"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((tag, numbers))
+}
+
+/// A cursor over the text format that counts lines for the error messages.
+struct Reader<'a> {
+    rest: &'a str,
+    line: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// The next line, without its newline.
+    fn line(&mut self) -> Result<&'a str, String> {
+        let Some((line, rest)) = self.rest.split_once('\n') else {
+            return Err(format!(
+                "line {}: unexpected end of the registry",
+                self.line
+            ));
+        };
+        self.rest = rest;
+        self.line += 1;
+        Ok(line)
+    }
+
+    /// The next `len` bytes, which must be followed by a newline.
+    fn field(&mut self, len: usize) -> Result<&'a str, String> {
+        let err = || format!("line {}: a field of {len} bytes does not fit", self.line);
+        let field = self.rest.get(..len).ok_or_else(err)?;
+        let rest = self.rest[len..].strip_prefix('\n').ok_or_else(err)?;
+        self.line += field.matches('\n').count() + 1;
+        self.rest = rest;
+        Ok(field)
+    }
+}
+
+/// Parses one source file into its token stream and its syntax tree, from the same tokens so
+/// that their spans agree. Like `syn::parse_file`, a byte order mark and a shebang line are
+/// ignored (the shebang's newline stays, so that lines keep their numbers).
+pub fn parse_source(text: &str) -> syn::Result<(proc_macro2::TokenStream, syn::File)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // `#![attr]` is an inner attribute, not a shebang.
+    let text = match text.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => {
+            text.find('\n').map_or("", |newline| &text[newline..])
+        }
+        _ => text,
+    };
+    let tokens: proc_macro2::TokenStream = syn::parse_str(text)?;
+    let file = syn::parse2(tokens.clone())?;
+    Ok((tokens, file))
+}
+
+/// Collects the `#[pmexpr]` functions and `Record` structs of a parsed file, in nested inline
+/// modules too (not inside function bodies or impl blocks). `file` is the path that the items
+/// record; `locate` turns the span of an item's name into its 1-based (line, column), which
+/// only the caller can do (it depends on where the tokens were parsed).
+pub fn collect_items(
+    ast: &syn::File,
+    file: &str,
+    locate: &dyn Fn(Span) -> (usize, usize),
+) -> Vec<RegistryItem> {
+    let mut out = Vec::new();
+    collect_in(&ast.items, file, locate, &mut out);
+    out
+}
+
+fn collect_in(
+    items: &[Item],
+    file: &str,
+    locate: &dyn Fn(Span) -> (usize, usize),
+    out: &mut Vec<RegistryItem>,
+) {
+    for item in items {
+        let (kind, ident, source) = match item {
+            Item::Fn(f) if f.attrs.iter().any(is_pmexpr_attr) => {
+                (ItemKind::Fn, &f.sig.ident, fn_source(f))
+            }
+            Item::Struct(s) if s.attrs.iter().any(derives_record) => {
+                (ItemKind::Record, &s.ident, struct_source(s))
+            }
+            Item::Mod(m) => {
+                if let Some((_, content)) = &m.content {
+                    collect_in(content, file, locate, out);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let (line, column) = locate(ident.span());
+        out.push(RegistryItem {
+            kind,
+            name: ident.to_string(),
+            file: file.to_owned(),
+            line,
+            column,
+            source,
+        });
+    }
+}
+
+/// Whether a path is `name`, `pmexpr::name` or `::pmexpr::name`.
+fn is_pmexpr_path(path: &syn::Path, name: &str) -> bool {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.as_slice() {
+        [last] => path.leading_colon.is_none() && last == name,
+        [krate, last] => krate == "pmexpr" && last == name,
+        _ => false,
+    }
+}
+
+/// `#[pmexpr]`, `#[pmexpr::pmexpr]` or `#[::pmexpr::pmexpr]` (with or without arguments).
+fn is_pmexpr_attr(attr: &Attribute) -> bool {
+    is_pmexpr_path(attr.path(), "pmexpr")
+}
+
+/// A `#[derive(…)]` whose list contains `Record`, `pmexpr::Record` or `::pmexpr::Record`.
+fn derives_record(attr: &Attribute) -> bool {
+    if !attr.path().is_ident("derive") {
+        return false;
+    }
+    attr.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated)
+        .is_ok_and(|paths| paths.iter().any(|p| is_pmexpr_path(p, "Record")))
+}
+
+/// A function as text: signature and body, without visibility or attributes.
+fn fn_source(f: &ItemFn) -> String {
+    let mut f = f.clone();
+    f.attrs.clear();
+    f.vis = Visibility::Inherited;
+    for input in &mut f.sig.inputs {
+        match input {
+            FnArg::Receiver(r) => r.attrs.clear(),
+            FnArg::Typed(t) => t.attrs.clear(),
+        }
+    }
+    f.to_token_stream().to_string()
+}
+
+/// A struct as text, without visibility or attributes (on the struct and its fields).
+fn struct_source(s: &ItemStruct) -> String {
+    let mut s = s.clone();
+    s.attrs.clear();
+    s.vis = Visibility::Inherited;
+    for field in s.fields.iter_mut() {
+        field.attrs.clear();
+        field.vis = Visibility::Inherited;
+    }
+    s.to_token_stream().to_string()
+}
+
+/// The `.rs` files under `dirs` (relative to `root`), recursively and sorted, leaving out every
+/// path under one of `exclude` (relative to `root`, a file or a directory). Directories that do
+/// not exist or cannot be read are passed over; symbolic links to directories are not followed,
+/// so a link cycle cannot loop.
+pub fn source_files(root: &Path, dirs: &[&str], exclude: &[PathBuf]) -> Vec<PathBuf> {
+    let exclude: Vec<PathBuf> = exclude.iter().map(|e| root.join(e)).collect();
+    let mut files = Vec::new();
+    for dir in dirs {
+        walk(&root.join(dir), &exclude, &mut files);
+    }
+    files
+}
+
+fn walk(dir: &Path, exclude: &[PathBuf], files: &mut Vec<PathBuf>) {
+    if exclude.iter().any(|e| dir.starts_with(e)) {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        if file_type.is_dir() {
+            walk(&path, exclude, files);
+        } else if path.extension().is_some_and(|ext| ext == "rs")
+            && path.is_file()
+            && !exclude.iter().any(|e| path.starts_with(e))
+        {
+            files.push(path);
+        }
+    }
+}
+
+/// `path` relative to `root`, `/`-separated (the whole path when it is not under `root`).
+pub fn relative_path(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let parts: Vec<_> = relative.iter().map(|p| p.to_string_lossy()).collect();
+    parts.join("/")
+}
+
+/// Finds a `#[pmexpr]` function called `name` in the default directories of the package at
+/// `root` (the first in file order), for the error that the proc macro reports when the build
+/// hook did not run. Files that cannot be read or parsed are passed over.
+///
+/// Inside a proc macro, tokens parsed from a string carry no file positions, so the line and
+/// column come from the text instead: the first `fn <name>` preceded, since the end of the
+/// previous item, by a mention of `pmexpr` (else the first `fn <name>` at all). When the text
+/// search finds nothing (say the name is written `r#name` in one place and `name` in the other),
+/// the line and column are 0.
+pub fn find_pmexpr_fn_in_sources(root: &Path, name: &str) -> Option<RegistryItem> {
+    source_files(root, DEFAULT_DIRS, &[])
+        .into_iter()
+        .find_map(|path| {
+            let text = fs::read_to_string(&path).ok()?;
+            let (_, ast) = parse_source(&text).ok()?;
+            let file = relative_path(root, &path);
+            let mut item = collect_items(&ast, &file, &|_| (0, 0))
+                .into_iter()
+                .find(|item| item.kind == ItemKind::Fn && item.name == name)?;
+            (item.line, item.column) = locate_fn_in_text(&text, name).unwrap_or((0, 0));
+            Some(item)
+        })
+}
+
+/// The 1-based (line, column) of the name in the best `fn <name>` of `text` (see
+/// [`find_pmexpr_fn_in_sources`]).
+fn locate_fn_in_text(text: &str, name: &str) -> Option<(usize, usize)> {
+    let candidates: Vec<usize> = text
+        .match_indices(name)
+        .map(|(at, _)| at)
+        .filter(|&at| is_fn_name_at(text, at, name))
+        .collect();
+    let marked = candidates.iter().copied().find(|&at| {
+        let before = &text[..at];
+        let item_start = before.rfind([';', '}']).map_or(0, |i| i + 1);
+        before[item_start..].contains("pmexpr")
+    });
+    let at = marked.or_else(|| candidates.first().copied())?;
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[line_start..at].chars().count() + 1;
+    Some((line, column))
+}
+
+/// Whether `name` at byte `at` is a whole identifier preceded by the keyword `fn`.
+fn is_fn_name_at(text: &str, at: usize, name: &str) -> bool {
+    let is_ident_char = |c: char| c.is_alphanumeric() || c == '_';
+    let after = text[at + name.len()..].chars().next();
+    if after.is_some_and(is_ident_char) {
+        return false;
+    }
+    let before = text[..at].trim_end();
+    if before.len() == at {
+        return false; // no whitespace between `fn` and the name
+    }
+    let Some(rest) = before.strip_suffix("fn") else {
+        return false;
+    };
+    !rest.chars().next_back().is_some_and(is_ident_char)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(kind: ItemKind, name: &str, file: &str, line: usize, source: &str) -> RegistryItem {
+        RegistryItem {
+            kind,
+            name: name.into(),
+            file: file.into(),
+            line,
+            column: 4,
+            source: source.into(),
+        }
+    }
+
+    fn site(file: &str, line: usize, column: usize, tokens: &str) -> SiteSource {
+        SiteSource {
+            file: file.into(),
+            line,
+            column,
+            tokens: tokens.into(),
+        }
+    }
+
+    /// A temporary directory unique to this process and test, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(test: &str) -> TempDir {
+            let dir =
+                std::env::temp_dir().join(format!("pmexpr-core-{}-{test}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+
+        fn write(&self, path: &str, text: &str) {
+            let path = self.0.join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn round_trip_awkward_sources() {
+        let registry = Registry::new(
+            vec![
+                item(ItemKind::Fn, "g", "src/lib.rs", 3, "fn g() {\n}\nend\n"),
+                item(
+                    ItemKind::Record,
+                    "Été",
+                    "src/é x.rs",
+                    1,
+                    "fn 1 2 3 4 5\nsite 1 1 1 1\n",
+                ),
+                item(ItemKind::Fn, "h", "src/lib.rs", 9, ""),
+                item(ItemKind::Fn, "crlf", "src/lib.rs", 12, "a\r\nb\n\n\n"),
+            ],
+            vec![
+                site("src/lib.rs", 7, 13, "x + 1"),
+                site("src/main.rs", 1, 1, "\"pmexpr-registry 1\nend\" 😀"),
+                site("src/lib.rs", 7, 2, ""),
+            ],
+        );
+        let text = registry.to_text();
+        assert!(text.starts_with("pmexpr-registry 1\n"));
+        assert_eq!(Registry::from_text(&text), Ok(registry));
+    }
+
+    #[test]
+    fn new_sorts_by_file_line_column() {
+        let registry = Registry::new(
+            vec![
+                item(ItemKind::Fn, "b", "src/b.rs", 1, ""),
+                item(ItemKind::Fn, "a2", "src/a.rs", 10, ""),
+                item(ItemKind::Fn, "a1", "src/a.rs", 2, ""),
+            ],
+            vec![site("src/a.rs", 3, 9, ""), site("src/a.rs", 3, 2, "")],
+        );
+        let names: Vec<_> = registry.items.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["a1", "a2", "b"]);
+        assert_eq!(registry.sites[0].column, 2);
+    }
+
+    #[test]
+    fn from_text_rejects_damaged_files() {
+        let text = Registry::new(
+            vec![item(ItemKind::Fn, "g", "src/lib.rs", 3, "fn g")],
+            vec![],
+        )
+        .to_text();
+        // Truncated anywhere, including just before `end`.
+        for cut in 0..text.len() {
+            assert!(Registry::from_text(&text[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(Registry::from_text(&text.replace("fn 3", "fn x")).is_err());
+        assert!(Registry::from_text(&text.replace("registry 1", "registry 2")).is_err());
+        assert!(Registry::from_text(&text.replace(" 4\n", " 99\n")).is_err());
+        assert!(Registry::from_text(&format!("{text}more")).is_err());
+        assert!(Registry::from_text(&text.replace("fn 3", "enum 3")).is_err());
+    }
+
+    #[test]
+    fn from_text_rejects_a_length_inside_a_character() {
+        let text = Registry::new(vec![], vec![site("é", 1, 1, "")]).to_text();
+        let damaged = text.replace("site 1 1 2 0", "site 1 1 1 1");
+        assert!(Registry::from_text(&damaged).is_err());
+    }
+
+    #[test]
+    fn find_by_kind_and_name() {
+        let registry = Registry::new(
+            vec![
+                item(ItemKind::Fn, "g", "src/a.rs", 1, ""),
+                item(ItemKind::Record, "g", "src/a.rs", 5, ""),
+                item(ItemKind::Fn, "g", "src/b.rs", 1, ""),
+            ],
+            vec![],
+        );
+        assert_eq!(registry.find_fn("g").len(), 2);
+        assert_eq!(registry.find_record("g")[0].line, 5);
+        assert!(registry.find_fn("h").is_empty());
+    }
+
+    #[test]
+    fn load_missing_present_and_damaged() {
+        let dir = TempDir::new("load");
+        assert_eq!(Registry::load(&dir.0), None);
+        let registry = Registry::new(vec![], vec![site("src/lib.rs", 1, 1, "1")]);
+        dir.write(Registry::FILE_NAME, &registry.to_text());
+        assert_eq!(Registry::load(&dir.0), Some(Ok(registry)));
+        dir.write(Registry::FILE_NAME, "garbage");
+        assert!(matches!(Registry::load(&dir.0), Some(Err(_))));
+    }
+
+    #[test]
+    fn collects_marked_items_and_strips_attributes() {
+        let text = "
+            /// Doc.
+            #[inline] #[pmexpr] pub(crate) fn g(#[allow(unused)] x: i64) -> i64 { addi(x, 1) }
+            fn plain() {}
+            #[derive(Debug, pmexpr::Record)]
+            pub struct P { /// x.
+                pub x: i64, y: f64 }
+            #[derive(Debug)] struct NotARecord;
+            #[derive(other::Record)] struct AlsoNot;
+            #[derive(Record)] struct T(pub i64);
+            mod m { mod n { #[::pmexpr::pmexpr] fn deep() {} } }
+            #[cfg(test)] fn f() { #[pmexpr] fn inside_body_skipped() {} }
+            #[x::pmexpr] fn not_ours() {}
+        ";
+        let (_, ast) = parse_source(text).unwrap();
+        let items = collect_items(&ast, "src/lib.rs", &|_| (1, 1));
+        let summary: Vec<_> = items.iter().map(|i| (i.kind, i.name.as_str())).collect();
+        assert_eq!(
+            summary,
+            [
+                (ItemKind::Fn, "g"),
+                (ItemKind::Record, "P"),
+                (ItemKind::Record, "T"),
+                (ItemKind::Fn, "deep")
+            ]
+        );
+        assert_eq!(items[0].source, "fn g (x : i64) -> i64 { addi (x , 1) }");
+        assert_eq!(items[1].source, "struct P { x : i64 , y : f64 }");
+        assert_eq!(items[2].source, "struct T (i64) ;");
+        assert_eq!(items[3].file, "src/lib.rs");
+    }
+
+    #[test]
+    fn parse_source_skips_bom_and_shebang_but_not_inner_attributes() {
+        let (_, ast) = parse_source("\u{feff}#!/usr/bin/env run\n#[pmexpr] fn g() {}").unwrap();
+        assert_eq!(ast.items.len(), 1);
+        let (_, ast) = parse_source("#![allow(unused)]\nfn g() {}").unwrap();
+        assert_eq!(ast.attrs.len(), 1);
+        assert!(parse_source("fn g( {}").is_err());
+    }
+
+    #[test]
+    fn source_files_are_sorted_and_excluded() {
+        let dir = TempDir::new("files");
+        for path in [
+            "src/b.rs",
+            "src/a/z.rs",
+            "src/a.rs",
+            "src/notes.txt",
+            "tests/ui/x.rs",
+        ] {
+            dir.write(path, "");
+        }
+        dir.write("tests/t.rs", "");
+        let files = source_files(&dir.0, DEFAULT_DIRS, &[PathBuf::from("tests/ui")]);
+        let names: Vec<_> = files.iter().map(|f| relative_path(&dir.0, f)).collect();
+        assert_eq!(names, ["src/a/z.rs", "src/a.rs", "src/b.rs", "tests/t.rs"]);
+    }
+
+    #[test]
+    fn finds_a_fn_in_the_sources_with_a_textual_position() {
+        let dir = TempDir::new("find");
+        dir.write("src/lib.rs", "mod m;\n// fn g is in m\n");
+        dir.write(
+            "src/m.rs",
+            "fn g_other() {}\nfn g() {} // not marked\nmod inner {\n    #[pmexpr]\n    fn  g(x: i64) -> i64 { x }\n}\n",
+        );
+        let found = find_pmexpr_fn_in_sources(&dir.0, "g").unwrap();
+        assert_eq!(
+            (found.file.as_str(), found.line, found.column),
+            ("src/m.rs", 5, 9)
+        );
+        assert_eq!(found.source, "fn g (x : i64) -> i64 { x }");
+        assert_eq!(find_pmexpr_fn_in_sources(&dir.0, "h"), None);
+    }
+
+    #[test]
+    fn textual_position_falls_back_to_the_first_fn_then_to_zero() {
+        assert_eq!(
+            locate_fn_in_text("struct fn_x;\n\tfn é() {}", "é"),
+            Some((2, 5))
+        );
+        assert_eq!(locate_fn_in_text("fn gg() {} fn_g", "g"), None);
+    }
+}
