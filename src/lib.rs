@@ -60,3 +60,18 @@ mod tests {
         );
     }
 }
+
+/// `x + 1`, written in PMExpr: the `#[pmexpr]` functions of this package are visible to every
+/// `accelerate!` of its examples and tests (through the build hook in `build.rs`), and callable
+/// from Rust.
+#[pmexpr::pmexpr]
+pub fn inc(x: i64) -> i64 {
+    addi(x, 1)
+}
+
+/// The sum of the squares of a sequence: a `#[pmexpr]` function that uses another one's
+/// parallel keywords.
+#[pmexpr::pmexpr]
+pub fn sum_of_squares(s: Vec<i64>) -> i64 {
+    reduce(addi, 0, map(|x| x * x, s))
+}

@@ -164,12 +164,15 @@ fn matrix_multiplication() {
 fn sequence_intrinsics() {
     let s = ints(40, 7);
     let r = on_all_targets(|| {
-        accelerate!((
-            length(s),
-            concat(reverse(s), [head(s), get(s, 3)]),
-            subsequence(tail(s), 2, 5),
-            (null(s), null(subsequence(s, 100, 3)), set(s, 0, 42)),
-        ))
+        accelerate!(
+            backend = cpu,
+            (
+                length(s),
+                concat(reverse(s), [head(s), get(s, 3)]),
+                subsequence(tail(s), 2, 5),
+                (null(s), null(subsequence(s, 100, 3)), set(s, 0, 42)),
+            )
+        )
     });
     let mut rev: Vec<i64> = s.iter().rev().copied().collect();
     rev.extend([s[0], s[3]]);
@@ -182,7 +185,7 @@ fn sequence_intrinsics() {
 fn create_and_foldl() {
     let n = 200_i64;
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let sq = create(n, |i| i * i);
             (
                 foldl(|acc, x| acc * 3 % 1_000_003 + x, 1, sq),
@@ -202,12 +205,15 @@ fn every_arithmetic_intrinsic() {
     let x = 17_i64;
     let y = -5_i64;
     let r = on_all_targets(|| {
-        accelerate!((
-            (addi(x, y), subi(x, y), muli(x, y), divi(x, y)),
-            (modi(x, y), negi(x), x / y, x % y),
-            (eqi(x, y), neqi(x, y), lti(x, y), gti(x, y)),
-            (leqi(x, x), geqi(y, x), x != y, -x),
-        ))
+        accelerate!(
+            backend = cpu,
+            (
+                (addi(x, y), subi(x, y), muli(x, y), divi(x, y)),
+                (modi(x, y), negi(x), x / y, x % y),
+                (eqi(x, y), neqi(x, y), lti(x, y), gti(x, y)),
+                (leqi(x, x), geqi(y, x), x != y, -x),
+            )
+        )
     });
     assert_eq!(
         r,
@@ -225,17 +231,20 @@ fn every_float_intrinsic() {
     let a = 2.25_f64;
     let b = -0.5_f64;
     let r = on_all_targets(|| {
-        accelerate!((
-            (addf(a, b), subf(a, b), mulf(a, b), divf(a, b)),
-            (negf(a), sqrt(a), exp(b), log(a)),
-            (pow(a, b), sin(b), cos(b), int2float(floorfi(a))),
+        accelerate!(
+            backend = cpu,
             (
-                eqf(a, a),
-                neqf(a, b),
-                ltf(a, b),
-                (gtf(a, b), leqf(b, a), geqf(b, a), floorfi(b))
-            ),
-        ))
+                (addf(a, b), subf(a, b), mulf(a, b), divf(a, b)),
+                (negf(a), sqrt(a), exp(b), log(a)),
+                (pow(a, b), sin(b), cos(b), int2float(floorfi(a))),
+                (
+                    eqf(a, a),
+                    neqf(a, b),
+                    ltf(a, b),
+                    (gtf(a, b), leqf(b, a), geqf(b, a), floorfi(b))
+                ),
+            )
+        )
     });
     let want = (
         (a + b, a - b, a * b, a / b),
@@ -298,15 +307,18 @@ fn reduce_over_records() {
 fn match_with_literal_and_tuple_patterns() {
     let s = ints(200, 10);
     let r = on_all_targets(|| {
-        accelerate!(map(
-            |x| match (x % 3, x > 0) {
-                (0, true) => 1,
-                (0, false) => 2,
-                (1, _) => 3,
-                _ => 4,
-            },
-            s
-        ))
+        accelerate!(
+            backend = cpu,
+            map(
+                |x| match (x % 3, x > 0) {
+                    (0, true) => 1,
+                    (0, false) => 2,
+                    (1, _) => 3,
+                    _ => 4,
+                },
+                s
+            )
+        )
     });
     let want: Vec<i64> = s
         .iter()
@@ -324,7 +336,7 @@ fn match_with_literal_and_tuple_patterns() {
 fn if_let_and_let_tuple_patterns() {
     let p = (3_i64, (true, 2.5_f64));
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let (a, (b, c)) = p;
             if let (3, (true, _)) = p {
                 (a, c)
@@ -340,7 +352,7 @@ fn if_let_and_let_tuple_patterns() {
 fn recursive_functions() {
     let s: Vec<i64> = (0..15).collect();
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             fn fib(n: i64) -> i64 {
                 if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
             }
@@ -358,7 +370,7 @@ fn mutual_recursion_and_captured_values() {
     let s: Vec<i64> = (0..30).collect();
     let k = 10_i64;
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             fn even(n: i64) -> bool {
                 if n == 0 { true } else { odd(n - 1) }
             }
@@ -381,7 +393,7 @@ fn mutual_recursion_and_captured_values() {
 fn recursion_over_sequences_with_head_and_tail() {
     let s = ints(300, 11);
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             fn sum(s: Vec<i64>) -> i64 {
                 if null(s) { 0 } else { head(s) + sum(tail(s)) }
             }
@@ -414,7 +426,7 @@ fn higher_order_and_partial_application() {
     let s = ints(500, 14);
     let c = 4_i64;
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let scale = |k, x| k * x;
             let compose = |f, g, x| f(g(x));
             let h = compose(scale(c), |x| x + 1);
@@ -441,7 +453,7 @@ fn functions_returned_by_conditionals() {
     let s = ints(100, 15);
     let flag = true;
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let f = if flag { |x| x + 1 } else { |x| x - 1 };
             let pick = |b| if b { muli(2) } else { muli(3) };
             (map(f, s), map(pick(false), s))
@@ -541,7 +553,7 @@ fn seq_loop_and_seq_loop_acc() {
     let n = 20_i64;
     let r = on_all_targets(|| {
         let t = Tensor::<i64>::zeros(&[20]);
-        let total = accelerate!({
+        let total = accelerate!(backend = cpu, {
             seq_loop(n, |i| {
                 tensor_set(
                     t,
@@ -590,7 +602,12 @@ fn nested_parallelism_with_seq_loop_acc_inside_par_loop() {
 #[test]
 fn sequences_of_tensors() {
     let ts: Vec<Tensor<i64>> = (0..4).map(|i| Tensor::from_vec(vec![i; 3], &[3])).collect();
-    let r = on_all_targets(|| accelerate!(map(|t| tensor_get(t, [1]) + tensor_rank(t), ts)));
+    let r = on_all_targets(|| {
+        accelerate!(
+            backend = cpu,
+            map(|t| tensor_get(t, [1]) + tensor_rank(t), ts)
+        )
+    });
     assert_eq!(r, vec![1, 2, 3, 4]);
 }
 
@@ -598,7 +615,7 @@ fn sequences_of_tensors() {
 fn unit_results_and_statements() {
     let t = Tensor::<i64>::zeros(&[3]);
     on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             tensor_set(t, [0], 5);
             tensor_set(t, [2], 7);
         })
@@ -610,7 +627,10 @@ fn unit_results_and_statements() {
 fn sequence_literals_indexing_and_repeat() {
     let i = 2_i64;
     let r = on_all_targets(|| {
-        accelerate!(([[1, 2], [3, 4], [5, 6]][i][1], [0.5; 3], vec![true, false]))
+        accelerate!(
+            backend = cpu,
+            ([[1, 2], [3, 4], [5, 6]][i][1], [0.5; 3], vec![true, false])
+        )
     });
     assert_eq!(r, (6, vec![0.5; 3], vec![true, false]));
 }
@@ -639,7 +659,7 @@ fn annotations_fix_otherwise_unknown_captured_types() {
     let s: Vec<bool> = vec![true, true, false];
     let e: Vec<f64> = vec![];
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let s: Vec<bool> = s;
             let e: Vec<f64> = e;
             (length(s), length(e), reverse(s))
@@ -671,7 +691,7 @@ fn large_inputs_agree() {
 fn functions_called_straight_out_of_sequences_and_folds() {
     let s: Vec<i64> = vec![1, 2, 3];
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let fs = [addi(1), addi(2)];
             let gs = [|x| x * 3, |x| x + 1];
             (
@@ -688,7 +708,7 @@ fn functions_called_straight_out_of_sequences_and_folds() {
 #[test]
 fn lambdas_reading_tuple_fields_are_typed_soundly() {
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let first = |p| p.0;
             fn second(p: _) -> _ {
                 p.1
@@ -703,7 +723,7 @@ fn lambdas_reading_tuple_fields_are_typed_soundly() {
 fn arguments_are_evaluated_in_the_order_written() {
     let r = on_all_targets(|| {
         let t = Tensor::<i64>::zeros(&[1]);
-        accelerate!({
+        accelerate!(backend = cpu, {
             let a = foldl(addi, tensor_get(t, [0]), {
                 tensor_set(t, [0], 5);
                 [1, 2]
@@ -731,7 +751,7 @@ fn arguments_are_evaluated_in_the_order_written() {
 fn fn_items_see_the_lets_above_them() {
     let k = 1_i64;
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let k = 10;
             let g = |x| x + 1;
             let s = [5, 6];
@@ -749,7 +769,7 @@ fn fn_items_see_the_lets_above_them() {
 fn sibling_fn_items_are_polymorphic() {
     let s: Vec<i64> = vec![1, 2, 3];
     let r = on_all_targets(|| {
-        accelerate!({
+        accelerate!(backend = cpu, {
             let s: Vec<i64> = s;
             fn len(s: _) -> i64 {
                 if null(s) { 0 } else { 1 + len(tail(s)) }
@@ -767,15 +787,18 @@ fn sibling_fn_items_are_polymorphic() {
 fn never_in_operand_position_and_empty_sequences() {
     let x = 3_i64;
     let r = on_all_targets(|| {
-        accelerate!((
-            if x > 0 { 1 } else { never!() + 1 },
-            if x > 0 { 2.0 } else { -never!() },
-            length([]),
-            {
-                let f: fn() -> i64 = || 3;
-                f()
-            },
-        ))
+        accelerate!(
+            backend = cpu,
+            (
+                if x > 0 { 1 } else { never!() + 1 },
+                if x > 0 { 2.0 } else { -never!() },
+                length([]),
+                {
+                    let f: fn() -> i64 = || 3;
+                    f()
+                },
+            )
+        )
     });
     assert_eq!(r, (1, 2.0, 0, 3));
 }

@@ -72,7 +72,7 @@ fn irregular_results_are_reported_in_debug_mode() {
     );
     assert_eq!(with_target(Target::Cpu, run).len(), 3);
     let line = line!();
-    let lit = || accelerate!(length([[1, 2], [3]]));
+    let lit = || accelerate!(backend = cpu, length([[1, 2], [3]]));
     names_site(
         &failure(Target::Debug, lit),
         line,
@@ -85,7 +85,7 @@ fn tensor_rank_above_the_maximum_is_refused_on_every_backend() {
     let t = Tensor::<f64>::zeros(&[1, 1, 1, 1]);
     for target in [Target::Seq, Target::Cpu, Target::Debug] {
         let line = line!();
-        let msg = failure(target, || accelerate!(tensor_rank(t)));
+        let msg = failure(target, || accelerate!(backend = cpu, tensor_rank(t)));
         names_site(
             &msg,
             line,
@@ -108,7 +108,7 @@ fn sequence_index_out_of_bounds() {
         );
     }
     let line = line!();
-    let msg = failure(Target::Debug, || accelerate!(get(s, -1) + 1));
+    let msg = failure(Target::Debug, || accelerate!(backend = cpu, get(s, -1) + 1));
     names_site(&msg, line, "Negative index used to access sequence");
 }
 
@@ -126,7 +126,7 @@ fn tensor_index_out_of_bounds_inside_par_loop() {
             "Invalid indices used to access tensor: index [4, 0] for a tensor of shape [4, 2]",
         );
         let line = line!();
-        let msg = failure(target, || accelerate!(tensor_get(t, [1])));
+        let msg = failure(target, || accelerate!(backend = cpu, tensor_get(t, [1])));
         names_site(
             &msg,
             line,
@@ -155,7 +155,7 @@ fn other_failures() {
     let s: Vec<i64> = vec![];
     let line = line!();
     names_site(
-        &failure(Target::Cpu, || accelerate!(head(s) + 1)),
+        &failure(Target::Cpu, || accelerate!(backend = cpu, head(s) + 1)),
         line,
         "Head on empty sequence",
     );
@@ -167,18 +167,23 @@ fn other_failures() {
     );
     let line = line!();
     names_site(
-        &failure(Target::Cpu, || accelerate!(create(-1, |i| i))),
+        &failure(Target::Cpu, || {
+            accelerate!(backend = cpu, create(-1, |i| i))
+        }),
         line,
         "create with negative length",
     );
     let line = line!();
     names_site(
         &failure(Target::Seq, || {
-            accelerate!(if length(s) == 0 {
-                never!()
-            } else {
-                head(s) + 1
-            })
+            accelerate!(
+                backend = cpu,
+                if length(s) == 0 {
+                    never!()
+                } else {
+                    head(s) + 1
+                }
+            )
         }),
         line,
         "reached `never!()`",
@@ -186,9 +191,12 @@ fn other_failures() {
     let line = line!();
     names_site(
         &failure(Target::Seq, || {
-            accelerate!(match length(s) {
-                1 => head(s) + 1,
-            })
+            accelerate!(
+                backend = cpu,
+                match length(s) {
+                    1 => head(s) + 1,
+                }
+            )
         }),
         line,
         "no pattern matched",

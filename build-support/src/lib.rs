@@ -105,6 +105,13 @@ impl Build {
         if flags.verbose {
             lines.extend(report::skipped_files(root, &scan.skipped));
         }
+        // The package the registry belongs to: OUT_DIR can leak into other builds through the
+        // environment (a test that runs cargo, like trybuild), whose macros must not use it.
+        let owner_path = out_dir.join(Registry::OWNER_FILE_NAME);
+        if let Err(e) = write::write_if_changed(&owner_path, &root.display().to_string()) {
+            let message = format!("pmexpr: cannot write {}: {e}", owner_path.display());
+            lines.extend(report::warning(&message));
+        }
         let registry_path = out_dir.join(Registry::FILE_NAME);
         if let Err(e) = write::write_if_changed(&registry_path, &scan.registry.to_text()) {
             let message = format!("pmexpr: cannot write {}: {e}", registry_path.display());

@@ -185,8 +185,14 @@ mod tests {
         let p = compile_for_test(
             quote!(total(s)),
             &[
-                ("total", "fn total(s: Vec<i64>) -> i64 { reduce(addi, 0, twice(s)) }"),
-                ("twice", "fn twice(s: Vec<i64>) -> Vec<i64> { map(|x| x * 2, s) }"),
+                (
+                    "total",
+                    "fn total(s: Vec<i64>) -> i64 { reduce(addi, 0, twice(s)) }",
+                ),
+                (
+                    "twice",
+                    "fn twice(s: Vec<i64>) -> Vec<i64> { map(|x| x * 2, s) }",
+                ),
             ],
         )
         .unwrap()
@@ -197,7 +203,11 @@ mod tests {
         let err = compile_for_test(quote!(seq_loop(n, |i| tensor_set(t, [i], i))), &[])
             .err()
             .unwrap();
-        assert!(err[0].message.contains("does not use any parallel keywords"));
+        assert!(
+            err[0]
+                .message
+                .contains("does not use any parallel keywords")
+        );
         let err = compile_for_test(
             quote!({
                 par_loop(n, |i| tensor_set(t, [i], i));
@@ -207,22 +217,41 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(err[0].message.contains("multiple backends"), "{}", err[0].message);
+        assert!(
+            err[0].message.contains("multiple backends"),
+            "{}",
+            err[0].message
+        );
     }
 
-    /// `backend = …` chooses the backend of a site without keywords, and conflicts with keywords
-    /// of the other backend.
+    /// `backend = …` chooses the backend of a site without keywords; a keyword of the other backend
+    /// is then not well-formed.
     #[test]
     fn forced_backend() {
-        let p = compile_for_test(quote!(backend = cuda, seq_loop(n, |i| tensor_set(t, [i], i))), &[])
-            .unwrap()
-            .program
-            .unwrap();
-        assert_eq!((p.classification.class, p.backend), (Class::Any, Backend::Cuda));
-        let err = compile_for_test(quote!(backend = futhark, par_loop(n, |i| tensor_set(t, [i], i))), &[])
-            .err()
-            .unwrap();
-        assert!(err[0].message.contains("asks for the Futhark backend"), "{}", err[0].message);
+        let p = compile_for_test(
+            quote!(backend = cuda, seq_loop(n, |i| tensor_set(t, [i], i))),
+            &[],
+        )
+        .unwrap()
+        .program
+        .unwrap();
+        assert_eq!(
+            (p.classification.class, p.backend),
+            (Class::Any, Backend::Cuda)
+        );
+        let err = compile_for_test(
+            quote!(backend = futhark, par_loop(n, |i| tensor_set(t, [i], i))),
+            &[],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err[0]
+                .message
+                .contains("Futhark backend: Expression is not supported: `par_loop`"),
+            "{}",
+            err[0].message
+        );
         let cpu = compile_for_test(quote!(backend = cpu, addi(x, 1)), &[]).unwrap();
         assert!(cpu.program.is_none());
     }

@@ -92,20 +92,35 @@ pub fn expand_pmexpr_fn(
     };
     let mut errors: Errors = Vec::new();
     if !attr.is_empty() {
-        errors.push(Error::new(SpanRange::of(&attr), "`#[pmexpr]` takes no arguments"));
+        errors.push(Error::new(
+            SpanRange::of(&attr),
+            "`#[pmexpr]` takes no arguments",
+        ));
     }
     let sig = &f.sig;
     if let Some(c) = &sig.constness {
-        errors.push(Error::new(SpanRange::of(c), "a `#[pmexpr]` function cannot be `const`"));
+        errors.push(Error::new(
+            SpanRange::of(c),
+            "a `#[pmexpr]` function cannot be `const`",
+        ));
     }
     if let Some(a) = &sig.asyncness {
-        errors.push(Error::new(SpanRange::of(a), "a `#[pmexpr]` function cannot be `async`"));
+        errors.push(Error::new(
+            SpanRange::of(a),
+            "a `#[pmexpr]` function cannot be `async`",
+        ));
     }
     if let Some(u) = &sig.unsafety {
-        errors.push(Error::new(SpanRange::of(u), "a `#[pmexpr]` function cannot be `unsafe`"));
+        errors.push(Error::new(
+            SpanRange::of(u),
+            "a `#[pmexpr]` function cannot be `unsafe`",
+        ));
     }
     if let Some(a) = &sig.abi {
-        errors.push(Error::new(SpanRange::of(a), "a `#[pmexpr]` function cannot have an ABI"));
+        errors.push(Error::new(
+            SpanRange::of(a),
+            "a `#[pmexpr]` function cannot have an ABI",
+        ));
     }
     let mut args = Vec::new();
     for input in &sig.inputs {

@@ -152,7 +152,11 @@ struct Lifter {
 }
 
 fn placeholder() -> Expr {
-    Expr::typed(ExprKind::Lit(Lit::Unit), SpanRange::call_site(), Type::unit())
+    Expr::typed(
+        ExprKind::Lit(Lit::Unit),
+        SpanRange::call_site(),
+        Type::unit(),
+    )
 }
 
 impl Lifter {
@@ -243,10 +247,7 @@ impl Lifter {
         let full = Type::arrows(extras.iter().map(|x| x.ty.clone()), ty.clone());
         let var = Expr::typed(
             ExprKind::Var {
-                ident: Ident {
-                    span,
-                    ..f.clone()
-                },
+                ident: Ident { span, ..f.clone() },
                 inst: Vec::new(),
             },
             span,
@@ -282,8 +283,8 @@ impl Lifter {
             .collect();
         // A `fn` item that does not call itself is an ordinary `let`, as the paper writes it:
         // only real recursion is a recursive let (which Futhark rejects).
-        let recursive = recursive
-            && (lams.len() > 1 || lams[0].1.free_vars().contains(&lams[0].0.id));
+        let recursive =
+            recursive && (lams.len() > 1 || lams[0].1.free_vars().contains(&lams[0].0.id));
         // The extra parameters: every free variable that is neither top-level nor in the group,
         // in identifier order, with the type of its uses.
         let mut extras: BTreeMap<VarId, (String, Type)> = BTreeMap::new();
@@ -453,8 +454,9 @@ fn eta_reduced(e: &Expr) -> Option<crate::intrinsics::Intrinsic> {
         return None;
     };
     let same = args.len() == params.len()
-        && args.iter().zip(params).all(|(a, p)| {
-            matches!(&a.kind, ExprKind::Var { ident, .. } if ident.id == p.ident.id)
-        });
+        && args
+            .iter()
+            .zip(params)
+            .all(|(a, p)| matches!(&a.kind, ExprKind::Var { ident, .. } if ident.id == p.ident.id));
     same.then_some(i)
 }

@@ -45,13 +45,7 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
         }
         let mut fresh = |id: VarId, map: &mut HashMap<VarId, VarId>| -> VarId {
             *map.entry(id).or_insert_with(|| {
-                names.push(
-                    lifted
-                        .names
-                        .get(id.0 as usize)
-                        .cloned()
-                        .unwrap_or_default(),
-                );
+                names.push(lifted.names.get(id.0 as usize).cloned().unwrap_or_default());
                 VarId(names.len() as u32 - 1)
             })
         };
@@ -206,7 +200,13 @@ pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateO
         if dump {
             let file: String = name
                 .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .collect();
             out.files.push((format!("pmexpr-dump/{file}.txt"), text));
         }
@@ -225,7 +225,11 @@ fn site_dump(text: &mut String, p: &SiteProgram) {
         .iter()
         .map(|p| format!("{}: {}", p.ident.name, p.ty))
         .collect();
-    let _ = writeln!(text, "captured (parameters of the accelerated binding): {}", params.join(", "));
+    let _ = writeln!(
+        text,
+        "captured (parameters of the accelerated binding): {}",
+        params.join(", ")
+    );
     let _ = writeln!(text, "\n// after accelerated bindings and lambda lifting");
     text.push_str(&pretty::bindings(&l.bindings, &l.names));
     let mut ids: Vec<&str> = p
@@ -238,7 +242,10 @@ fn site_dump(text: &mut String, p: &SiteProgram) {
     text.push_str(&pretty::bindings(&p.extracted, &l.names));
     let c = &p.classification;
     let list = |ks: &[crate::classify::KeywordUse]| {
-        ks.iter().map(|k| k.keyword.name()).collect::<Vec<_>>().join(", ")
+        ks.iter()
+            .map(|k| k.keyword.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let _ = writeln!(
         text,
@@ -269,7 +276,10 @@ mod tests {
             ("g", "fn g(x: i64) -> i64 { addi(x, 1) }"),
             ("h", "fn h(x: i64) -> i64 { muli(x, 2) }"),
         ];
-        let a = compile_for_test(quote!(map(g, s)), &items).unwrap().program.unwrap();
+        let a = compile_for_test(quote!(map(g, s)), &items)
+            .unwrap()
+            .program
+            .unwrap();
         let b = compile_for_test(quote!(reduce(addi, 0, map(|x| g(h(x)), s))), &items)
             .unwrap()
             .program
@@ -294,6 +304,9 @@ mod tests {
         assert_eq!(count("h", &cuda), 0);
         assert_eq!(count("accelerate", &cuda), 1);
         let printed = merged.print();
-        assert!(printed.contains("// Futhark program, sites: a, b"), "{printed}");
+        assert!(
+            printed.contains("// Futhark program, sites: a, b"),
+            "{printed}"
+        );
     }
 }

@@ -111,6 +111,8 @@ pub struct Registry {
 impl Registry {
     /// The name of the registry file in `OUT_DIR`.
     pub const FILE_NAME: &str = "pmexpr-registry.txt";
+    /// The file beside the registry that names the package root it was made for.
+    pub const OWNER_FILE_NAME: &str = "pmexpr-registry.owner";
 
     /// A registry of these items and sites, sorted.
     pub fn new(items: Vec<RegistryItem>, sites: Vec<SiteSource>) -> Registry {

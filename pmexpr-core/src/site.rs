@@ -95,8 +95,11 @@ pub fn split_directive(tokens: TokenStream) -> Result<(Option<Forced>, TokenStre
         other => {
             let span = other.map_or(trees[1].span(), |t| t.span());
             return Err(vec![
-                Error::new(SpanRange::single(span), "expected a backend name after `backend =`")
-                    .help("write `backend = futhark`, `backend = cuda` or `backend = cpu`"),
+                Error::new(
+                    SpanRange::single(span),
+                    "expected a backend name after `backend =`",
+                )
+                .help("write `backend = futhark`, `backend = cuda` or `backend = cpu`"),
             ]);
         }
     };
@@ -159,17 +162,36 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
             span,
         )
     };
-    let resolved = resolve::resolve(expr).map_err(no_fv)?;
-    let free_vars = resolved.free_vars.clone();
-    if cx.prelude.is_none()
-        && let Some(find) = cx.find_item
-    {
-        let errors = missing_hook(&resolved.expr, &free_vars, find);
-        if !errors.is_empty() {
-            return Err((errors, free_vars));
+    let resolved = resolve::resolve(expr).map_err(|errors| {
+        // Without the hook, a `#[pmexpr]` function is an unknown name: say why.
+        if let (None, Some(find)) = (cx.prelude, cx.find_item) {
+            let hook: Errors = errors
+                .iter()
+                .filter_map(|e| {
+                    let name = e.message.split('`').nth(1)?;
+                    let location = find(name)?;
+                    Some(missing_hook_error(name, &location, e.span))
+                })
+                .collect();
+            if !hook.is_empty() {
+                return (hook, Vec::new());
+            }
         }
-    }
-    let typed = infer::infer(resolved).map_err(|e| (e, free_vars.clone()))?;
+        (errors, Vec::new())
+    })?;
+    let free_vars = resolved.free_vars.clone();
+    let typed = infer::infer(resolved).map_err(|e| {
+        // Without the hook, a `#[pmexpr]` function looks like a captured Rust function: say so.
+        if cx.prelude.is_none()
+            && let Some(find) = cx.find_item
+        {
+            let hook = missing_hook(&free_vars, find);
+            if !hook.is_empty() {
+                return (hook, free_vars.clone());
+            }
+        }
+        (e, free_vars.clone())
+    })?;
     let mono = mono::monomorphize(typed);
     if forced == Some(Forced::Cpu) {
         return Ok(CompiledSite {
@@ -179,15 +201,16 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
         });
     }
     let lifted = lift(&mono, site_span);
-    let (extracted_ids, extracted) = extract(&BTreeSet::from([lifted.accelerated]), &lifted.bindings);
+    let (extracted_ids, extracted) =
+        extract(&BTreeSet::from([lifted.accelerated]), &lifted.bindings);
     let classification = classify(&lifted);
     let report = Report {
         lifted: &lifted,
         prelude: &prelude,
         site: site_span,
     };
-    let backend = choose_backend(forced, &classification, &report)
-        .map_err(|e| (e, free_vars.clone()))?;
+    let backend =
+        choose_backend(forced, &classification, &report).map_err(|e| (e, free_vars.clone()))?;
     let errors: Errors = wellformed::check(&extracted, backend)
         .iter()
         .map(|w| {
@@ -268,29 +291,11 @@ fn choose_backend(
     c: &Classification,
     report: &Report<'_>,
 ) -> Result<Backend, Errors> {
-    let conflict = |k: &KeywordUse, asked: Backend| {
-        let (span, suffix) = report.keyword(k);
-        vec![
-            Error::new(
-                span,
-                format!(
-                    "`{}` is a parallel keyword of the {} backend, but this `accelerate!` asks for the {asked} backend{suffix}",
-                    k.keyword.name(),
-                    if asked == Backend::Cuda { "Futhark" } else { "CUDA" },
-                ),
-            )
-            .help("remove `backend = …` to let the keywords choose, or move this part into another `accelerate!`"),
-        ]
-    };
+    // A keyword of the other backend in a site that names its backend is reported by the
+    // well-formedness check ("Expression is not supported").
     match forced {
-        Some(Forced::Futhark) => match c.cuda.first() {
-            Some(k) => Err(conflict(k, Backend::Futhark)),
-            None => Ok(Backend::Futhark),
-        },
-        Some(Forced::Cuda) => match c.futhark.first() {
-            Some(k) => Err(conflict(k, Backend::Cuda)),
-            None => Ok(Backend::Cuda),
-        },
+        Some(Forced::Futhark) => Ok(Backend::Futhark),
+        Some(Forced::Cuda) => Ok(Backend::Cuda),
         Some(Forced::Cpu) | None => match c.class {
             Class::Futhark => Ok(Backend::Futhark),
             Class::Cuda => Ok(Backend::Cuda),
@@ -442,7 +447,10 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
     if let Err(es) = check {
         // Report once per function, at the site's use of it.
         let mut out: Vec<Error> = Vec::new();
-        if es.iter().any(|e| e.message.contains("neither one of its parameters")) {
+        if es
+            .iter()
+            .any(|e| e.message.contains("neither one of its parameters"))
+        {
             return Err(es);
         }
         let names: Vec<&str> = parsed.iter().map(|(d, _)| d.ident.name.as_str()).collect();
@@ -470,37 +478,29 @@ fn first_message(errors: &[Error]) -> String {
         .map_or_else(|| "unknown error".into(), |e| e.message.clone())
 }
 
-/// Captured variables applied as functions that are `#[pmexpr]` functions of the crate: the
-/// crate has no build hook, so the site cannot see them.
-fn missing_hook(expr: &Expr, free_vars: &[FreeVar], find: FindItem<'_>) -> Errors {
-    let mut applied = BTreeSet::new();
-    expr.walk(&mut |e| {
-        if let ExprKind::App { func, .. } = &e.kind
-            && let ExprKind::Var { ident, .. } = &func.kind
-        {
-            applied.insert(ident.id);
-        }
-    });
+/// Captured variables that are `#[pmexpr]` functions of the crate (looked up only when inference
+/// failed): the crate has no build hook, so the site cannot see them.
+fn missing_hook(free_vars: &[FreeVar], find: FindItem<'_>) -> Errors {
     free_vars
         .iter()
-        .filter(|fv| applied.contains(&fv.id))
         .filter_map(|fv| {
             let location = find(&fv.name)?;
-            Some(
-                Error::new(
-                    fv.uses[0],
-                    format!(
-                        "`{}` is a `#[pmexpr]` function (at {location}), but `accelerate!` cannot see it: this crate has no pmexpr build hook",
-                        fv.name
-                    ),
-                )
-                .help(
-                    "add `pmexpr-build` to [build-dependencies] and a build.rs with \
-                     `fn main() { pmexpr_build::Build::new().compile(); }`",
-                ),
-            )
+            Some(missing_hook_error(&fv.name, &location, fv.uses[0]))
         })
         .collect()
+}
+
+fn missing_hook_error(name: &str, location: &str, span: SpanRange) -> Error {
+    Error::new(
+        span,
+        format!(
+            "`{name}` is a `#[pmexpr]` function (at {location}), but `accelerate!` cannot see it: this crate has no pmexpr build hook"
+        ),
+    )
+    .help(
+        "add `pmexpr-build` to [build-dependencies] and a build.rs with \
+         `fn main() { pmexpr_build::Build::new().compile(); }`",
+    )
 }
 
 /// Compiles a site for tests, with `#[pmexpr]` functions given as `(name, source)`.

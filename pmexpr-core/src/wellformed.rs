@@ -68,9 +68,7 @@ impl fmt::Display for WfKind {
             WfKind::FunctionFromCreate => "Creating sequences of functions is not supported",
             WfKind::FunctionFromMap => "Map functions producing functions is not supported",
             WfKind::FunctionFromIf => "Conditionals returning functions are not supported",
-            WfKind::FunctionFromFold => {
-                "Folds with accumulator of function type are not supported"
-            }
+            WfKind::FunctionFromFold => "Folds with accumulator of function type are not supported",
             WfKind::RecLet => "Recursive let-expressions are not supported",
             WfKind::Expr(_) => "Expression is not supported",
             WfKind::Type(_) => "Type is not supported",
@@ -450,7 +448,11 @@ mod tests {
     fn rejected(tokens: proc_macro2::TokenStream) -> String {
         match compile_for_test(tokens, &[]) {
             Ok(_) => panic!("accepted"),
-            Err(e) => e.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n"),
+            Err(e) => e
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("\n"),
         }
     }
 
@@ -458,40 +460,93 @@ mod tests {
     fn futhark_rules() {
         assert!(
             rejected(quote!({
-                fn f(n: i64) -> i64 { if n == 0 { 0 } else { f(n - 1) } }
+                fn f(n: i64) -> i64 {
+                    if n == 0 { 0 } else { f(n - 1) }
+                }
                 map(f, s)
             }))
             .ends_with("Recursive let-expressions are not supported")
         );
-        assert!(rejected(quote!(map(|i| tensor_get(t, [i]), s))).contains("Constant is not supported: `tensor_get`"));
-        assert!(rejected(quote!(map(|x| seq_loop(x, |i| ()), s))).contains("Expression is not supported: `seq_loop`"));
-        assert!(rejected(quote!(map(|x| match x { 3 => 1, _ => 0 }, s))).contains("Pattern is not supported"));
-        assert!(rejected(quote!({ let fs = [|x: i64| x]; map(get(fs, 0), s) })).contains("Sequences of function-type elements"));
-        assert!(rejected(quote!({ let fs = map(|x| |y| x + y, s); map(|f| f(1), fs) })).contains("Map functions producing functions"));
-        assert!(rejected(quote!(map(|x| (if x > 0 { addi } else { subi })(x, 1), s))).contains("Conditionals returning functions"));
+        assert!(
+            rejected(quote!(map(|i| tensor_get(t, [i]), s)))
+                .contains("Constant is not supported: `tensor_get`")
+        );
+        assert!(
+            rejected(quote!(map(|x| seq_loop(x, |i| ()), s)))
+                .contains("Expression is not supported: `seq_loop`")
+        );
+        assert!(
+            rejected(quote!(map(
+                |x| match x {
+                    3 => 1,
+                    _ => 0,
+                },
+                s
+            )))
+            .contains("Pattern is not supported")
+        );
+        assert!(
+            rejected(quote!({
+                let fs = [|x: i64| x];
+                map(get(fs, 0), s)
+            }))
+            .contains("Sequences of function-type elements")
+        );
+        assert!(
+            rejected(quote!({
+                let fs = map(|x| |y| x + y, s);
+                map(|f| f(1), fs)
+            }))
+            .contains("Map functions producing functions")
+        );
+        assert!(
+            rejected(quote!(map(|x| (if x > 0 { addi } else { subi })(x, 1), s)))
+                .contains("Conditionals returning functions")
+        );
     }
 
     #[test]
     fn cuda_rules() {
         let loop_over = |body: proc_macro2::TokenStream| quote!(par_loop(n, |i| #body));
-        assert!(rejected(loop_over(quote!(tensor_set(t, [i], head(s))))).contains("Constant is not supported: `head`"));
-        assert!(rejected(quote!(par_loop(n, { let k = 2; |i| tensor_set(t, [i], k) }))).contains("Unsupported higher-order argument"));
-        assert!(rejected(quote!({
-            let add = |a: i64, b: i64| a + b;
-            let inc = add(1);
-            par_loop(n, |i| tensor_set(t, [i], inc(i)))
-        }))
-        .contains("Functions must be defined using explicit lambdas"));
-        assert!(rejected(quote!({
-            let apply = |f, x: i64| f(x);
-            par_loop(n, |i| tensor_set(t, [i], apply(|y| y, i)))
-        }))
-        .contains("Functions must be defined using explicit lambdas"));
+        assert!(
+            rejected(loop_over(quote!(tensor_set(t, [i], head(s)))))
+                .contains("Constant is not supported: `head`")
+        );
+        assert!(
+            rejected(quote!(par_loop(n, {
+                let k = 2;
+                |i| tensor_set(t, [i], k)
+            })))
+            .contains("Unsupported higher-order argument")
+        );
+        assert!(
+            rejected(quote!({
+                let add = |a: i64, b: i64| a + b;
+                let inc = add(1);
+                par_loop(n, |i| tensor_set(t, [i], inc(i)))
+            }))
+            .contains("Functions must be defined using explicit lambdas")
+        );
+        assert!(
+            rejected(quote!({
+                let apply = |f, x: i64| f(x);
+                par_loop(n, |i| tensor_set(t, [i], apply(|y| y, i)))
+            }))
+            .contains("Functions must be defined using explicit lambdas")
+        );
         // Accepted: recursion, sequential loops, folds over constants, tensors.
         compile_for_test(
             quote!({
-                fn fact(n: i64) -> i64 { if n == 0 { 1 } else { n * fact(n - 1) } }
-                par_loop(n, |i| tensor_set(t, [i], seq_loop_acc(fact(i), 3, |acc, j| acc + foldl(addi, j, s))))
+                fn fact(n: i64) -> i64 {
+                    if n == 0 { 1 } else { n * fact(n - 1) }
+                }
+                par_loop(n, |i| {
+                    tensor_set(
+                        t,
+                        [i],
+                        seq_loop_acc(fact(i), 3, |acc, j| acc + foldl(addi, j, s)),
+                    )
+                })
             }),
             &[],
         )

@@ -16,6 +16,13 @@ use quote::quote;
 /// The crate's `#[pmexpr]` functions, when the build hook ran.
 fn prelude() -> Option<Vec<PreludeItem>> {
     let out_dir = std::env::var_os("OUT_DIR")?;
+    // Only the registry the hook wrote for this package (OUT_DIR may leak from another build).
+    let owner =
+        std::fs::read_to_string(Path::new(&out_dir).join(Registry::OWNER_FILE_NAME)).ok()?;
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")?;
+    if Path::new(owner.trim()) != Path::new(&root) {
+        return None;
+    }
     // A registry that cannot be read is treated like no hook; the hook itself reports why.
     let registry = Registry::load(Path::new(&out_dir))?.ok()?;
     Some(
@@ -32,11 +39,28 @@ fn prelude() -> Option<Vec<PreludeItem>> {
     )
 }
 
-/// Without the hook: the location of a `#[pmexpr]` function named `name` in the crate's sources.
+/// Without the hook: the location of a `#[pmexpr]` function named `name` in the crate's sources,
+/// or else in the file of the macro call.
 fn find_item(name: &str) -> Option<String> {
-    let root = std::env::var_os("CARGO_MANIFEST_DIR")?;
-    let item = pmexpr_core::registry::find_pmexpr_fn_in_sources(Path::new(&root), name)?;
-    Some(format!("{}:{}:{}", item.file, item.line, item.column))
+    if let Some(root) = std::env::var_os("CARGO_MANIFEST_DIR")
+        && let Some(item) = pmexpr_core::registry::find_pmexpr_fn_in_sources(Path::new(&root), name)
+    {
+        return Some(format!("{}:{}:{}", item.file, item.line, item.column));
+    }
+    let file = proc_macro::Span::call_site().local_file()?;
+    let text = std::fs::read_to_string(&file).ok()?;
+    let (_, parsed) = pmexpr_core::registry::parse_source(&text).ok()?;
+    let shown = file.display().to_string();
+    let items = pmexpr_core::registry::collect_items(&parsed, &shown, &|_| (0, 0));
+    let item = items
+        .into_iter()
+        .find(|i| matches!(i.kind, ItemKind::Fn) && i.name == name)?;
+    // Positions are not available inside a macro: find the line in the text.
+    let line = text
+        .lines()
+        .position(|l| l.contains(&format!("fn {name}")))
+        .map_or(0, |l| l + 1);
+    Some(format!("{}:{line}", item.file))
 }
 
 fn with_context<T>(f: impl FnOnce(Context<'_>) -> T) -> T {
@@ -62,12 +86,7 @@ pub fn accelerate(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn pmexpr(attr: TokenStream, item: TokenStream) -> TokenStream {
     with_context(|cx| {
-        pmexpr_core::expand_pmexpr_fn(
-            attr.into(),
-            item.into(),
-            &quote!(::pmexpr::__private),
-            cx,
-        )
-        .into()
+        pmexpr_core::expand_pmexpr_fn(attr.into(), item.into(), &quote!(::pmexpr::__private), cx)
+            .into()
     })
 }

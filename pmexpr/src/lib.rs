@@ -132,7 +132,7 @@
 /// });
 /// assert_eq!(fib, 55);
 /// ```
-pub use pmexpr_macros::accelerate;
+pub use pmexpr_macros::{accelerate, pmexpr};
 pub use pmexpr_runtime::{
     Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
 };

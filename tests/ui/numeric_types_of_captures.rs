@@ -4,5 +4,5 @@ use pmexpr::accelerate;
 fn main() {
     let a: i64 = 1;
     let b: f64 = 2.5;
-    let _r = accelerate!(a + b);
+    let _r = accelerate!(backend = cpu, a + b);
 }

@@ -2,15 +2,15 @@
 use pmexpr::accelerate;
 
 fn mixed(x: i64) -> f64 {
-    accelerate!(x + 1.5)
+    accelerate!(backend = cpu, x + 1.5)
 }
 
 fn condition(x: i64) -> i64 {
-    accelerate!(if x { 1 } else { 2 })
+    accelerate!(backend = cpu, if x { 1 } else { 2 })
 }
 
 fn sequences(x: i64) -> bool {
-    accelerate!([x] < [x])
+    accelerate!(backend = cpu, [x] < [x])
 }
 
 fn main() {

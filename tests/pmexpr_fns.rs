@@ -1,0 +1,83 @@
+//! `#[pmexpr]` functions: defined in the package's library and in this file, used from
+//! `accelerate!` sites (seen through the build hook) and called as ordinary Rust functions; every
+//! site agrees on the sequential, multicore and debug targets.
+
+use pmexpr::{Target, Tensor, accelerate, pmexpr, with_target};
+use pmexpr_suite::{inc, sum_of_squares};
+
+/// Recursion is allowed in `#[pmexpr]` functions (the CUDA backend runs it sequentially).
+#[pmexpr]
+fn fib(n: i64) -> i64 {
+    if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+}
+
+#[pmexpr]
+fn scale(c: f64, x: f64) -> f64 {
+    c * x
+}
+
+/// A `#[pmexpr]` function that uses another one from a different file.
+#[pmexpr]
+fn twice_inc(x: i64) -> i64 {
+    inc(inc(x))
+}
+
+fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
+    let seq = with_target(Target::Seq, &f);
+    assert_eq!(with_target(Target::Cpu, &f), seq);
+    assert_eq!(with_target(Target::Debug, &f), seq);
+    seq
+}
+
+#[test]
+fn pmexpr_functions_are_ordinary_rust_functions() {
+    assert_eq!(inc(41), 42);
+    assert_eq!(twice_inc(1), 3);
+    assert_eq!(fib(10), 55);
+    assert_eq!(scale(2.0, 1.5), 3.0);
+    assert_eq!(sum_of_squares(vec![1, 2, 3]), 14);
+}
+
+#[test]
+fn sites_use_pmexpr_functions_of_the_crate() {
+    let s: Vec<i64> = (0..100).collect();
+    let got: Vec<i64> = on_every_target(|| accelerate!(map(|x| twice_inc(x) + inc(x), s)));
+    let want: Vec<i64> = s.iter().map(|x| (x + 2) + (x + 1)).collect();
+    assert_eq!(got, want);
+    let total: i64 = on_every_target(|| accelerate!(reduce(addi, 0, map(inc, s))));
+    assert_eq!(total, s.iter().map(|x| x + 1).sum::<i64>());
+    let m: Vec<Vec<i64>> = vec![vec![1, 2], vec![3, 4]];
+    let sums: Vec<i64> = on_every_target(|| accelerate!(map(sum_of_squares, m)));
+    assert_eq!(sums, [5, 25]);
+}
+
+#[test]
+fn cuda_class_site_with_a_recursive_pmexpr_function() {
+    let n: i64 = 15;
+    let got = on_every_target(|| {
+        let t = Tensor::<i64>::zeros(&[n as usize]);
+        accelerate!(par_loop(n, |i| tensor_set(t, [i], fib(i))));
+        t.to_vec()
+    });
+    let want: Vec<i64> = (0..15)
+        .map(|k| {
+            let (mut a, mut b) = (0i64, 1i64);
+            for _ in 0..k {
+                (a, b) = (b, a + b);
+            }
+            a
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn floats_and_forced_backend() {
+    let xs = vec![1.0, 2.0, 4.0];
+    let c = 0.5;
+    let got: Vec<f64> = on_every_target(|| accelerate!(map(|x| scale(c, x), xs)));
+    assert_eq!(got, [0.5, 1.0, 2.0]);
+    // No parallel keyword: the backend is named.
+    let y: f64 = on_every_target(|| accelerate!(backend = futhark, scale(c, get(xs, 2))));
+    assert_eq!(y, 2.0);
+}

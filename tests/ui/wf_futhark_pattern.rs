@@ -1,0 +1,16 @@
+// Futhark: integer patterns.
+use pmexpr::{Tensor, accelerate};
+
+fn main() {
+    let s: Vec<i64> = vec![1, 2, 3];
+    let t = Tensor::<i64>::zeros(&[3]);
+    let n: i64 = 3;
+    let _r: Vec<i64> = accelerate!(map(
+        |x| match x {
+            3 => 1,
+            _ => 0,
+        },
+        s
+    ));
+    let _ = (&t, n);
+}
