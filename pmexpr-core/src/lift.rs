@@ -39,6 +39,8 @@ pub struct Def {
 }
 
 /// A top-level binding of the lifted program.
+// A program has a handful of bindings: boxing the common case would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Binding {
     /// `let x = e in …`

@@ -52,6 +52,59 @@
 //! `macro_rules!` hygiene on stable, so a `macro_rules!` macro that expands to `accelerate!` and
 //! mixes its own names with its caller's can confuse two variables of the same name.
 //!
+//! ## Backends: classification and well-formedness
+//!
+//! At compile time every `accelerate!` is classified as in the paper: a site that uses `map`,
+//! `map2`, `reduce` or `flatten` belongs to the Futhark backend, one that uses `par_loop` to the
+//! CUDA backend, counting the keywords of the functions it uses. A site with keywords of both, or
+//! with none, is a compile error. The site must then be *well-formed* for its backend (the paper's
+//! rules, with the reference compiler's messages): Futhark code has no recursion, no tensors and no
+//! `seq_loop`; CUDA code builds no sequences (`create`, `concat`, … — tensors are allocated in Rust
+//! and captured), defines functions with all their parameters and passes no function to them; in
+//! both, functions never go in sequences, records or conditional results. Every site runs on the
+//! CPU targets too, so these rules are what lets the same program use a GPU where there is one.
+//!
+//! A site with no parallel keyword names its backend with `backend = futhark` or `backend = cuda`
+//! (the paper needed a dummy loop for that); `backend = cpu` marks a site meant for the CPU targets
+//! only, which skips classification and the GPU rules:
+//!
+//! ```
+//! use pmexpr::accelerate;
+//!
+//! let s = vec![3_i64, 1, 2];
+//! let first: i64 = accelerate!(backend = futhark, head(s) * 10);
+//! let by_cpu: i64 = accelerate!(backend = cpu, {
+//!     fn fact(n: i64) -> i64 { if n == 0 { 1 } else { n * fact(n - 1) } }
+//!     reduce(addi, 0, map(fact, s))
+//! });
+//! assert_eq!((first, by_cpu), (30, 6 + 1 + 2));
+//! ```
+//!
+//! ## `#[pmexpr]` functions and the build hook
+//!
+//! A function marked [`#[pmexpr]`](macro@pmexpr) is written in PMExpr and usable from every
+//! `accelerate!` of the crate, in any module or file. A macro only sees its own tokens, so the
+//! crate needs the build hook, which finds the `#[pmexpr]` functions and the sites and writes what
+//! the macros need into `OUT_DIR`:
+//!
+//! ```toml
+//! [build-dependencies]
+//! pmexpr-build = "0.1"
+//! ```
+//!
+//! ```ignore
+//! // build.rs (pmexpr-build is a build dependency, not visible to this documentation test)
+//! fn main() {
+//!     pmexpr_build::Build::new().compile();
+//! }
+//! ```
+//!
+//! Without the hook, an `accelerate!` that names a `#[pmexpr]` function is a compile error saying
+//! so. Only what a site reaches is compiled with it (the paper's extraction), and a function two
+//! sites use is extracted once. `PMEXPR_DUMP=1 cargo build` makes the hook write, for every site,
+//! the program after lambda lifting, what extraction keeps and the classification, into
+//! `OUT_DIR/pmexpr-dump/`, and print where.
+//!
 //! ## Types and captured variables
 //!
 //! | PMExpr | Rust |
@@ -123,8 +176,9 @@
 /// let c: Vec<f64> = accelerate!(map2(addf, a, b));
 /// assert_eq!(c, vec![1.5, 2.5, 3.5]);
 ///
+/// // No parallel keyword: the backend is named (recursion is for the CUDA backend).
 /// let n: i64 = 10;
-/// let fib: i64 = accelerate!({
+/// let fib: i64 = accelerate!(backend = cuda, {
 ///     fn fib(k: i64) -> i64 {
 ///         if k < 2 { k } else { fib(k - 1) + fib(k - 2) }
 ///     }
@@ -132,7 +186,24 @@
 /// });
 /// assert_eq!(fib, 55);
 /// ```
-pub use pmexpr_macros::{accelerate, pmexpr};
+pub use pmexpr_macros::accelerate;
+
+/// Marks a function whose body is PMExpr. Every `accelerate!` of the crate can use it (the build
+/// hook shows it to them; see the [crate documentation](crate#pmexpr-functions-and-the-build-hook)),
+/// and Rust code calls it as an ordinary function, which runs sequentially (with the runtime
+/// checks in debug mode).
+///
+/// ```
+/// use pmexpr::pmexpr;
+///
+/// #[pmexpr]
+/// fn sum_of_squares(s: Vec<i64>) -> i64 {
+///     reduce(addi, 0, map(|x| x * x, s))
+/// }
+///
+/// assert_eq!(sum_of_squares(vec![1, 2, 3]), 14);
+/// ```
+pub use pmexpr_macros::pmexpr;
 pub use pmexpr_runtime::{
     Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
 };
