@@ -92,8 +92,8 @@
 //! pmexpr-build = "0.1"
 //! ```
 //!
-//! ```ignore
-//! // build.rs (pmexpr-build is a build dependency, not visible to this documentation test)
+//! ```text
+//! // build.rs
 //! fn main() {
 //!     pmexpr_build::Build::new().compile();
 //! }
