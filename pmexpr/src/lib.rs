@@ -100,7 +100,9 @@
 //! ```
 //!
 //! Without the hook, an `accelerate!` that names a `#[pmexpr]` function is a compile error saying
-//! so. Only what a site reaches is compiled with it (the paper's extraction), and a function two
+//! so. `#[pmexpr]` functions share one namespace per crate, and inside `accelerate!` such a name
+//! means the function (a binding of the expression itself may shadow it, a Rust variable may
+//! not). Only what a site reaches is compiled with it (the paper's extraction), and a function two
 //! sites use is extracted once. `PMEXPR_DUMP=1 cargo build` makes the hook write, for every site,
 //! the program after lambda lifting, what extraction keeps and the classification, into
 //! `OUT_DIR/pmexpr-dump/`, and print where.
