@@ -81,3 +81,29 @@ fn floats_and_forced_backend() {
     let y: f64 = on_every_target(|| accelerate!(backend = futhark, scale(c, get(xs, 2))));
     assert_eq!(y, 2.0);
 }
+
+/// Slices and unit results: a `#[pmexpr]` function takes what a Rust function would.
+#[pmexpr]
+fn weighted(s: &[f64], w: f64) -> f64 {
+    reduce(addf, 0.0, map(|x| x * w, s))
+}
+
+#[pmexpr]
+fn fill(t: &Tensor<i64>, v: i64) {
+    par_loop(tensor_shape(t)[0], |i| tensor_set(t, [i], v + i))
+}
+
+#[test]
+fn slices_tensors_and_unit_results() {
+    let xs = [1.0, 2.0, 3.0];
+    assert_eq!(weighted(&xs, 2.0), 12.0);
+    let t = Tensor::<i64>::zeros(&[4]);
+    fill(&t, 10);
+    assert_eq!(t.to_vec(), [10, 11, 12, 13]);
+    let m = vec![vec![1.0, 1.0], vec![2.0, 2.0]];
+    let got: Vec<f64> = on_every_target(|| accelerate!(map(|row| weighted(row, 0.5), m)));
+    assert_eq!(got, [1.0, 2.0]);
+    let u = Tensor::<i64>::zeros(&[3]);
+    on_every_target(|| accelerate!(backend = cuda, fill(u, 7)));
+    assert_eq!(u.to_vec(), [7, 8, 9]);
+}
