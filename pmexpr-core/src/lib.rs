@@ -58,7 +58,10 @@ fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStr
         let n = proc_macro2::Ident::new(&fv.name, fv.uses[0].start);
         quote!(let _ = &#n;)
     });
-    quote!({ #errors #(#uses)* #[allow(unreachable_code)] loop {} })
+    // A closure that never returns, called: its result type is inferred from the context, so the
+    // expansion fits wherever the value was expected, and, unlike a bare `loop {}`, the code after
+    // it is not reported as unreachable.
+    quote!({ #errors #(#uses)* #[allow(unreachable_code)] (|| loop {})() })
 }
 
 /// The expansion of `accelerate!(input)`: the generated code, or the errors. `rt` is the path of
