@@ -420,6 +420,40 @@ impl Expr {
     }
 }
 
+impl Expr {
+    /// Renames every identifier, binders included, through `f` (identifiers are unique, so every
+    /// occurrence of an identifier is the same variable).
+    pub fn rename(&mut self, f: &mut impl FnMut(VarId) -> VarId) {
+        match &mut self.kind {
+            ExprKind::Var { ident, .. } => ident.id = f(ident.id),
+            ExprKind::Lam { params, .. } => {
+                params.iter_mut().for_each(|p| p.ident.id = f(p.ident.id))
+            }
+            ExprKind::Let { binder, .. } => binder.ident.id = f(binder.ident.id),
+            ExprKind::RecLet { fns, .. } => {
+                for d in fns {
+                    d.ident.id = f(d.ident.id);
+                    d.params.iter_mut().for_each(|p| p.ident.id = f(p.ident.id));
+                }
+            }
+            ExprKind::Match { pat, .. } => pat.rename(f),
+            _ => {}
+        }
+        self.children_mut(&mut |c| c.rename(f));
+    }
+}
+
+impl Pat {
+    /// Renames the variables the pattern binds through `f`.
+    pub fn rename(&mut self, f: &mut impl FnMut(VarId) -> VarId) {
+        match &mut self.kind {
+            PatKind::Bind(i) => i.id = f(i.id),
+            PatKind::Record(fs) => fs.iter_mut().for_each(|(_, p)| p.rename(f)),
+            PatKind::Wild | PatKind::Lit(_) => {}
+        }
+    }
+}
+
 fn free_vars(e: &Expr, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
     match &e.kind {
         ExprKind::Var { ident, .. } => {

@@ -101,29 +101,19 @@ pub fn expand_pmexpr_fn(
         ));
     }
     let sig = &f.sig;
-    if let Some(c) = &sig.constness {
-        errors.push(Error::new(
-            SpanRange::of(c),
-            "a `#[pmexpr]` function cannot be `const`",
-        ));
-    }
-    if let Some(a) = &sig.asyncness {
-        errors.push(Error::new(
-            SpanRange::of(a),
-            "a `#[pmexpr]` function cannot be `async`",
-        ));
-    }
-    if let Some(u) = &sig.unsafety {
-        errors.push(Error::new(
-            SpanRange::of(u),
-            "a `#[pmexpr]` function cannot be `unsafe`",
-        ));
-    }
-    if let Some(a) = &sig.abi {
-        errors.push(Error::new(
-            SpanRange::of(a),
-            "a `#[pmexpr]` function cannot have an ABI",
-        ));
+    let qualifiers = [
+        (sig.constness.as_ref().map(SpanRange::of), "be `const`"),
+        (sig.asyncness.as_ref().map(SpanRange::of), "be `async`"),
+        (sig.unsafety.as_ref().map(SpanRange::of), "be `unsafe`"),
+        (sig.abi.as_ref().map(SpanRange::of), "have an ABI"),
+    ];
+    for (span, what) in qualifiers {
+        if let Some(span) = span {
+            errors.push(Error::new(
+                span,
+                format!("a `#[pmexpr]` function cannot {what}"),
+            ));
+        }
     }
     let mut args = Vec::new();
     for input in &sig.inputs {
@@ -157,15 +147,8 @@ pub fn expand_pmexpr_fn(
         return fail(&errors, &[]);
     }
     // The body as a PMExpr `fn` item applied to the Rust parameters, which the site captures.
-    let pm_sig = syn::Signature {
-        constness: None,
-        asyncness: None,
-        unsafety: None,
-        abi: None,
-        ..sig.clone()
-    };
     let block = &f.block;
-    let site = quote!(backend = cpu, { #pm_sig #block #name(#(#args),*) });
+    let site = quote!(backend = cpu, { #sig #block #name(#(#args),*) });
     let name_str = name.to_string();
     let others: Option<Vec<PreludeItem>> = cx
         .prelude

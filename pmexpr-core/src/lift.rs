@@ -168,6 +168,9 @@ impl Lifter {
     }
 
     fn expr(&mut self, mut e: Expr) -> Expr {
+        if let Some(i) = eta_reduced(&e) {
+            return Expr::typed(ExprKind::Intrinsic(i), e.span, e.ty);
+        }
         match e.kind {
             ExprKind::Let {
                 binder,
@@ -183,10 +186,6 @@ impl Lifter {
                 let defs = fns.into_iter().map(fn_to_lam).collect();
                 self.group(defs, true, item);
                 self.expr(*body)
-            }
-            ExprKind::Lam { .. } if eta_reduced(&e).is_some() => {
-                let i = eta_reduced(&e).expect("checked");
-                Expr::typed(ExprKind::Intrinsic(i), e.span, e.ty)
             }
             ExprKind::Lam { .. } => {
                 let id = self.fresh("lambda");
@@ -247,14 +246,7 @@ impl Lifter {
     fn reference(&mut self, f: &Ident, ty: Type, span: SpanRange) -> Expr {
         let extras = self.env[&f.id].clone();
         let full = Type::arrows(extras.iter().map(|x| x.ty.clone()), ty.clone());
-        let var = Expr::typed(
-            ExprKind::Var {
-                ident: Ident { span, ..f.clone() },
-                inst: Vec::new(),
-            },
-            span,
-            full,
-        );
+        let var = var(f.id, &f.name, full, span);
         if extras.is_empty() {
             var
         } else {
@@ -332,7 +324,7 @@ impl Lifter {
             }
             let mut lam = std::mem::replace(lam, placeholder());
             if !params.is_empty() {
-                rename_vars(&mut lam, &rename);
+                lam.rename(&mut |id| rename.get(&id).copied().unwrap_or(id));
                 // Recursive uses inside the group pass this function's copies.
                 let local: HashMap<VarId, Vec<Expr>> = members
                     .iter()
@@ -404,16 +396,6 @@ fn fn_to_lam(f: FnDef) -> (Ident, Expr) {
         f.ty,
     );
     (f.ident, lam)
-}
-
-/// Renames variables (identifiers are unique, so every occurrence of an id is the same variable).
-fn rename_vars(e: &mut Expr, map: &HashMap<VarId, VarId>) {
-    if let ExprKind::Var { ident, .. } = &mut e.kind
-        && let Some(new) = map.get(&ident.id)
-    {
-        ident.id = *new;
-    }
-    e.children_mut(&mut |c| rename_vars(c, map));
 }
 
 /// Replaces the uses of group members `m` by `m extras`, keeping application spines flat.

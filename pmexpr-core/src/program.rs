@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
-use crate::ast::{Expr, ExprKind, Pat, PatKind, VarId};
+use crate::ast::VarId;
 use crate::classify::Backend;
 use crate::extract::extract;
 use crate::lift::{Binding, Def, Origin};
@@ -35,12 +35,11 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
         // A `#[pmexpr]` function already merged is the same binding: map it, skip its copy.
         let mut skip: BTreeSet<VarId> = BTreeSet::new();
         for d in lifted.bindings.iter().flat_map(|b| b.defs()) {
-            if let Origin::Item(_) = &d.origin {
-                let key = format!("{}: {}", d.ident.name, d.value.ty);
-                if let Some(g) = items.get(&key) {
-                    map.insert(d.ident.id, *g);
-                    skip.insert(d.ident.id);
-                }
+            if let Origin::Item(_) = &d.origin
+                && let Some(g) = items.get(&item_key(d))
+            {
+                map.insert(d.ident.id, *g);
+                skip.insert(d.ident.id);
             }
         }
         let mut fresh = |id: VarId, map: &mut HashMap<VarId, VarId>| -> VarId {
@@ -57,9 +56,9 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
                 .map(|d| {
                     let mut d = d.clone();
                     d.ident.id = fresh(d.ident.id, &mut map);
-                    remap(&mut d.value, &mut |id| fresh(id, &mut map));
+                    d.value.rename(&mut |id| fresh(id, &mut map));
                     if let Origin::Item(_) = &d.origin {
-                        items.insert(format!("{}: {}", d.ident.name, d.value.ty), d.ident.id);
+                        items.insert(item_key(&d), d.ident.id);
                     }
                     d
                 })
@@ -79,6 +78,11 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
         names,
         sites: out_sites,
     }
+}
+
+/// A `#[pmexpr]` function's identity across sites: its name at its (monomorphic) type.
+fn item_key(d: &Def) -> String {
+    format!("{}: {}", d.ident.name, d.value.ty)
 }
 
 impl CrateProgram {
@@ -109,32 +113,6 @@ impl CrateProgram {
             out.push('\n');
         }
         out
-    }
-}
-
-/// Renames every identifier of `e`, binders included.
-fn remap(e: &mut Expr, f: &mut impl FnMut(VarId) -> VarId) {
-    match &mut e.kind {
-        ExprKind::Var { ident, .. } => ident.id = f(ident.id),
-        ExprKind::Lam { params, .. } => params.iter_mut().for_each(|p| p.ident.id = f(p.ident.id)),
-        ExprKind::Let { binder, .. } => binder.ident.id = f(binder.ident.id),
-        ExprKind::RecLet { fns, .. } => {
-            for d in fns {
-                d.ident.id = f(d.ident.id);
-                d.params.iter_mut().for_each(|p| p.ident.id = f(p.ident.id));
-            }
-        }
-        ExprKind::Match { pat, .. } => remap_pat(pat, f),
-        _ => {}
-    }
-    e.children_mut(&mut |c| remap(c, f));
-}
-
-fn remap_pat(p: &mut Pat, f: &mut impl FnMut(VarId) -> VarId) {
-    match &mut p.kind {
-        PatKind::Bind(i) => i.id = f(i.id),
-        PatKind::Record(fs) => fs.iter_mut().for_each(|(_, p)| remap_pat(p, f)),
-        PatKind::Wild | PatKind::Lit(_) => {}
     }
 }
 

@@ -463,16 +463,19 @@ pub fn relative_path(root: &Path, path: &Path) -> String {
 pub fn find_pmexpr_fn_in_sources(root: &Path, name: &str) -> Option<RegistryItem> {
     source_files(root, DEFAULT_DIRS, &[])
         .into_iter()
-        .find_map(|path| {
-            let text = fs::read_to_string(&path).ok()?;
-            let (_, ast) = parse_source(&text).ok()?;
-            let file = relative_path(root, &path);
-            let mut item = collect_items(&ast, &file, &|_| (0, 0))
-                .into_iter()
-                .find(|item| item.kind == ItemKind::Fn && item.name == name)?;
-            (item.line, item.column) = locate_fn_in_text(&text, name).unwrap_or((0, 0));
-            Some(item)
-        })
+        .find_map(|path| find_pmexpr_fn_in_file(&path, &relative_path(root, &path), name))
+}
+
+/// The `#[pmexpr]` fn called `name` in the file at `path`, shown as `file` (see
+/// [`find_pmexpr_fn_in_sources`] for how its position is found).
+pub fn find_pmexpr_fn_in_file(path: &Path, file: &str, name: &str) -> Option<RegistryItem> {
+    let text = fs::read_to_string(path).ok()?;
+    let (_, ast) = parse_source(&text).ok()?;
+    let mut item = collect_items(&ast, file, &|_| (0, 0))
+        .into_iter()
+        .find(|item| item.kind == ItemKind::Fn && item.name == name)?;
+    (item.line, item.column) = locate_fn_in_text(&text, name).unwrap_or((0, 0));
+    Some(item)
 }
 
 /// The 1-based (line, column) of the name in the best `fn <name>` of `text` (see

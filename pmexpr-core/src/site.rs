@@ -136,14 +136,9 @@ pub fn split_directive(tokens: TokenStream) -> Result<(Option<Forced>, TokenStre
 
 /// Compiles one site.
 pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Failure> {
-    let site_span = SpanRange::of(&tokens);
     let no_fv = |e| (e, Vec::new());
     let (forced, tokens) = split_directive(tokens).map_err(no_fv)?;
-    let site_span = if tokens.is_empty() {
-        site_span
-    } else {
-        SpanRange::of(&tokens)
-    };
+    let site_span = SpanRange::of(&tokens);
     let user = parse::parse_tokens(tokens).map_err(no_fv)?;
     let prelude = match cx.prelude {
         Some(items) => select_prelude(&user, items).map_err(no_fv)?,
@@ -360,7 +355,7 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
     mentioned(user, &mut todo);
     let mut prelude = Prelude::default();
     let mut errors = Vec::new();
-    let mut parsed: Vec<(FnDef, SpanRange)> = Vec::new();
+    let mut parsed: Vec<FnDef> = Vec::new();
     while let Some((name, span)) = todo.pop() {
         let Some(found) = by_name.get(name.as_str()) else {
             continue;
@@ -405,7 +400,7 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
                 let mut inner = Vec::new();
                 mentioned(&def.body, &mut inner);
                 todo.extend(inner.into_iter().map(|(n, _)| (n, span)));
-                parsed.push((def, span));
+                parsed.push(def);
             }
             Err(why) => errors.push(broken(why)),
         }
@@ -414,50 +409,41 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
         return Err(errors);
     }
     // Each function must stand on its own with the others: no captured variables, well-typed.
-    let fns: Vec<FnDef> = parsed.iter().map(|(d, _)| d.clone()).collect();
     let alone = Expr::new(
         ExprKind::RecLet {
-            fns: fns.clone(),
+            fns: parsed.clone(),
             body: Box::new(Expr::new(ExprKind::Lit(Lit::Unit), SpanRange::call_site())),
             scheme: Vec::new(),
         },
         SpanRange::call_site(),
     );
-    let check = resolve::resolve(alone).and_then(|r| {
-        if let Some(fv) = r.free_vars.first() {
-            let user = parsed
-                .iter()
-                .find(|(d, _)| {
-                    let mut names = Vec::new();
-                    mentioned(&d.body, &mut names);
-                    names.iter().any(|(n, _)| *n == fv.name)
-                })
-                .map(|(d, _)| d.ident.name.clone())
-                .unwrap_or_default();
-            return Err(vec![Error::new(
-                prelude.use_span[&user],
-                format!(
-                    "the `#[pmexpr]` function `{user}` uses `{}`, which is neither one of its parameters nor a `#[pmexpr]` function",
-                    fv.name
-                ),
-            )]);
-        }
-        infer::infer(r).map(|_| ())
-    });
-    if let Err(es) = check {
-        // Report once per function, at the site's use of it.
-        let mut out: Vec<Error> = Vec::new();
-        if es
+    let resolved = resolve::resolve(alone);
+    if let Ok(r) = &resolved
+        && let Some(fv) = r.free_vars.first()
+    {
+        let user = parsed
             .iter()
-            .any(|e| e.message.contains("neither one of its parameters"))
-        {
-            return Err(es);
-        }
-        let names: Vec<&str> = parsed.iter().map(|(d, _)| d.ident.name.as_str()).collect();
-        let span = prelude.use_span[names[0]];
-        out.push(
+            .find(|d| {
+                let mut names = Vec::new();
+                mentioned(&d.body, &mut names);
+                names.iter().any(|(n, _)| *n == fv.name)
+            })
+            .map(|d| d.ident.name.clone())
+            .unwrap_or_default();
+        return Err(vec![Error::new(
+            prelude.use_span[&user],
+            format!(
+                "the `#[pmexpr]` function `{user}` uses `{}`, which is neither one of its parameters nor a `#[pmexpr]` function",
+                fv.name
+            ),
+        )]);
+    }
+    if let Err(es) = resolved.and_then(|r| infer::infer(r).map(|_| ())) {
+        // Reported once, at the site's use of the functions.
+        let names: Vec<&str> = parsed.iter().map(|d| d.ident.name.as_str()).collect();
+        return Err(vec![
             Error::new(
-                span,
+                prelude.use_span[names[0]],
                 format!(
                     "the `#[pmexpr]` functions used here do not compile ({}): {}",
                     names.join(", "),
@@ -465,10 +451,9 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
                 ),
             )
             .help("see the errors reported at their definitions"),
-        );
-        return Err(out);
+        ]);
     }
-    prelude.fns = fns;
+    prelude.fns = parsed;
     Ok(prelude)
 }
 

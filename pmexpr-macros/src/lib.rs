@@ -48,19 +48,9 @@ fn find_item(name: &str) -> Option<String> {
         return Some(format!("{}:{}:{}", item.file, item.line, item.column));
     }
     let file = proc_macro::Span::call_site().local_file()?;
-    let text = std::fs::read_to_string(&file).ok()?;
-    let (_, parsed) = pmexpr_core::registry::parse_source(&text).ok()?;
     let shown = file.display().to_string();
-    let items = pmexpr_core::registry::collect_items(&parsed, &shown, &|_| (0, 0));
-    let item = items
-        .into_iter()
-        .find(|i| matches!(i.kind, ItemKind::Fn) && i.name == name)?;
-    // Positions are not available inside a macro: find the line in the text.
-    let line = text
-        .lines()
-        .position(|l| l.contains(&format!("fn {name}")))
-        .map_or(0, |l| l + 1);
-    Some(format!("{}:{line}", item.file))
+    let item = pmexpr_core::registry::find_pmexpr_fn_in_file(&file, &shown, name)?;
+    Some(format!("{}:{}", item.file, item.line))
 }
 
 fn with_context<T>(f: impl FnOnce(Context<'_>) -> T) -> T {
