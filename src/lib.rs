@@ -2,6 +2,22 @@
 //!
 //! This library holds only what they share: deterministic input data.
 
+/// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
+/// files of the package use (the build hook shows them its definition).
+#[derive(pmexpr::Record, Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Abscissa.
+    pub x: f64,
+    /// Ordinate.
+    pub y: f64,
+}
+
+/// The squared distance of a point from the origin, for `accelerate!` sites and Rust code alike.
+#[pmexpr::pmexpr]
+pub fn norm2(p: Point) -> f64 {
+    p.x * p.x + p.y * p.y
+}
+
 /// A deterministic pseudo-random sequence (SplitMix64), so that examples, tests and benchmarks
 /// use the same inputs on every machine without a dependency.
 #[derive(Debug, Clone)]

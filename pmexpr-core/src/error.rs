@@ -102,3 +102,7 @@ pub type Errors = Vec<Error>;
 pub fn to_compile_errors(errors: &[Error]) -> TokenStream {
     errors.iter().map(Error::to_compile_error).collect()
 }
+
+/// The help of every error caused by a missing build hook: how to add it.
+pub(crate) const ADD_HOOK_HELP: &str = "add `pmexpr-build` to [build-dependencies] and a build.rs with \
+     `fn main() { pmexpr_build::Build::new().compile(); }`";

@@ -8,11 +8,12 @@
 //! value restriction). A captured variable's type must be fully known at the end; when it is not,
 //! the error asks for an annotation and shows where to put it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::ast::{BinOp, Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::Intrinsic;
+use crate::record::Records;
 use crate::resolve::{FreeVar, Resolved};
 use crate::types::{Annotation, Label, TyVar, Type, TypeAnn};
 
@@ -43,8 +44,14 @@ pub struct Typed {
     pub names: Vec<String>,
 }
 
-/// Infers the types of a resolved expression.
+/// Infers the types of a resolved expression that names no derived struct.
 pub fn infer(resolved: Resolved) -> Result<Typed, Errors> {
+    infer_in(resolved, None)
+}
+
+/// Infers the types of a resolved expression; `records` are the derived structs that a value used
+/// only through named fields may be (`None` when the crate has no build hook).
+pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, Errors> {
     let Resolved {
         mut expr,
         free_vars,
@@ -58,6 +65,7 @@ pub fn infer(resolved: Resolved) -> Result<Typed, Errors> {
         names: &names,
         record_spans: HashMap::new(),
         oversized_tuple: false,
+        records,
     };
     let fv_types: Vec<Type> = free_vars
         .iter()
@@ -139,6 +147,7 @@ struct Infer<'n> {
     names: &'n [String],
     record_spans: HashMap<TyVar, SpanRange>,
     oversized_tuple: bool,
+    records: Option<&'n Records>,
 }
 
 /// The largest tuple the runtime's marshaling and checks are implemented for.
@@ -166,6 +175,7 @@ fn kind_name(k: &Kind) -> &'static str {
         Kind::Any => "any type",
         Kind::Num => "a number (i64 or f64)",
         Kind::Eq => "i64, f64 or bool",
+        Kind::Record(fs) if matches!(fs.keys().next(), Some(Label::Name(_))) => "a record",
         Kind::Record(_) => "a tuple",
     }
 }
@@ -430,7 +440,19 @@ impl Infer<'_> {
                 }
                 Type::tuple(ts)
             }
-            TypeAnn::Infer => self.fresh(),
+            TypeAnn::Record(fs) => {
+                if fs.len() > MAX_TUPLE {
+                    self.oversized_tuple = true;
+                }
+                let mut fs: Vec<(Label, Type)> = fs
+                    .iter()
+                    .map(|(l, t)| (Label::Name(l.clone()), self.ann_type_raw(t)))
+                    .collect();
+                fs.sort_by(|a, b| a.0.cmp(&b.0));
+                Type::Record(fs)
+            }
+            // The parser expands struct names; one left here is already reported.
+            TypeAnn::Named(_) | TypeAnn::Infer => self.fresh(),
         }
     }
 
@@ -801,7 +823,13 @@ impl Infer<'_> {
                     let f = self.zonk(&tr);
                     let message = match why {
                         Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`"),
-                        _ => format!("`.{label}` needs a tuple, but this is `{f}`"),
+                        _ => {
+                            let what = match label {
+                                Label::Name(_) => "a record",
+                                Label::Index(_) => "a tuple",
+                            };
+                            format!("`.{label}` needs {what}, but this is `{f}`")
+                        }
                     };
                     self.errors.push(Error::new(expr.span, message));
                 }
@@ -913,6 +941,27 @@ impl Infer<'_> {
                 };
                 self.expect(t, &tl, p.span, " (the type of the value matched)");
             }
+            PatKind::Record(fs) if matches!(fs.first(), Some((Label::Name(_), _))) => {
+                // A struct pattern names the fields it binds: the struct is found like the one of
+                // a value used through its fields.
+                let ts: Vec<(Label, Type)> =
+                    fs.iter().map(|(l, _)| (l.clone(), self.fresh())).collect();
+                if let Type::Var(v) = self.find(t) {
+                    self.record_spans.entry(v).or_insert(p.span);
+                }
+                let req: BTreeMap<Label, Type> = ts.iter().cloned().collect();
+                if let Err(why) = self.constrain(t, Kind::Record(req)) {
+                    let f = self.zonk(t);
+                    let message = match why {
+                        Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`"),
+                        _ => format!("this pattern matches a record, but the value is `{f}`"),
+                    };
+                    self.errors.push(Error::new(p.span, message));
+                }
+                for ((_, sub), (_, ts)) in fs.iter_mut().zip(ts) {
+                    self.pat(sub, &ts);
+                }
+            }
             PatKind::Record(fs) => {
                 self.check_tuple_size(fs.len(), p.span);
                 let ts: Vec<(Label, Type)> =
@@ -959,21 +1008,7 @@ impl Infer<'_> {
                             .collect();
                         self.vars[i].binding = Some(Type::tuple(ts));
                     }
-                    None => {
-                        let span = self
-                            .record_spans
-                            .get(&TyVar(i as u32))
-                            .copied()
-                            .unwrap_or_else(SpanRange::call_site);
-                        self.errors.push(
-                            Error::new(
-                                span,
-                                "named fields are not supported inside `accelerate!` yet",
-                            )
-                            .help("records are tuples: use `.0`, `.1`, …"),
-                        );
-                        self.vars[i].binding = Some(Type::unit());
-                    }
+                    None => self.close_named(TyVar(i as u32), &fields),
                 }
             }
         }
@@ -1038,6 +1073,85 @@ impl Infer<'_> {
         p.ty = self.zonk(&p.ty);
         if let PatKind::Record(fs) = &mut p.kind {
             fs.iter_mut().for_each(|(_, p)| self.zonk_pat(p));
+        }
+    }
+
+    /// Closes a record known only by some named fields with the one derived struct that has them.
+    fn close_named(&mut self, v: TyVar, fields: &BTreeMap<Label, Type>) {
+        let span = self
+            .record_spans
+            .get(&v)
+            .copied()
+            .unwrap_or_else(SpanRange::call_site);
+        let names: BTreeSet<String> = fields.keys().map(|l| l.to_string()).collect();
+        let listed = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let candidates = match self.records {
+            Some(r) => r.with_fields(&names),
+            None => {
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!(
+                            "this value is used as a record with field{} {listed}, but `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs: this crate has no pmexpr build hook",
+                            if names.len() == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .help(crate::error::ADD_HOOK_HELP),
+                );
+                self.vars[v.0 as usize].binding = Some(Type::unit());
+                return;
+            }
+        };
+        match candidates.as_slice() {
+            [(_, ann)] => {
+                let t = self.ann_type_raw(ann);
+                if self.unify(&Type::Var(v), &t).is_err() {
+                    let t = self.zonk(&t);
+                    let mut fs: Vec<String> = Vec::new();
+                    for (l, ft) in fields {
+                        fs.push(format!("{l}: {}", self.zonk(ft)));
+                    }
+                    self.errors.push(Error::new(
+                        span,
+                        format!(
+                            "this value is used as `{{ {} }}`, which does not fit `{t}`",
+                            fs.join(", ")
+                        ),
+                    ));
+                    self.vars[v.0 as usize].binding = Some(Type::unit());
+                }
+            }
+            [] => {
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!("no `#[derive(pmexpr::Record)]` struct has the fields {listed}"),
+                    )
+                    .help("derive `pmexpr::Record` on the struct of this value"),
+                );
+                self.vars[v.0 as usize].binding = Some(Type::unit());
+            }
+            several => {
+                let names: Vec<String> = several.iter().map(|(n, _)| format!("`{n}`")).collect();
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!(
+                            "this value may be any of the records {} (they all have {listed})",
+                            names.join(", ")
+                        ),
+                    )
+                    .help(format!(
+                        "say which with a type annotation, e.g. `|p: {}| …` or `let p: {} = p;`",
+                        several[0].0, several[0].0
+                    )),
+                );
+                self.vars[v.0 as usize].binding = Some(Type::unit());
+            }
         }
     }
 

@@ -10,11 +10,16 @@ use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat, Stmt, UnOp};
 use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::Intrinsic;
+use crate::record::Records;
 use crate::types::{Annotation, Label, Type, TypeAnn};
 
-/// Parses a PMExpr expression.
-pub fn parse_expr(e: &SynExpr) -> Result<Expr, Errors> {
-    let mut p = Parser::default();
+/// Parses a PMExpr expression; `records` are the derived structs it can name (`None` when the
+/// crate has no build hook).
+pub fn parse_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors> {
+    let mut p = Parser {
+        records,
+        ..Parser::default()
+    };
     let out = p.expr(e);
     if p.errors.is_empty() {
         Ok(out)
@@ -23,8 +28,17 @@ pub fn parse_expr(e: &SynExpr) -> Result<Expr, Errors> {
     }
 }
 
-/// Parses the token stream given to `accelerate!`.
+/// Parses the token stream given to `accelerate!`, which names no derived struct.
 pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
+    parse_tokens_in(tokens, None)
+}
+
+/// Parses the token stream given to `accelerate!`; `records` are the derived structs it can name
+/// (`None` when the crate has no build hook).
+pub fn parse_tokens_in(
+    tokens: proc_macro2::TokenStream,
+    records: Option<&Records>,
+) -> Result<Expr, Errors> {
     if tokens.is_empty() {
         return Err(vec![
             Error::new(
@@ -40,12 +54,15 @@ pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
             format!("this is not a Rust expression: {e}"),
         )]
     })?;
-    parse_expr(&e)
+    parse_expr(&e, records)
 }
 
 /// Parses a `fn` item whose body is PMExpr (a `#[pmexpr]` function).
-pub fn parse_fn_item(f: &syn::ItemFn) -> Result<FnDef, Errors> {
-    let mut p = Parser::default();
+pub fn parse_fn_item(f: &syn::ItemFn, records: Option<&Records>) -> Result<FnDef, Errors> {
+    let mut p = Parser {
+        records,
+        ..Parser::default()
+    };
     let out = p.fn_item(f);
     if p.errors.is_empty() {
         Ok(out)
@@ -54,10 +71,29 @@ pub fn parse_fn_item(f: &syn::ItemFn) -> Result<FnDef, Errors> {
     }
 }
 
+/// Parses the type of a field of a `#[derive(pmexpr::Record)]` struct, where other records are
+/// named ([`TypeAnn::Named`]) rather than expanded.
+pub fn parse_field_type(t: &syn::Type) -> Result<TypeAnn, Errors> {
+    let mut p = Parser {
+        field_types: true,
+        ..Parser::default()
+    };
+    let out = p.type_ann(t);
+    if p.errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(p.errors)
+    }
+}
+
 #[derive(Default)]
-struct Parser {
+struct Parser<'r> {
     errors: Errors,
     fresh: u32,
+    /// The derived structs the code can name; `None` without the build hook.
+    records: Option<&'r Records>,
+    /// Parsing a struct's field types: struct names stay names.
+    field_types: bool,
 }
 
 fn span(node: &impl quote::ToTokens) -> SpanRange {
@@ -129,7 +165,7 @@ fn let_in(binder: Param, value: Expr, body: Expr, span: SpanRange) -> Expr {
     )
 }
 
-impl Parser {
+impl Parser<'_> {
     fn error(&mut self, span: SpanRange, message: impl Into<String>) -> Expr {
         self.errors.push(Error::new(span, message));
         mk(ExprKind::Never(NeverKind::User), span)
@@ -258,11 +294,7 @@ impl Parser {
             SynExpr::Return(r) => self.error(span(&r.return_token), "`return` is not supported inside `accelerate!`"),
             SynExpr::Break(b) => self.error(span(&b.break_token), "`break` is not supported inside `accelerate!`"),
             SynExpr::Continue(c) => self.error(span(&c.continue_token), "`continue` is not supported inside `accelerate!`"),
-            SynExpr::Struct(s) => self.error_help(
-                span(&s.path),
-                "struct literals are not supported inside `accelerate!` yet",
-                "use a tuple `(a, b)` as a record",
-            ),
+            SynExpr::Struct(s) => self.struct_literal(s, sp),
             SynExpr::Range(_) => self.error_help(
                 sp,
                 "ranges are not PMExpr",
@@ -784,14 +816,16 @@ impl Parser {
                     .map(|(i, p)| (Label::Index(i as u32), self.pat(p)))
                     .collect(),
             ),
+            SynPat::Struct(s) => self.struct_pattern(s),
             SynPat::Lit(l) => match self.literal(&l.lit, false, sp).kind {
                 ExprKind::Lit(v) => PatKind::Lit(v),
                 _ => PatKind::Wild,
             },
             _ => {
                 self.errors.push(
-                    Error::new(sp, "this pattern is not supported inside `accelerate!`")
-                        .help("patterns may be names, `_`, literals and tuples of these"),
+                    Error::new(sp, "this pattern is not supported inside `accelerate!`").help(
+                        "patterns may be names, `_`, literals, and tuples and records of these",
+                    ),
                 );
                 PatKind::Wild
             }
@@ -874,11 +908,185 @@ impl Parser {
                         );
                         TypeAnn::Infer
                     }
+                    // Common Rust types that are not PMExpr types (nor derived structs).
+                    "String" | "str" | "char" | "Option" | "Result" | "Box" | "Rc" | "Arc"
+                    | "Cell" | "RefCell" | "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet"
+                    | "VecDeque" => self.type_error(t),
+                    _ if seg.arguments.is_none() => self.named_type(&name, t),
                     _ => self.type_error(t),
                 }
             }
             _ => self.type_error(t),
         }
+    }
+
+    /// A type named by a path: a `#[derive(pmexpr::Record)]` struct, expanded to its record type.
+    fn named_type(&mut self, name: &str, t: &syn::Type) -> TypeAnn {
+        if self.field_types {
+            return TypeAnn::Named(name.to_string());
+        }
+        match self.records {
+            Some(records) => match records.expand(name) {
+                Ok(ann) => ann,
+                Err(e) => {
+                    self.errors
+                        .push(Error::new(span(t), e.message()).help(DERIVE_HELP));
+                    TypeAnn::Infer
+                }
+            },
+            None => {
+                self.errors.push(no_hook_record(name, span(t)));
+                TypeAnn::Infer
+            }
+        }
+    }
+
+    /// The fields of the struct `path` names.
+    fn struct_fields(&mut self, path: &syn::Path) -> StructFields {
+        let Some(last) = path.segments.last() else {
+            return StructFields::Failed;
+        };
+        let name = last.ident.to_string();
+        let Some(records) = self.records else {
+            return StructFields::NoHook;
+        };
+        match records.expand(&name) {
+            Ok(TypeAnn::Record(fields)) => StructFields::Known(name, fields),
+            Ok(_) => StructFields::Failed,
+            Err(e) => {
+                self.errors
+                    .push(Error::new(span(path), e.message()).help(DERIVE_HELP));
+                StructFields::Failed
+            }
+        }
+    }
+
+    /// `Particle { x: e1, v: e2 }`: the record of its fields, ascribed the struct's record type
+    /// when the struct is known (without the hook, the literal itself says every field).
+    fn struct_literal(&mut self, s: &syn::ExprStruct, sp: SpanRange) -> Expr {
+        if let Some(q) = &s.qself {
+            return self.error(
+                span(&q.ty),
+                "qualified paths are not supported inside `accelerate!`",
+            );
+        }
+        if let Some(dots) = &s.dot2_token {
+            return self.error_help(
+                span(dots),
+                "`..` in a struct literal is not supported inside `accelerate!`",
+                "name every field: PMExpr records are built whole",
+            );
+        }
+        let mut fields: Vec<(Label, Expr)> = Vec::new();
+        for f in &s.fields {
+            let syn::Member::Named(name) = &f.member else {
+                return self.error_help(
+                    span(&f.member),
+                    "fields of a struct literal are named",
+                    "use a tuple for positional fields",
+                );
+            };
+            let name = name.to_string().trim_start_matches("r#").to_string();
+            if fields.iter().any(|(l, _)| *l == Label::Name(name.clone())) {
+                return self.error(span(&f.member), format!("field `{name}` is given twice"));
+            }
+            let value = self.expr(&f.expr);
+            fields.push((Label::Name(name), value));
+        }
+        let record = mk(ExprKind::Record(fields.clone()), sp);
+        let StructFields::Known(name, def) = self.struct_fields(&s.path) else {
+            return record;
+        };
+        let named = s.fields.iter().filter_map(|f| match &f.member {
+            syn::Member::Named(n) => Some(n),
+            syn::Member::Unnamed(_) => None,
+        });
+        self.check_fields(&name, &def, named, false, span(&s.path));
+        let x = self.fresh_ident("record", sp);
+        let ann = Annotation {
+            ann: TypeAnn::Record(def),
+            span: span(&s.path),
+        };
+        let_in(param(x.clone(), Some(ann)), record, var(&x.name, sp), sp)
+    }
+
+    /// Checks the fields a literal or pattern names against the struct's: each exists, and all
+    /// are named unless `rest` (`..` in a pattern).
+    fn check_fields<'a>(
+        &mut self,
+        name: &str,
+        def: &[(String, TypeAnn)],
+        named: impl Iterator<Item = &'a proc_macro2::Ident>,
+        rest: bool,
+        at: SpanRange,
+    ) {
+        let mut seen = Vec::new();
+        for n in named {
+            let field = n.to_string().trim_start_matches("r#").to_string();
+            if !def.iter().any(|(f, _)| *f == field) {
+                self.errors.push(Error::new(
+                    span(n),
+                    format!("`{name}` has no field `{field}`"),
+                ));
+            }
+            seen.push(field);
+        }
+        if rest {
+            return;
+        }
+        let missing: Vec<String> = def
+            .iter()
+            .filter(|(f, _)| !seen.contains(f))
+            .map(|(f, _)| format!("`{f}`"))
+            .collect();
+        if !missing.is_empty() {
+            self.errors.push(Error::new(
+                at,
+                format!(
+                    "missing field{} {} of `{name}`",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", ")
+                ),
+            ));
+        }
+    }
+
+    /// `Particle { x, v: w, .. }`: a record pattern. `..` needs the struct's definition (the fields
+    /// left out match anything).
+    fn struct_pattern(&mut self, s: &syn::PatStruct) -> PatKind {
+        let mut fields: Vec<(Label, Pat)> = Vec::new();
+        for f in &s.fields {
+            let syn::Member::Named(name) = &f.member else {
+                self.errors.push(
+                    Error::new(span(&f.member), "fields of a struct pattern are named")
+                        .help("use a tuple pattern for positional fields"),
+                );
+                return PatKind::Wild;
+            };
+            let label = Label::Name(name.to_string().trim_start_matches("r#").to_string());
+            fields.push((label, self.pat(&f.pat)));
+        }
+        let named = s.fields.iter().filter_map(|f| match &f.member {
+            syn::Member::Named(n) => Some(n),
+            syn::Member::Unnamed(_) => None,
+        });
+        match self.struct_fields(&s.path) {
+            StructFields::Failed => {}
+            StructFields::Known(name, def) => {
+                self.check_fields(&name, &def, named, s.rest.is_some(), span(&s.path));
+            }
+            StructFields::NoHook if s.rest.is_some() => {
+                let name = s
+                    .path
+                    .segments
+                    .last()
+                    .map(|g| g.ident.to_string())
+                    .unwrap_or_default();
+                self.errors.push(no_hook_record(&name, span(&s.path)));
+            }
+            StructFields::NoHook => {}
+        }
+        PatKind::Record(fields)
     }
 
     fn return_ann(&mut self, r: &syn::ReturnType) -> TypeAnn {
@@ -891,10 +1099,36 @@ impl Parser {
     fn type_error(&mut self, t: &syn::Type) -> TypeAnn {
         self.errors
             .push(Error::new(span(t), "this type is not a PMExpr type").help(
-                "use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B or _",
+                "use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B, `#[derive(pmexpr::Record)]` structs or _",
             ));
         TypeAnn::Infer
     }
+}
+
+/// What the parser knows of the struct a literal or pattern names.
+enum StructFields {
+    /// Its name and its fields (other records expanded).
+    Known(String, Vec<(String, TypeAnn)>),
+    /// Nothing: the crate has no build hook.
+    NoHook,
+    /// Nothing: the error is reported.
+    Failed,
+}
+
+/// How to make a struct a PMExpr record.
+const DERIVE_HELP: &str =
+    "add `#[derive(pmexpr::Record)]` to a struct with named fields to use it inside `accelerate!`";
+
+/// A struct name in a site of a crate without the build hook, which alone tells `accelerate!` the
+/// crate's derived structs.
+fn no_hook_record(name: &str, at: SpanRange) -> Error {
+    Error::new(
+        at,
+        format!(
+            "`{name}` is not a PMExpr type, and `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs: this crate has no pmexpr build hook"
+        ),
+    )
+    .help(crate::error::ADD_HOOK_HELP)
 }
 
 trait TokenString {

@@ -144,9 +144,11 @@ pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateO
             source: i.source.clone(),
         })
         .collect();
+    let records = registry.records();
     let cx = Context {
         prelude: Some(&prelude),
         find_item: None,
+        records: Some(&records),
     };
     let mut out = CrateOutput::default();
     let mut programs = Vec::new();

@@ -142,6 +142,22 @@ impl Registry {
         self.find(ItemKind::Record, name)
     }
 
+    /// The `Record` structs as record definitions. A struct that cannot be a record is left out:
+    /// its derive reports why, at its tokens.
+    pub fn records(&self) -> crate::record::Records {
+        let defs = self
+            .items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Record)
+            .filter_map(|i| {
+                let item = syn::parse_str::<syn::ItemStruct>(&i.source).ok()?;
+                let location = format!("{}:{}:{}", i.file, i.line, i.column);
+                crate::record::record_def(&item, &location).ok()
+            })
+            .collect();
+        crate::record::Records::new(defs)
+    }
+
     fn find(&self, kind: ItemKind, name: &str) -> Vec<&RegistryItem> {
         self.items
             .iter()

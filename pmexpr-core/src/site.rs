@@ -12,6 +12,7 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::extract::extract;
 use crate::lift::{Binding, Lifted, Origin, lift};
 use crate::mono::Mono;
+use crate::record::Records;
 use crate::resolve::FreeVar;
 use crate::{infer, mono, parse, resolve, wellformed};
 
@@ -48,6 +49,8 @@ pub struct Context<'a> {
     /// Without the hook: finds a `#[pmexpr]` function the site names, to say that the hook is
     /// missing rather than that the name is unknown.
     pub find_item: Option<FindItem<'a>>,
+    /// The crate's `#[derive(pmexpr::Record)]` structs; `None` when the crate has no build hook.
+    pub records: Option<&'a Records>,
 }
 
 /// The paper's view of a site: its lifted program, what extraction keeps, and its backend.
@@ -139,9 +142,9 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
     let no_fv = |e| (e, Vec::new());
     let (forced, tokens) = split_directive(tokens).map_err(no_fv)?;
     let site_span = SpanRange::of(&tokens);
-    let user = parse::parse_tokens(tokens).map_err(no_fv)?;
+    let user = parse::parse_tokens_in(tokens, cx.records).map_err(no_fv)?;
     let prelude = match cx.prelude {
-        Some(items) => select_prelude(&user, items).map_err(no_fv)?,
+        Some(items) => select_prelude(&user, items, cx.records).map_err(no_fv)?,
         None => Prelude::default(),
     };
     let expr = if prelude.fns.is_empty() {
@@ -175,7 +178,7 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
         (errors, Vec::new())
     })?;
     let free_vars = resolved.free_vars.clone();
-    let typed = infer::infer(resolved).map_err(|e| {
+    let typed = infer::infer_in(resolved, cx.records).map_err(|e| {
         // Without the hook, a `#[pmexpr]` function looks like a captured Rust function: say so.
         if cx.prelude.is_none()
             && let Some(find) = cx.find_item
@@ -346,7 +349,11 @@ fn mentioned(e: &Expr, out: &mut Vec<(String, SpanRange)>) {
 
 /// Picks the `#[pmexpr]` functions the site names, then those they name, and checks that each
 /// compiles on its own (its own errors are reported at its definition by `#[pmexpr]`).
-fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors> {
+fn select_prelude(
+    user: &Expr,
+    items: &[PreludeItem],
+    records: Option<&Records>,
+) -> Result<Prelude, Errors> {
     let mut by_name: HashMap<&str, Vec<&PreludeItem>> = HashMap::new();
     for item in items {
         by_name.entry(&item.name).or_default().push(item);
@@ -390,7 +397,7 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
         };
         let def = syn::parse_str::<syn::ItemFn>(&item.source)
             .map_err(|e| e.to_string())
-            .and_then(|f| parse::parse_fn_item(&f).map_err(|e| first_message(&e)));
+            .and_then(|f| parse::parse_fn_item(&f, records).map_err(|e| first_message(&e)));
         match def {
             Ok(mut def) => {
                 def.item = Some(ItemRef {
@@ -438,7 +445,7 @@ fn select_prelude(user: &Expr, items: &[PreludeItem]) -> Result<Prelude, Errors>
             ),
         )]);
     }
-    if let Err(es) = resolved.and_then(|r| infer::infer(r).map(|_| ())) {
+    if let Err(es) = resolved.and_then(|r| infer::infer_in(r, records).map(|_| ())) {
         // Reported once, at the site's use of the functions.
         let names: Vec<&str> = parsed.iter().map(|d| d.ident.name.as_str()).collect();
         return Err(vec![
@@ -482,10 +489,7 @@ fn missing_hook_error(name: &str, location: &str, span: SpanRange) -> Error {
             "`{name}` is a `#[pmexpr]` function (at {location}), but `accelerate!` cannot see it: this crate has no pmexpr build hook"
         ),
     )
-    .help(
-        "add `pmexpr-build` to [build-dependencies] and a build.rs with \
-         `fn main() { pmexpr_build::Build::new().compile(); }`",
-    )
+    .help(crate::error::ADD_HOOK_HELP)
 }
 
 /// Compiles a site for tests, with `#[pmexpr]` functions given as `(name, source)`.
@@ -507,6 +511,7 @@ pub(crate) fn compile_for_test(
         Context {
             prelude: Some(&prelude),
             find_item: None,
+            records: None,
         },
     )
     .map_err(|(e, _)| e)

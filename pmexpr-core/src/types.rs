@@ -203,7 +203,7 @@ impl fmt::Display for Type {
 
 /// A type written by the user (a Rust type inside `accelerate!`), before inference turns `_`
 /// into fresh variables.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TypeAnn {
     /// `i64`.
     Int,
@@ -219,6 +219,11 @@ pub enum TypeAnn {
     Arrow(Vec<TypeAnn>, Box<TypeAnn>),
     /// A tuple, `()` included.
     Tuple(Vec<TypeAnn>),
+    /// A `#[derive(pmexpr::Record)]` struct, by name (in a struct's definition, before the
+    /// parser expands it with [`crate::record::Records`]).
+    Named(String),
+    /// A struct's record type: its fields by name.
+    Record(Vec<(String, TypeAnn)>),
     /// `_`.
     Infer,
 }

@@ -13,8 +13,8 @@ use pmexpr_core::{Context, PreludeItem};
 use proc_macro::TokenStream;
 use quote::quote;
 
-/// The crate's `#[pmexpr]` functions, when the build hook ran.
-fn prelude() -> Option<Vec<PreludeItem>> {
+/// What the build hook found in the crate (`#[pmexpr]` functions, derived structs), when it ran.
+fn registry() -> Option<Registry> {
     let out_dir = std::env::var_os("OUT_DIR")?;
     // Only the registry the hook wrote for this package (OUT_DIR may leak from another build).
     let owner =
@@ -24,19 +24,7 @@ fn prelude() -> Option<Vec<PreludeItem>> {
         return None;
     }
     // A registry that cannot be read is treated like no hook; the hook itself reports why.
-    let registry = Registry::load(Path::new(&out_dir))?.ok()?;
-    Some(
-        registry
-            .items
-            .into_iter()
-            .filter(|i| matches!(i.kind, ItemKind::Fn))
-            .map(|i| PreludeItem {
-                location: format!("{}:{}:{}", i.file, i.line, i.column),
-                name: i.name,
-                source: i.source,
-            })
-            .collect(),
-    )
+    Registry::load(Path::new(&out_dir))?.ok()
 }
 
 /// Without the hook: the location of a `#[pmexpr]` function named `name` in the crate's sources,
@@ -54,10 +42,23 @@ fn find_item(name: &str) -> Option<String> {
 }
 
 fn with_context<T>(f: impl FnOnce(Context<'_>) -> T) -> T {
-    let prelude = prelude();
+    let registry = registry();
+    let prelude: Option<Vec<PreludeItem>> = registry.as_ref().map(|r| {
+        r.items
+            .iter()
+            .filter(|i| matches!(i.kind, ItemKind::Fn))
+            .map(|i| PreludeItem {
+                location: format!("{}:{}:{}", i.file, i.line, i.column),
+                name: i.name.clone(),
+                source: i.source.clone(),
+            })
+            .collect()
+    });
+    let records = registry.as_ref().map(Registry::records);
     f(Context {
         prelude: prelude.as_deref(),
         find_item: Some(&find_item),
+        records: records.as_ref(),
     })
 }
 
@@ -79,4 +80,11 @@ pub fn pmexpr(attr: TokenStream, item: TokenStream) -> TokenStream {
         pmexpr_core::expand_pmexpr_fn(attr.into(), item.into(), &quote!(::pmexpr::__private), cx)
             .into()
     })
+}
+
+/// Makes a struct with named fields a PMExpr record: `accelerate!` can capture it, build it with
+/// a struct literal and return it. See the documentation of the `pmexpr` crate.
+#[proc_macro_derive(Record)]
+pub fn derive_record(item: TokenStream) -> TokenStream {
+    pmexpr_core::expand_derive_record(item.into(), &quote!(::pmexpr::__private)).into()
 }

@@ -36,7 +36,9 @@ pub mod __private {
     pub use crate::checks::check_regular;
     pub use crate::func::Func;
     pub use crate::intrinsics as rt;
-    pub use crate::marshal::{Capture, IntoRust, capture};
+    pub use crate::marshal::{
+        Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
+    };
     pub use crate::numeric::{Num, Scalar};
     pub use crate::seq::Seq;
     pub use crate::site::Site;

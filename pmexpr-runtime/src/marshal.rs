@@ -7,7 +7,15 @@
 //! Flat sequences of scalars are borrowed without copying; nested sequences copy only their outer
 //! levels (pointers to the inner slices).
 //!
-//! The result of an accelerated expression goes back with [`IntoRust`], to its canonical Rust type.
+//! The result of an accelerated expression goes back with [`IntoRust`], to its canonical Rust type,
+//! or, when it contains a derived struct (`#[derive(pmexpr::Record)]`, whose name PMExpr's
+//! structural records do not carry), with [`FromAccel`] to the type the caller expects.
+//!
+//! A derived struct is captured as [`Named`]`<(Field<K, C>, …)>`: its fields in name order, each
+//! named by the key of its name, so that a struct whose field names differ from the site's is
+//! rejected at the variable. The derive implements [`Capture`], [`CaptureElem`] and [`FromAccel`].
+
+use std::marker::PhantomData;
 
 use crate::seq::Seq;
 use crate::site::Site;
@@ -18,7 +26,8 @@ use crate::tensor::{Element, Tensor, TensorRef};
     message = "`{Self}` cannot be captured by `accelerate!` as a `{C}`",
     label = "`accelerate!` uses this variable as a `{C}`",
     note = "captured variables are borrowed and may be i64, f64, bool, (), tuples of these, \
-            Vec<T>, &[T], [T; N] or Box<[T]> of these, and pmexpr::Tensor<i64 or f64>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
+            pmexpr::Tensor<i64 or f64>"
 )]
 pub trait Capture<'a, C> {
     /// The representation in generated code.
@@ -32,7 +41,8 @@ pub trait Capture<'a, C> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be captured by `accelerate!` as an element of type `{C}`",
     note = "captured variables are borrowed and may be i64, f64, bool, (), tuples of these, \
-            Vec<T>, &[T], [T; N] or Box<[T]> of these, and pmexpr::Tensor<i64 or f64>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
+            pmexpr::Tensor<i64 or f64>"
 )]
 pub trait CaptureElem<'a, C>: Sized {
     /// The representation of one element in generated code.
@@ -68,6 +78,10 @@ macro_rules! scalar {
             type Out = $t;
             #[inline]
             fn into_rust(self) -> $t { self }
+        }
+        impl FromAccel<$t, $t> for $t {
+            #[inline]
+            fn from_accel(r: $t) -> $t { r }
         }
     )*};
 }
@@ -166,7 +180,7 @@ impl<'a, T: Element> CaptureElem<'a, Tensor<T>> for Tensor<T> {
 }
 
 macro_rules! tuples {
-    ($(($($n:tt $t:ident $c:ident),+))*) => {$(
+    ($(($($n:tt $t:ident $c:ident $r:ident),+))*) => {$(
         impl<'a, $($c, $t: Capture<'a, $c>),+> Capture<'a, ($($c,)+)> for ($($t,)+) {
             type Repr = ($($t::Repr,)+);
             #[inline]
@@ -185,12 +199,18 @@ macro_rules! tuples {
             #[inline]
             fn into_rust(self) -> Self::Out { ($(self.$n.into_rust(),)+) }
         }
+        impl<$($c, $r, $t: FromAccel<$c, $r>),+> FromAccel<($($c,)+), ($($r,)+)> for ($($t,)+) {
+            #[inline]
+            fn from_accel(r: ($($r,)+)) -> Self { ($($t::from_accel(r.$n),)+) }
+        }
     )*};
 }
-tuples!((0 A CA) (0 A CA, 1 B CB) (0 A CA, 1 B CB, 2 C CC) (0 A CA, 1 B CB, 2 C CC, 3 D CD)
-    (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE) (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE, 5 F CF)
-    (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE, 5 F CF, 6 G CG)
-    (0 A CA, 1 B CB, 2 C CC, 3 D CD, 4 E CE, 5 F CF, 6 G CG, 7 H CH));
+tuples!((0 A CA RA) (0 A CA RA, 1 B CB RB) (0 A CA RA, 1 B CB RB, 2 C CC RC)
+    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD)
+    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE)
+    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE, 5 F CF RF)
+    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE, 5 F CF RF, 6 G CG RG)
+    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE, 5 F CF RF, 6 G CG RG, 7 H CH RH));
 
 /// The conversion of an accelerated expression's result back to its canonical Rust type.
 #[diagnostic::on_unimplemented(message = "`{Self}` cannot be returned from `accelerate!`")]
@@ -216,6 +236,49 @@ impl<T: Element> IntoRust for TensorRef<'_, T> {
     type Out = Tensor<T>;
     fn into_rust(self) -> Tensor<T> {
         self.to_tensor()
+    }
+}
+
+/// The canonical Rust form of a derived struct as `accelerate!` captures it: `F` is the tuple of
+/// its [`Field`]s in name order. Never constructed.
+pub struct Named<F>(PhantomData<F>);
+
+/// A field of a [`Named`] record: `KEY` is the key of its name (FNV-1a, as `pmexpr-core`'s
+/// `record::field_key` computes it) and `C` the canonical form of its type. Never constructed.
+pub struct Field<const KEY: u64, C>(PhantomData<C>);
+
+/// The conversion of an accelerated expression's result, of representation `R` and canonical form
+/// `C` (as for [`Capture`]: derived structs as [`Named`] records), to the Rust type the caller
+/// expects; used for results that contain derived structs (`let p: Particle = accelerate!(…)`),
+/// whose names PMExpr's structural records do not carry. Implemented for the types of
+/// [`IntoRust`]'s results and, by `#[derive(pmexpr::Record)]`, for the struct.
+#[diagnostic::on_unimplemented(
+    message = "`accelerate!` cannot return its result as `{Self}`",
+    label = "the result is a record, which converts to the Rust type expected here",
+    note = "a result that contains a `#[derive(pmexpr::Record)]` struct needs its type named, \
+            e.g. `let p: Particle = accelerate!(…);`, and that type must have the result's fields"
+)]
+pub trait FromAccel<C, R>: Sized {
+    /// Converts the result.
+    fn from_accel(r: R) -> Self;
+}
+
+/// Converts a result whose canonical form is `C` to the type the context expects (called by
+/// generated code, which names `C`).
+#[inline]
+pub fn from_accel<C, R, T: FromAccel<C, R>>(r: R) -> T {
+    T::from_accel(r)
+}
+
+impl<C, R: Clone, T: FromAccel<C, R>> FromAccel<Vec<C>, Seq<'_, R>> for Vec<T> {
+    fn from_accel(r: Seq<'_, R>) -> Vec<T> {
+        r.into_vec().into_iter().map(T::from_accel).collect()
+    }
+}
+
+impl<T: Element> FromAccel<Tensor<T>, TensorRef<'_, T>> for Tensor<T> {
+    fn from_accel(r: TensorRef<'_, T>) -> Tensor<T> {
+        r.to_tensor()
     }
 }
 

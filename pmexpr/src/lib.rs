@@ -113,7 +113,7 @@
 //! |---|---|
 //! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()` |
 //! | `[T]` | `Vec<T>`, `&[T]`, `[T; N]`, `Box<[T]>` (results come back as `Vec<T>`) |
-//! | records | tuples (up to 8 fields) |
+//! | records | tuples, and structs with `#[derive(pmexpr::Record)]` (up to 8 fields) |
 //! | `Tensor[T]` | [`Tensor<i64>`](Tensor), [`Tensor<f64>`](Tensor), rank at most [`MAX_RANK`] |
 //!
 //! Every name that the expression does not bind and that is not an intrinsic is a *captured
@@ -128,6 +128,27 @@
 //!
 //! The result converts back to its Rust type: `i64`, `f64`, `bool`, `()`, `Vec<…>` (nested),
 //! tuples, or a [`Tensor`] that shares memory with the captured one it is a view of.
+//!
+//! ## Records
+//!
+//! A struct with named fields and [`#[derive(Record)]`](derive@Record) is a PMExpr record: the
+//! record of its fields, so a site reads `p.x`, builds `Particle { x, v }`, matches
+//! `Particle { x, .. }` and annotates `|p: Particle|`. With the build hook every site of the crate
+//! knows the crate's derived structs: a captured struct, or a sequence of them, is borrowed field
+//! by field, and a value used only through its fields is the one derived struct that has them (or
+//! an error asks which, when several do). A result that contains a struct converts to the Rust
+//! type named where it is bound:
+//!
+//! ```text
+//! #[derive(pmexpr::Record, Clone)]
+//! struct Particle { x: f64, v: f64 }
+//!
+//! let ps: Vec<Particle> = …;
+//! let moved: Vec<Particle> = accelerate!(map(|p| Particle { x: p.x + dt * p.v, v: p.v }, ps));
+//! ```
+//!
+//! A struct's fields have PMExpr types (numbers, `bool`, tuples, `Vec<T>`, `Tensor<T>`, other
+//! derived structs); it has no generic parameters, at least one and at most 8 fields.
 //!
 //! ## Targets
 //!
@@ -206,6 +227,32 @@ pub use pmexpr_macros::accelerate;
 /// assert_eq!(sum_of_squares(vec![1, 2, 3]), 14);
 /// ```
 pub use pmexpr_macros::pmexpr;
+
+/// Makes a struct with named fields a PMExpr record: an `accelerate!` can build it with a struct
+/// literal, return it, capture it (and sequences of it), and take it apart with a struct pattern.
+/// Inside `accelerate!` the struct is the record of its fields. A site sees the definitions of the
+/// crate's derived structs through the build hook, which capturing a struct, annotating `|p:
+/// Particle|` and `..` in patterns need; a struct literal names every field, so it works without
+/// (see the [crate documentation](crate#records)).
+///
+/// ```
+/// use pmexpr::{Record, accelerate};
+///
+/// #[derive(Record, Debug, PartialEq)]
+/// struct Stats {
+///     sum: f64,
+///     max: f64,
+/// }
+///
+/// let s = vec![1.5, 4.0, 2.5];
+/// // The result's Rust type is named where it is bound: PMExpr records carry no struct name.
+/// let stats: Stats = accelerate!(Stats {
+///     sum: reduce(addf, 0.0, s),
+///     max: reduce(|a, b| if a > b { a } else { b }, 0.0, s),
+/// });
+/// assert_eq!(stats, Stats { sum: 8.0, max: 4.0 });
+/// ```
+pub use pmexpr_macros::Record;
 pub use pmexpr_runtime::{
     Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
 };

@@ -65,7 +65,7 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenSt
             },
         );
         let cap = format_ident!("__pm_cap{}", i, span = Span::mixed_site());
-        let canon = canonical(ty, rt);
+        let canon = canonical(ty, rt, false);
         let span = fv.uses[0].start;
         let user = proc_macro2::Ident::new(&fv.name, span);
         let name = &fv.name;
@@ -92,6 +92,13 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenSt
         quote!(#rt::select)
     };
     let ret = g.rty(&mono.expr.ty);
+    let convert = if has_named_record(&mono.expr.ty) {
+        // Named by its canonical form, so that only a type with the result's field names fits.
+        let canon = canonical(&mono.expr.ty, rt, true);
+        quote!(#rt::from_accel::<#canon, _, _>)
+    } else {
+        quote!(#rt::IntoRust::into_rust)
+    };
     let generics = g.generics();
     let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
     let numeric_bounds = g.numeric_bounds();
@@ -125,7 +132,7 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenSt
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
-        #rt::IntoRust::into_rust(__pm_result)
+        #convert(__pm_result)
     }}
 }
 
@@ -139,25 +146,36 @@ fn is_copy(t: &Type) -> bool {
     }
 }
 
-/// The canonical Rust type of a captured or returned PMExpr type.
-fn canonical(t: &Type, rt: &TokenStream) -> TokenStream {
+/// The canonical Rust type of a captured or returned PMExpr type. A number the captured values fix
+/// is the capture function's generic parameter, or, in a result (`infer`), left to inference.
+fn canonical(t: &Type, rt: &TokenStream, infer: bool) -> TokenStream {
     match t {
         Type::Int => quote!(i64),
         Type::Float => quote!(f64),
         Type::Bool => quote!(bool),
         Type::Seq(a) => {
-            let a = canonical(a, rt);
+            let a = canonical(a, rt, infer);
             quote!(::std::vec::Vec<#a>)
         }
         Type::Tensor(a) => {
-            let a = canonical(a, rt);
+            let a = canonical(a, rt, infer);
             quote!(#rt::Tensor<#a>)
         }
+        Type::Record(fs) if matches!(fs.first(), Some((Label::Name(_), _))) => {
+            // A derived struct: its fields named by key, in label order.
+            let fs = fs.iter().map(|(l, t)| {
+                let key = Literal::u64_suffixed(crate::record::field_key(&l.to_string()));
+                let c = canonical(t, rt, infer);
+                quote!(#rt::Field<#key, #c>)
+            });
+            quote!(#rt::Named<(#(#fs,)*)>)
+        }
         Type::Record(fs) => {
-            let fs = fs.iter().map(|(_, t)| canonical(t, rt));
+            let fs = fs.iter().map(|(_, t)| canonical(t, rt, infer));
             quote!((#(#fs,)*))
         }
         // A number fixed by the Rust value: a generic parameter of the capture function.
+        Type::Var(_) if infer => quote!(_),
         Type::Var(v) => {
             let n = format_ident!("N{}", v.0);
             quote!(#n)
@@ -372,7 +390,7 @@ impl Gen<'_> {
                 quote!((#(#vs,)*))
             }
             ExprKind::Proj { expr, label } => {
-                let idx = label_index(label);
+                let idx = field_index(&expr.ty, label);
                 if is_place(expr, &self.bindings) {
                     let base = self.arg(expr);
                     if is_copy(&e.ty) {
@@ -438,7 +456,7 @@ impl Gen<'_> {
                 }
             },
             ExprKind::Proj { expr, label } => {
-                let idx = label_index(label);
+                let idx = field_index(&expr.ty, label);
                 let base = if is_place(expr, &self.bindings) {
                     self.arg(expr)
                 } else {
@@ -1094,7 +1112,7 @@ impl Gen<'_> {
             }
             PatKind::Record(fs) => {
                 for (l, sub) in fs {
-                    let idx = label_index(l);
+                    let idx = field_index(&p.ty, l);
                     self.pat_binds(sub, quote!(#path.#idx), false, stmts, scope);
                 }
             }
@@ -1566,16 +1584,29 @@ fn is_place(e: &Expr, bindings: &HashMap<VarId, Binding>) -> bool {
     }
 }
 
-fn label_index(l: &Label) -> TokenStream {
-    match l {
-        Label::Index(i) => {
-            let i = syn::Index::from(*i as usize);
-            quote!(#i)
-        }
-        Label::Name(n) => {
-            let n = format_ident!("{}", n);
-            quote!(#n)
-        }
+/// The tuple index of field `l` of a record of type `t`: records are tuples in label order.
+fn field_index(t: &Type, l: &Label) -> TokenStream {
+    let position = match t {
+        Type::Record(fs) => fs.iter().position(|(f, _)| f == l),
+        _ => None,
+    };
+    let i = position.unwrap_or(match l {
+        Label::Index(i) => *i as usize,
+        Label::Name(_) => 0,
+    });
+    let i = syn::Index::from(i);
+    quote!(#i)
+}
+
+/// Whether a record with named fields (a derived struct) occurs in the type: such a result
+/// converts to the Rust type the context expects (`FromAccel`), since its name is not part of it.
+fn has_named_record(t: &Type) -> bool {
+    match t {
+        Type::Record(fs) => fs
+            .iter()
+            .any(|(l, t)| matches!(l, Label::Name(_)) || has_named_record(t)),
+        Type::Seq(a) | Type::Tensor(a) => has_named_record(a),
+        Type::Arrow(..) | Type::Int | Type::Float | Type::Bool | Type::Var(_) => false,
     }
 }
 
@@ -1606,9 +1637,9 @@ fn pat_test(p: &Pat, path: TokenStream) -> TokenStream {
             let tests: Vec<TokenStream> = fs
                 .iter()
                 .filter(|(_, p)| !p.irrefutable())
-                .map(|(l, p)| {
-                    let idx = label_index(l);
-                    pat_test(p, quote!(#path.#idx))
+                .map(|(l, sub)| {
+                    let idx = field_index(&p.ty, l);
+                    pat_test(sub, quote!(#path.#idx))
                 })
                 .collect();
             if tests.is_empty() {

@@ -1,0 +1,390 @@
+//! Named records: structs with `#[derive(pmexpr::Record)]`.
+//!
+//! PMExpr records are structural (paper appendix: `{l1 = e1, …}`), so a derived struct is, inside
+//! `accelerate!`, the record of its fields: `struct Particle { x: f64, v: f64 }` is the record
+//! `{ v: f64, x: f64 }` (fields sorted by name, as every record's are). The struct's name appears
+//! only at the boundaries:
+//!
+//! - in type annotations (`|p: Particle| …`) and struct literals (`Particle { x: 1.0, v: 0.0 }`),
+//!   which the parser expands to the record with the struct's definition;
+//! - when a captured value is used only through some of its fields (`p.x`), inference closes its
+//!   type with the one derived struct that has those fields;
+//! - in marshaling, where the derive implements the runtime's traits field by field. Captures name
+//!   each field by [`field_key`] of its name, so a struct with other field names is rejected at the
+//!   variable rather than read in the wrong order.
+//!
+//! The definitions reach a site through the build hook's registry (a macro sees only its own
+//! tokens); without the hook a struct literal still works, since it names every field.
+
+use std::collections::BTreeSet;
+
+use crate::error::{Error, Errors, SpanRange};
+use crate::types::TypeAnn;
+
+/// A struct with `#[derive(pmexpr::Record)]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordDef {
+    /// The struct's name.
+    pub name: String,
+    /// Its fields, in declaration order, with their types as written (other records by name).
+    pub fields: Vec<(String, TypeAnn)>,
+    /// Where it is defined (`file:line:column`), for messages.
+    pub location: String,
+}
+
+/// The derived structs a site can see.
+#[derive(Debug, Clone, Default)]
+pub struct Records {
+    defs: Vec<RecordDef>,
+}
+
+/// Why a struct name does not give a record type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpandError {
+    /// No derived struct has this name.
+    Unknown(String),
+    /// The struct contains itself (through its fields).
+    Recursive(String),
+    /// Two derived structs of this name have different fields.
+    Ambiguous(String, Vec<String>),
+}
+
+impl ExpandError {
+    /// The message for a user.
+    pub fn message(&self) -> String {
+        match self {
+            ExpandError::Unknown(n) => {
+                format!("`{n}` is not a PMExpr type nor a `#[derive(pmexpr::Record)]` struct")
+            }
+            ExpandError::Recursive(n) => {
+                format!("the record `{n}` contains itself, which PMExpr types cannot")
+            }
+            ExpandError::Ambiguous(n, places) => format!(
+                "two `#[derive(pmexpr::Record)]` structs are named `{n}` ({}), with different fields",
+                places.join(", ")
+            ),
+        }
+    }
+}
+
+impl Records {
+    /// The records of these definitions.
+    pub fn new(defs: Vec<RecordDef>) -> Records {
+        Records { defs }
+    }
+
+    /// Every definition.
+    pub fn defs(&self) -> &[RecordDef] {
+        &self.defs
+    }
+
+    /// The definition of the struct `name`.
+    pub fn get(&self, name: &str) -> Result<&RecordDef, ExpandError> {
+        let found: Vec<&RecordDef> = self.defs.iter().filter(|d| d.name == name).collect();
+        match found.as_slice() {
+            [] => Err(ExpandError::Unknown(name.to_string())),
+            [d] => Ok(d),
+            [d, rest @ ..] if rest.iter().all(|r| r.fields == d.fields) => Ok(d),
+            all => Err(ExpandError::Ambiguous(
+                name.to_string(),
+                all.iter().map(|d| d.location.clone()).collect(),
+            )),
+        }
+    }
+
+    /// The structural type of the struct `name`: its fields, with the records they name expanded.
+    pub fn expand(&self, name: &str) -> Result<TypeAnn, ExpandError> {
+        self.expand_in(name, &mut Vec::new())
+    }
+
+    fn expand_in(&self, name: &str, stack: &mut Vec<String>) -> Result<TypeAnn, ExpandError> {
+        if stack.iter().any(|s| s == name) {
+            return Err(ExpandError::Recursive(stack[0].clone()));
+        }
+        let def = self.get(name)?;
+        stack.push(name.to_string());
+        let fields = def
+            .fields
+            .iter()
+            .map(|(f, t)| Ok((f.clone(), self.expand_ann(t, stack)?)))
+            .collect::<Result<Vec<_>, ExpandError>>();
+        stack.pop();
+        Ok(TypeAnn::Record(fields?))
+    }
+
+    /// `t` with every struct name replaced by its record type.
+    pub fn expand_ann(&self, t: &TypeAnn, stack: &mut Vec<String>) -> Result<TypeAnn, ExpandError> {
+        let mut go = |t: &TypeAnn| self.expand_ann(t, stack);
+        Ok(match t {
+            TypeAnn::Named(n) => {
+                return self.expand_in(n, stack);
+            }
+            TypeAnn::Seq(a) => TypeAnn::Seq(Box::new(go(a)?)),
+            TypeAnn::Tensor(a) => TypeAnn::Tensor(Box::new(go(a)?)),
+            TypeAnn::Arrow(ps, r) => {
+                let ps = ps.iter().map(&mut go).collect::<Result<_, _>>()?;
+                TypeAnn::Arrow(ps, Box::new(go(r)?))
+            }
+            TypeAnn::Tuple(ts) => TypeAnn::Tuple(ts.iter().map(&mut go).collect::<Result<_, _>>()?),
+            TypeAnn::Record(fs) => TypeAnn::Record(
+                fs.iter()
+                    .map(|(f, t)| Ok((f.clone(), go(t)?)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Infer => t.clone(),
+        })
+    }
+
+    /// The derived structs whose fields include all of `fields`, as structural types, one per
+    /// distinct field set (so that a struct defined twice alike is one candidate).
+    pub fn with_fields(&self, fields: &BTreeSet<String>) -> Vec<(String, TypeAnn)> {
+        let mut seen: Vec<BTreeSet<&str>> = Vec::new();
+        let mut out = Vec::new();
+        for d in &self.defs {
+            let names: BTreeSet<&str> = d.fields.iter().map(|(f, _)| f.as_str()).collect();
+            if fields.iter().all(|f| names.contains(f.as_str())) && !seen.contains(&names) {
+                if let Ok(t) = self.expand(&d.name) {
+                    out.push((d.name.clone(), t));
+                }
+                seen.push(names);
+            }
+        }
+        out
+    }
+}
+
+/// The most fields a record has (the runtime's marshaling is implemented up to this size, as it is
+/// for tuples).
+pub const MAX_FIELDS: usize = 8;
+
+/// The definition a struct item gives, or errors at its tokens when it cannot be a record: it must
+/// have named fields of PMExpr types and no generic parameters.
+pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, Errors> {
+    let mut errors = Vec::new();
+    if !item.generics.params.is_empty() {
+        errors.push(
+            Error::new(
+                SpanRange::of(&item.generics),
+                "a `#[derive(pmexpr::Record)]` struct cannot have generic parameters",
+            )
+            .help(
+                "name the field types: i64, f64, bool, tuples, Vec<T>, Tensor<T> or other records",
+            ),
+        );
+    }
+    let syn::Fields::Named(named) = &item.fields else {
+        errors.push(
+            Error::new(
+                SpanRange::of(&item.ident),
+                "a `#[derive(pmexpr::Record)]` struct has named fields",
+            )
+            .help("for positional fields use a tuple, which is a PMExpr record already"),
+        );
+        return Err(errors);
+    };
+    if named.named.is_empty() {
+        errors.push(
+            Error::new(
+                SpanRange::of(&item.ident),
+                "a `#[derive(pmexpr::Record)]` struct needs at least one field",
+            )
+            .help("the record without fields is `()`"),
+        );
+    }
+    if let Some(extra) = named.named.iter().nth(MAX_FIELDS) {
+        errors.push(
+            Error::new(
+                SpanRange::of(extra),
+                format!("a `#[derive(pmexpr::Record)]` struct has at most {MAX_FIELDS} fields"),
+            )
+            .help("group some fields into a record of their own"),
+        );
+    }
+    let mut fields = Vec::new();
+    for f in &named.named {
+        let Some(ident) = &f.ident else { continue };
+        match crate::parse::parse_field_type(&f.ty) {
+            Ok(t) => fields.push((ident.to_string().trim_start_matches("r#").to_string(), t)),
+            Err(es) => errors.extend(es),
+        }
+    }
+    if errors.is_empty() {
+        Ok(RecordDef {
+            name: item.ident.to_string(),
+            fields,
+            location: location.to_string(),
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+/// The key that names a field in marshaling: FNV-1a of its name. The derive and the code generator
+/// compute it alike, so a captured struct must have the field names the site uses.
+pub fn field_key(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(src: &str) -> RecordDef {
+        record_def(&syn::parse_str(src).unwrap(), "src/lib.rs:1:1").unwrap()
+    }
+
+    #[test]
+    fn nested_records_expand() {
+        let r = Records::new(vec![
+            def("struct P { x: f64, v: Vec<f64> }"),
+            def("struct Q { p: P, n: i64 }"),
+        ]);
+        let TypeAnn::Record(fs) = r.expand("Q").unwrap() else {
+            panic!("a record")
+        };
+        assert_eq!(fs[0].0, "p");
+        assert!(matches!(&fs[0].1, TypeAnn::Record(inner) if inner.len() == 2));
+        assert_eq!(r.expand("Nope"), Err(ExpandError::Unknown("Nope".into())));
+    }
+
+    #[test]
+    fn recursive_records_are_rejected() {
+        let r = Records::new(vec![def("struct T { kids: Vec<T> }")]);
+        assert_eq!(r.expand("T"), Err(ExpandError::Recursive("T".into())));
+    }
+
+    #[test]
+    fn bad_structs_are_rejected_at_their_tokens() {
+        for src in [
+            "struct G<T> { x: T }",
+            "struct T(i64);",
+            "struct U { x: String }",
+        ] {
+            assert!(
+                record_def(&syn::parse_str(src).unwrap(), "l").is_err(),
+                "{src}"
+            );
+        }
+    }
+
+    fn site(tokens: proc_macro2::TokenStream, records: &Records) -> Result<String, String> {
+        let cx = crate::site::Context {
+            prelude: Some(&[]),
+            find_item: None,
+            records: Some(records),
+        };
+        match crate::site::compile(tokens, cx) {
+            Ok(s) => Ok(s
+                .mono
+                .free_var_types
+                .iter()
+                .map(|t| t.to_string())
+                .collect()),
+            Err((es, _)) => Err(es.iter().map(|e| e.text()).collect::<Vec<_>>().join("\n")),
+        }
+    }
+
+    fn particles() -> Records {
+        Records::new(vec![
+            def("struct Point { x: f64, y: f64 }"),
+            def("struct Particle { pos: Point, vel: Point, mass: f64 }"),
+            def("struct Point3 { x: f64, y: f64, z: f64 }"),
+        ])
+    }
+
+    #[test]
+    fn captured_structs_are_closed_by_their_fields() {
+        let r = particles();
+        let t = site(quote::quote!(backend = cpu, p.mass), &r).unwrap();
+        assert_eq!(
+            t,
+            "{ mass: f64, pos: { x: f64, y: f64 }, vel: { x: f64, y: f64 } }"
+        );
+        let t = site(quote::quote!(map(|p| p.z, ps)), &r).unwrap();
+        assert_eq!(t, "Vec<{ x: f64, y: f64, z: f64 }>");
+        // Annotated: no guess needed.
+        let t = site(quote::quote!(map(|p: Point| p.x, ps)), &r).unwrap();
+        assert_eq!(t, "Vec<{ x: f64, y: f64 }>");
+    }
+
+    #[test]
+    fn unclear_or_unknown_structs_are_errors() {
+        let r = particles();
+        let e = site(quote::quote!(backend = cpu, p.x), &r).unwrap_err();
+        assert!(e.contains("any of the records `Point`, `Point3`"), "{e}");
+        assert!(e.contains("help: say which with a type annotation"), "{e}");
+        let e = site(quote::quote!(backend = cpu, p.w), &r).unwrap_err();
+        assert!(
+            e.contains("no `#[derive(pmexpr::Record)]` struct has the fields `w`"),
+            "{e}"
+        );
+        let e = site(quote::quote!(backend = cpu, Point { x: 1.0 }), &r).unwrap_err();
+        assert!(e.contains("missing field `y` of `Point`"), "{e}");
+        let e = site(
+            quote::quote!(
+                backend = cpu,
+                Point {
+                    x: 1.0,
+                    y: 2.0,
+                    w: 3.0
+                }
+            ),
+            &r,
+        )
+        .unwrap_err();
+        assert!(e.contains("`Point` has no field `w`"), "{e}");
+        let e = site(quote::quote!(backend = cpu, Point { x: 1.0, y: true }), &r).unwrap_err();
+        assert!(e.contains("mismatched types"), "{e}");
+        let e = site(
+            quote::quote!(backend = cpu, {
+                let Point { x } = p;
+                x
+            }),
+            &r,
+        )
+        .unwrap_err();
+        assert!(e.contains("missing field `y` of `Point`"), "{e}");
+        let e = site(quote::quote!(backend = cpu, |q: Nope| q), &r).unwrap_err();
+        assert!(e.contains("`Nope` is not a PMExpr type nor a"), "{e}");
+    }
+
+    #[test]
+    fn record_sites_are_classified_and_well_formed() {
+        let r = particles();
+        let cx = crate::site::Context {
+            prelude: Some(&[]),
+            find_item: None,
+            records: Some(&r),
+        };
+        let tokens = quote::quote!(map(
+            |p: Particle| Point {
+                x: p.pos.x * p.mass,
+                y: p.vel.y
+            },
+            ps
+        ));
+        let s = crate::site::compile(tokens, cx)
+            .map_err(|(e, _)| e[0].text())
+            .unwrap();
+        assert_eq!(
+            s.program.unwrap().backend,
+            crate::classify::Backend::Futhark
+        );
+    }
+
+    #[test]
+    fn candidates_by_fields() {
+        let r = Records::new(vec![
+            def("struct P { x: f64, v: f64 }"),
+            def("struct P3 { x: f64, y: f64, v: f64 }"),
+        ]);
+        let x: BTreeSet<String> = ["x".to_string()].into();
+        assert_eq!(r.with_fields(&x).len(), 2);
+        let y: BTreeSet<String> = ["y".to_string()].into();
+        assert_eq!(r.with_fields(&y)[0].0, "P3");
+        assert_eq!(field_key("x"), field_key("x"));
+        assert_ne!(field_key("x"), field_key("v"));
+    }
+}
