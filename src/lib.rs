@@ -2,6 +2,8 @@
 //!
 //! This library holds only what they share: deterministic input data.
 
+pub mod ode;
+
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
 /// files of the package use (the build hook shows them its definition).
 #[derive(pmexpr::Record, Debug, Clone, Copy, PartialEq)]
