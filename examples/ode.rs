@@ -32,8 +32,12 @@ fn main() {
     println!(
         "ODE: damped driven pendulums, RK4, {steps} steps of {DT}; wall time of the accelerate! call (marshaling included)"
     );
+    let gpu = match pmexpr::gpu::probe() {
+        Ok(gpu) => format!("GPU {gpu}"),
+        Err(why) => format!("no GPU ({why})"),
+    };
     println!(
-        "targets: seq, cpu ({} threads); cuda: not run (the CUDA backend does not launch kernels yet)",
+        "targets: seq, cpu ({} threads); cuda: not run (the CUDA backend does not launch kernels yet; {gpu})",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(

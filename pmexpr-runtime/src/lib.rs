@@ -17,6 +17,7 @@
 pub mod backend;
 pub mod checks;
 pub mod func;
+pub mod gpu;
 pub mod intrinsics;
 pub mod marshal;
 pub mod numeric;

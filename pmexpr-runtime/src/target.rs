@@ -81,9 +81,17 @@ fn from_env() -> Result<Target, String> {
                 Ok(v) => match v.trim() {
                     "" | "cpu" => Ok(Target::Cpu),
                     "seq" => Ok(Target::Seq),
-                    "cuda" | "futhark" => Err(format!(
-                        "PMEXPR_BACKEND={v} asks for a backend that this version of pmexpr does not have yet (available: seq, cpu)"
+                    "cuda" => Err(format!(
+                        "PMEXPR_BACKEND=cuda asks for a backend that this version of pmexpr does not run yet (available: seq, cpu); {}",
+                        match crate::gpu::probe() {
+                            Ok(gpu) => format!("GPU found: {gpu}"),
+                            Err(why) => format!("and there is no usable GPU: {why}"),
+                        }
                     )),
+                    "futhark" => Err(
+                        "PMEXPR_BACKEND=futhark asks for a backend that this version of pmexpr does not run yet (available: seq, cpu)"
+                            .to_string()
+                    ),
                     other => Err(format!(
                         "PMEXPR_BACKEND={other:?} is not a backend (expected seq or cpu)"
                     )),

@@ -253,6 +253,9 @@ pub use pmexpr_macros::pmexpr;
 /// assert_eq!(stats, Stats { sum: 8.0, max: 4.0 });
 /// ```
 pub use pmexpr_macros::Record;
+/// The GPU probe: whether this process can use an NVIDIA GPU, and which ([`gpu::probe`]). It loads
+/// the driver itself and never panics.
+pub use pmexpr_runtime::gpu;
 pub use pmexpr_runtime::{
     Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
 };
