@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+pub mod futhark;
 mod report;
 mod scan;
 #[cfg(test)]
@@ -126,12 +127,31 @@ impl Build {
         for message in &output.warnings {
             lines.extend(report::warning(message));
         }
+        lines.extend(self.futhark(&output));
         if flags.dump {
             let dumps = out_dir.join("pmexpr-dump");
             let message = format!("pmexpr: site dumps written to {}", dumps.display());
             lines.extend(report::warning(&message));
         }
         lines
+    }
+
+    /// The Futhark-class sites: compiled by `futhark` where it is found, else one warning that
+    /// names them (they run on the CPU targets).
+    fn futhark(&self, output: &pmexpr_core::program::CrateOutput) -> Vec<String> {
+        let sites: Vec<String> = output
+            .sites
+            .iter()
+            .filter(|(_, b)| *b == pmexpr_core::classify::Backend::Futhark)
+            .map(|(n, _)| n.clone())
+            .collect();
+        match futhark::find_compiler() {
+            // Compiling with the Futhark compiler comes with the Futhark backend's code generator.
+            Some(_) => Vec::new(),
+            None => futhark::missing_compiler_warning(&sites)
+                .map(|w| report::warning(&w).collect())
+                .unwrap_or_default(),
+        }
     }
 
     /// What makes Cargo rerun the build script: the scanned directories (Cargo watches a
@@ -143,8 +163,13 @@ impl Build {
         existing
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
             .chain(
-                ["PMEXPR_DUMP", "PMEXPR_VERBOSE"]
-                    .map(|v| format!("cargo:rerun-if-env-changed={v}")),
+                [
+                    "PMEXPR_DUMP",
+                    "PMEXPR_VERBOSE",
+                    "PMEXPR_FUTHARK",
+                    "PMEXPR_FUTHARK_BACKEND",
+                ]
+                .map(|v| format!("cargo:rerun-if-env-changed={v}")),
             )
             .collect()
     }
@@ -194,6 +219,8 @@ mod tests {
             format!("cargo:rerun-if-changed={root}/build.rs"),
             "cargo:rerun-if-env-changed=PMEXPR_DUMP".into(),
             "cargo:rerun-if-env-changed=PMEXPR_VERBOSE".into(),
+            "cargo:rerun-if-env-changed=PMEXPR_FUTHARK".into(),
+            "cargo:rerun-if-env-changed=PMEXPR_FUTHARK_BACKEND".into(),
             "cargo:warning=pmexpr: `#[pmexpr] fn g` is defined more than once, at src/lib.rs:1:14 and src/m.rs:1:14".into(),
         ];
         assert_eq!(lines, expected_head);
@@ -242,6 +269,25 @@ mod tests {
             .dirs(&["examples"])
             .run(&dir.path, &out, Flags::default());
         assert!(!quiet.iter().any(|l| l.starts_with("cargo:warning=")));
+    }
+
+    #[test]
+    fn futhark_class_sites_are_named_when_futhark_is_missing() {
+        let dir = TempDir::new();
+        dir.write(
+            "src/lib.rs",
+            "fn f(s: Vec<i64>) -> i64 { accelerate!(reduce(addi, 0, s)) }",
+        );
+        let out = dir.path.join("out");
+        let lines = Build::new().run(&dir.path, &out, Flags::default());
+        let warned = lines.iter().any(|l| {
+            l.contains("the `futhark` compiler was not found")
+                && l.ends_with(
+                    "1 Futhark-class accelerate! site will run on the CPU targets: src/lib.rs:1:28",
+                )
+        });
+        // Where `futhark` is installed the site is compiled by it instead.
+        assert_eq!(warned, futhark::find_compiler().is_none(), "{lines:?}");
     }
 
     #[test]

@@ -123,6 +123,8 @@ pub struct CrateOutput {
     pub files: Vec<(String, String)>,
     /// Lines to show the user as cargo warnings.
     pub warnings: Vec<String>,
+    /// Every site that compiled and has a GPU backend (`file:line:column`, backend).
+    pub sites: Vec<(String, Backend)>,
 }
 
 /// The file, under `OUT_DIR`, that holds the extracted accelerated program of the crate.
@@ -191,6 +193,10 @@ pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateO
             out.files.push((format!("pmexpr-dump/{file}.txt"), text));
         }
     }
+    out.sites = programs
+        .iter()
+        .map(|(n, p)| (n.clone(), p.backend))
+        .collect();
     let refs: Vec<(String, &SiteProgram)> = programs.iter().map(|(n, p)| (n.clone(), p)).collect();
     out.files
         .push((PROGRAM_FILE.to_string(), merge(&refs).print()));
