@@ -21,10 +21,14 @@ use crate::types::{Annotation, Label, TyVar, Type, TypeAnn};
 /// site captures (generated code is generic over it, and rustc fixes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Numeric {
-    /// `i64` or `f64`: used in arithmetic or as a tensor element.
+    /// Any number (`i64`, `f64`, `i32`, `f32`): used in arithmetic or as a tensor element.
     Num,
-    /// `i64`, `f64` or `bool`: only compared with `==` or `!=`.
+    /// A number or `bool`: only compared with `==` or `!=`.
     Scalar,
+    /// An integer (`i64`, `i32`): an integer literal is one.
+    Int,
+    /// A floating-point number (`f64`, `f32`): a float literal is one.
+    Float,
 }
 
 /// A typed expression: every node's type known, quantified variables left as variables in the
@@ -118,8 +122,12 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
 #[derive(Debug, Clone)]
 enum Kind {
     Any,
-    /// `i64` or `f64`.
+    /// A number: `i64`, `f64`, `i32` or `f32`.
     Num,
+    /// An integer: `i64` or `i32` (an integer literal).
+    IntNum,
+    /// A floating-point number: `f64` or `f32` (a float literal).
+    FloatNum,
     /// `i64`, `f64` or `bool`.
     Eq,
     /// A record with at least these fields.
@@ -174,6 +182,8 @@ fn kind_name(k: &Kind) -> &'static str {
     match k {
         Kind::Any => "any type",
         Kind::Num => "a number (i64 or f64)",
+        Kind::IntNum => "an integer",
+        Kind::FloatNum => "a floating-point number",
         Kind::Eq => "i64, f64 or bool",
         Kind::Record(fs) if matches!(fs.keys().next(), Some(Label::Name(_))) => "a record",
         Kind::Record(_) => "a tuple",
@@ -193,6 +203,10 @@ impl Infer<'_> {
 
     fn fresh(&mut self) -> Type {
         self.fresh_at(self.level, Kind::Any)
+    }
+
+    fn fresh_kind(&mut self, kind: Kind) -> Type {
+        self.fresh_at(self.level, kind)
     }
 
     /// Follows bindings at the top of a type.
@@ -215,6 +229,25 @@ impl Infer<'_> {
             Type::Arrow(a, b) => Type::arrow(self.zonk(&a), self.zonk(&b)),
             Type::Record(fs) => {
                 Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.zonk(t))).collect())
+            }
+            t => t,
+        }
+    }
+
+    /// A type as an error message shows it: a number literal whose type is still open shows as
+    /// its default (`i64`, `f64`), the type it would get.
+    fn shown(&self, t: &Type) -> Type {
+        match self.find(t) {
+            Type::Var(v) => match self.vars[v.0 as usize].kind {
+                Kind::IntNum => Type::Int,
+                Kind::FloatNum => Type::Float,
+                _ => Type::Var(v),
+            },
+            Type::Seq(a) => Type::seq(self.shown(&a)),
+            Type::Tensor(a) => Type::tensor(self.shown(&a)),
+            Type::Arrow(a, b) => Type::arrow(self.shown(&a), self.shown(&b)),
+            Type::Record(fs) => {
+                Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.shown(t))).collect())
             }
             t => t,
         }
@@ -270,6 +303,23 @@ impl Infer<'_> {
     }
 
     fn bind(&mut self, v: TyVar, t: &Type) -> Result<(), Mismatch> {
+        // A number literal meeting another type is a plain type mismatch (`i64` vs `f64`).
+        let other = match t {
+            Type::Var(w) => Some(&self.vars[w.0 as usize].kind),
+            _ => None,
+        };
+        let literal_clash = match (&self.vars[v.0 as usize].kind, t, other) {
+            (Kind::IntNum, _, Some(Kind::FloatNum)) | (Kind::FloatNum, _, Some(Kind::IntNum)) => {
+                true
+            }
+            (Kind::IntNum, Type::Var(_) | Type::Int, _)
+            | (Kind::FloatNum, Type::Var(_) | Type::Float, _) => false,
+            (Kind::IntNum | Kind::FloatNum, _, _) => true,
+            _ => false,
+        };
+        if literal_clash {
+            return Err(Mismatch::Types);
+        }
         let level = self.vars[v.0 as usize].level;
         if self.occurs_adjust(v, t, level) {
             return Err(Mismatch::Infinite);
@@ -297,6 +347,13 @@ impl Infer<'_> {
                     (Kind::Any, k) | (k, Kind::Any) => k,
                     (Kind::Num, Kind::Num | Kind::Eq) | (Kind::Eq, Kind::Num) => Kind::Num,
                     (Kind::Eq, Kind::Eq) => Kind::Eq,
+                    (Kind::IntNum, Kind::Num | Kind::Eq | Kind::IntNum)
+                    | (Kind::Num | Kind::Eq, Kind::IntNum) => Kind::IntNum,
+                    (Kind::FloatNum, Kind::Num | Kind::Eq | Kind::FloatNum)
+                    | (Kind::Num | Kind::Eq, Kind::FloatNum) => Kind::FloatNum,
+                    (Kind::IntNum, Kind::FloatNum) | (Kind::FloatNum, Kind::IntNum) => {
+                        return Err(Mismatch::Types);
+                    }
                     (Kind::Record(mut a), Kind::Record(b)) => {
                         for (l, tb) in b {
                             match a.get(&l).cloned() {
@@ -316,6 +373,7 @@ impl Infer<'_> {
                 Ok(())
             }
             (Kind::Num, Type::Int | Type::Float) => Ok(()),
+            (Kind::IntNum, Type::Int) | (Kind::FloatNum, Type::Float) => Ok(()),
             (Kind::Eq, Type::Int | Type::Float | Type::Bool) => Ok(()),
             (Kind::Record(req), Type::Record(fs)) => {
                 for (l, tr) in req {
@@ -343,7 +401,7 @@ impl Infer<'_> {
         found: &Type,
         context: &str,
     ) -> Error {
-        let (e, f) = (self.zonk(expected), self.zonk(found));
+        let (e, f) = (self.shown(expected), self.shown(found));
         let message = match why {
             Mismatch::Types => format!("mismatched types: expected `{e}`, found `{f}`{context}"),
             Mismatch::Infinite => {
@@ -406,7 +464,7 @@ impl Infer<'_> {
         match self.find(t) {
             Type::Tensor(a) => match self.find(&a) {
                 Type::Int | Type::Float | Type::Var(_) => None,
-                other => Some(self.zonk(&other)),
+                other => Some(self.shown(&other)),
             },
             Type::Seq(a) => self.non_numeric_tensor(&a),
             Type::Arrow(a, b) => self
@@ -507,7 +565,7 @@ impl Infer<'_> {
                 match &info.kind {
                     Kind::Any if pinned_here => pinned.push(v),
                     Kind::Any if info.level > self.level => cands.push(v),
-                    Kind::Any | Kind::Num | Kind::Eq => {}
+                    Kind::Any | Kind::Num | Kind::Eq | Kind::IntNum | Kind::FloatNum => {}
                     Kind::Record(fs) => {
                         if !pinned.contains(&v) {
                             pinned.push(v);
@@ -578,7 +636,7 @@ impl Infer<'_> {
             let ta = self.expr(arg);
             let (param, result) = match self.find(&tf) {
                 Type::Arrow(a, b) => (*a, *b),
-                Type::Var(_) => {
+                Type::Var(v) if matches!(self.vars[v.0 as usize].kind, Kind::Any) => {
                     let (a, b) = (self.fresh(), self.fresh());
                     let _ = self.unify(&tf, &Type::arrow(a.clone(), b.clone()));
                     (a, b)
@@ -587,7 +645,7 @@ impl Infer<'_> {
                     let message = if i == 0 {
                         format!(
                             "{callee} is not a function: its type is `{}`",
-                            self.zonk(&other)
+                            self.shown(&other)
                         )
                     } else {
                         format!(
@@ -612,7 +670,7 @@ impl Infer<'_> {
                     &format!(" as the {} argument of {callee}", ordinal(i)),
                 );
                 if let Some(t) = twin {
-                    let (p, a) = (self.zonk(&param), self.zonk(&ta));
+                    let (p, a) = (self.shown(&param), self.shown(&ta));
                     if matches!(
                         (&p, &a),
                         (Type::Int, Type::Float) | (Type::Float, Type::Int)
@@ -649,9 +707,11 @@ impl Infer<'_> {
                     self.fresh()
                 }
             },
+            // A number literal has the number type around it: `i64` or `i32`, `f64` or `f32`
+            // (defaulting to `i64`, `f64`), so that captured `f32` values are not widened.
             ExprKind::Lit(l) => match l {
-                Lit::Int(_) => Type::Int,
-                Lit::Float(_) => Type::Float,
+                Lit::Int(_) => self.fresh_kind(Kind::IntNum),
+                Lit::Float(_) => self.fresh_kind(Kind::FloatNum),
                 Lit::Bool(_) => Type::Bool,
                 Lit::Unit => Type::unit(),
             },
@@ -771,7 +831,7 @@ impl Infer<'_> {
                 let is_condition = matches!(pat.kind, PatKind::Lit(Lit::Bool(true)));
                 if is_condition
                     && matches!(
-                        self.find(&ts),
+                        self.shown(&ts),
                         Type::Int
                             | Type::Float
                             | Type::Seq(_)
@@ -780,7 +840,7 @@ impl Infer<'_> {
                             | Type::Record(_)
                     )
                 {
-                    let f = self.zonk(&ts);
+                    let f = self.shown(&ts);
                     self.errors.push(Error::new(
                         scrutinee.span,
                         format!("this condition must be a `bool`, but it is `{f}`"),
@@ -820,7 +880,7 @@ impl Infer<'_> {
                     self.record_spans.entry(v).or_insert(span);
                 }
                 if let Err(why) = self.constrain(&tr, Kind::Record(req)) {
-                    let f = self.zonk(&tr);
+                    let f = self.shown(&tr);
                     let message = match why {
                         Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`"),
                         _ => {
@@ -860,7 +920,7 @@ impl Infer<'_> {
                 let tr = self.expr(rhs);
                 let sym = op.symbol();
                 if let Err(why) = self.unify(&tl, &tr) {
-                    let (l, r) = (self.zonk(&tl), self.zonk(&tr));
+                    let (l, r) = (self.shown(&tl), self.shown(&tr));
                     let mut err = match why {
                         Mismatch::Types => Error::new(
                             span,
@@ -889,7 +949,7 @@ impl Infer<'_> {
                         self.constrain(&tl, kind.clone()).is_ok()
                     };
                     if !ok {
-                        let l = self.zonk(&tl);
+                        let l = self.shown(&tl);
                         let wants = if op == BinOp::Rem {
                             "i64"
                         } else {
@@ -906,7 +966,7 @@ impl Infer<'_> {
             ExprKind::Neg(x) => {
                 let tx = self.expr(x);
                 if self.constrain(&tx, Kind::Num).is_err() {
-                    let f = self.zonk(&tx);
+                    let f = self.shown(&tx);
                     self.errors.push(Error::new(
                         span,
                         format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)"),
@@ -934,8 +994,8 @@ impl Infer<'_> {
             }
             PatKind::Lit(l) => {
                 let tl = match l {
-                    Lit::Int(_) => Type::Int,
-                    Lit::Float(_) => Type::Float,
+                    Lit::Int(_) => self.fresh_kind(Kind::IntNum),
+                    Lit::Float(_) => self.fresh_kind(Kind::FloatNum),
                     Lit::Bool(_) => Type::Bool,
                     Lit::Unit => Type::unit(),
                 };
@@ -951,7 +1011,7 @@ impl Infer<'_> {
                 }
                 let req: BTreeMap<Label, Type> = ts.iter().cloned().collect();
                 if let Err(why) = self.constrain(t, Kind::Record(req)) {
-                    let f = self.zonk(t);
+                    let f = self.shown(t);
                     let message = match why {
                         Mismatch::MissingField(l) => format!("`{f}` has no field `{l}`"),
                         _ => format!("this pattern matches a record, but the value is `{f}`"),
@@ -1022,15 +1082,17 @@ impl Infer<'_> {
                 continue;
             }
             let v = TyVar(i as u32);
-            let numeric = match self.vars[i].kind {
-                Kind::Num => Numeric::Num,
-                Kind::Eq => Numeric::Scalar,
+            let (numeric, default) = match self.vars[i].kind {
+                Kind::Num => (Numeric::Num, Type::Int),
+                Kind::Eq => (Numeric::Scalar, Type::Int),
+                Kind::IntNum => (Numeric::Int, Type::Int),
+                Kind::FloatNum => (Numeric::Float, Type::Float),
                 _ => continue,
             };
             if reachable.contains(&v) {
                 kept.push((v, numeric));
             } else {
-                self.vars[i].binding = Some(Type::Int);
+                self.vars[i].binding = Some(default);
             }
         }
         self.zonk_expr(e);
@@ -1110,10 +1172,10 @@ impl Infer<'_> {
             [(_, ann)] => {
                 let t = self.ann_type_raw(ann);
                 if self.unify(&Type::Var(v), &t).is_err() {
-                    let t = self.zonk(&t);
+                    let t = self.shown(&t);
                     let mut fs: Vec<String> = Vec::new();
                     for (l, ft) in fields {
-                        fs.push(format!("{l}: {}", self.zonk(ft)));
+                        fs.push(format!("{l}: {}", self.shown(ft)));
                     }
                     self.errors.push(Error::new(
                         span,
@@ -1281,7 +1343,20 @@ mod tests {
                 [i],
                 tensor_get(t, [i]) * 2.0
             )))),
-            ["i64", "Tensor<f64>"]
+            // A float tensor: `Tensor<f64>` or `Tensor<f32>`, as the captured tensor says.
+            ["i64", "Tensor<_>"]
+        );
+        let typed =
+            infer(resolve(parse_tokens(quote!(map(|x| x * 2.0, s))).unwrap()).unwrap()).unwrap();
+        assert_eq!(typed.free_var_types[0].to_string(), "Vec<_>");
+        assert!(matches!(typed.numeric.as_slice(), [(_, Numeric::Float)]));
+        // Not captured: the literal's default.
+        assert_eq!(
+            infer(resolve(parse_tokens(quote!(2.5 * 2.0)).unwrap()).unwrap())
+                .unwrap()
+                .expr
+                .ty,
+            Type::Float
         );
         assert_eq!(
             captured(quote!(reduce(addf, 0.0, flatten(m)))),

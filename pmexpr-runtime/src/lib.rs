@@ -40,7 +40,7 @@ pub mod __private {
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
     };
-    pub use crate::numeric::{Num, Scalar};
+    pub use crate::numeric::{Float, Int, Num, Scalar};
     pub use crate::seq::Seq;
     pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};

@@ -25,9 +25,9 @@ use crate::tensor::{Element, Tensor, TensorRef};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be captured by `accelerate!` as a `{C}`",
     label = "`accelerate!` uses this variable as a `{C}`",
-    note = "captured variables are borrowed and may be i64, f64, bool, (), tuples of these, \
+    note = "captured variables are borrowed and may be i64, f64, i32, f32, bool, (), tuples of these, \
             `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64 or f64>"
+            pmexpr::Tensor<i64, f64, i32 or f32>"
 )]
 pub trait Capture<'a, C> {
     /// The representation in generated code.
@@ -40,9 +40,9 @@ pub trait Capture<'a, C> {
 /// sequences be borrowed while nested ones are converted).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be captured by `accelerate!` as an element of type `{C}`",
-    note = "captured variables are borrowed and may be i64, f64, bool, (), tuples of these, \
+    note = "captured variables are borrowed and may be i64, f64, i32, f32, bool, (), tuples of these, \
             `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64 or f64>"
+            pmexpr::Tensor<i64, f64, i32 or f32>"
 )]
 pub trait CaptureElem<'a, C>: Sized {
     /// The representation of one element in generated code.
@@ -85,7 +85,7 @@ macro_rules! scalar {
         }
     )*};
 }
-scalar!(i64, f64, bool, ());
+scalar!(i64, f64, i32, f32, bool, ());
 
 impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> Capture<'a, C> for &'b T {
     type Repr = T::Repr;

@@ -2,8 +2,9 @@
 //!
 //! When nothing inside an accelerated expression fixes whether a number is an `i64` or an `f64`
 //! (`map2(|x, y| x + y, a, b)` over captured `a` and `b`), the generated function is generic over
-//! it and the captured Rust values decide. Integer arithmetic wraps, as it does everywhere in
-//! PMExpr.
+//! it and the captured Rust values decide — beyond the paper also `i32` and `f32`, so that a
+//! `Vec<f32>` is computed with as `f32`, not widened. A literal is an [`Int`] or a [`Float`] of the
+//! type around it. Integer arithmetic wraps, as it does everywhere in PMExpr.
 
 use std::fmt::Debug;
 
@@ -12,11 +13,11 @@ use crate::marshal::IntoRust;
 use crate::site::Site;
 use crate::tensor::Element;
 
-/// A value that `==` and `!=` compare: `i64`, `f64` or `bool`.
+/// A value that `==` and `!=` compare: a number or `bool`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be compared with `==` inside `accelerate!`",
     label = "`accelerate!` compares values of this type with `==`",
-    note = "`==` and `!=` work on i64, f64 and bool"
+    note = "`==` and `!=` work on i64, f64, i32, f32 and bool"
 )]
 pub trait Scalar:
     Copy + Send + Sync + PartialEq + PartialOrd + Debug + Regular + IntoRust<Out = Self> + 'static
@@ -25,13 +26,15 @@ pub trait Scalar:
 
 impl Scalar for i64 {}
 impl Scalar for f64 {}
+impl Scalar for i32 {}
+impl Scalar for f32 {}
 impl Scalar for bool {}
 
-/// A number: `i64` or `f64`.
+/// A number: `i64`, `f64`, `i32` or `f32`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a number that `accelerate!` computes with",
     label = "`accelerate!` uses values of this type in arithmetic or as tensor elements",
-    note = "numbers inside `accelerate!` are i64 or f64"
+    note = "numbers inside `accelerate!` are i64, f64, i32 or f32"
 )]
 pub trait Num: Scalar + Element {
     /// `+` (wrapping for integers).
@@ -46,51 +49,85 @@ pub trait Num: Scalar + Element {
     fn neg(self) -> Self;
 }
 
-impl Num for i64 {
-    #[inline]
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    #[inline]
-    fn sub(self, o: Self) -> Self {
-        self.wrapping_sub(o)
-    }
-    #[inline]
-    fn mul(self, o: Self) -> Self {
-        self.wrapping_mul(o)
-    }
-    #[inline]
-    fn div(site: &Site, a: Self, b: Self) -> Self {
-        crate::intrinsics::divi(site, a, b)
-    }
-    #[inline]
-    fn neg(self) -> Self {
-        self.wrapping_neg()
-    }
+/// An integer: `i64` or `i32` (what an integer literal may be).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an integer that `accelerate!` computes with",
+    label = "`accelerate!` uses values of this type as integers",
+    note = "integers inside `accelerate!` are i64 or i32; an integer literal like `2` makes the \
+            values it is used with integers: write `2.0` for a float"
+)]
+pub trait Int: Num {
+    /// The literal `v`, which must fit (checked at `site`).
+    fn from_lit(site: &Site, v: i64) -> Self;
 }
 
-impl Num for f64 {
-    #[inline]
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-    #[inline]
-    fn sub(self, o: Self) -> Self {
-        self - o
-    }
-    #[inline]
-    fn mul(self, o: Self) -> Self {
-        self * o
-    }
-    #[inline]
-    fn div(_: &Site, a: Self, b: Self) -> Self {
-        a / b
-    }
-    #[inline]
-    fn neg(self) -> Self {
-        -self
-    }
+/// A floating-point number: `f64` or `f32` (what a float literal may be).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a floating-point number that `accelerate!` computes with",
+    label = "`accelerate!` uses values of this type as floats",
+    note = "floats inside `accelerate!` are f64 or f32; a float literal like `1.5` makes the values \
+            it is used with floats: convert an integer with `int2float(x)`"
+)]
+pub trait Float: Num {
+    /// The literal `v` (rounded to the nearest value of the type).
+    fn from_lit(v: f64) -> Self;
 }
+
+macro_rules! ints {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline]
+            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline]
+            fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            #[inline]
+            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            #[inline]
+            fn div(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
+                }
+                a.wrapping_div(b)
+            }
+            #[inline]
+            fn neg(self) -> Self { self.wrapping_neg() }
+        }
+        impl Int for $t {
+            #[inline]
+            fn from_lit(site: &Site, v: i64) -> Self {
+                match <$t>::try_from(v) {
+                    Ok(x) => x,
+                    Err(_) => site.fail(format!(
+                        "the integer literal {v} does not fit in {}", stringify!($t)
+                    )),
+                }
+            }
+        }
+    )*};
+}
+ints!(i64, i32);
+
+macro_rules! floats {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline]
+            fn add(self, o: Self) -> Self { self + o }
+            #[inline]
+            fn sub(self, o: Self) -> Self { self - o }
+            #[inline]
+            fn mul(self, o: Self) -> Self { self * o }
+            #[inline]
+            fn div(_: &Site, a: Self, b: Self) -> Self { a / b }
+            #[inline]
+            fn neg(self) -> Self { -self }
+        }
+        impl Float for $t {
+            #[inline]
+            fn from_lit(v: f64) -> Self { v as $t }
+        }
+    )*};
+}
+floats!(f64, f32);
 
 #[cfg(test)]
 mod tests {

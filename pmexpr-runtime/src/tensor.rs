@@ -1,5 +1,5 @@
 //! Tensors: mutable, shaped, row-major arrays of `i64` or `f64` (the paper's `Tensor[Int]` and
-//! `Tensor[Float]`).
+//! `Tensor[Float]`), and beyond the paper of `i32` or `f32`.
 //!
 //! A [`Tensor`] is what a Rust program creates and captures. Inside an accelerated expression it is
 //! seen through a [`TensorRef`], a `Copy` view that borrows the tensor's storage for the duration
@@ -13,7 +13,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use crate::seq::Seq;
 use crate::site::Site;
@@ -24,9 +24,11 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for i64 {}
     impl Sealed for f64 {}
+    impl Sealed for i32 {}
+    impl Sealed for f32 {}
 }
 
-/// An element type of a tensor: `i64` or `f64`.
+/// An element type of a tensor: `i64`, `f64`, `i32` or `f32`.
 pub trait Element:
     Copy + Send + Sync + PartialEq + Default + fmt::Debug + 'static + sealed::Sealed
 {
@@ -73,6 +75,40 @@ impl Element for f64 {
     }
     #[inline(always)]
     fn store(cell: &AtomicU64, v: f64) {
+        cell.store(v.to_bits(), Ordering::Relaxed)
+    }
+}
+
+impl Element for i32 {
+    type Cell = AtomicI32;
+    const NAME: &'static str = "i32";
+    #[inline]
+    fn new_cell(v: Self) -> AtomicI32 {
+        AtomicI32::new(v)
+    }
+    #[inline(always)]
+    fn load(cell: &AtomicI32) -> i32 {
+        cell.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn store(cell: &AtomicI32, v: i32) {
+        cell.store(v, Ordering::Relaxed)
+    }
+}
+
+impl Element for f32 {
+    type Cell = AtomicU32;
+    const NAME: &'static str = "f32";
+    #[inline]
+    fn new_cell(v: Self) -> AtomicU32 {
+        AtomicU32::new(v.to_bits())
+    }
+    #[inline(always)]
+    fn load(cell: &AtomicU32) -> f32 {
+        f32::from_bits(cell.load(Ordering::Relaxed))
+    }
+    #[inline(always)]
+    fn store(cell: &AtomicU32, v: f32) {
         cell.store(v.to_bits(), Ordering::Relaxed)
     }
 }

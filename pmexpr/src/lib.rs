@@ -111,22 +111,27 @@
 //!
 //! | PMExpr | Rust |
 //! |---|---|
-//! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()` |
+//! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()`; beyond the paper `i32`, `f32` |
 //! | `[T]` | `Vec<T>`, `&[T]`, `[T; N]`, `Box<[T]>` (results come back as `Vec<T>`) |
 //! | records | tuples, and structs with `#[derive(pmexpr::Record)]` (up to 8 fields) |
-//! | `Tensor[T]` | [`Tensor<i64>`](Tensor), [`Tensor<f64>`](Tensor), rank at most [`MAX_RANK`] |
+//! | `Tensor[T]` | [`Tensor<T>`](Tensor) of `i64`, `f64`, `i32` or `f32`, rank at most [`MAX_RANK`] |
 //!
 //! Every name that the expression does not bind and that is not an intrinsic is a *captured
 //! variable*: a Rust variable of the enclosing code, borrowed for the call (never moved or cloned
 //! by you; flat sequences are not even copied). Its PMExpr type is inferred from how the
 //! expression uses it, and rustc checks that the Rust value has that type, reporting a mismatch at
 //! the variable. Where nothing fixes whether a number is an `i64` or an `f64`
-//! (`map2(|x, y| x + y, a, b)`), the captured values decide. Any other type that nothing fixes is a
+//! (`map2(|x, y| x + y, a, b)`), the captured values decide, and they may also be `i32` or `f32`:
+//! a number literal has the type of the numbers it is used with (`x * 2.0` is an `f32`
+//! multiplication when `x` is an `f32`), so a `Vec<f32>` is computed with as `f32`, not widened.
+//! Integer literals must fit their type (checked when the expression runs). The paper's
+//! intrinsics keep their types (`addf`, `sqrt`, … are `f64`; `%` is `i64`): use the operators for
+//! `i32` and `f32`. Any other type that nothing fixes is a
 //! compile error that asks for an annotation at the start of the body, for example
 //! `accelerate!({ let s: Vec<bool> = s; length(s) })`. Functions cannot be captured: define them
 //! inside the expression.
 //!
-//! The result converts back to its Rust type: `i64`, `f64`, `bool`, `()`, `Vec<…>` (nested),
+//! The result converts back to its Rust type: a number, `bool`, `()`, `Vec<…>` (nested),
 //! tuples, or a [`Tensor`] that shares memory with the captured one it is a view of.
 //!
 //! ## Records

@@ -282,6 +282,8 @@ impl Gen<'_> {
                 match k {
                     Numeric::Num => quote!(#n: #rt::Num),
                     Numeric::Scalar => quote!(#n: #rt::Scalar),
+                    Numeric::Int => quote!(#n: #rt::Int),
+                    Numeric::Float => quote!(#n: #rt::Float),
                 }
             })
             .collect()
@@ -357,7 +359,7 @@ impl Gen<'_> {
         let site = self.site();
         match &e.kind {
             ExprKind::Var { ident, .. } => self.var_value(ident.id, &e.ty),
-            ExprKind::Lit(l) => lit(l),
+            ExprKind::Lit(l) => lit(l, &e.ty, &rt),
             ExprKind::Lam { params, body } => self.func_from_lambda(params, body),
             ExprKind::App { func, args } => {
                 let args: Vec<Arg> = args.iter().map(Arg::Expr).collect();
@@ -1059,7 +1061,7 @@ impl Gen<'_> {
             let v = self.value(scrutinee);
             quote!(let #owned = #v; let #s = &#owned;)
         };
-        let test = pat_test(pat, quote!(#s));
+        let test = pat_test(pat, quote!(#s), &self.rt);
         let mut stmts = Vec::new();
         let mut scope = Vec::new();
         self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
@@ -1610,7 +1612,20 @@ fn has_named_record(t: &Type) -> bool {
     }
 }
 
-fn lit(l: &Lit) -> TokenStream {
+/// A literal of type `t`: a number whose type the captured values fix converts at run time.
+fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
+    match (l, t) {
+        (Lit::Int(i), Type::Var(v)) => {
+            let (n, site) = (Gen::numeric_param(*v), format_ident!("{}", SITE));
+            return quote!(<#n as #rt::Int>::from_lit(&#site, #i));
+        }
+        (Lit::Float(f), Type::Var(v)) => {
+            let n = Gen::numeric_param(*v);
+            let f = Literal::f64_suffixed(*f);
+            return quote!(<#n as #rt::Float>::from_lit(#f));
+        }
+        _ => {}
+    }
     match l {
         Lit::Int(i) => {
             let l = Literal::i64_suffixed(*i);
@@ -1626,11 +1641,11 @@ fn lit(l: &Lit) -> TokenStream {
     }
 }
 
-fn pat_test(p: &Pat, path: TokenStream) -> TokenStream {
+fn pat_test(p: &Pat, path: TokenStream, rt: &TokenStream) -> TokenStream {
     match &p.kind {
         PatKind::Wild | PatKind::Bind(_) | PatKind::Lit(Lit::Unit) => quote!(true),
         PatKind::Lit(l) => {
-            let l = lit(l);
+            let l = lit(l, &p.ty, rt);
             quote!((#path == #l))
         }
         PatKind::Record(fs) => {
@@ -1639,7 +1654,7 @@ fn pat_test(p: &Pat, path: TokenStream) -> TokenStream {
                 .filter(|(_, p)| !p.irrefutable())
                 .map(|(l, sub)| {
                     let idx = field_index(&p.ty, l);
-                    pat_test(sub, quote!(#path.#idx))
+                    pat_test(sub, quote!(#path.#idx), rt)
                 })
                 .collect();
             if tests.is_empty() {

@@ -1,0 +1,60 @@
+//! Beyond the paper: `i32` and `f32` values are computed with as `i32` and `f32` (not widened),
+//! because a number's type follows the captured Rust values and literals take the type around
+//! them. Every target agrees.
+
+use pmexpr::{Target, Tensor, accelerate, with_target};
+
+fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
+    let seq = with_target(Target::Seq, &f);
+    assert_eq!(with_target(Target::Cpu, &f), seq);
+    assert_eq!(with_target(Target::Debug, &f), seq);
+    seq
+}
+
+#[test]
+fn f32_sequences_stay_f32() {
+    let s: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+    let scaled: Vec<f32> = on_every_target(|| accelerate!(map(|x| x * 2.0 + 0.25, s)));
+    assert_eq!(scaled[3], 3.25_f32);
+    let total: f32 = on_every_target(|| accelerate!(reduce(|a, b| a + b, 0.0, s)));
+    assert_eq!(total, s.iter().sum::<f32>());
+    // f32 arithmetic, not f64: 0.1 + 0.2 rounds as f32 does.
+    let a: Vec<f32> = vec![0.1];
+    let r: Vec<f32> = on_every_target(|| accelerate!(map(|x| x + 0.2, a)));
+    assert_eq!(r[0], 0.1_f32 + 0.2_f32);
+}
+
+#[test]
+fn i32_sequences_and_tensors() {
+    let s: Vec<i32> = (1..=100).collect();
+    let sum: i32 = on_every_target(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| x * 3 - 1, s))));
+    assert_eq!(sum, s.iter().map(|x| x * 3 - 1).sum::<i32>());
+    // Wrapping, as i32 wraps.
+    let big: Vec<i32> = vec![i32::MAX];
+    let w: Vec<i32> = on_every_target(|| accelerate!(map(|x| x + 1, big)));
+    assert_eq!(w, vec![i32::MIN]);
+    let out = on_every_target(|| {
+        let t = Tensor::<f32>::zeros(&[4]);
+        let n: i64 = 4;
+        accelerate!(par_loop(n, |i| tensor_set(t, [i], 1.5)));
+        t.to_vec()
+    });
+    assert_eq!(out, vec![1.5_f32; 4]);
+}
+
+#[test]
+fn an_integer_literal_that_does_not_fit_is_an_error_at_the_site() {
+    let s: Vec<i32> = vec![1];
+    let failure = std::panic::catch_unwind(|| {
+        with_target(Target::Seq, || -> Vec<i32> {
+            accelerate!(map(|x| x + 3000000000, s))
+        })
+    })
+    .unwrap_err();
+    let message = failure.downcast_ref::<String>().unwrap();
+    assert!(message.contains("tests/numbers.rs:"), "{message}");
+    assert!(
+        message.contains("the integer literal 3000000000 does not fit in i32"),
+        "{message}"
+    );
+}
