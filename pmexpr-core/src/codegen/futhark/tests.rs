@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::code::{lit, stem};
 use super::*;
+use crate::ast::Lit;
 use crate::program::{CrateProgram, merge};
 use crate::site::{SiteProgram, compile_for_test};
 
