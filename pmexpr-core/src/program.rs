@@ -89,9 +89,12 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
     }
 }
 
-/// A `#[pmexpr]` function's identity across sites: its name at its (monomorphic) type.
+/// A `#[pmexpr]` function's identity across sites: its name at its (monomorphic) type. The type
+/// variables count too: a number type that a site's captured values fix is that site's own, so a
+/// function over it is shared only with a site whose number types have the same variables (the
+/// Futhark generator instantiates them per site).
 fn item_key(d: &Def) -> String {
-    format!("{}: {}", d.ident.name, d.value.ty)
+    format!("{}: {:?}", d.ident.name, d.value.ty)
 }
 
 impl CrateProgram {

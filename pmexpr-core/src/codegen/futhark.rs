@@ -78,7 +78,7 @@ use crate::lift::{Binding, Def, Origin};
 use crate::program::CrateProgram;
 use crate::types::{Label, TyVar, Type};
 
-use self::code::{field_name, is_one_tuple, var_name};
+use self::code::{comment, field_name, is_one_tuple, var_name};
 use self::expr::Gen;
 
 // ---------------------------------------------------------------------------------------------
@@ -652,7 +652,7 @@ fn generate_with_notes(
          -- point per site and choice of number types. Do not edit.\n",
     );
     for note in notes {
-        source.push_str(&format!("-- {note}\n"));
+        source.push_str(&comment(note));
     }
     for h in &helpers {
         source.push('\n');

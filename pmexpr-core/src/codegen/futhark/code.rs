@@ -7,6 +7,16 @@ use crate::types::{Label, Type};
 // Names
 // ---------------------------------------------------------------------------------------------
 
+/// A line comment; line breaks in `text` (a file name can hold one) become spaces, so that the
+/// rest cannot escape the comment.
+pub(super) fn comment(text: &str) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("-- {line}\n")
+}
+
 /// Futhark's reserved words (language reference, "Reserved names and symbols").
 pub(super) const KEYWORDS: &[&str] = &[
     "true", "false", "if", "then", "else", "def", "let", "loop", "in", "val", "for", "do", "with",

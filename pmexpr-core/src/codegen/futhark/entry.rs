@@ -2,7 +2,7 @@
 //! cross as their primitive leaves.
 
 use super::code::{
-    Code, field_name, indent, is_one_tuple, let_line, record_code, var_name, with_lets,
+    Code, comment, field_name, indent, is_one_tuple, let_line, record_code, var_name, with_lets,
 };
 use super::expr::{Gen, R};
 use super::{EntryParam, EntryResult, EntrySignature, GenError, Leaf, instantiation_note};
@@ -17,10 +17,10 @@ impl Gen<'_, '_> {
     pub(super) fn def(&mut self, d: &Def, name: &str) -> R<String> {
         let mut text = String::new();
         if let Origin::Item(item) = &d.origin {
-            text.push_str(&format!(
-                "-- #[pmexpr] fn {} at {}\n",
+            text.push_str(&comment(&format!(
+                "#[pmexpr] fn {} at {}",
                 item.name, item.location
-            ));
+            )));
         }
         let (params, body) = match &d.value.kind {
             ExprKind::Lam { params, body } => (params.as_slice(), &**body),
@@ -66,10 +66,10 @@ impl Gen<'_, '_> {
             ExprKind::Lam { params, body } => (params.as_slice(), &**body),
             _ => (&[][..], &d.value),
         };
-        let mut header = vec![format!(
-            "-- accelerate! at {site}{}",
+        let mut header = comment(&format!(
+            "accelerate! at {site}{}",
             instantiation_note(self.inst)
-        )];
+        ));
         let mut sig_params = Vec::new();
         let mut param_text = Vec::new();
         let mut rebuild = Vec::new();
@@ -118,12 +118,12 @@ impl Gen<'_, '_> {
             value
         };
         let body = with_lets(lines, result);
-        header.push(format!(
+        header.push_str(&format!(
             "entry {name}{}{} : {out_ty} =",
             if param_text.is_empty() { "" } else { " " },
             param_text.join(" ")
         ));
-        let text = format!("{}\n  {}", header.join("\n"), indent(&body.text, 2));
+        let text = format!("{header}\n  {}", indent(&body.text, 2));
         let sig = EntrySignature {
             site: site.to_string(),
             name: name.to_string(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::code::{lit, stem};
+use super::code::{comment, lit, stem};
 use super::*;
 use crate::ast::Lit;
 use crate::program::{CrateProgram, merge};
@@ -583,6 +583,8 @@ fn names_are_valid_and_never_generated_ones() {
     assert_eq!(stem("match"), "match");
     let names = vec!["match".to_string()];
     assert_eq!(var_name(&names, VarId(0)), "match_0");
+    // A line break in a file name cannot end a comment early.
+    assert_eq!(comment("src/a\nb.rs:1:1"), "-- src/a b.rs:1:1\n");
 }
 
 #[test]
@@ -786,4 +788,25 @@ fn a_unit_result_is_skipped() {
     let f = generate_crate(&p).unwrap();
     assert!(f.program.entries.is_empty());
     assert!(matches!(f.skipped[0].error, GenError::Unsupported(_)));
+}
+
+/// A `#[pmexpr]` function over a number type that two sites' captured values fix: each site
+/// keeps its own copy, instantiated with its own types.
+#[test]
+fn generic_functions_per_site() {
+    let p = program(
+        &[
+            ("src/g1.rs:1:1", quote!(map(dbl, s))),
+            (
+                "src/g2.rs:1:1",
+                quote!({
+                    let k = 2.0;
+                    map(|x| dbl(x) == x, t)
+                }),
+            ),
+        ],
+        &[("dbl", "fn dbl(x: _) -> _ { x + x }")],
+    );
+    let f = golden_crate("generic", &p);
+    assert_eq!(f.program.entries.len(), 4);
 }
