@@ -66,6 +66,24 @@
 //! temporaries) or `site_` (entries), which user names are kept away from, and leaf parameters
 //! contain `__`, which user names never do. A function whose types mention a number type of the
 //! instantiation gets the types as a suffix (`g_3_i32`).
+//!
+//! # Numbers
+//!
+//! A type variable left by monomorphization is a number whose Rust type the captured values fix.
+//! Futhark has no such polymorphism at the boundary, so the caller picks an [`Instantiation`] per
+//! entry ([`instantiations`] lists the default ones) and every function that mentions the
+//! variable is emitted once per choice.
+//!
+//! # Where the semantics may differ
+//!
+//! Integer arithmetic wraps in both. `floorfi` of NaN or of a value out of `i64`'s range
+//! saturates in Rust but is unspecified in Futhark's conversion; `subsequence` with a length
+//! near `i64::MAX` clamps in Rust but overflows (an invalid slice, an error) here.
+//!
+//! # Layout of the module
+//!
+//! This file holds the public API and assembles the program; `code` the fragments of code and
+//! their layout, `expr` the expressions, `entry` the `def`s and entry points.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
@@ -251,7 +269,7 @@ pub struct Leaf {
     pub name: String,
     /// The record labels from the whole value to this leaf, sequence levels skipped: in a
     /// `Vec<(i64, Vec<f64>)>` the leaf `[0]` is the `[]i64` of first fields and `[1]` the
-    /// `[][]f64` of second fields.
+    /// `[][]f64` of second fields. Labels follow the Rust type (a 1-tuple keeps its `0`).
     pub path: Vec<Label>,
     /// A primitive, or an array of primitives with one dimension per sequence level crossed.
     pub ty: FutType,
