@@ -7,10 +7,13 @@ use std::fmt::Write;
 
 use crate::ast::VarId;
 use crate::classify::Backend;
+use crate::codegen::futhark;
 use crate::extract::extract;
+use crate::infer::Numeric;
 use crate::lift::{Binding, Def, Origin};
 use crate::pretty;
 use crate::site::SiteProgram;
+use crate::types::TyVar;
 
 /// The merged program of a crate.
 #[derive(Debug, Clone)]
@@ -21,6 +24,8 @@ pub struct CrateProgram {
     pub names: Vec<String>,
     /// Each site: its name, its accelerated binding and its backend.
     pub sites: Vec<(String, VarId, Backend)>,
+    /// The numeric type variables each site's captured values fix, by accelerated binding.
+    pub numeric: HashMap<VarId, Vec<(TyVar, Numeric)>>,
 }
 
 /// Merges the programs of the crate's sites (named, e.g. by `file:line:column`).
@@ -29,6 +34,7 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
     let mut bindings = Vec::new();
     let mut items: HashMap<String, VarId> = HashMap::new();
     let mut out_sites = Vec::new();
+    let mut numeric = HashMap::new();
     for (site_name, p) in sites {
         let lifted = &p.lifted;
         let mut map: HashMap<VarId, VarId> = HashMap::new();
@@ -71,18 +77,24 @@ pub fn merge(sites: &[(String, &SiteProgram)]) -> CrateProgram {
                 _ => {}
             }
         }
-        out_sites.push((site_name.clone(), map[&lifted.accelerated], p.backend));
+        let accelerated = map[&lifted.accelerated];
+        out_sites.push((site_name.clone(), accelerated, p.backend));
+        numeric.insert(accelerated, p.numeric.clone());
     }
     CrateProgram {
         bindings,
         names,
         sites: out_sites,
+        numeric,
     }
 }
 
-/// A `#[pmexpr]` function's identity across sites: its name at its (monomorphic) type.
+/// A `#[pmexpr]` function's identity across sites: its name at its (monomorphic) type. The type
+/// variables count too: a number type that a site's captured values fix is that site's own, so a
+/// function over it is shared only with a site whose number types have the same variables (the
+/// Futhark generator instantiates them per site).
 fn item_key(d: &Def) -> String {
-    format!("{}: {}", d.ident.name, d.value.ty)
+    format!("{}: {:?}", d.ident.name, d.value.ty)
 }
 
 impl CrateProgram {
@@ -130,9 +142,14 @@ pub struct CrateOutput {
 /// The file, under `OUT_DIR`, that holds the extracted accelerated program of the crate.
 pub const PROGRAM_FILE: &str = "pmexpr/accelerated.pmexpr";
 
+/// The file, under `OUT_DIR`, that holds the Futhark program of the crate's Futhark-class sites
+/// (written only when there are some).
+pub const FUTHARK_FILE: &str = "pmexpr/futhark/program.fut";
+
 /// Runs the compiler over the whole crate: every site with the `#[pmexpr]` functions, merged and
-/// extracted per backend; with `dump`, one readable file per site under `pmexpr-dump/`. Sites with
-/// errors are left out (the macro reports them at their tokens).
+/// extracted per backend, and the Futhark program of the Futhark-class sites ([`FUTHARK_FILE`]);
+/// with `dump`, one readable file per site under `pmexpr-dump/`. Sites with errors are left out
+/// (the macro reports them at their tokens).
 pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateOutput {
     use crate::registry::ItemKind;
     use crate::site::{Context, PreludeItem, compile};
@@ -173,7 +190,7 @@ pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateO
                         let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
                     }
                     Some(p) => {
-                        site_dump(&mut text, &p);
+                        site_dump(&mut text, &name, &p);
                         programs.push((name.clone(), p));
                     }
                 },
@@ -198,13 +215,17 @@ pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateO
         .map(|(n, p)| (n.clone(), p.backend))
         .collect();
     let refs: Vec<(String, &SiteProgram)> = programs.iter().map(|(n, p)| (n.clone(), p)).collect();
-    out.files
-        .push((PROGRAM_FILE.to_string(), merge(&refs).print()));
+    let merged = merge(&refs);
+    out.files.push((PROGRAM_FILE.to_string(), merged.print()));
+    if let Some(f) = futhark::generate_crate(&merged) {
+        out.files.push((FUTHARK_FILE.to_string(), f.program.source));
+    }
     out
 }
 
-/// The readable account of one site: lifted, extracted, classified.
-fn site_dump(text: &mut String, p: &SiteProgram) {
+/// The readable account of one site: lifted, extracted, classified, and its Futhark code when it
+/// is of the Futhark class.
+fn site_dump(text: &mut String, name: &str, p: &SiteProgram) {
     let l = &p.lifted;
     let params: Vec<String> = l
         .params
@@ -244,6 +265,15 @@ fn site_dump(text: &mut String, p: &SiteProgram) {
         p.backend,
         p.backend
     );
+    if p.backend == Backend::Futhark
+        && let Some(f) = futhark::generate_crate(&merge(&[(name.to_string(), p)]))
+    {
+        let _ = writeln!(
+            text,
+            "\n// Futhark code of this site ({FUTHARK_FILE} has every site's)"
+        );
+        text.push_str(&f.program.source);
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,12 @@ use crate::ast::{Expr, ExprKind, FnDef, ItemRef, Lit, VarId};
 use crate::classify::{Backend, Class, Classification, KeywordUse, classify};
 use crate::error::{Error, Errors, SpanRange};
 use crate::extract::extract;
+use crate::infer::Numeric;
 use crate::lift::{Binding, Lifted, Origin, lift};
 use crate::mono::Mono;
 use crate::record::Records;
 use crate::resolve::FreeVar;
+use crate::types::TyVar;
 use crate::{infer, mono, parse, resolve, wellformed};
 
 /// A backend named by the user: `accelerate!(backend = cuda, …)`.
@@ -66,6 +68,9 @@ pub struct SiteProgram {
     pub classification: Classification,
     /// The backend that compiles it.
     pub backend: Backend,
+    /// The numeric type variables that the captured values fix (the only type variables left in
+    /// the program): a backend that cannot be generic emits one entry per choice of types.
+    pub numeric: Vec<(TyVar, Numeric)>,
 }
 
 /// A site that passed every static check.
@@ -223,6 +228,7 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
     if !errors.is_empty() {
         return Err((errors, free_vars));
     }
+    let numeric = mono.numeric.clone();
     Ok(CompiledSite {
         mono,
         forced,
@@ -232,6 +238,7 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
             extracted,
             classification,
             backend,
+            numeric,
         }),
     })
 }

@@ -1,0 +1,250 @@
+//! Fragments of Futhark code and their layout, literals, and the names of variables and fields.
+
+use crate::ast::{Lit, VarId};
+use crate::types::{Label, Type};
+
+// ---------------------------------------------------------------------------------------------
+// Names
+// ---------------------------------------------------------------------------------------------
+
+/// A line comment; line breaks in `text` (a file name can hold one) become spaces, so that the
+/// rest cannot escape the comment.
+pub(super) fn comment(text: &str) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("-- {line}\n")
+}
+
+/// Futhark's reserved words (language reference, "Reserved names and symbols").
+pub(super) const KEYWORDS: &[&str] = &[
+    "true", "false", "if", "then", "else", "def", "let", "loop", "in", "val", "for", "do", "with",
+    "local", "open", "include", "import", "type", "entry", "module", "while", "assert", "match",
+    "case",
+];
+
+/// A user's name as the stem of a Futhark identifier: ASCII letters, digits and single `_`s,
+/// starting with a letter, never starting with a generated prefix (`pm_`, `site_`).
+pub(super) fn stem(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+        if c == '_' && (out.is_empty() || out.ends_with('_')) {
+            continue;
+        }
+        out.push(c);
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'v');
+    }
+    if out == "pm" || out.starts_with("pm_") || out == "site" || out.starts_with("site_") {
+        out.insert_str(0, "u_");
+    }
+    out
+}
+
+/// The Futhark name of a variable: its stem, `_` and its identifier.
+pub(super) fn var_name(names: &[String], id: VarId) -> String {
+    let name = names.get(id.0 as usize).map_or("v", String::as_str);
+    format!("{}_{}", stem(name), id.0)
+}
+
+/// The Futhark name of a record field.
+pub(super) fn field_name(l: &Label) -> String {
+    match l {
+        Label::Index(i) => i.to_string(),
+        Label::Name(n) => {
+            let mut s = stem(n);
+            if KEYWORDS.contains(&s.as_str()) {
+                s.push('_');
+            }
+            s
+        }
+    }
+}
+
+pub(super) fn is_one_tuple(fs: &[(Label, Type)]) -> bool {
+    fs.len() == 1 && fs[0].0 == Label::Index(0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code fragments
+// ---------------------------------------------------------------------------------------------
+
+/// How a fragment of Futhark code combines with what surrounds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Never needs parentheses: names, literals, parenthesized or bracketed forms.
+    Atom,
+    /// An application or operator: parenthesized as an argument or operand.
+    Closed,
+    /// A form that extends as far right as possible (`if`, `match`, `loop`, `with`):
+    /// parenthesized everywhere but in tail position.
+    Open,
+    /// A `let … in …` chain: open, and merged into an enclosing chain that ends with it.
+    Lets,
+}
+
+/// A fragment of Futhark code. Lines after the first are indented relative to the first.
+#[derive(Debug, Clone)]
+pub(super) struct Code {
+    pub(super) text: String,
+    pub(super) kind: Kind,
+}
+
+impl Code {
+    pub(super) fn atom(text: impl Into<String>) -> Code {
+        Code {
+            text: text.into(),
+            kind: Kind::Atom,
+        }
+    }
+
+    pub(super) fn closed(text: impl Into<String>) -> Code {
+        Code {
+            text: text.into(),
+            kind: Kind::Closed,
+        }
+    }
+
+    pub(super) fn open(text: impl Into<String>) -> Code {
+        Code {
+            text: text.into(),
+            kind: Kind::Open,
+        }
+    }
+
+    /// As an argument or operand.
+    pub(super) fn arg(&self) -> String {
+        match self.kind {
+            Kind::Atom => self.text.clone(),
+            _ => paren(&self.text),
+        }
+    }
+
+    /// Where an application is fine but an open form must be closed (then-branches, case bodies,
+    /// tuple fields, indices).
+    pub(super) fn closed_text(&self) -> String {
+        match self.kind {
+            Kind::Open | Kind::Lets => paren(&self.text),
+            Kind::Atom | Kind::Closed => self.text.clone(),
+        }
+    }
+
+    pub(super) fn is_multiline(&self) -> bool {
+        self.text.contains('\n')
+    }
+
+    /// Whether the fragment can be written twice without computing anything twice.
+    pub(super) fn is_name(&self) -> bool {
+        self.kind == Kind::Atom
+            && !self.text.is_empty()
+            && self
+                .text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    }
+}
+
+pub(super) fn paren(text: &str) -> String {
+    format!("({})", indent(text, 1))
+}
+
+/// Indents every line but the first by `n` spaces.
+pub(super) fn indent(text: &str, n: usize) -> String {
+    text.replace('\n', &format!("\n{}", " ".repeat(n)))
+}
+
+/// `let pat = value` as a line of a `let` chain.
+pub(super) fn let_line(pat: &str, value: &Code) -> String {
+    if value.is_multiline() {
+        format!("let {pat} =\n  {}", indent(&value.text, 2))
+    } else {
+        format!("let {pat} = {}", value.text)
+    }
+}
+
+/// `let … in body`; a body that is itself a chain continues this one (`in` is optional before a
+/// `let`).
+pub(super) fn with_lets(lines: Vec<String>, body: Code) -> Code {
+    if lines.is_empty() {
+        return body;
+    }
+    let mut text = lines.join("\n");
+    if body.kind == Kind::Lets {
+        text.push('\n');
+        text.push_str(&body.text);
+    } else {
+        text.push_str("\nin ");
+        text.push_str(&indent(&body.text, 3));
+    }
+    Code {
+        text,
+        kind: Kind::Lets,
+    }
+}
+
+/// `f a b …` with every part as an argument.
+pub(super) fn apply_text(f: &str, args: &[Code]) -> Code {
+    let mut text = f.to_string();
+    for a in args {
+        text.push(' ');
+        text.push_str(&a.arg());
+    }
+    Code::closed(text)
+}
+
+/// `a op b`.
+pub(super) fn binop(a: &Code, op: &str, b: &Code) -> Code {
+    Code::closed(format!("{} {op} {}", a.arg(), b.arg()))
+}
+
+/// A record value from its fields' code: a tuple, `()`, or a record with named fields.
+pub(super) fn record_code(tys: &[(Label, Type)], parts: Vec<(String, Code)>) -> Code {
+    if Type::is_tuple_record(tys) {
+        let fields: Vec<String> = parts.iter().map(|(_, c)| c.closed_text()).collect();
+        Code::atom(format!("({})", fields.join(", ")))
+    } else {
+        let fields: Vec<String> = parts
+            .iter()
+            .map(|(l, c)| format!("{l} = {}", c.closed_text()))
+            .collect();
+        Code::atom(format!("{{{}}}", fields.join(", ")))
+    }
+}
+
+/// `if c then a else b`, on one line when it is short.
+pub(super) fn if_code(c: &Code, a: &Code, b: &Code) -> Code {
+    let (c, a, b2) = (c.closed_text(), a.closed_text(), b.text.clone());
+    let one = format!("if {c} then {a} else {b2}");
+    if !one.contains('\n') && one.len() <= 80 {
+        return Code::open(one);
+    }
+    Code::open(format!(
+        "if {}\nthen {}\nelse {}",
+        indent(&c, 3),
+        indent(&a, 5),
+        indent(&b2, 5)
+    ))
+}
+
+/// A literal, with its type as a suffix.
+pub(super) fn lit(l: &Lit) -> Code {
+    match *l {
+        Lit::Int(i64::MIN) => Code::atom("i64.lowest"),
+        Lit::Int(i) if i < 0 => Code::atom(format!("(-{}i64)", i.unsigned_abs())),
+        Lit::Int(i) => Code::atom(format!("{i}i64")),
+        Lit::Float(x) if x.is_nan() => Code::atom("f64.nan"),
+        Lit::Float(x) if x.is_infinite() && x > 0.0 => Code::atom("f64.inf"),
+        Lit::Float(x) if x.is_infinite() => Code::atom("(f64.neg f64.inf)"),
+        // `{:?}` writes `1.0`, `0.1`, `1e-7`, `1.5e300`: all Futhark float literals.
+        Lit::Float(x) if x.is_sign_negative() => Code::atom(format!("(-{:?}f64)", -x)),
+        Lit::Float(x) => Code::atom(format!("{x:?}f64")),
+        Lit::Bool(b) => Code::atom(b.to_string()),
+        Lit::Unit => Code::atom("()"),
+    }
+}

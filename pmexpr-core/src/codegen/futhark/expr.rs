@@ -1,0 +1,827 @@
+//! The generator of one definition: expressions, patterns, parallel keywords and intrinsics.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::code::{
+    Code, apply_text, binop, field_name, if_code, indent, is_one_tuple, let_line, lit, record_code,
+    var_name, with_lets,
+};
+use super::{Context, FutType, GenError, Helper, Instantiation, Prim};
+use crate::ast::{Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
+use crate::intrinsics::{Intrinsic, Keyword};
+use crate::lift::Def;
+use crate::types::{Label, Type};
+
+/// Generates one definition under one instantiation.
+pub(super) struct Gen<'a, 'b> {
+    pub(super) cx: &'a Context<'a>,
+    pub(super) inst: &'a Instantiation,
+    pub(super) helpers: &'b mut BTreeSet<Helper>,
+    /// Counter for the `pm_` temporaries of this definition.
+    pub(super) tmp: u32,
+    /// `let`-bound variables whose value is a fresh array used exactly once: a `set` on them
+    /// updates in place.
+    pub(super) once: HashSet<VarId>,
+    /// Inside a place where Futhark forbids consuming (a partial application's arguments, the value
+    /// of a function-typed `let`): `set` copies.
+    pub(super) no_inplace: u32,
+}
+
+pub(super) type R<T> = Result<T, GenError>;
+
+impl<'a, 'b> Gen<'a, 'b> {
+    pub(super) fn new(
+        cx: &'a Context<'a>,
+        inst: &'a Instantiation,
+        helpers: &'b mut BTreeSet<Helper>,
+    ) -> Self {
+        Gen {
+            cx,
+            inst,
+            helpers,
+            tmp: 0,
+            once: HashSet::new(),
+            no_inplace: 0,
+        }
+    }
+
+    pub(super) fn fresh(&mut self, hint: &str) -> String {
+        self.tmp += 1;
+        format!("pm_{hint}{}", self.tmp)
+    }
+
+    pub(super) fn ty(&self, t: &Type) -> R<FutType> {
+        FutType::of(t, self.inst)
+    }
+
+    /// The primitive type of a number.
+    pub(super) fn prim(&self, t: &Type) -> R<Prim> {
+        match self.ty(t)? {
+            FutType::Prim(p) => Ok(p),
+            other => Err(GenError::Unsupported(format!(
+                "a number operation on a value of type `{other}`"
+            ))),
+        }
+    }
+
+    pub(super) fn var(&self, id: VarId) -> R<String> {
+        if self.cx.defs.contains_key(&id) {
+            self.cx.top_name(id, self.inst)
+        } else {
+            Ok(var_name(self.cx.names, id))
+        }
+    }
+
+    /// A binder: `_` for the wildcard, else the variable's name.
+    pub(super) fn binder(&self, p: &Param) -> String {
+        if p.ident.name == "_" {
+            "_".to_string()
+        } else {
+            var_name(self.cx.names, p.ident.id)
+        }
+    }
+
+    // ----- expressions -----
+
+    pub(super) fn expr(&mut self, e: &Expr) -> R<Code> {
+        match &e.kind {
+            ExprKind::Var { ident, .. } => Ok(Code::atom(self.var(ident.id)?)),
+            ExprKind::Lit(l) => Ok(lit(l)),
+            ExprKind::Intrinsic(i) => self.intrinsic_value(*i, &e.ty),
+            ExprKind::Lam { params, body } => {
+                let mut ps = Vec::new();
+                for p in params {
+                    ps.push(self.lambda_param(&self.binder(p), &p.ty)?);
+                }
+                let body = self.expr(body)?;
+                Ok(Code::atom(format!(
+                    "(\\{} -> {})",
+                    ps.join(" "),
+                    indent(&body.text, 2)
+                )))
+            }
+            ExprKind::App { func, args } => self.app(func, args, &e.ty),
+            ExprKind::Let { .. } => self.let_chain(e),
+            ExprKind::RecLet { fns, .. } => Err(GenError::RecursiveLet(
+                fns.first()
+                    .map(|f| f.ident.name.clone())
+                    .unwrap_or_default(),
+            )),
+            ExprKind::Match { pat, .. } if pat.irrefutable() => self.let_chain(e),
+            ExprKind::Match { .. } => self.match_(e),
+            ExprKind::Never(_) => self.never(&e.ty),
+            ExprKind::Record(fs) => self.record(fs, &e.ty),
+            ExprKind::Proj { expr, label } => {
+                let inner = self.expr(expr)?;
+                match &expr.ty {
+                    Type::Record(fs) if is_one_tuple(fs) => Ok(inner),
+                    _ => Ok(Code::closed(format!(
+                        "{}.{}",
+                        inner.arg(),
+                        field_name(label)
+                    ))),
+                }
+            }
+            ExprKind::Seq(es) => self.seq(es, &e.ty),
+            ExprKind::Keyword { kw, args } => self.keyword(*kw, args),
+            ExprKind::BinOp { .. } | ExprKind::Neg(_) => Err(GenError::Unsupported(
+                "an operator not resolved by monomorphization".into(),
+            )),
+        }
+    }
+
+    pub(super) fn app(&mut self, func: &Expr, args: &[Expr], ty: &Type) -> R<Code> {
+        if let ExprKind::Intrinsic(i) = func.kind
+            && args.len() == i.arity()
+        {
+            return self.intrinsic(i, args);
+        }
+        // Futhark forbids consuming inside the arguments of a partial application.
+        let partial = ty.is_arrow();
+        if partial {
+            self.no_inplace += 1;
+        }
+        let f = self.expr(func);
+        let codes: R<Vec<Code>> = args.iter().map(|a| self.expr(a)).collect();
+        if partial {
+            self.no_inplace -= 1;
+        }
+        Ok(apply_text(&f?.arg(), &codes?))
+    }
+
+    /// A chain of `let`s (and irrefutable matches, which bind like `let`s).
+    pub(super) fn let_chain(&mut self, mut e: &Expr) -> R<Code> {
+        let mut lines = Vec::new();
+        loop {
+            match &e.kind {
+                ExprKind::Let {
+                    binder,
+                    value,
+                    body,
+                    ..
+                } => {
+                    // Futhark: a value computed with an in-place update may not be a function.
+                    let guard = binder.ty.has_arrow();
+                    if guard {
+                        self.no_inplace += 1;
+                    }
+                    let v = self.expr(value);
+                    if guard {
+                        self.no_inplace -= 1;
+                    }
+                    let v = v?;
+                    if !guard && is_fresh(value) && count_uses(body, binder.ident.id) == 1 {
+                        self.once.insert(binder.ident.id);
+                    }
+                    lines.push(let_line(&self.binder(binder), &v));
+                    e = body;
+                }
+                ExprKind::Match {
+                    scrutinee,
+                    pat,
+                    then,
+                    ..
+                } if pat.irrefutable() => {
+                    let s = self.expr(scrutinee)?;
+                    lines.push(let_line(&self.pat(pat)?, &s));
+                    e = then;
+                }
+                _ => break,
+            }
+        }
+        let body = self.expr(e)?;
+        Ok(with_lets(lines, body))
+    }
+
+    /// A refutable match: `if` on a `bool` literal, else a Futhark `match` whose cases are the
+    /// arms of the chain on the same variable (the parser writes `match x { … }` as nested
+    /// matches on `x`), ending with `case _` unless an arm matches everything.
+    pub(super) fn match_(&mut self, e: &Expr) -> R<Code> {
+        let ExprKind::Match {
+            scrutinee,
+            pat,
+            then,
+            otherwise,
+        } = &e.kind
+        else {
+            unreachable!("match_ is called on matches")
+        };
+        let s = self.expr(scrutinee)?;
+        if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
+            // `match b { true => x, false => y }`: the second arm is the else-branch.
+            let other = match &otherwise.kind {
+                ExprKind::Match {
+                    scrutinee: s2,
+                    pat: p2,
+                    then: t2,
+                    ..
+                } if same_var(scrutinee, s2)
+                    && (matches!(p2.kind, PatKind::Wild)
+                        || matches!(p2.kind, PatKind::Lit(Lit::Bool(c)) if c != b)) =>
+                {
+                    t2
+                }
+                _ => otherwise,
+            };
+            let (yes, no) = if b { (then, other) } else { (other, then) };
+            let yes = self.expr(yes)?;
+            let no = self.expr(no)?;
+            return Ok(if_code(&s, &yes, &no));
+        }
+        let mut arms = Vec::new();
+        let mut rest: &Expr = e;
+        while let ExprKind::Match {
+            scrutinee: s2,
+            pat,
+            then,
+            otherwise,
+        } = &rest.kind
+        {
+            if !arms.is_empty() && !same_var(scrutinee, s2) {
+                break;
+            }
+            let body = self.expr(then)?;
+            arms.push(format!(
+                "case {} -> {}",
+                self.pat(pat)?,
+                indent(&body.closed_text(), 2)
+            ));
+            if pat.irrefutable() {
+                return Ok(Code::open(format!(
+                    "match {}\n{}",
+                    s.closed_text(),
+                    arms.join("\n")
+                )));
+            }
+            rest = otherwise;
+        }
+        let last = self.expr(rest)?;
+        arms.push(format!("case _ -> {}", indent(&last.closed_text(), 2)));
+        Ok(Code::open(format!(
+            "match {}\n{}",
+            s.closed_text(),
+            arms.join("\n")
+        )))
+    }
+
+    pub(super) fn pat(&self, p: &Pat) -> R<String> {
+        Ok(match &p.kind {
+            PatKind::Wild => "_".to_string(),
+            PatKind::Bind(i) if i.name == "_" => "_".to_string(),
+            PatKind::Bind(i) => var_name(self.cx.names, i.id),
+            PatKind::Lit(l) => match l {
+                Lit::Int(i) => format!("{i}i64"),
+                Lit::Float(x) if x.is_finite() => format!("{x:?}f64"),
+                Lit::Float(_) => {
+                    return Err(GenError::Unsupported(
+                        "a pattern that is an infinite or NaN float".into(),
+                    ));
+                }
+                Lit::Bool(b) => b.to_string(),
+                Lit::Unit => "()".to_string(),
+            },
+            PatKind::Record(fs) => {
+                let Type::Record(tys) = &p.ty else {
+                    return Err(GenError::Unsupported(
+                        "a record pattern on a value that is not a record".into(),
+                    ));
+                };
+                if is_one_tuple(tys) && fs.len() == 1 {
+                    return self.pat(&fs[0].1);
+                }
+                let parts: Vec<String> = fs.iter().map(|(_, p)| self.pat(p)).collect::<R<_>>()?;
+                if Type::is_tuple_record(tys) {
+                    format!("({})", parts.join(", "))
+                } else {
+                    let named: Vec<String> = fs
+                        .iter()
+                        .zip(parts)
+                        .map(|((l, _), p)| format!("{} = {p}", field_name(l)))
+                        .collect();
+                    format!("{{{}}}", named.join(", "))
+                }
+            }
+        })
+    }
+
+    /// `never`: `assert false d`, where `d` is a value of the expected type. Reaching it stops
+    /// the program with Futhark's "assertion failed" error, as reaching `never` is an error in
+    /// PMExpr; the value only gives the expression its type. (Futhark has no bottom value, and
+    /// its typed hole `???` fails only when evaluated but would leave the type ambiguous.)
+    pub(super) fn never(&self, t: &Type) -> R<Code> {
+        Ok(Code::closed(format!(
+            "assert false {}",
+            self.default_value(t)?.arg()
+        )))
+    }
+
+    /// A value of type `t` (for `never`): zeros, `false`, empty arrays.
+    pub(super) fn default_value(&self, t: &Type) -> R<Code> {
+        Ok(match t {
+            Type::Record(fs) if is_one_tuple(fs) => self.default_value(&fs[0].1)?,
+            Type::Record(fs) => {
+                let parts = fs
+                    .iter()
+                    .map(|(l, t)| Ok((field_name(l), self.default_value(t)?)))
+                    .collect::<R<Vec<_>>>()?;
+                record_code(fs, parts)
+            }
+            Type::Seq(_) => Code::atom(format!("([] : [0]{})", self.elem_type(t)?)),
+            Type::Arrow(..) => {
+                return Err(GenError::Unsupported("`never` of a function type".into()));
+            }
+            _ => Code::atom(match self.prim(t)? {
+                Prim::Bool => "false".to_string(),
+                p if p.is_float() => format!("0.0{p}"),
+                p => format!("0{p}"),
+            }),
+        })
+    }
+
+    /// The element type of an array type, as written after `[n]`.
+    pub(super) fn elem_type(&self, t: &Type) -> R<FutType> {
+        match self.ty(t)? {
+            FutType::Array(e) => Ok(*e),
+            other => Err(GenError::Unsupported(format!(
+                "a sequence operation on a value of type `{other}`"
+            ))),
+        }
+    }
+
+    pub(super) fn record(&mut self, fs: &[(Label, Expr)], ty: &Type) -> R<Code> {
+        let Type::Record(tys) = ty else {
+            return Err(GenError::Unsupported(
+                "a record of a non-record type".into(),
+            ));
+        };
+        if is_one_tuple(tys) && fs.len() == 1 {
+            return self.expr(&fs[0].1);
+        }
+        let parts = fs
+            .iter()
+            .map(|(l, e)| Ok((field_name(l), self.expr(e)?)))
+            .collect::<R<Vec<_>>>()?;
+        Ok(record_code(tys, parts))
+    }
+
+    /// `[a, b, …]`; array elements take the size of the first (Futhark checks it statically).
+    pub(super) fn seq(&mut self, es: &[Expr], ty: &Type) -> R<Code> {
+        if es.is_empty() {
+            return Ok(Code::atom(format!("([] : [0]{})", self.elem_type(ty)?)));
+        }
+        let codes: Vec<Code> = es.iter().map(|e| self.expr(e)).collect::<R<_>>()?;
+        let rows = matches!(ty, Type::Seq(e) if matches!(**e, Type::Seq(_)));
+        if !rows || codes.len() == 1 {
+            let parts: Vec<String> = codes.iter().map(Code::closed_text).collect();
+            return Ok(Code::atom(format!("[{}]", parts.join(", "))));
+        }
+        let mut lines = Vec::new();
+        let first = self.share(codes[0].clone(), "first", &mut lines);
+        self.helpers.insert(Helper::SameSize);
+        let mut parts = vec![first.text.clone()];
+        for c in &codes[1..] {
+            parts.push(apply_text(Helper::SameSize.name(), &[first.clone(), c.clone()]).text);
+        }
+        Ok(with_lets(
+            lines,
+            Code::atom(format!("[{}]", parts.join(", "))),
+        ))
+    }
+
+    /// `c` itself when it is a name, else a fresh name bound to it by a line added to `lines`.
+    pub(super) fn share(&mut self, c: Code, hint: &str, lines: &mut Vec<String>) -> Code {
+        if c.is_name() {
+            c
+        } else {
+            let n = self.fresh(hint);
+            lines.push(let_line(&n, &c));
+            Code::atom(n)
+        }
+    }
+
+    // ----- parallel keywords -----
+
+    pub(super) fn keyword(&mut self, kw: Keyword, args: &[Expr]) -> R<Code> {
+        match (kw, args) {
+            (Keyword::Map, [f, s]) => {
+                let f = self.fn_value(f)?;
+                let s = self.expr(s)?;
+                Ok(apply_text("map", &[f, s]))
+            }
+            (Keyword::Map2, [f, a, b]) => {
+                let fc = self.fn_value(f)?;
+                let ac = self.expr(a)?;
+                let bc = self.expr(b)?;
+                if same_var(a, b) {
+                    return Ok(apply_text("map2", &[fc, ac, bc]));
+                }
+                // Futhark's map2 needs equal sizes: the second takes the first's (checked).
+                let mut lines = Vec::new();
+                let ac = self.share(ac, "a", &mut lines);
+                self.helpers.insert(Helper::SameSize);
+                let bc = apply_text(Helper::SameSize.name(), &[ac.clone(), bc]);
+                Ok(with_lets(lines, apply_text("map2", &[fc, ac, bc])))
+            }
+            (Keyword::Reduce, [f, ne, s]) => {
+                let fc = self.fn_value(f)?;
+                let nc = self.expr(ne)?;
+                let sc = self.expr(s)?;
+                if !is_rows(&s.ty) {
+                    return Ok(apply_text("reduce", &[fc, nc, sc]));
+                }
+                // Rows: the neutral element takes the size of the rows.
+                let mut lines = Vec::new();
+                let sc = self.share(sc, "s", &mut lines);
+                self.helpers.insert(Helper::RowSize);
+                let nc = apply_text(Helper::RowSize.name(), &[sc.clone(), nc]);
+                Ok(with_lets(lines, apply_text("reduce", &[fc, nc, sc])))
+            }
+            (Keyword::Flatten, [s]) => {
+                let s = self.expr(s)?;
+                Ok(apply_text("flatten", &[s]))
+            }
+            _ => Err(GenError::Unsupported(format!("`{}`", kw.usage()))),
+        }
+    }
+
+    // ----- functions as values -----
+
+    /// A function argument (of `map`, `reduce`, …): a bare intrinsic becomes a Futhark function.
+    pub(super) fn fn_value(&mut self, e: &Expr) -> R<Code> {
+        match e.kind {
+            ExprKind::Intrinsic(i) => self.intrinsic_value(i, &e.ty),
+            _ => self.expr(e),
+        }
+    }
+
+    /// `f a b` where `f` is a function argument: an intrinsic is applied directly.
+    pub(super) fn apply(&mut self, f: &Expr, args: Vec<Code>, arg_tys: &[Type]) -> R<Code> {
+        match &f.kind {
+            ExprKind::Intrinsic(i) if i.arity() == args.len() => {
+                self.intrinsic_code(*i, args, arg_tys)
+            }
+            ExprKind::App { func, args: bound } => {
+                let fc = self.expr(func)?;
+                let mut all: Vec<Code> = bound.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
+                all.extend(args);
+                Ok(apply_text(&fc.arg(), &all))
+            }
+            _ => {
+                let fc = self.fn_value(f)?;
+                Ok(apply_text(&fc.arg(), &args))
+            }
+        }
+    }
+
+    /// An intrinsic used as a function value of type `ty`.
+    pub(super) fn intrinsic_value(&mut self, i: Intrinsic, ty: &Type) -> R<Code> {
+        use Intrinsic::*;
+        let (params, _) = ty.split_arrows(i.arity());
+        if params.len() != i.arity() {
+            return Err(GenError::Unsupported(format!(
+                "`{}` used with a type that is not its own",
+                i.name()
+            )));
+        }
+        let params: Vec<Type> = params.into_iter().cloned().collect();
+        if let Some(op) = self.operator(i, params.first())? {
+            return Ok(Code::atom(format!("({op})")));
+        }
+        let named = match i {
+            NegI => Some("i64.neg".to_string()),
+            NegF => Some("f64.neg".to_string()),
+            NumNeg => Some(format!("{}.neg", self.prim(&params[0])?)),
+            Not => Some("not".to_string()),
+            Int2Float => Some("f64.i64".to_string()),
+            Sqrt | Exp | Log | Sin | Cos => Some(format!("f64.{}", i.name())),
+            Length | Null | Head | Tail | Reverse => Some(i.name().to_string()),
+            _ => None,
+        };
+        if let Some(n) = named {
+            return Ok(Code::atom(n));
+        }
+        // Any other: a lambda over fresh parameters.
+        let mut ps = Vec::new();
+        let mut args = Vec::new();
+        for t in &params {
+            let n = self.fresh("e");
+            ps.push(self.lambda_param(&n, t)?);
+            args.push(Code::atom(n));
+        }
+        let body = self.intrinsic_code(i, args, &params)?;
+        Ok(Code::atom(format!(
+            "(\\{} -> {})",
+            ps.join(" "),
+            indent(&body.text, 2)
+        )))
+    }
+
+    /// The infix operator of a binary intrinsic whose first operand has type `t`.
+    pub(super) fn operator(&self, i: Intrinsic, t: Option<&Type>) -> R<Option<&'static str>> {
+        use Intrinsic::*;
+        Ok(Some(match i {
+            AddI | AddF | NumAdd => "+",
+            SubI | SubF | NumSub => "-",
+            MulI | MulF | NumMul => "*",
+            DivF => "/",
+            DivI => "//",
+            ModI => "%%",
+            NumDiv => match t {
+                Some(t) if self.prim(t)?.is_float() => "/",
+                _ => "//",
+            },
+            Pow => "**",
+            EqI | EqF | EqB | NumEq => "==",
+            NeqI | NeqF | NeqB | NumNe => "!=",
+            LtI | LtF | NumLt => "<",
+            GtI | GtF | NumGt => ">",
+            LeqI | LeqF | NumLe => "<=",
+            GeqI | GeqF | NumGe => ">=",
+            _ => return Ok(None),
+        }))
+    }
+
+    // ----- intrinsics -----
+
+    /// A fully applied intrinsic, with the special forms that look at the arguments: `set` (in
+    /// place or not), `create` (`iota`, `replicate`, `tabulate`), `foldl` (the function applied
+    /// in the loop body).
+    pub(super) fn intrinsic(&mut self, i: Intrinsic, args: &[Expr]) -> R<Code> {
+        match (i, args) {
+            (Intrinsic::Set, [s, ix, v]) => {
+                let in_place = self.no_inplace == 0
+                    && (is_fresh(s)
+                        || matches!(&s.kind, ExprKind::Var { ident, .. } if self.once.contains(&ident.id)));
+                let sc = self.expr(s)?;
+                let ic = self.expr(ix)?;
+                let vc = self.expr(v)?;
+                Ok(self.set(sc, ic, vc, &s.ty, in_place))
+            }
+            (Intrinsic::Create, [n, f]) => self.create(n, f),
+            (Intrinsic::Foldl, [f, ne, s]) => {
+                let nc = self.expr(ne)?;
+                let sc = self.expr(s)?;
+                let acc = self.fresh("acc");
+                let x = self.fresh("x");
+                let elem = match &s.ty {
+                    Type::Seq(e) => (**e).clone(),
+                    other => other.clone(),
+                };
+                let body = self.apply(
+                    f,
+                    vec![Code::atom(acc.clone()), Code::atom(x.clone())],
+                    &[ne.ty.clone(), elem],
+                )?;
+                Ok(Code::open(format!(
+                    "loop {acc} = {} for {x} in {} do {}",
+                    nc.arg(),
+                    sc.arg(),
+                    body.text
+                )))
+            }
+            _ => {
+                let codes: Vec<Code> = args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
+                let tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
+                self.intrinsic_code(i, codes, &tys)
+            }
+        }
+    }
+
+    /// `s with [i] = v`, on a copy unless `in_place`; rows go through `pm_set_row`, which coerces
+    /// the row to the array's row size.
+    pub(super) fn set(&mut self, s: Code, i: Code, v: Code, sty: &Type, in_place: bool) -> Code {
+        let target = if in_place {
+            s
+        } else {
+            apply_text("copy", &[s])
+        };
+        if is_rows(sty) {
+            self.helpers.insert(Helper::SetRow);
+            apply_text(Helper::SetRow.name(), &[target, i, v])
+        } else {
+            Code::open(format!(
+                "{} with [{}] = {}",
+                target.arg(),
+                i.closed_text(),
+                v.arg()
+            ))
+        }
+    }
+
+    /// `create n f`: `iota`/`indices` for the identity, `replicate` for a body that does not use
+    /// the index and cannot fail (it is then evaluated once even when `n` is 0), else `tabulate`.
+    pub(super) fn create(&mut self, n: &Expr, f: &Expr) -> R<Code> {
+        let nc = self.expr(n)?;
+        if let Some((def_params, body, bound)) = self.lifted_fn(f)
+            && def_params.len() == bound + 1
+        {
+            let index = def_params[bound].ident.id;
+            if bound == 0 && matches!(&body.kind, ExprKind::Var { ident, .. } if ident.id == index)
+            {
+                // `indices s` keeps the size of `s` known to Futhark.
+                if let ExprKind::App { func, args } = &n.kind
+                    && matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Length))
+                    && let [s] = args.as_slice()
+                {
+                    let sc = self.expr(s)?;
+                    return Ok(apply_text("indices", &[sc]));
+                }
+                return Ok(apply_text("iota", &[nc]));
+            }
+            if !body.free_vars().contains(&index) && cannot_fail(body) {
+                let value = self.apply(f, vec![Code::atom("0i64")], &[Type::Int])?;
+                return Ok(apply_text("replicate", &[nc, value]));
+            }
+        }
+        let fc = self.fn_value(f)?;
+        Ok(apply_text("tabulate", &[nc, fc]))
+    }
+
+    /// When `f` is a lifted function, possibly partially applied: its parameters, its body and
+    /// how many arguments `f` already gives it.
+    pub(super) fn lifted_fn(&self, f: &Expr) -> Option<(&'a [Param], &'a Expr, usize)> {
+        let (id, bound) = match &f.kind {
+            ExprKind::Var { ident, .. } => (ident.id, 0),
+            ExprKind::App { func, args } => match &func.kind {
+                ExprKind::Var { ident, .. } => (ident.id, args.len()),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let d: &'a Def = self.cx.defs.get(&id)?;
+        match &d.value.kind {
+            ExprKind::Lam { params, body } => Some((params.as_slice(), &**body, bound)),
+            _ => None,
+        }
+    }
+
+    /// An intrinsic applied to generated arguments of types `tys` (as many as its arity).
+    pub(super) fn intrinsic_code(&mut self, i: Intrinsic, a: Vec<Code>, tys: &[Type]) -> R<Code> {
+        use Intrinsic::*;
+        if let Some(op) = self.operator(i, tys.first())? {
+            return Ok(binop(&a[0], op, &a[1]));
+        }
+        let call = |f: &str, a: &[Code]| Ok(apply_text(f, a));
+        match i {
+            NegI => call("i64.neg", &a),
+            NegF => call("f64.neg", &a),
+            NumNeg => call(&format!("{}.neg", self.prim(&tys[0])?), &a),
+            Not => Ok(Code::closed(format!("!{}", a[0].arg()))),
+            Int2Float => call("f64.i64", &a),
+            FloorFI => Ok(apply_text("i64.f64", &[apply_text("f64.floor", &a)])),
+            Sqrt | Exp | Log | Sin | Cos => call(&format!("f64.{}", i.name()), &a),
+            Length | Null | Head | Tail | Reverse => call(i.name(), &a),
+            Get => Ok(Code::closed(format!(
+                "{}[{}]",
+                a[0].arg(),
+                a[1].closed_text()
+            ))),
+            Concat => self.concat(a, &tys[0]),
+            Subsequence => Ok(self.subsequence(a)),
+            Set => {
+                let mut a = a.into_iter();
+                let (s, ix, v) = (a.next(), a.next(), a.next());
+                match (s, ix, v) {
+                    (Some(s), Some(ix), Some(v)) => Ok(self.set(s, ix, v, &tys[0], false)),
+                    _ => Err(GenError::Unsupported("`set` with missing arguments".into())),
+                }
+            }
+            Create => call("tabulate", &a),
+            Foldl => {
+                let acc = self.fresh("acc");
+                let x = self.fresh("x");
+                let body = apply_text(
+                    &a[0].arg(),
+                    &[Code::atom(acc.clone()), Code::atom(x.clone())],
+                );
+                Ok(Code::open(format!(
+                    "loop {acc} = {} for {x} in {} do {}",
+                    a[1].arg(),
+                    a[2].arg(),
+                    body.text
+                )))
+            }
+            TensorGet | TensorSet | TensorLinearGet | TensorLinearSet | TensorRank
+            | TensorShape | TensorSub | TensorSlice => Err(GenError::Tensor),
+            _ => Err(GenError::Unsupported(format!("`{}`", i.name()))),
+        }
+    }
+
+    /// `a ++ b`; for rows, `b`'s rows take the size of `a`'s.
+    pub(super) fn concat(&mut self, a: Vec<Code>, t: &Type) -> R<Code> {
+        let mut it = a.into_iter();
+        let (Some(x), Some(y)) = (it.next(), it.next()) else {
+            return Err(GenError::Unsupported(
+                "`concat` with missing arguments".into(),
+            ));
+        };
+        if !is_rows(t) {
+            return Ok(binop(&x, "++", &y));
+        }
+        let mut lines = Vec::new();
+        let x = self.share(x, "a", &mut lines);
+        self.helpers.insert(Helper::RowsLike);
+        let y = apply_text(Helper::RowsLike.name(), &[x.clone(), y]);
+        Ok(with_lets(lines, binop(&x, "++", &y)))
+    }
+
+    /// `subsequence s o n`: at most `n` elements from `o`, clamped to the end of `s` as in PMExpr
+    /// (a negative `o` or `n` is an invalid slice, an error, as in PMExpr).
+    pub(super) fn subsequence(&mut self, a: Vec<Code>) -> Code {
+        let mut lines = Vec::new();
+        let mut it = a.into_iter();
+        let s = it.next().unwrap_or_else(|| Code::atom("()"));
+        let o = it.next().unwrap_or_else(|| Code::atom("0i64"));
+        let n = it.next().unwrap_or_else(|| Code::atom("0i64"));
+        let s = self.share(s, "s", &mut lines);
+        let start = self.fresh("start");
+        let end = self.fresh("end");
+        let len = apply_text("length", std::slice::from_ref(&s));
+        lines.push(let_line(&start, &apply_text("i64.min", &[o, len.clone()])));
+        lines.push(let_line(
+            &end,
+            &apply_text(
+                "i64.min",
+                &[binop(&Code::atom(start.clone()), "+", &n), len],
+            ),
+        ));
+        with_lets(lines, Code::closed(format!("{}[{start}:{end}]", s.text)))
+    }
+}
+
+/// Whether two expressions are the same variable.
+pub(super) fn same_var(a: &Expr, b: &Expr) -> bool {
+    matches!((&a.kind, &b.kind), (ExprKind::Var { ident: x, .. }, ExprKind::Var { ident: y, .. }) if x.id == y.id)
+}
+
+/// Whether `t` is a sequence of sequences (rows, whose sizes Futhark checks).
+pub(super) fn is_rows(t: &Type) -> bool {
+    matches!(t, Type::Seq(e) if matches!(**e, Type::Seq(_)))
+}
+
+/// Whether the expression's value is an array nothing else refers to (Futhark gives these
+/// constructs unique results), so that an in-place update on it is allowed.
+pub(super) fn is_fresh(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Seq(_) => true,
+        ExprKind::Keyword { kw, .. } => matches!(kw, Keyword::Map | Keyword::Map2),
+        ExprKind::App { func, .. } => matches!(
+            func.kind,
+            ExprKind::Intrinsic(Intrinsic::Create | Intrinsic::Set | Intrinsic::Concat)
+        ),
+        _ => false,
+    }
+}
+
+/// How many times variable `id` occurs in `e`.
+pub(super) fn count_uses(e: &Expr, id: VarId) -> usize {
+    let mut n = 0;
+    e.walk(&mut |x| {
+        if let ExprKind::Var { ident, .. } = &x.kind
+            && ident.id == id
+        {
+            n += 1;
+        }
+    });
+    n
+}
+
+/// Whether evaluating `e` cannot fail (no indexing, no integer division, no allocation of a
+/// negative size): such a value may be computed once for `replicate`, even when `n` is 0.
+pub(super) fn cannot_fail(e: &Expr) -> bool {
+    use Intrinsic::*;
+    match &e.kind {
+        ExprKind::Var { .. } | ExprKind::Lit(_) | ExprKind::Intrinsic(_) => true,
+        ExprKind::Record(fs) => fs.iter().all(|(_, e)| cannot_fail(e)),
+        ExprKind::Seq(es) => es.iter().all(cannot_fail),
+        ExprKind::Proj { expr, .. } => cannot_fail(expr),
+        ExprKind::Let { value, body, .. } => cannot_fail(value) && cannot_fail(body),
+        ExprKind::App { func, args } => {
+            let safe = match func.kind {
+                ExprKind::Intrinsic(i) => !matches!(
+                    i,
+                    DivI | ModI
+                        | NumDiv
+                        | Get
+                        | Head
+                        | Tail
+                        | Set
+                        | Subsequence
+                        | Create
+                        | Foldl
+                        | TensorGet
+                        | TensorSet
+                        | TensorLinearGet
+                        | TensorLinearSet
+                        | TensorRank
+                        | TensorShape
+                        | TensorSub
+                        | TensorSlice
+                ),
+                _ => false,
+            };
+            safe && args.iter().all(cannot_fail)
+        }
+        _ => false,
+    }
+}

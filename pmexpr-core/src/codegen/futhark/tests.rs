@@ -1,0 +1,812 @@
+//! Tests of the Futhark generator: golden files (one per program, under
+//! `tests/golden/futhark/`; `PMEXPR_BLESS=1` rewrites them) and unit tests of the pieces.
+
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::code::{comment, lit, stem};
+use super::*;
+use crate::ast::Lit;
+use crate::program::{CrateProgram, merge};
+use crate::site::{SiteProgram, compile_for_test};
+
+/// The merged program of `sites` (name, tokens), with `#[pmexpr]` functions `items`.
+fn program(sites: &[(&str, TokenStream)], items: &[(&str, &str)]) -> CrateProgram {
+    let compiled: Vec<(String, SiteProgram)> = sites
+        .iter()
+        .map(|(name, tokens)| {
+            let site = compile_for_test(tokens.clone(), items)
+                .unwrap_or_else(|e| panic!("{name} does not compile: {e:?}"));
+            (name.to_string(), site.program.expect("not backend = cpu"))
+        })
+        .collect();
+    let refs: Vec<(String, &SiteProgram)> = compiled.iter().map(|(n, p)| (n.clone(), p)).collect();
+    merge(&refs)
+}
+
+/// Compares `source` with the golden file `name.fut`, or rewrites it under `PMEXPR_BLESS=1`.
+fn golden(name: &str, source: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/futhark")
+        .join(format!("{name}.fut"));
+    if std::env::var("PMEXPR_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("create the folder");
+        std::fs::write(&path, source).expect("write the golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}): run `PMEXPR_BLESS=1 cargo test -p pmexpr-core` to create it",
+            path.display()
+        )
+    });
+    if source != expected {
+        let line = source
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .map_or_else(
+                || source.lines().count().min(expected.lines().count()) + 1,
+                |i| i + 1,
+            );
+        panic!(
+            "{} differs from the generated code at line {line} \
+             (PMEXPR_BLESS=1 rewrites it):\n--- generated ---\n{source}",
+            path.display()
+        );
+    }
+}
+
+/// The whole crate program as [`generate_crate`] writes it, checked against its golden file;
+/// every request must be generated.
+fn golden_crate(name: &str, p: &CrateProgram) -> CrateFuthark {
+    let f = generate_crate(p).expect("Futhark-class sites");
+    assert!(f.skipped.is_empty(), "{:?}", f.skipped);
+    golden(name, &f.program.source);
+    f
+}
+
+// ----- the paper's listings -----
+
+/// Listing 1 of the paper (examples/listing1.rs): the first site is CUDA-class and is not part
+/// of the Futhark program; the second (`compute_sum`) is.
+#[test]
+fn listing1() {
+    let p = program(
+        &[
+            (
+                "examples/listing1.rs:45:5",
+                quote!({
+                    let axpy = |c, i| {
+                        let x = tensor_get(t1, [i]);
+                        let y = tensor_get(t2, [i]);
+                        tensor_set(t1, [i], addi(x, muli(c, y)))
+                    };
+                    par_loop(n, |i| axpy(2, i))
+                }),
+            ),
+            (
+                "examples/listing1.rs:58:20",
+                quote!({
+                    let compute_sum = |s, n| {
+                        if geqi(n, 100) {
+                            reduce(addi, 0, s)
+                        } else {
+                            foldl(addi, 0, s)
+                        }
+                    };
+                    compute_sum(t3, n)
+                }),
+            ),
+        ],
+        &[],
+    );
+    let f = golden_crate("listing1", &p);
+    assert_eq!(f.program.entries.len(), 1);
+    let e = &f.program.entries[0];
+    assert_eq!(e.name, "site_examples_listing1_rs_58_20");
+    let params: Vec<(&str, String)> = e
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.ty.to_string()))
+        .collect();
+    assert_eq!(params, [("t3", "[]i64".into()), ("n", "i64".into())]);
+    assert_eq!(e.result.ty.to_string(), "i64");
+}
+
+/// Listing 2 of the paper: `f` lifted over `c`, `g` a `#[pmexpr]` function.
+#[test]
+fn listing2() {
+    let p = program(
+        &[(
+            "src/main.rs:9:15",
+            quote!({
+                let f = |x| muli(c, g(x));
+                let s2 = map(f, s);
+                reduce(addi, 0, s2)
+            }),
+        )],
+        &[("g", "fn g(x: i64) -> i64 { addi(x, 1) }")],
+    );
+    golden_crate("listing2", &p);
+}
+
+// ----- the corpus: every keyword and intrinsic of the Futhark class -----
+
+#[test]
+fn keywords() {
+    let p = program(
+        &[
+            ("src/keywords.rs:1:1", quote!(map(|x| muli(x, k), s))),
+            (
+                "src/keywords.rs:2:1",
+                quote!(map2(|a, b| addi(a, b), xs, ys)),
+            ),
+            ("src/keywords.rs:3:1", quote!(map2(addi, xs, xs))),
+            ("src/keywords.rs:4:1", quote!(reduce(addf, 0.0, fs))),
+            (
+                "src/keywords.rs:5:1",
+                quote!(reduce(|a, b| map2(addi, a, b), create(m, |_| 0), rows)),
+            ),
+            (
+                "src/keywords.rs:6:1",
+                quote!({
+                    let rows: Vec<Vec<f64>> = rows;
+                    flatten(map(|r| reverse(r), rows))
+                }),
+            ),
+            (
+                "src/keywords.rs:7:1",
+                quote!({
+                    let rows: Vec<Vec<bool>> = rows;
+                    map(length, rows)
+                }),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("keywords", &p);
+}
+
+#[test]
+fn create_forms() {
+    let p = program(
+        &[
+            ("src/create.rs:1:1", quote!(map(|x| x, create(n, |i| i)))),
+            (
+                "src/create.rs:2:1",
+                quote!(map2(addi, s, create(length(s), |i| i))),
+            ),
+            (
+                "src/create.rs:3:1",
+                quote!(map(|x| x, create(n, |_| muli(k, 2)))),
+            ),
+            (
+                "src/create.rs:4:1",
+                quote!({
+                    let s: Vec<f64> = s;
+                    map(|x| x, create(n, |_| head(s)))
+                }),
+            ),
+            (
+                "src/create.rs:5:1",
+                quote!(map(|x| x, create(n, |i| muli(i, i)))),
+            ),
+            ("src/create.rs:6:1", quote!(map(sqrt, create(n, int2float)))),
+        ],
+        &[],
+    );
+    golden_crate("create", &p);
+}
+
+#[test]
+fn set_in_place_and_copy() {
+    let p = program(
+        &[
+            (
+                "src/set.rs:1:1",
+                quote!({
+                    let a = create(n, |i| i);
+                    map(|x| x, set(a, 0, 42))
+                }),
+            ),
+            (
+                "src/set.rs:2:1",
+                quote!({
+                    let a = map(|x| muli(x, 2), s);
+                    let b = set(a, 0, 1);
+                    map(|x| x, set(b, 1, 2))
+                }),
+            ),
+            ("src/set.rs:3:1", quote!(map(|x| x, set(s, 0, 1)))),
+            (
+                "src/set.rs:4:1",
+                quote!({
+                    let a = create(n, |i| i);
+                    let b = set(a, 0, 5);
+                    map2(addi, a, b)
+                }),
+            ),
+            (
+                "src/set.rs:5:1",
+                quote!(map(|r| r, set(rows, 0, create(3, |j| j)))),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("set", &p);
+}
+
+#[test]
+fn sequence_intrinsics() {
+    let p = program(
+        &[
+            (
+                "src/seq.rs:1:1",
+                quote!(map(
+                    |i| addi(get(s, i), addi(head(s), length(tail(s)))),
+                    create(length(s), |i| i)
+                )),
+            ),
+            (
+                "src/seq.rs:2:1",
+                quote!({
+                    let s: Vec<bool> = s;
+                    map(|x| x, concat(reverse(s), subsequence(s, 1, 3)))
+                }),
+            ),
+            (
+                "src/seq.rs:3:1",
+                quote!(map(|r| foldl(|acc, x| addi(acc, x), 0, r), rows)),
+            ),
+            (
+                "src/seq.rs:4:1",
+                quote!(map(|r| if null(r) { 0 } else { foldl(muli, 1, r) }, rows)),
+            ),
+            ("src/seq.rs:5:1", quote!(map(|x| [x, 1, 2], s))),
+            (
+                "src/seq.rs:6:1",
+                quote!({
+                    let s: Vec<i64> = s;
+                    map(|x| x, concat(rows, [s, map(negi, s)]))
+                }),
+            ),
+            (
+                "src/seq.rs:7:1",
+                quote!(map(
+                    |x| muli(x, 2),
+                    foldl(|acc, r| concat(acc, r), [], rows)
+                )),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("sequences", &p);
+}
+
+#[test]
+fn records() {
+    let p = program(
+        &[
+            (
+                "src/records.rs:1:1",
+                quote!(map(|(a, b)| addf(int2float(a), b), pairs)),
+            ),
+            ("src/records.rs:2:1", quote!(map(|x| (x, muli(x, 2)), s))),
+            (
+                "src/records.rs:3:1",
+                quote!({
+                    let (lo, hi) = bounds;
+                    (reduce(addi, lo, s), map(|x| muli(x, hi), s))
+                }),
+            ),
+            (
+                "src/records.rs:4:1",
+                quote!({
+                    let data: Vec<(i64, Vec<i64>)> = data;
+                    map(|(k, v)| addi(k, length(v)), data)
+                }),
+            ),
+            (
+                "src/records.rs:5:1",
+                quote!({
+                    let s: Vec<f64> = s;
+                    map(|t| t.0, map(|x| (x,), s))
+                }),
+            ),
+        ],
+        &[],
+    );
+    let f = golden_crate("records", &p);
+    // A sequence of tuples crosses as one array per field, rebuilt in the entry.
+    let pairs = &f.program.entries[0].params[0];
+    assert_eq!(pairs.ty.to_string(), "[](i64, f64)");
+    let leaves: Vec<(String, Vec<Label>, String)> = pairs
+        .leaves
+        .iter()
+        .map(|l| (l.name.clone(), l.path.clone(), l.ty.to_string()))
+        .collect();
+    assert_eq!(leaves[0].1, [Label::Index(0)]);
+    assert_eq!(leaves[0].2, "[]i64");
+    assert_eq!(leaves[1].1, [Label::Index(1)]);
+    assert_eq!(leaves[1].2, "[]f64");
+    assert!(leaves[0].0.ends_with("__0"), "{leaves:?}");
+    // A result of tuples is returned as one output per leaf.
+    let r = &f.program.entries[1].result;
+    assert_eq!(r.ty.to_string(), "[](i64, i64)");
+    let outs: Vec<&str> = r.leaves.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(outs, ["out0", "out1"]);
+    // Nested: `Vec<(i64, Vec<i64>)>` is a `[]i64` and a `[][]i64`.
+    let data = &f.program.entries[3].params[0];
+    let tys: Vec<String> = data.leaves.iter().map(|l| l.ty.to_string()).collect();
+    assert_eq!(tys, ["[]i64", "[][]i64"]);
+}
+
+#[test]
+fn math_and_conversions() {
+    let p = program(
+        &[
+            (
+                "src/math.rs:1:1",
+                quote!(map(
+                    |x| addf(sqrt(x), subf(exp(x), mulf(log(x), divf(sin(x), cos(x))))),
+                    fs
+                )),
+            ),
+            (
+                "src/math.rs:2:1",
+                quote!(map(|x| pow(x, 2.5) + -x + -1.5 + 1e-7 * 1.5e300, fs)),
+            ),
+            (
+                "src/math.rs:3:1",
+                quote!(map(
+                    |i| floorfi(int2float(i) / 2.0) + divi(i, 3) + modi(i, -3) - -i,
+                    s
+                )),
+            ),
+            (
+                "src/math.rs:4:1",
+                quote!(map(
+                    |i| !(i < 0) && i <= 10 || i > 100 && i >= 200 && i != 7,
+                    s
+                )),
+            ),
+            (
+                "src/math.rs:5:1",
+                quote!(map(|x| eqf(x, 0.0) == (x != 1.0), fs)),
+            ),
+            (
+                "src/math.rs:6:1",
+                quote!(map(negi, map(|x| x - 9223372036854775807 - 1, s))),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("math", &p);
+}
+
+#[test]
+fn control_flow() {
+    let p = program(
+        &[
+            (
+                "src/control.rs:1:1",
+                quote!(map(
+                    |x| if x > 0 {
+                        x
+                    } else if x < -5 {
+                        0
+                    } else {
+                        negi(x)
+                    },
+                    s
+                )),
+            ),
+            (
+                "src/control.rs:2:1",
+                quote!(map(
+                    |p| match p {
+                        (a, true) => a,
+                        (a, false) => negi(a),
+                    },
+                    pairs
+                )),
+            ),
+            (
+                "src/control.rs:3:1",
+                quote!(map(
+                    |b| match b {
+                        true => 1,
+                        false => 0,
+                    },
+                    flags
+                )),
+            ),
+            (
+                "src/control.rs:4:1",
+                quote!(map(|x| if x >= 0 { x } else { never!() }, s)),
+            ),
+            (
+                "src/control.rs:5:1",
+                quote!({
+                    let triples: Vec<(bool, (f64, f64))> = triples;
+                    map(
+                        |p| match p {
+                            (true, (x, _)) => x,
+                            (false, (_, y)) => y,
+                        },
+                        triples,
+                    )
+                }),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("control", &p);
+}
+
+/// Number types fixed by the captured values: one entry per instantiation.
+#[test]
+fn numeric_instantiations() {
+    let p = program(
+        &[
+            ("src/num.rs:1:1", quote!(map(|x| x * x + x, s))),
+            ("src/num.rs:2:1", quote!(map(|x| x == y, s))),
+        ],
+        &[],
+    );
+    let f = golden_crate("numeric", &p);
+    let names: Vec<&str> = f.program.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "site_src_num_rs_1_1_i64",
+            "site_src_num_rs_1_1_f64",
+            "site_src_num_rs_2_1_i64",
+            "site_src_num_rs_2_1_f64",
+            "site_src_num_rs_2_1_bool",
+        ]
+    );
+    // `i32` and `f32` on request, through `generate`.
+    let vars = &p.numeric[&p.sites[0].1];
+    assert_eq!(vars.len(), 1);
+    let requests: Vec<EntryRequest> = [Prim::I32, Prim::F32]
+        .into_iter()
+        .map(|prim| EntryRequest {
+            site: "src/num.rs:1:1".into(),
+            instantiation: Instantiation::from([(vars[0].0, prim)]),
+        })
+        .collect();
+    let g = generate(&p, &requests).unwrap();
+    golden("numeric_32", &g.source);
+    assert_eq!(g.entries[1].name, "site_src_num_rs_1_1_f32");
+    assert_eq!(g.entries[1].params[0].ty.to_string(), "[]f32");
+}
+
+/// A `#[pmexpr]` function shared by two Futhark-class sites is one `def`; the CUDA-class site
+/// that also uses it is not part of the program.
+#[test]
+fn shared_functions() {
+    let items = [
+        ("g", "fn g(x: i64) -> i64 { addi(x, 1) }"),
+        ("h", "fn h(x: i64, y: i64) -> i64 { muli(g(x), y) }"),
+    ];
+    let p = program(
+        &[
+            ("src/a.rs:1:1", quote!(map(g, s))),
+            ("src/b.rs:1:1", quote!(reduce(addi, 0, map(|x| h(x, k), s)))),
+            (
+                "src/c.rs:1:1",
+                quote!(par_loop(n, |i| tensor_set(t, [i], g(i)))),
+            ),
+        ],
+        &items,
+    );
+    let f = golden_crate("shared", &p);
+    assert_eq!(f.program.source.matches("def g_").count(), 1);
+    assert_eq!(f.program.entries.len(), 2);
+}
+
+// ----- unit tests -----
+
+#[test]
+fn entry_names_are_sanitized_sites() {
+    let none = Instantiation::new();
+    assert_eq!(
+        entry_name("examples/listing1.rs:58:20", &none),
+        "site_examples_listing1_rs_58_20"
+    );
+    assert_eq!(entry_name("src/ä-b.rs:1:2", &none), "site_src___b_rs_1_2");
+    let two = Instantiation::from([(TyVar(3), Prim::I32), (TyVar(1), Prim::Bool)]);
+    assert_eq!(entry_name("a.rs:1:1", &two), "site_a_rs_1_1_bool_i32");
+}
+
+#[test]
+fn instantiations_cover_the_runtime_types() {
+    assert_eq!(instantiations(&[]), vec![Instantiation::new()]);
+    let two = instantiations(&[(TyVar(0), Numeric::Num), (TyVar(1), Numeric::Scalar)]);
+    assert_eq!(two.len(), 6);
+    assert_eq!(
+        two[0],
+        Instantiation::from([(TyVar(0), Prim::I64), (TyVar(1), Prim::I64)])
+    );
+    assert_eq!(
+        two[5],
+        Instantiation::from([(TyVar(0), Prim::F64), (TyVar(1), Prim::Bool)])
+    );
+    let many: Vec<(TyVar, Numeric)> = (0..6).map(|i| (TyVar(i), Numeric::Scalar)).collect();
+    assert_eq!(instantiations(&many).len(), MAX_INSTANTIATIONS);
+}
+
+#[test]
+fn futhark_types() {
+    let none = Instantiation::new();
+    let named = Type::Record(vec![
+        (Label::Name("type".into()), Type::Int),
+        (Label::Name("x_y".into()), Type::seq(Type::Float)),
+    ]);
+    assert_eq!(
+        FutType::of(&named, &none).unwrap().to_string(),
+        "{type_: i64, x_y: []f64}"
+    );
+    let f = Type::arrows(
+        [Type::arrow(Type::Int, Type::Bool), Type::Int],
+        Type::unit(),
+    );
+    assert_eq!(
+        FutType::of(&f, &none).unwrap().to_string(),
+        "(i64 -> bool) -> i64 -> ()"
+    );
+    let one = Type::tuple(vec![Type::seq(Type::Int)]);
+    assert_eq!(FutType::of(&one, &none).unwrap().to_string(), "[]i64");
+    assert_eq!(
+        FutType::of(&Type::tensor(Type::Float), &none),
+        Err(GenError::Tensor)
+    );
+    assert_eq!(
+        FutType::of(&Type::Var(TyVar(7)), &none),
+        Err(GenError::UnboundNumeric(TyVar(7)))
+    );
+}
+
+#[test]
+fn names_are_valid_and_never_generated_ones() {
+    assert_eq!(stem("x"), "x");
+    assert_eq!(stem("__arg"), "arg");
+    assert_eq!(stem("a__b_"), "a_b");
+    assert_eq!(stem("1st"), "v1st");
+    assert_eq!(stem("ü"), "v");
+    assert_eq!(stem("pm_x"), "u_pm_x");
+    assert_eq!(stem("site"), "u_site");
+    assert_eq!(stem("match"), "match");
+    let names = vec!["match".to_string()];
+    assert_eq!(var_name(&names, VarId(0)), "match_0");
+    // A line break in a file name cannot end a comment early.
+    assert_eq!(comment("src/a\nb.rs:1:1"), "-- src/a b.rs:1:1\n");
+}
+
+#[test]
+fn literals() {
+    let t = |l: Lit| lit(&l).text;
+    assert_eq!(t(Lit::Int(5)), "5i64");
+    assert_eq!(t(Lit::Int(-5)), "(-5i64)");
+    assert_eq!(t(Lit::Int(i64::MIN)), "i64.lowest");
+    assert_eq!(t(Lit::Float(1.0)), "1.0f64");
+    assert_eq!(t(Lit::Float(-0.5)), "(-0.5f64)");
+    assert_eq!(t(Lit::Float(1e-7)), "1e-7f64");
+    assert_eq!(t(Lit::Float(f64::INFINITY)), "f64.inf");
+    assert_eq!(t(Lit::Float(f64::NEG_INFINITY)), "(f64.neg f64.inf)");
+    assert_eq!(t(Lit::Float(f64::NAN)), "f64.nan");
+    assert_eq!(t(Lit::Unit), "()");
+}
+
+/// A site whose backend is (wrongly) Futhark: the CUDA-class site of `tokens` with its backend
+/// switched, to feed the generator what well-formedness would reject.
+fn forced_futhark(tokens: TokenStream) -> CrateProgram {
+    let mut p = program(&[("src/bad.rs:1:1", tokens)], &[]);
+    for s in &mut p.sites {
+        s.2 = Backend::Futhark;
+    }
+    p
+}
+
+#[test]
+fn what_futhark_cannot_express_is_an_error_not_a_panic() {
+    let tensor = forced_futhark(quote!(par_loop(n, |i| tensor_set(t, [i], i))));
+    let request = |site: &str| EntryRequest {
+        site: site.into(),
+        instantiation: Instantiation::new(),
+    };
+    assert_eq!(
+        generate(&tensor, &[request("src/bad.rs:1:1")]),
+        Err(GenError::Tensor)
+    );
+    let recursive = forced_futhark(quote!({
+        fn f(n: i64) -> i64 {
+            if n == 0 { 0 } else { f(n - 1) }
+        }
+        par_loop(n, |i| seq_loop(f(i), |j| ()))
+    }));
+    assert!(matches!(
+        generate(&recursive, &[request("src/bad.rs:1:1")]),
+        Err(GenError::RecursiveLet(_))
+    ));
+    let no_site = program(&[("src/ok.rs:1:1", quote!(map(negi, s)))], &[]);
+    assert_eq!(
+        generate(&no_site, &[request("src/nope.rs:1:1")]),
+        Err(GenError::UnknownSite("src/nope.rs:1:1".into()))
+    );
+    assert!(matches!(
+        generate(
+            &no_site,
+            &[request("src/ok.rs:1:1"), request("src/ok.rs:1:1")]
+        ),
+        Err(GenError::NameClash(_))
+    ));
+}
+
+/// One site that cannot be generated does not cost the others their entries.
+#[test]
+fn the_crate_program_skips_what_it_cannot_generate() {
+    let mut p = program(
+        &[
+            ("src/ok.rs:1:1", quote!(map(negi, s))),
+            (
+                "src/bad.rs:1:1",
+                quote!(par_loop(n, |i| tensor_set(t, [i], i))),
+            ),
+        ],
+        &[],
+    );
+    p.sites[1].2 = Backend::Futhark;
+    let f = generate_crate(&p).unwrap();
+    assert_eq!(f.program.entries.len(), 1);
+    assert_eq!(f.skipped.len(), 1);
+    assert_eq!(f.skipped[0].error, GenError::Tensor);
+    assert!(
+        f.program
+            .source
+            .contains("-- not generated: src/bad.rs:1:1 (tensors cannot be used in Futhark code)"),
+        "{}",
+        f.program.source
+    );
+    // A crate without Futhark-class sites has no Futhark program.
+    let cuda = program(
+        &[(
+            "src/c.rs:1:1",
+            quote!(par_loop(n, |i| tensor_set(t, [i], i))),
+        )],
+        &[],
+    );
+    assert!(generate_crate(&cuda).is_none());
+}
+
+/// `compile_crate` writes the Futhark program when the crate has Futhark-class sites, and each
+/// Futhark-class site's dump shows its code.
+#[test]
+fn compile_crate_writes_the_futhark_program() {
+    use crate::program::{FUTHARK_FILE, compile_crate};
+    use crate::registry::{Registry, SiteSource};
+    let site = |line: usize, tokens: &str| SiteSource {
+        file: "src/main.rs".into(),
+        line,
+        column: 5,
+        tokens: tokens.into(),
+    };
+    let registry = Registry::new(
+        Vec::new(),
+        vec![
+            site(3, "reduce(addi, 0, s)"),
+            site(4, "par_loop(n, |i| tensor_set(t, [i], i))"),
+        ],
+    );
+    let out = compile_crate(&registry, true);
+    let file = |name: &str| {
+        out.files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, text)| text.as_str())
+    };
+    let fut = file(FUTHARK_FILE).expect("the Futhark program");
+    assert!(fut.contains("entry site_src_main_rs_3_5 (s_"), "{fut}");
+    assert!(!fut.contains("site_src_main_rs_4_5"), "{fut}");
+    let dump = file("pmexpr-dump/src_main.rs_3_5.txt").expect("the dump");
+    assert!(dump.contains("entry site_src_main_rs_3_5"), "{dump}");
+    let cuda_only = Registry::new(
+        Vec::new(),
+        vec![site(4, "par_loop(n, |i| tensor_set(t, [i], i))")],
+    );
+    assert!(
+        !compile_crate(&cuda_only, false)
+            .files
+            .iter()
+            .any(|(n, _)| n == FUTHARK_FILE)
+    );
+}
+
+/// Functions as values: higher-order `#[pmexpr]` functions, partial applications bound by `let`,
+/// a site without captured variables, nested sequences three deep.
+#[test]
+fn functions_as_values() {
+    let p = program(
+        &[
+            (
+                "src/fns.rs:1:1",
+                quote!(map(|x| apply(|y| addi(y, k), x), s)),
+            ),
+            ("src/fns.rs:2:1", quote!(reduce(addi, 0, [1, 2, 3]))),
+            (
+                "src/fns.rs:3:1",
+                quote!({
+                    let g = mul(c);
+                    map(g, s)
+                }),
+            ),
+            (
+                "src/fns.rs:4:1",
+                quote!(map(|r| apply_rows(|v| reduce(addi, 0, v), r), rows)),
+            ),
+            (
+                "src/fns.rs:5:1",
+                quote!({
+                    let s: Vec<Vec<Vec<f64>>> = s;
+                    map(|m| flatten(m), s)
+                }),
+            ),
+        ],
+        &[
+            (
+                "apply",
+                "fn apply(f: fn(i64) -> i64, x: i64) -> i64 { f(x) }",
+            ),
+            (
+                "apply_rows",
+                "fn apply_rows(f: fn(Vec<i64>) -> i64, x: Vec<i64>) -> i64 { f(x) }",
+            ),
+            ("mul", "fn mul(a: i64, b: i64) -> i64 { muli(a, b) }"),
+        ],
+    );
+    let f = golden_crate("functions", &p);
+    assert!(f.program.entries[1].params.is_empty());
+}
+
+/// A site whose value is `()` has no entry point (Futhark's entry points return values).
+#[test]
+fn a_unit_result_is_skipped() {
+    let p = program(
+        &[(
+            "src/unit.rs:1:1",
+            quote!({
+                let _u = map(negi, s);
+                ()
+            }),
+        )],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    assert!(f.program.entries.is_empty());
+    assert!(matches!(f.skipped[0].error, GenError::Unsupported(_)));
+}
+
+/// A `#[pmexpr]` function over a number type that two sites' captured values fix: each site
+/// keeps its own copy, instantiated with its own types.
+#[test]
+fn generic_functions_per_site() {
+    let p = program(
+        &[
+            ("src/g1.rs:1:1", quote!(map(dbl, s))),
+            (
+                "src/g2.rs:1:1",
+                quote!({
+                    let k = 2.0;
+                    map(|x| dbl(x) == x, t)
+                }),
+            ),
+        ],
+        &[("dbl", "fn dbl(x: _) -> _ { x + x }")],
+    );
+    let f = golden_crate("generic", &p);
+    assert_eq!(f.program.entries.len(), 4);
+}
