@@ -409,20 +409,21 @@ pub fn entry_name(site: &str, inst: &Instantiation) -> String {
 pub const MAX_INSTANTIATIONS: usize = 16;
 
 /// The instantiations worth emitting for a site whose captured values fix `numeric`: every
-/// combination of `i64` and `f64` for a number used in arithmetic (`Numeric::Num`), and of `i64`,
-/// `f64` and `bool` for one only compared (`Numeric::Scalar`), in a fixed order, at most
-/// [`MAX_INSTANTIATIONS`].
+/// combination of the types the runtime's number traits implement — `i64`, `f64`, `i32`, `f32`
+/// for a number used in arithmetic (`Numeric::Num`), those and `bool` for one only compared
+/// (`Numeric::Scalar`), `i64`/`i32` for an integer and `f64`/`f32` for a float (a literal's
+/// type) — in a fixed order, at most [`MAX_INSTANTIATIONS`].
 ///
-/// The program itself cannot tell which types the Rust values will have (a number type variable
-/// is never unified with a literal's type, or it would not be left), so these are the types the
-/// runtime's `Num` and `Scalar` traits implement; `i32` and `f32` entries can be requested
-/// explicitly through [`generate`].
+/// The program itself cannot tell which types the Rust values will have, so every one the Rust
+/// side may pick gets an entry.
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Instantiation> {
     let mut out = vec![Instantiation::new()];
     for (v, kind) in numeric {
         let choices: &[Prim] = match kind {
-            Numeric::Num => &[Prim::I64, Prim::F64],
-            Numeric::Scalar => &[Prim::I64, Prim::F64, Prim::Bool],
+            Numeric::Num => &[Prim::I64, Prim::F64, Prim::I32, Prim::F32],
+            Numeric::Scalar => &[Prim::I64, Prim::F64, Prim::I32, Prim::F32, Prim::Bool],
+            Numeric::Int => &[Prim::I64, Prim::I32],
+            Numeric::Float => &[Prim::F64, Prim::F32],
         };
         out = out
             .iter()

@@ -1,5 +1,6 @@
 //! Fragments of Futhark code and their layout, literals, and the names of variables and fields.
 
+use super::Prim;
 use crate::ast::{Lit, VarId};
 use crate::types::{Label, Type};
 
@@ -232,18 +233,27 @@ pub(super) fn if_code(c: &Code, a: &Code, b: &Code) -> Code {
     ))
 }
 
-/// A literal, with its type as a suffix.
-pub(super) fn lit(l: &Lit) -> Code {
+/// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
+/// An integer that does not fit an `i32` is the run-time error the CPU targets report.
+pub(super) fn lit(l: &Lit, prim: Option<Prim>) -> Code {
+    let (int, float) = match prim {
+        Some(Prim::I32) => ("i32", "f64"),
+        Some(Prim::F32) => ("i64", "f32"),
+        _ => ("i64", "f64"),
+    };
     match *l {
+        Lit::Int(i) if int == "i32" && i32::try_from(i).is_err() => {
+            Code::atom("(assert false 0i32)")
+        }
         Lit::Int(i64::MIN) => Code::atom("i64.lowest"),
-        Lit::Int(i) if i < 0 => Code::atom(format!("(-{}i64)", i.unsigned_abs())),
-        Lit::Int(i) => Code::atom(format!("{i}i64")),
-        Lit::Float(x) if x.is_nan() => Code::atom("f64.nan"),
-        Lit::Float(x) if x.is_infinite() && x > 0.0 => Code::atom("f64.inf"),
-        Lit::Float(x) if x.is_infinite() => Code::atom("(f64.neg f64.inf)"),
+        Lit::Int(i) if i < 0 => Code::atom(format!("(-{}{int})", i.unsigned_abs())),
+        Lit::Int(i) => Code::atom(format!("{i}{int}")),
+        Lit::Float(x) if x.is_nan() => Code::atom(format!("{float}.nan")),
+        Lit::Float(x) if x.is_infinite() && x > 0.0 => Code::atom(format!("{float}.inf")),
+        Lit::Float(x) if x.is_infinite() => Code::atom(format!("({float}.neg {float}.inf)")),
         // `{:?}` writes `1.0`, `0.1`, `1e-7`, `1.5e300`: all Futhark float literals.
-        Lit::Float(x) if x.is_sign_negative() => Code::atom(format!("(-{:?}f64)", -x)),
-        Lit::Float(x) => Code::atom(format!("{x:?}f64")),
+        Lit::Float(x) if x.is_sign_negative() => Code::atom(format!("(-{:?}{float})", -x)),
+        Lit::Float(x) => Code::atom(format!("{x:?}{float}")),
         Lit::Bool(b) => Code::atom(b.to_string()),
         Lit::Unit => Code::atom("()"),
     }

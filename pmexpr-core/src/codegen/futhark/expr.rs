@@ -86,7 +86,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     pub(super) fn expr(&mut self, e: &Expr) -> R<Code> {
         match &e.kind {
             ExprKind::Var { ident, .. } => Ok(Code::atom(self.var(ident.id)?)),
-            ExprKind::Lit(l) => Ok(lit(l)),
+            ExprKind::Lit(l) => Ok(lit(l, self.prim(&e.ty).ok())),
             ExprKind::Intrinsic(i) => self.intrinsic_value(*i, &e.ty),
             ExprKind::Lam { params, body } => {
                 let mut ps = Vec::new();
@@ -269,17 +269,25 @@ impl<'a, 'b> Gen<'a, 'b> {
             PatKind::Wild => "_".to_string(),
             PatKind::Bind(i) if i.name == "_" => "_".to_string(),
             PatKind::Bind(i) => var_name(self.cx.names, i.id),
-            PatKind::Lit(l) => match l {
-                Lit::Int(i) => format!("{i}i64"),
-                Lit::Float(x) if x.is_finite() => format!("{x:?}f64"),
-                Lit::Float(_) => {
-                    return Err(GenError::Unsupported(
-                        "a pattern that is an infinite or NaN float".into(),
-                    ));
+            PatKind::Lit(l) => {
+                let prim = self.prim(&p.ty).ok();
+                let (int, float) = match prim {
+                    Some(Prim::I32) => ("i32", "f64"),
+                    Some(Prim::F32) => ("i64", "f32"),
+                    _ => ("i64", "f64"),
+                };
+                match l {
+                    Lit::Int(i) => format!("{i}{int}"),
+                    Lit::Float(x) if x.is_finite() => format!("{x:?}{float}"),
+                    Lit::Float(_) => {
+                        return Err(GenError::Unsupported(
+                            "a pattern that is an infinite or NaN float".into(),
+                        ));
+                    }
+                    Lit::Bool(b) => b.to_string(),
+                    Lit::Unit => "()".to_string(),
                 }
-                Lit::Bool(b) => b.to_string(),
-                Lit::Unit => "()".to_string(),
-            },
+            }
             PatKind::Record(fs) => {
                 let Type::Record(tys) = &p.ty else {
                     return Err(GenError::Unsupported(

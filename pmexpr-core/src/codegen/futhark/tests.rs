@@ -464,8 +464,12 @@ fn numeric_instantiations() {
         [
             "site_src_num_rs_1_1_i64",
             "site_src_num_rs_1_1_f64",
+            "site_src_num_rs_1_1_i32",
+            "site_src_num_rs_1_1_f32",
             "site_src_num_rs_2_1_i64",
             "site_src_num_rs_2_1_f64",
+            "site_src_num_rs_2_1_i32",
+            "site_src_num_rs_2_1_f32",
             "site_src_num_rs_2_1_bool",
         ]
     );
@@ -526,15 +530,21 @@ fn entry_names_are_sanitized_sites() {
 #[test]
 fn instantiations_cover_the_runtime_types() {
     assert_eq!(instantiations(&[]), vec![Instantiation::new()]);
-    let two = instantiations(&[(TyVar(0), Numeric::Num), (TyVar(1), Numeric::Scalar)]);
-    assert_eq!(two.len(), 6);
+    let two = instantiations(&[(TyVar(0), Numeric::Int), (TyVar(1), Numeric::Float)]);
+    assert_eq!(two.len(), 4);
     assert_eq!(
         two[0],
-        Instantiation::from([(TyVar(0), Prim::I64), (TyVar(1), Prim::I64)])
+        Instantiation::from([(TyVar(0), Prim::I64), (TyVar(1), Prim::F64)])
     );
     assert_eq!(
-        two[5],
-        Instantiation::from([(TyVar(0), Prim::F64), (TyVar(1), Prim::Bool)])
+        two[3],
+        Instantiation::from([(TyVar(0), Prim::I32), (TyVar(1), Prim::F32)])
+    );
+    let mixed = instantiations(&[(TyVar(0), Numeric::Num), (TyVar(1), Numeric::Scalar)]);
+    assert_eq!(
+        mixed.len(),
+        MAX_INSTANTIATIONS,
+        "4 × 5 combinations, capped"
     );
     let many: Vec<(TyVar, Numeric)> = (0..6).map(|i| (TyVar(i), Numeric::Scalar)).collect();
     assert_eq!(instantiations(&many).len(), MAX_INSTANTIATIONS);
@@ -589,7 +599,7 @@ fn names_are_valid_and_never_generated_ones() {
 
 #[test]
 fn literals() {
-    let t = |l: Lit| lit(&l).text;
+    let t = |l: Lit| lit(&l, None).text;
     assert_eq!(t(Lit::Int(5)), "5i64");
     assert_eq!(t(Lit::Int(-5)), "(-5i64)");
     assert_eq!(t(Lit::Int(i64::MIN)), "i64.lowest");
@@ -808,5 +818,6 @@ fn generic_functions_per_site() {
         &[("dbl", "fn dbl(x: _) -> _ { x + x }")],
     );
     let f = golden_crate("generic", &p);
-    assert_eq!(f.program.entries.len(), 4);
+    // Two sites, each with i64, f64, i32 and f32 values.
+    assert_eq!(f.program.entries.len(), 8);
 }

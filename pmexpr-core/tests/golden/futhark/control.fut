@@ -26,12 +26,19 @@ def lambda2_10 (b_11: bool) =
 entry site_src_control_rs_3_1 (flags_13: []bool) : []i64 =
   map lambda2_10 flags_13
 
-def lambda2_14 (x_15: i64) =
+def lambda2_14_i64 (x_15: i64) =
   if x_15 >= 0i64 then x_15 else assert false 0i64
 
--- accelerate! at src/control.rs:4:1
-entry site_src_control_rs_4_1 (s_17: []i64) : []i64 =
-  map lambda2_14 s_17
+def lambda2_14_i32 (x_15: i32) =
+  if x_15 >= 0i32 then x_15 else assert false 0i32
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type i64
+entry site_src_control_rs_4_1_i64 (s_17: []i64) : []i64 =
+  map lambda2_14_i64 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type i32
+entry site_src_control_rs_4_1_i32 (s_17: []i32) : []i32 =
+  map lambda2_14_i32 s_17
 
 def lambda5_18 (p_19: (bool, (f64, f64))) =
   match p_19

@@ -9,6 +9,14 @@ def dbl_0_i64 (x_1: i64) =
 def dbl_0_f64 (x_1: f64) =
   x_1 + x_1
 
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_i32 (x_1: i32) =
+  x_1 + x_1
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_f32 (x_1: f32) =
+  x_1 + x_1
+
 -- accelerate! at src/g1.rs:1:1 with captured numbers of type i64
 entry site_src_g1_rs_1_1_i64 (s_3: []i64) : []i64 =
   map dbl_0_i64 s_3
@@ -16,6 +24,14 @@ entry site_src_g1_rs_1_1_i64 (s_3: []i64) : []i64 =
 -- accelerate! at src/g1.rs:1:1 with captured numbers of type f64
 entry site_src_g1_rs_1_1_f64 (s_3: []f64) : []f64 =
   map dbl_0_f64 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type i32
+entry site_src_g1_rs_1_1_i32 (s_3: []i32) : []i32 =
+  map dbl_0_i32 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type f32
+entry site_src_g1_rs_1_1_f32 (s_3: []f32) : []f32 =
+  map dbl_0_f32 s_3
 
 -- #[pmexpr] fn dbl at src/lib.rs (dbl)
 def dbl_4_i64 (x_5: i64) =
@@ -25,11 +41,25 @@ def dbl_4_i64 (x_5: i64) =
 def dbl_4_f64 (x_5: f64) =
   x_5 + x_5
 
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_i32 (x_5: i32) =
+  x_5 + x_5
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_f32 (x_5: f32) =
+  x_5 + x_5
+
 def lambda5_6_i64 (x_7: i64) =
   (dbl_4_i64 x_7) == x_7
 
 def lambda5_6_f64 (x_7: f64) =
   (dbl_4_f64 x_7) == x_7
+
+def lambda5_6_i32 (x_7: i32) =
+  (dbl_4_i32 x_7) == x_7
+
+def lambda5_6_f32 (x_7: f32) =
+  (dbl_4_f32 x_7) == x_7
 
 -- accelerate! at src/g2.rs:1:1 with captured numbers of type i64
 entry site_src_g2_rs_1_1_i64 (t_9: []i64) : []bool =
@@ -40,3 +70,13 @@ entry site_src_g2_rs_1_1_i64 (t_9: []i64) : []bool =
 entry site_src_g2_rs_1_1_f64 (t_9: []f64) : []bool =
   let k_10 = 2.0f64
   in map lambda5_6_f64 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type i32
+entry site_src_g2_rs_1_1_i32 (t_9: []i32) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_i32 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type f32
+entry site_src_g2_rs_1_1_f32 (t_9: []f32) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_f32 t_9

@@ -22,16 +22,27 @@ def lambda2_8 (i_9: i64) =
 entry site_src_math_rs_3_1 (s_11: []i64) : []i64 =
   map lambda2_8 s_11
 
-def lambda2_12 (i_13: i64) =
+def lambda2_12_i64 (i_13: i64) =
   if (if !(i_13 < 0i64) then i_13 <= 10i64 else false)
   then true
   else if (if i_13 > 100i64 then i_13 >= 200i64 else false)
        then i_13 != 7i64
        else false
 
--- accelerate! at src/math.rs:4:1
-entry site_src_math_rs_4_1 (s_15: []i64) : []bool =
-  map lambda2_12 s_15
+def lambda2_12_i32 (i_13: i32) =
+  if (if !(i_13 < 0i32) then i_13 <= 10i32 else false)
+  then true
+  else if (if i_13 > 100i32 then i_13 >= 200i32 else false)
+       then i_13 != 7i32
+       else false
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type i64
+entry site_src_math_rs_4_1_i64 (s_15: []i64) : []bool =
+  map lambda2_12_i64 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type i32
+entry site_src_math_rs_4_1_i32 (s_15: []i32) : []bool =
+  map lambda2_12_i32 s_15
 
 def lambda2_16 (x_17: f64) =
   (x_17 == 0.0f64) == (x_17 != 1.0f64)

@@ -7,6 +7,12 @@ def lambda2_0_i64 (x_1: i64) =
 def lambda2_0_f64 (x_1: f64) =
   (x_1 * x_1) + x_1
 
+def lambda2_0_i32 (x_1: i32) =
+  (x_1 * x_1) + x_1
+
+def lambda2_0_f32 (x_1: f32) =
+  (x_1 * x_1) + x_1
+
 -- accelerate! at src/num.rs:1:1 with captured numbers of type i64
 entry site_src_num_rs_1_1_i64 (s_3: []i64) : []i64 =
   map lambda2_0_i64 s_3
@@ -15,10 +21,24 @@ entry site_src_num_rs_1_1_i64 (s_3: []i64) : []i64 =
 entry site_src_num_rs_1_1_f64 (s_3: []f64) : []f64 =
   map lambda2_0_f64 s_3
 
+-- accelerate! at src/num.rs:1:1 with captured numbers of type i32
+entry site_src_num_rs_1_1_i32 (s_3: []i32) : []i32 =
+  map lambda2_0_i32 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type f32
+entry site_src_num_rs_1_1_f32 (s_3: []f32) : []f32 =
+  map lambda2_0_f32 s_3
+
 def lambda3_4_i64 (y_5: i64) (x_6: i64) =
   x_6 == y_5
 
 def lambda3_4_f64 (y_5: f64) (x_6: f64) =
+  x_6 == y_5
+
+def lambda3_4_i32 (y_5: i32) (x_6: i32) =
+  x_6 == y_5
+
+def lambda3_4_f32 (y_5: f32) (x_6: f32) =
   x_6 == y_5
 
 def lambda3_4_bool (y_5: bool) (x_6: bool) =
@@ -31,6 +51,14 @@ entry site_src_num_rs_2_1_i64 (y_8: i64) (s_9: []i64) : []bool =
 -- accelerate! at src/num.rs:2:1 with captured numbers of type f64
 entry site_src_num_rs_2_1_f64 (y_8: f64) (s_9: []f64) : []bool =
   map (lambda3_4_f64 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type i32
+entry site_src_num_rs_2_1_i32 (y_8: i32) (s_9: []i32) : []bool =
+  map (lambda3_4_i32 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type f32
+entry site_src_num_rs_2_1_f32 (y_8: f32) (s_9: []f32) : []bool =
+  map (lambda3_4_f32 y_8) s_9
 
 -- accelerate! at src/num.rs:2:1 with captured numbers of type bool
 entry site_src_num_rs_2_1_bool (y_8: bool) (s_9: []bool) : []bool =

@@ -43,12 +43,19 @@ def lambda4_16 (r_17: []i64) =
 entry site_src_seq_rs_4_1 (rows_19: [][]i64) : []i64 =
   map lambda4_16 rows_19
 
-def lambda2_20 (x_21: i64) =
+def lambda2_20_i64 (x_21: i64) =
   [x_21, 1i64, 2i64]
 
--- accelerate! at src/seq.rs:5:1
-entry site_src_seq_rs_5_1 (s_23: []i64) : [][]i64 =
-  map lambda2_20 s_23
+def lambda2_20_i32 (x_21: i32) =
+  [x_21, 1i32, 2i32]
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type i64
+entry site_src_seq_rs_5_1_i64 (s_23: []i64) : [][]i64 =
+  map lambda2_20_i64 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type i32
+entry site_src_seq_rs_5_1_i32 (s_23: []i32) : [][]i32 =
+  map lambda2_20_i32 s_23
 
 def lambda5_24 (x_25: []i64) =
   x_25

@@ -31,12 +31,19 @@ entry site_src_set_rs_2_1 (s_12: []i64) : []i64 =
   let b_14 = a_13 with [0i64] = 1i64
   in map lambda6_9 (b_14 with [1i64] = 2i64)
 
-def lambda2_15 (x_16: i64) =
+def lambda2_15_i64 (x_16: i64) =
   x_16
 
--- accelerate! at src/set.rs:3:1
-entry site_src_set_rs_3_1 (s_18: []i64) : []i64 =
-  map lambda2_15 ((copy s_18) with [0i64] = 1i64)
+def lambda2_15_i32 (x_16: i32) =
+  x_16
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type i64
+entry site_src_set_rs_3_1_i64 (s_18: []i64) : []i64 =
+  map lambda2_15_i64 ((copy s_18) with [0i64] = 1i64)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type i32
+entry site_src_set_rs_3_1_i32 (s_18: []i32) : []i32 =
+  map lambda2_15_i32 ((copy s_18) with [0i64] = 1i32)
 
 def lambda6_19 (i_20: i64) =
   i_20
