@@ -1,5 +1,8 @@
 //! Code generation from the monomorphic program.
 //!
 //! - [`rust`]: Rust code for the CPU backends (`seq`, `cpu`, debug mode), generic over the backend.
+//! - [`cuda`]: CUDA C++ device code (kernels and `__device__` functions) for CUDA-class sites,
+//!   compiled by NVRTC.
 
+pub mod cuda;
 pub mod rust;
