@@ -77,6 +77,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::{self, Write};
 
 use crate::ast::{Expr, ExprKind, Lit, NeverKind, Param, Pat, PatKind, VarId};
+use crate::classify::Backend;
 use crate::error::SpanRange;
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
@@ -460,7 +461,8 @@ pub struct CudaModule {
     pub source: String,
     /// The C++ namespace of the module's definitions (also the start of its kernels' names).
     pub namespace: String,
-    /// The kernels, in the order the host code holds them.
+    /// The kernels: those of the accelerated binding, then those of each other host function
+    /// ([`HostPlan::functions`], in order), each binding's in [`Expr::walk`] order.
     pub kernels: Vec<Kernel>,
     /// The runtime checks, by number (`checks[k].id == k + 1`).
     pub checks: Vec<Check>,
@@ -478,6 +480,12 @@ pub fn generate(
     options: &CudaOptions,
 ) -> Result<CudaModule> {
     let lifted = &program.lifted;
+    if program.backend != Backend::Cuda {
+        return unsupported(
+            lifted.span,
+            format!("a {} site has no CUDA code", program.backend),
+        );
+    }
     let defs: HashMap<VarId, &Def> = program
         .extracted
         .iter()
@@ -676,6 +684,9 @@ struct Block {
     depth: usize,
     /// Variables in scope → the C expression for their value.
     env: HashMap<VarId, String>,
+    /// Variables bound to a record literal → its fields (each a name or a literal): such a
+    /// record is never stored, its projections and patterns read the fields.
+    records: HashMap<VarId, Scrut>,
     fresh: usize,
 }
 
@@ -1275,7 +1286,7 @@ impl<'a> Gen<'a> {
     /// A device function: its prototype and its definition.
     fn device_fn(&mut self, def: &Def) -> Result<(String, String)> {
         let (params, body) = lambda_of(def);
-        if params.is_empty() {
+        if !matches!(def.value.kind, ExprKind::Lam { .. }) {
             return unsupported(
                 def.ident.span,
                 format!(
@@ -1290,6 +1301,7 @@ impl<'a> Gen<'a> {
             lines: Vec::new(),
             depth: 1,
             env: HashMap::new(),
+            records: HashMap::new(),
             fresh: 0,
         };
         let mut decl = Vec::new();
@@ -1483,6 +1495,15 @@ impl<'a> Gen<'a> {
             } => {
                 let bty = self.ity(&binder.ty, binder.ident.span)?;
                 let wildcard = binder.ident.name == "_";
+                if !wildcard
+                    && let ExprKind::Record(fs) = &value.kind
+                    && !fs.is_empty()
+                {
+                    let scrut = self.record_fields(b, value, fs)?;
+                    b.env.insert(binder.ident.id, scrut.c());
+                    b.records.insert(binder.ident.id, scrut);
+                    return self.value(b, body, dest);
+                }
                 let name = (!wildcard && !self.is_unit(&bty))
                     .then(|| c_ident(&binder.ident.name, binder.ident.id));
                 let v = self.value(b, value, name.map(Dest::Decl))?;
@@ -1549,6 +1570,12 @@ impl<'a> Gen<'a> {
                 )
             }
             ExprKind::Proj { expr, label } => {
+                if let ExprKind::Var { ident, .. } = &expr.kind
+                    && let Some(Scrut::Fields(..)) = b.records.get(&ident.id)
+                {
+                    let c = b.records[&ident.id].field(label).c();
+                    return self.finish(b, &ty, c, dest, e.span);
+                }
                 let r = self.value(b, expr, None)?;
                 if self.is_unit(&ty) {
                     return Ok(UNIT.into());
@@ -1576,11 +1603,44 @@ impl<'a> Gen<'a> {
         dest: Option<Dest>,
     ) -> Result<String> {
         let ty = self.ity(&e.ty, e.span)?;
-        let mut s = self.value(b, scrutinee, None)?;
-        if pattern_uses(pat) > 1 && !is_atom(&s) {
-            let sty = self.ity(&scrutinee.ty, scrutinee.span)?;
-            s = self.bind(b, &sty, s, None, scrutinee.span)?;
-        }
+        let sty = self.ity(&scrutinee.ty, scrutinee.span)?;
+        let s = match (&scrutinee.kind, &pat.kind, &sty) {
+            // `match (a, b) { (true, x) => … }`: the fields are matched one by one, and the
+            // record is never built.
+            (ExprKind::Record(fs), PatKind::Record(pfs), Type::Record(tfs)) if !fs.is_empty() => {
+                let mut vals: HashMap<&Label, String> = HashMap::new();
+                for (l, x) in fs {
+                    let mut v = self.value(b, x, None)?;
+                    let uses = pfs
+                        .iter()
+                        .find(|(pl, _)| pl == l)
+                        .map_or(0, |(_, p)| pattern_uses(p));
+                    if uses > 1 && !is_atom(&v) {
+                        let xty = self.ity(&x.ty, x.span)?;
+                        v = self.bind(b, &xty, v, None, x.span)?;
+                    }
+                    vals.insert(l, v);
+                }
+                let name = self.c_type_of(&sty, scrutinee.span)?;
+                let fields = tfs
+                    .iter()
+                    .map(|(l, _)| (l.clone(), Scrut::Value(vals.remove(l).unwrap_or_default())))
+                    .collect();
+                Scrut::Fields(name, fields)
+            }
+            (ExprKind::Var { ident, .. }, PatKind::Record(_), _)
+                if b.records.contains_key(&ident.id) =>
+            {
+                b.records[&ident.id].clone()
+            }
+            _ => {
+                let mut s = self.value(b, scrutinee, None)?;
+                if pattern_uses(pat) > 1 && !is_atom(&s) {
+                    s = self.bind(b, &sty, s, None, scrutinee.span)?;
+                }
+                Scrut::Value(s)
+            }
+        };
         let Some(cond) = pattern_cond(pat, &s) else {
             // Irrefutable (a `let` of a tuple): bind and go on; the other branch cannot run.
             self.bind_pattern(b, pat, &s)?;
@@ -1651,8 +1711,39 @@ impl<'a> Gen<'a> {
         })
     }
 
+    /// The fields of a record literal, evaluated in the order written, each a name or a literal.
+    fn record_fields(&mut self, b: &mut Block, e: &Expr, fs: &[(Label, Expr)]) -> Result<Scrut> {
+        let ty = self.ity(&e.ty, e.span)?;
+        let Type::Record(tfs) = &ty else {
+            return unsupported(e.span, format!("a record of type `{ty}`"));
+        };
+        let mut vals: HashMap<&Label, String> = HashMap::new();
+        for (l, x) in fs {
+            let mut v = self.value(b, x, None)?;
+            if !is_atom(&v) {
+                let xty = self.ity(&x.ty, x.span)?;
+                if !self.is_unit(&xty) {
+                    // Not a `tmp`: a field is read wherever the record is, so its declaration
+                    // must stay (see `finish`).
+                    let name = b.fresh("fld");
+                    v = self.bind(b, &xty, v, Some(Dest::Decl(name)), x.span)?;
+                }
+            }
+            vals.insert(l, v);
+        }
+        let name = self.c_type_of(&ty, e.span)?;
+        let mut fields = Vec::new();
+        for (l, _) in tfs {
+            match vals.remove(l) {
+                Some(v) => fields.push((l.clone(), Scrut::Value(v))),
+                None => return unsupported(e.span, format!("a record without field `{l}`")),
+            }
+        }
+        Ok(Scrut::Fields(name, fields))
+    }
+
     /// Declares the variables a (matching) pattern binds.
-    fn bind_pattern(&mut self, b: &mut Block, p: &Pat, s: &str) -> Result<()> {
+    fn bind_pattern(&mut self, b: &mut Block, p: &Pat, s: &Scrut) -> Result<()> {
         match &p.kind {
             PatKind::Bind(ident) => {
                 let ty = self.ity(&p.ty, p.span)?;
@@ -1661,13 +1752,13 @@ impl<'a> Gen<'a> {
                 } else {
                     let name = c_ident(&ident.name, ident.id);
                     let t = self.c_type_of(&ty, p.span)?;
-                    b.emit(format!("const {t} {name} = {s};"));
+                    b.emit(format!("const {t} {name} = {};", s.c()));
                     b.env.insert(ident.id, name);
                 }
             }
             PatKind::Record(fs) => {
                 for (l, sub) in fs {
-                    self.bind_pattern(b, sub, &format!("{s}.{}", field_name(l)))?;
+                    self.bind_pattern(b, sub, &s.field(l))?;
                 }
             }
             PatKind::Wild | PatKind::Lit(_) => {}
@@ -2204,18 +2295,50 @@ fn pattern_uses(p: &Pat) -> usize {
     }
 }
 
+/// The value a pattern matches: a C expression, or the fields of a record literal (matched one by
+/// one, without building the record).
+#[derive(Debug, Clone)]
+enum Scrut {
+    Value(String),
+    /// The struct's C name and the fields' values in label order.
+    Fields(String, Vec<(Label, Scrut)>),
+}
+
+impl Scrut {
+    fn field(&self, l: &Label) -> Scrut {
+        match self {
+            Scrut::Value(s) => Scrut::Value(format!("{s}.{}", field_name(l))),
+            Scrut::Fields(_, fs) => fs
+                .iter()
+                .find(|(k, _)| k == l)
+                .map_or_else(|| Scrut::Value(String::new()), |(_, v)| v.clone()),
+        }
+    }
+
+    /// The whole value as a C expression.
+    fn c(&self) -> String {
+        match self {
+            Scrut::Value(s) => s.clone(),
+            Scrut::Fields(name, fs) => {
+                let items: Vec<String> = fs.iter().map(|(_, v)| v.c()).collect();
+                format!("{name}{{{}}}", items.join(", "))
+            }
+        }
+    }
+}
+
 /// The C condition under which a pattern matches `s`; `None` when it always does.
-fn pattern_cond(p: &Pat, s: &str) -> Option<String> {
+fn pattern_cond(p: &Pat, s: &Scrut) -> Option<String> {
     match &p.kind {
         PatKind::Wild | PatKind::Bind(_) | PatKind::Lit(Lit::Unit) => None,
-        PatKind::Lit(Lit::Bool(true)) => Some(s.to_string()),
-        PatKind::Lit(Lit::Bool(false)) => Some(format!("!{s}")),
-        PatKind::Lit(Lit::Int(i)) => Some(format!("({s} == {})", int_lit(*i))),
-        PatKind::Lit(Lit::Float(x)) => Some(format!("({s} == {})", float_lit(*x))),
+        PatKind::Lit(Lit::Bool(true)) => Some(s.c()),
+        PatKind::Lit(Lit::Bool(false)) => Some(format!("!{}", s.c())),
+        PatKind::Lit(Lit::Int(i)) => Some(format!("({} == {})", s.c(), int_lit(*i))),
+        PatKind::Lit(Lit::Float(x)) => Some(format!("({} == {})", s.c(), float_lit(*x))),
         PatKind::Record(fs) => {
             let conds: Vec<String> = fs
                 .iter()
-                .filter_map(|(l, p)| pattern_cond(p, &format!("{s}.{}", field_name(l))))
+                .filter_map(|(l, p)| pattern_cond(p, &s.field(l)))
                 .collect();
             match conds.len() {
                 0 => None,

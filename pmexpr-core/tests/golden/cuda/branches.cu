@@ -221,13 +221,12 @@ __device__ void lambda8(pm_tensor<long long> t_9, long long i_1) {
     const long long tmp1 = pm_modi(1, i_1, 2LL);
     const bool even_2 = tmp1 == 0LL;
     const bool big_3 = (i_1 > 10LL) ? even_2 : false;
-    const tuple0 scrutinee1_4 = tuple0{even_2, big_3};
     long long label_5;
-    if (scrutinee1_4._0 && scrutinee1_4._1) {
+    if (even_2 && big_3) {
         label_5 = 3LL;
-    } else if (scrutinee1_4._0 && !scrutinee1_4._1) {
+    } else if (even_2 && !big_3) {
         label_5 = 2LL;
-    } else if (!scrutinee1_4._0) {
+    } else if (!even_2) {
         label_5 = 1LL;
     } else {
         label_5 = pm_fail_value<long long>(PM_NO_MATCH, 2);
