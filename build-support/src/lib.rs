@@ -13,6 +13,9 @@
 //! `OUT_DIR/pmexpr-registry.txt` (see `pmexpr_core::registry`) and runs the whole-crate
 //! compiler over it, writing its output into `OUT_DIR` too.
 //!
+//! [`nvrtc`] opens NVRTC, CUDA's runtime compiler, when it is installed, and compiles CUDA C++ to
+//! PTX (`PMEXPR_NVRTC` names the library to use).
+//!
 //! Environment variables: `PMEXPR_DUMP` (set, and not `0`) asks the compiler for a dump of every
 //! site under `OUT_DIR/pmexpr-dump`; `PMEXPR_VERBOSE` (likewise) shows the files that the scan
 //! skipped because they do not parse.
@@ -20,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod futhark;
+pub mod nvrtc;
 mod report;
 mod scan;
 #[cfg(test)]

@@ -146,11 +146,29 @@ pub const PROGRAM_FILE: &str = "pmexpr/accelerated.pmexpr";
 /// (written only when there are some).
 pub const FUTHARK_FILE: &str = "pmexpr/futhark/program.fut";
 
-/// Runs the compiler over the whole crate: every site with the `#[pmexpr]` functions, merged and
-/// extracted per backend, and the Futhark program of the Futhark-class sites ([`FUTHARK_FILE`]);
-/// with `dump`, one readable file per site under `pmexpr-dump/`. Sites with errors are left out
-/// (the macro reports them at their tokens).
-pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateOutput {
+/// One `accelerate!` site of the crate after [`compile_sites`].
+#[derive(Debug)]
+pub struct CrateSite {
+    /// `file:line:column` of the `accelerate` identifier.
+    pub name: String,
+    /// The macro input as text.
+    pub tokens: String,
+    /// The compiled site, or why it is not.
+    pub result: Result<crate::site::CompiledSite, SiteFailure>,
+}
+
+/// Why a site of the crate did not compile.
+#[derive(Debug)]
+pub enum SiteFailure {
+    /// The tokens recorded in the registry do not parse (the message says why).
+    Unparsable(String),
+    /// The compiler rejected the site (the macro reports these errors at its tokens).
+    Rejected(crate::error::Errors),
+}
+
+/// Compiles every site of the registry with the crate's `#[pmexpr]` functions and `Record`
+/// structs, in registry order: what [`compile_crate`] and the GPU code generators start from.
+pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
     use crate::registry::ItemKind;
     use crate::site::{Context, PreludeItem, compile};
     let prelude: Vec<PreludeItem> = registry
@@ -169,31 +187,48 @@ pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateO
         find_item: None,
         records: Some(&records),
     };
+    registry
+        .sites
+        .iter()
+        .map(|s| CrateSite {
+            name: format!("{}:{}:{}", s.file, s.line, s.column),
+            tokens: s.tokens.clone(),
+            result: match s.tokens.parse::<proc_macro2::TokenStream>() {
+                Err(e) => Err(SiteFailure::Unparsable(e.to_string())),
+                Ok(tokens) => compile(tokens, cx).map_err(|(e, _)| SiteFailure::Rejected(e)),
+            },
+        })
+        .collect()
+}
+
+/// Runs the compiler over the whole crate: every site with the `#[pmexpr]` functions, merged and
+/// extracted per backend, and the Futhark program of the Futhark-class sites ([`FUTHARK_FILE`]);
+/// with `dump`, one readable file per site under `pmexpr-dump/`. Sites with errors are left out
+/// (the macro reports them at their tokens).
+pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateOutput {
     let mut out = CrateOutput::default();
     let mut programs = Vec::new();
-    for s in &registry.sites {
-        let name = format!("{}:{}:{}", s.file, s.line, s.column);
-        let mut text = format!("// accelerate! at {name}\n{}\n\n", s.tokens);
-        match s.tokens.parse::<proc_macro2::TokenStream>() {
-            Err(e) => {
+    for site in compile_sites(registry) {
+        let name = site.name;
+        let mut text = format!("// accelerate! at {name}\n{}\n\n", site.tokens);
+        match site.result {
+            Err(SiteFailure::Unparsable(e)) => {
                 let _ = writeln!(text, "not compiled: the tokens do not parse ({e})");
             }
-            Ok(tokens) => match compile(tokens, cx) {
-                Err((errors, _)) => {
-                    let _ = writeln!(text, "rejected (the compiler reports these at the site):");
-                    for e in &errors {
-                        let _ = writeln!(text, "  error: {}", e.text().replace('\n', "\n  "));
-                    }
+            Err(SiteFailure::Rejected(errors)) => {
+                let _ = writeln!(text, "rejected (the compiler reports these at the site):");
+                for e in &errors {
+                    let _ = writeln!(text, "  error: {}", e.text().replace('\n', "\n  "));
                 }
-                Ok(site) => match site.program {
-                    None => {
-                        let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
-                    }
-                    Some(p) => {
-                        site_dump(&mut text, &name, &p);
-                        programs.push((name.clone(), p));
-                    }
-                },
+            }
+            Ok(site) => match site.program {
+                None => {
+                    let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
+                }
+                Some(p) => {
+                    site_dump(&mut text, &name, &p);
+                    programs.push((name.clone(), p));
+                }
             },
         }
         if dump {

@@ -1,0 +1,165 @@
+//! Every CUDA kernel pmexpr generates compiles with NVRTC: the golden corpus of the CUDA code
+//! generator (`pmexpr-core/tests/golden/cuda`) and every CUDA-class `accelerate!` site of this
+//! repository (scanned as the build hook scans it), for `compute_80` and `compute_90`, each
+//! kernel present in the PTX by name.
+//!
+//! Without NVRTC the test says so and passes (machines without CUDA build everything). With the
+//! PyPI wheel: `LD_LIBRARY_PATH=$(python3 -c 'import nvidia.cuda_nvrtc, os;
+//! print(os.path.dirname(nvidia.cuda_nvrtc.__file__))')/lib cargo test -p pmexpr-build --test nvrtc
+//! -- --nocapture` (`PMEXPR_CUDA_DUMP=<dir>` also writes every module there).
+
+use std::path::{Path, PathBuf};
+
+use pmexpr_build::nvrtc::{self, NvrtcError};
+use pmexpr_build::scan;
+use pmexpr_core::classify::Backend;
+use pmexpr_core::codegen::cuda::{CudaModule, CudaOptions, ERROR_SYMBOL, generate, instantiations};
+use pmexpr_core::program::{SiteFailure, compile_sites};
+
+const ARCHS: [&str; 2] = ["compute_80", "compute_90"];
+
+/// The CUDA modules of every CUDA-class site found under `dirs` of `root` (one per
+/// instantiation: i64, and f64 too when the site has numeric type variables), named
+/// `file:line:column`, and how many sites were rejected.
+fn modules(root: &Path, dirs: &[&str], exclude: &[PathBuf]) -> (Vec<(String, CudaModule)>, usize) {
+    let scan = scan(root, dirs, exclude);
+    let mut out = Vec::new();
+    let mut rejected = 0;
+    for site in compile_sites(&scan.registry) {
+        let compiled = match site.result {
+            Ok(c) => c,
+            Err(SiteFailure::Rejected(_) | SiteFailure::Unparsable(_)) => {
+                rejected += 1;
+                continue;
+            }
+        };
+        let Some(program) = &compiled.program else {
+            continue;
+        };
+        if program.backend != Backend::Cuda {
+            continue;
+        }
+        for inst in instantiations(&compiled.mono.numeric) {
+            match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
+                Ok(m) => out.push((site.name.clone(), m)),
+                Err(e) => panic!("{}: {e}", site.name),
+            }
+        }
+    }
+    (out, rejected)
+}
+
+fn all_modules() -> Vec<(String, CudaModule)> {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pmexpr-core/tests/golden");
+    let (golden, rejected) = modules(&core, &["cuda"], &[]);
+    assert_eq!(rejected, 0, "every golden corpus site compiles");
+    assert!(
+        golden.len() >= 13,
+        "the golden corpus: {} modules",
+        golden.len()
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // As the repository's build.rs scans it: the compile-fail fixtures are separate programs.
+    let (sites, _) = modules(
+        &repo,
+        pmexpr_core::registry::DEFAULT_DIRS,
+        &[PathBuf::from("tests/ui")],
+    );
+    assert!(
+        sites
+            .iter()
+            .any(|(n, _)| n.starts_with("examples/listing1.rs")),
+        "Listing 1's CUDA site is among them"
+    );
+    golden.into_iter().chain(sites).collect()
+}
+
+#[test]
+fn every_generated_kernel_compiles_with_nvrtc() {
+    // Generation itself needs no NVRTC: check it everywhere.
+    let modules = all_modules();
+    let nvrtc = match nvrtc::nvrtc() {
+        Ok(n) => n,
+        Err(e @ NvrtcError::NotFound { .. }) => {
+            println!(
+                "skipped: NVRTC compile check ({} modules generated): {e}",
+                modules.len()
+            );
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    // For a look at the code: PMEXPR_CUDA_DUMP=<dir> writes every module there.
+    if let Some(dir) = std::env::var_os("PMEXPR_CUDA_DUMP") {
+        std::fs::create_dir_all(&dir).unwrap();
+        for (_, m) in &modules {
+            std::fs::write(
+                Path::new(&dir).join(format!("{}.cu", m.namespace)),
+                &m.source,
+            )
+            .unwrap();
+        }
+    }
+    let (major, minor) = nvrtc.version();
+    println!("NVRTC {major}.{minor} from {}", nvrtc.path());
+    let mut kernels = 0;
+    for (site, m) in &modules {
+        for arch in ARCHS {
+            let ptx = nvrtc
+                .compile_ptx(&m.source, &format!("{}.cu", m.namespace), arch)
+                .unwrap_or_else(|e| panic!("{site} ({}): {e}", m.namespace));
+            for k in &m.kernels {
+                assert!(
+                    ptx.contains(&format!(".entry {}(", k.name)),
+                    "{site}: kernel {} not in the PTX for {arch}",
+                    k.name
+                );
+            }
+            assert!(
+                ptx.contains(ERROR_SYMBOL),
+                "{site}: no {ERROR_SYMBOL} in the PTX"
+            );
+        }
+        kernels += m.kernels.len();
+        let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
+        println!("  {site}: {}", names.join(", "));
+    }
+    // All modules in one program: the shared prelude is guarded, the rest is namespaced.
+    let all: String = modules.iter().map(|(_, m)| m.source.as_str()).collect();
+    let ptx = nvrtc
+        .compile_ptx(&all, "all.cu", ARCHS[0])
+        .unwrap_or_else(|e| panic!("all modules in one program: {e}"));
+    let entries = ptx.matches(".entry ").count();
+    assert_eq!(
+        entries, kernels,
+        "one entry per kernel in the whole program"
+    );
+    println!(
+        "compiled {} modules ({kernels} kernels) for {}, and all of them as one program",
+        modules.len(),
+        ARCHS.join(" and ")
+    );
+}
+
+#[test]
+fn compile_errors_carry_the_log() {
+    let Ok(nvrtc) = nvrtc::nvrtc() else {
+        println!("skipped: NVRTC not found");
+        return;
+    };
+    let e = nvrtc
+        .compile_ptx(
+            "__global__ void k() { undeclared(); }",
+            "broken.cu",
+            "compute_80",
+        )
+        .unwrap_err();
+    match &e {
+        NvrtcError::Compile { name, arch, log } => {
+            assert_eq!(name, "broken.cu");
+            assert_eq!(arch, "compute_80");
+            assert!(log.contains("undeclared"), "{log}");
+        }
+        other => panic!("{other}"),
+    }
+}

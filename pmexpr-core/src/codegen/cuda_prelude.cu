@@ -1,0 +1,203 @@
+// ---- pmexpr CUDA prelude: shared by every generated module, needs no header ----
+#ifndef PMEXPR_PRELUDE
+#define PMEXPR_PRELUDE
+#define PM_MAX_RANK @MAX_RANK@
+
+// `()`: an empty struct, so that unit values can be stored and passed like any other.
+struct pm_unit {};
+
+// `[T]`: a read-only view of device memory (CUDA code never builds sequences).
+template <typename T> struct pm_seq {
+    const T* data;
+    long long len;
+};
+
+// `Tensor[T]`: a row-major view; `tensor_sub`/`tensor_slice` make views of the same memory.
+// `dims[rank..]` are 0 and `size` is the product of `dims[..rank]` (1 for rank 0).
+template <typename T> struct pm_tensor {
+    T* data;
+    long long dims[PM_MAX_RANK];
+    long long rank;
+    long long size;
+};
+
+// The first failed runtime check of a launch: [0] the error code (0: none), [1] the check's
+// number in the module, [2] and [3] the values involved. The host resets it before a launch and
+// reads it after: a device cannot stop the program, so a failed check records itself here and
+// the code goes on with a harmless value (never reading or writing out of bounds).
+__device__ unsigned long long pmexpr_error[4];
+
+enum pm_error_code {
+    PM_DIVISION_BY_ZERO = 1,
+    PM_SEQ_NEGATIVE_INDEX = 2,
+    PM_SEQ_OUT_OF_BOUNDS = 3,
+    PM_TENSOR_WRONG_RANK = 4,
+    PM_TENSOR_BAD_INDEX = 5,
+    PM_TENSOR_NEGATIVE_INDEX = 6,
+    PM_TENSOR_OUT_OF_BOUNDS = 7,
+    PM_SUB_NEGATIVE_OFFSET = 8,
+    PM_SUB_NEGATIVE_LENGTH = 9,
+    PM_SUB_OUT_OF_BOUNDS = 10,
+    PM_NEVER = 11,
+    PM_NO_MATCH = 12
+};
+
+__device__ __noinline__ void pm_fail(int code, int check, long long a, long long b) {
+    // First error wins: only the thread that moves the code from 0 writes the details.
+    if (atomicCAS(&pmexpr_error[0], 0ULL, (unsigned long long)code) == 0ULL) {
+        pmexpr_error[1] = (unsigned long long)check;
+        pmexpr_error[2] = (unsigned long long)a;
+        pmexpr_error[3] = (unsigned long long)b;
+    }
+}
+
+// Keeps a parameter out of template argument deduction: the element type comes from the tensor.
+template <typename T> struct pm_same { typedef T type; };
+
+template <typename T> __device__ __forceinline__ T pm_fail_value(int code, int check) {
+    pm_fail(code, check, 0, 0);
+    return T();
+}
+
+// Integer arithmetic wraps like Rust's wrapping_* (signed overflow is undefined in C++, unsigned
+// arithmetic is modular).
+__device__ __forceinline__ long long pm_addi(long long a, long long b) {
+    return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+__device__ __forceinline__ long long pm_subi(long long a, long long b) {
+    return (long long)((unsigned long long)a - (unsigned long long)b);
+}
+__device__ __forceinline__ long long pm_muli(long long a, long long b) {
+    return (long long)((unsigned long long)a * (unsigned long long)b);
+}
+__device__ __forceinline__ long long pm_negi(long long a) {
+    return (long long)(0ULL - (unsigned long long)a);
+}
+// Division truncates toward zero (C++11 and Rust agree); MIN / -1 wraps to MIN as in Rust.
+__device__ __forceinline__ long long pm_divi(int check, long long a, long long b) {
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
+    if (b == -1) return pm_negi(a);
+    return a / b;
+}
+__device__ __forceinline__ long long pm_modi(int check, long long a, long long b) {
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
+    if (b == -1) return 0;
+    return a % b;
+}
+// `floorfi`, saturating like Rust's `as i64` (NaN gives 0); the C++ conversion would be undefined.
+__device__ __forceinline__ long long pm_floorfi(double x) {
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0) return 9223372036854775807LL;
+    if (x < -9223372036854775808.0) return -9223372036854775807LL - 1LL;
+    return (long long)floor(x);
+}
+
+template <typename T> __device__ __forceinline__ T pm_get(int check, pm_seq<T> s, long long i) {
+    if ((unsigned long long)i >= (unsigned long long)s.len) {
+        pm_fail(i < 0 ? PM_SEQ_NEGATIVE_INDEX : PM_SEQ_OUT_OF_BOUNDS, check, i, s.len);
+        return T();
+    }
+    return s.data[i];
+}
+
+// The row-major position of a full index, or -1 after recording the error.
+template <typename T>
+__device__ long long pm_tensor_offset(int check, const pm_tensor<T>& t, const long long* ix, long long k) {
+    if (k != t.rank) { pm_fail(PM_TENSOR_WRONG_RANK, check, k, t.rank); return -1; }
+    long long ofs = 0;
+    for (long long d = 0; d < k; ++d) {
+        if ((unsigned long long)ix[d] >= (unsigned long long)t.dims[d]) {
+            pm_fail(PM_TENSOR_BAD_INDEX, check, d, ix[d]);
+            return -1;
+        }
+        ofs = ofs * t.dims[d] + ix[d];
+    }
+    return ofs;
+}
+template <typename T, typename... I> __device__ __forceinline__ T pm_tensor_get(int check, pm_tensor<T> t, I... ix) {
+    const long long idx[sizeof...(I) + 1] = {(long long)ix..., 0};
+    long long o = pm_tensor_offset(check, t, idx, (long long)sizeof...(I));
+    return o < 0 ? T() : t.data[o];
+}
+template <typename T> __device__ __forceinline__ T pm_tensor_get_seq(int check, pm_tensor<T> t, pm_seq<long long> ix) {
+    long long o = pm_tensor_offset(check, t, ix.data, ix.len);
+    return o < 0 ? T() : t.data[o];
+}
+template <typename T, typename... I> __device__ __forceinline__ void pm_tensor_set(int check, pm_tensor<T> t, typename pm_same<T>::type v, I... ix) {
+    const long long idx[sizeof...(I) + 1] = {(long long)ix..., 0};
+    long long o = pm_tensor_offset(check, t, idx, (long long)sizeof...(I));
+    if (o >= 0) t.data[o] = v;
+}
+template <typename T> __device__ __forceinline__ void pm_tensor_set_seq(int check, pm_tensor<T> t, pm_seq<long long> ix, typename pm_same<T>::type v) {
+    long long o = pm_tensor_offset(check, t, ix.data, ix.len);
+    if (o >= 0) t.data[o] = v;
+}
+template <typename T> __device__ __forceinline__ T pm_tensor_linear_get(int check, pm_tensor<T> t, long long i) {
+    if ((unsigned long long)i >= (unsigned long long)t.size) {
+        pm_fail(i < 0 ? PM_TENSOR_NEGATIVE_INDEX : PM_TENSOR_OUT_OF_BOUNDS, check, i, t.size);
+        return T();
+    }
+    return t.data[i];
+}
+template <typename T> __device__ __forceinline__ void pm_tensor_linear_set(int check, pm_tensor<T> t, long long i, typename pm_same<T>::type v) {
+    if ((unsigned long long)i >= (unsigned long long)t.size) {
+        pm_fail(i < 0 ? PM_TENSOR_NEGATIVE_INDEX : PM_TENSOR_OUT_OF_BOUNDS, check, i, t.size);
+        return;
+    }
+    t.data[i] = v;
+}
+// `get(tensor_shape(t), k)` without building the sequence.
+template <typename T> __device__ __forceinline__ long long pm_tensor_dim(int check, pm_tensor<T> t, long long k) {
+    if ((unsigned long long)k >= (unsigned long long)t.rank) {
+        pm_fail(k < 0 ? PM_SEQ_NEGATIVE_INDEX : PM_SEQ_OUT_OF_BOUNDS, check, k, t.rank);
+        return 0;
+    }
+    return t.dims[k];
+}
+// `tensor_sub t ofs len`: rows ofs..ofs+len of the first dimension. On an error the view is `t`
+// itself, which stays within the tensor's memory.
+template <typename T> __device__ pm_tensor<T> pm_tensor_sub(int check, pm_tensor<T> t, long long ofs, long long len) {
+    if (ofs < 0) { pm_fail(PM_SUB_NEGATIVE_OFFSET, check, ofs, len); return t; }
+    if (len < 0) { pm_fail(PM_SUB_NEGATIVE_LENGTH, check, ofs, len); return t; }
+    if (t.rank == 0 || (unsigned long long)ofs + (unsigned long long)len > (unsigned long long)t.dims[0]) {
+        pm_fail(PM_SUB_OUT_OF_BOUNDS, check, ofs, len);
+        return t;
+    }
+    long long stride = 1;
+    for (long long d = 1; d < t.rank; ++d) stride *= t.dims[d];
+    pm_tensor<T> r = t;
+    r.data = t.data + ofs * stride;
+    r.dims[0] = len;
+    r.size = len * stride;
+    return r;
+}
+// `tensor_slice t [i, …]`: the leading indices fixed; the rank decreases by their number.
+template <typename T>
+__device__ pm_tensor<T> pm_tensor_slice_n(int check, pm_tensor<T> t, const long long* ix, long long k) {
+    if (k > t.rank) { pm_fail(PM_TENSOR_WRONG_RANK, check, k, t.rank); return t; }
+    long long ofs = 0;
+    for (long long d = 0; d < k; ++d) {
+        if ((unsigned long long)ix[d] >= (unsigned long long)t.dims[d]) {
+            pm_fail(PM_TENSOR_BAD_INDEX, check, d, ix[d]);
+            return t;
+        }
+        ofs = ofs * t.dims[d] + ix[d];
+    }
+    long long stride = 1;
+    for (long long d = k; d < t.rank; ++d) stride *= t.dims[d];
+    pm_tensor<T> r;
+    r.data = t.data + ofs * stride;
+    for (long long d = 0; d < PM_MAX_RANK; ++d) r.dims[d] = d + k < t.rank ? t.dims[d + k] : 0;
+    r.rank = t.rank - k;
+    r.size = stride;
+    return r;
+}
+template <typename T, typename... I> __device__ __forceinline__ pm_tensor<T> pm_tensor_slice(int check, pm_tensor<T> t, I... ix) {
+    const long long idx[sizeof...(I) + 1] = {(long long)ix..., 0};
+    return pm_tensor_slice_n(check, t, idx, (long long)sizeof...(I));
+}
+template <typename T> __device__ __forceinline__ pm_tensor<T> pm_tensor_slice_seq(int check, pm_tensor<T> t, pm_seq<long long> ix) {
+    return pm_tensor_slice_n(check, t, ix.data, ix.len);
+}
+#endif  // PMEXPR_PRELUDE
+// ---- end of the prelude ----
