@@ -149,13 +149,21 @@ impl Build {
             .filter(|(_, b)| *b == pmexpr_core::classify::Backend::Futhark)
             .map(|(n, _)| n.clone())
             .collect();
-        match futhark::find_compiler() {
-            // Compiling with the Futhark compiler comes with the Futhark backend's code generator.
-            Some(_) => Vec::new(),
-            None => futhark::missing_compiler_warning(&sites)
-                .map(|w| report::warning(&w).collect())
-                .unwrap_or_default(),
-        }
+        let warning = match futhark::find_compiler() {
+            // The generated program is written; building its C library is not done yet.
+            Some(path) if !sites.is_empty() => Some(format!(
+                "pmexpr: found {}, but this version of pmexpr does not build the Futhark library yet (the program is in OUT_DIR/{}), so {} Futhark-class accelerate! site{} will run on the CPU targets",
+                path.display(),
+                pmexpr_core::program::FUTHARK_FILE,
+                sites.len(),
+                if sites.len() == 1 { "" } else { "s" },
+            )),
+            Some(_) => None,
+            None => futhark::missing_compiler_warning(&sites),
+        };
+        warning
+            .map(|w| report::warning(&w).collect())
+            .unwrap_or_default()
     }
 
     /// What makes Cargo rerun the build script: the scanned directories (Cargo watches a
@@ -290,8 +298,14 @@ mod tests {
                     "1 Futhark-class accelerate! site will run on the CPU targets: src/lib.rs:1:28",
                 )
         });
-        // Where `futhark` is installed the site is compiled by it instead.
+        // Where `futhark` is installed, the warning says that its library is not built yet.
         assert_eq!(warned, futhark::find_compiler().is_none(), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("1 Futhark-class accelerate! site will run on the CPU targets")),
+            "{lines:?}"
+        );
     }
 
     #[test]
