@@ -122,7 +122,25 @@ impl Build {
             let message = format!("pmexpr: cannot write {}: {e}", registry_path.display());
             lines.extend(report::warning(&message));
         }
-        let output = compile_crate(&scan.registry, flags.dump);
+        // A bug in a code generator must not fail the user's build: the sites still run on the CPU
+        // targets, whose code the macros generate themselves.
+        let compiled = std::panic::catch_unwind(|| compile_crate(&scan.registry, flags.dump))
+            .map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            });
+        let output = match compiled {
+            Ok(output) => output,
+            Err(why) => {
+                let message = format!(
+                    "pmexpr: internal error while compiling the crate's accelerate! sites ({why}); they run on the CPU targets. Please report this."
+                );
+                lines.extend(report::warning(&message));
+                return lines;
+            }
+        };
         for (relative, contents) in &output.files {
             if let Err(message) = write::write_output_file(out_dir, relative, contents) {
                 lines.extend(report::warning(&message));
