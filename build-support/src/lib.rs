@@ -11,10 +11,16 @@
 //! [`Build::compile`] scans the package's sources for `#[pmexpr]` functions, `Record` structs
 //! and `accelerate!` sites ([`scan()`]), writes the registry of what it found to
 //! `OUT_DIR/pmexpr-registry.txt` (see `pmexpr_core::registry`) and runs the whole-crate
-//! compiler over it, writing its output into `OUT_DIR` too.
+//! compiler over it, writing its output into `OUT_DIR` too: the extracted program
+//! (`pmexpr/accelerated.pmexpr`), the Futhark program of the Futhark-class sites
+//! (`pmexpr/futhark/program.fut`) and the CUDA kernels of the CUDA-class sites
+//! (`pmexpr/cuda/<module>.cu`, and `<module>.ptx` when NVRTC is found; an unchanged module is not
+//! compiled again). It never fails the build: a missing tool or an internal error is a warning,
+//! and the sites run on the CPU targets.
 //!
 //! [`nvrtc`] opens NVRTC, CUDA's runtime compiler, when it is installed, and compiles CUDA C++ to
-//! PTX (`PMEXPR_NVRTC` names the library to use).
+//! PTX (`PMEXPR_NVRTC` names the library to use). [`futhark`] finds the Futhark compiler and reads
+//! the manifest of what it compiled.
 //!
 //! Environment variables: `PMEXPR_DUMP` (set, and not `0`) asks the compiler for a dump of every
 //! site under `OUT_DIR/pmexpr-dump`; `PMEXPR_VERBOSE` (likewise) shows the files that the scan
@@ -22,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+mod cuda;
 pub mod futhark;
 pub mod nvrtc;
 mod report;
@@ -33,7 +40,7 @@ mod write;
 use std::env;
 use std::path::{Path, PathBuf};
 
-use pmexpr_core::program::compile_crate;
+use pmexpr_core::program::{compile_sites, crate_output};
 use pmexpr_core::registry::{DEFAULT_DIRS, Registry};
 
 pub use scan::{Scan, scan};
@@ -124,15 +131,19 @@ impl Build {
         }
         // A bug in a code generator must not fail the user's build: the sites still run on the CPU
         // targets, whose code the macros generate themselves.
-        let compiled = std::panic::catch_unwind(|| compile_crate(&scan.registry, flags.dump))
-            .map_err(|e| {
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default()
-            });
-        let output = match compiled {
-            Ok(output) => output,
+        let compiled = std::panic::catch_unwind(|| {
+            let sites = compile_sites(&scan.registry);
+            let cuda_warnings = cuda::build(out_dir, &sites);
+            (crate_output(&sites, flags.dump), cuda_warnings)
+        })
+        .map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        });
+        let (output, cuda_warnings) = match compiled {
+            Ok(compiled) => compiled,
             Err(why) => {
                 let message = format!(
                     "pmexpr: internal error while compiling the crate's accelerate! sites ({why}); they run on the CPU targets. Please report this."
@@ -146,7 +157,7 @@ impl Build {
                 lines.extend(report::warning(&message));
             }
         }
-        for message in &output.warnings {
+        for message in output.warnings.iter().chain(&cuda_warnings) {
             lines.extend(report::warning(message));
         }
         lines.extend(self.futhark(&output));
@@ -198,6 +209,7 @@ impl Build {
                     "PMEXPR_VERBOSE",
                     "PMEXPR_FUTHARK",
                     "PMEXPR_FUTHARK_BACKEND",
+                    "PMEXPR_NVRTC",
                 ]
                 .map(|v| format!("cargo:rerun-if-env-changed={v}")),
             )
@@ -251,6 +263,7 @@ mod tests {
             "cargo:rerun-if-env-changed=PMEXPR_VERBOSE".into(),
             "cargo:rerun-if-env-changed=PMEXPR_FUTHARK".into(),
             "cargo:rerun-if-env-changed=PMEXPR_FUTHARK_BACKEND".into(),
+            "cargo:rerun-if-env-changed=PMEXPR_NVRTC".into(),
             "cargo:warning=pmexpr: `#[pmexpr] fn g` is defined more than once, at src/lib.rs:1:14 and src/m.rs:1:14".into(),
         ];
         assert_eq!(lines, expected_head);
@@ -324,6 +337,35 @@ mod tests {
                 .any(|l| l.contains("1 Futhark-class accelerate! site will run on the CPU targets")),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn cuda_class_sites_get_their_kernels_written() {
+        let dir = TempDir::new();
+        dir.write(
+            "src/lib.rs",
+            "fn f(n: i64) { accelerate!(par_loop(n, |i| tensor_set(t, [i], i * 2))) }",
+        );
+        let out = dir.path.join("out");
+        let lines = Build::new().run(&dir.path, &out, Flags::default());
+        let listing: Vec<_> = fs::read_dir(out.join("pmexpr/cuda"))
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+            .unwrap_or_default();
+        let cu = out.join("pmexpr/cuda/pm_src_lib_rs_1_16.cu");
+        assert!(cu.exists(), "{lines:?} {listing:?}");
+        let source = fs::read_to_string(&cu).unwrap();
+        assert!(
+            source.contains("__global__ void pm_src_lib_rs_1_16_k0("),
+            "{source}"
+        );
+        // With NVRTC (CI installs it) the PTX is there too; an unchanged module is not recompiled.
+        let ptx = out.join("pmexpr/cuda/pm_src_lib_rs_1_16.ptx");
+        assert_eq!(ptx.exists(), nvrtc::nvrtc().is_ok());
+        if ptx.exists() {
+            let old = age(&ptx);
+            Build::new().run(&dir.path, &out, Flags::default());
+            assert_eq!(fs::metadata(&ptx).unwrap().modified().unwrap(), old);
+        }
     }
 
     #[test]

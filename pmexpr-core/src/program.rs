@@ -206,28 +206,34 @@ pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
 /// with `dump`, one readable file per site under `pmexpr-dump/`. Sites with errors are left out
 /// (the macro reports them at their tokens).
 pub fn compile_crate(registry: &crate::registry::Registry, dump: bool) -> CrateOutput {
+    crate_output(&compile_sites(registry), dump)
+}
+
+/// [`compile_crate`] from the sites [`compile_sites`] compiled (so that other steps of the build
+/// hook can use them too).
+pub fn crate_output(sites: &[CrateSite], dump: bool) -> CrateOutput {
     let mut out = CrateOutput::default();
     let mut programs = Vec::new();
-    for site in compile_sites(registry) {
-        let name = site.name;
+    for site in sites {
+        let name = site.name.clone();
         let mut text = format!("// accelerate! at {name}\n{}\n\n", site.tokens);
-        match site.result {
+        match &site.result {
             Err(SiteFailure::Unparsable(e)) => {
                 let _ = writeln!(text, "not compiled: the tokens do not parse ({e})");
             }
             Err(SiteFailure::Rejected(errors)) => {
                 let _ = writeln!(text, "rejected (the compiler reports these at the site):");
-                for e in &errors {
+                for e in errors {
                     let _ = writeln!(text, "  error: {}", e.text().replace('\n', "\n  "));
                 }
             }
-            Ok(site) => match site.program {
+            Ok(site) => match &site.program {
                 None => {
                     let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
                 }
                 Some(p) => {
-                    site_dump(&mut text, &name, &p);
-                    programs.push((name.clone(), p));
+                    site_dump(&mut text, &name, p);
+                    programs.push((name.clone(), p.clone()));
                 }
             },
         }
