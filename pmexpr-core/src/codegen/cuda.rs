@@ -2588,6 +2588,9 @@ mod tests {
         out
     }
 
+    /// What stands for the prelude (`cuda_prelude.cu`) in the golden files.
+    const PRELUDE_MARK: &str = "// ---- the pmexpr CUDA prelude (codegen/cuda_prelude.cu) ----\n";
+
     /// The generated CUDA of every corpus program equals its reviewed `.cu` file;
     /// `PMEXPR_BLESS=1` rewrites the files instead (review the diff).
     #[test]
@@ -2596,10 +2599,15 @@ mod tests {
         let mut failures = Vec::new();
         for (stem, modules) in corpus_modules() {
             assert!(!modules.is_empty(), "{stem}.rs has no site");
+            // The prelude is reviewed in its own file: the golden files show where it goes.
+            let prelude = PRELUDE.replace("@MAX_RANK@", &DEFAULT_MAX_RANK.to_string());
             let mut text = String::new();
             for m in modules {
                 match m {
-                    Ok(m) => text.push_str(&m.source),
+                    Ok(m) => {
+                        assert_eq!(m.source.matches(&prelude).count(), 1, "{stem}: one prelude");
+                        text.push_str(&m.source.replace(&prelude, PRELUDE_MARK));
+                    }
                     Err(e) => panic!("{stem}.rs: {e}"),
                 }
             }
