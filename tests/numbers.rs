@@ -4,12 +4,8 @@
 
 use pmexpr::{Target, Tensor, accelerate, with_target};
 
-fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
-    let seq = with_target(Target::Seq, &f);
-    assert_eq!(with_target(Target::Cpu, &f), seq);
-    assert_eq!(with_target(Target::Debug, &f), seq);
-    seq
-}
+mod common;
+use common::on_every_target;
 
 #[test]
 fn f32_sequences_stay_f32() {

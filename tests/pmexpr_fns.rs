@@ -2,8 +2,11 @@
 //! `accelerate!` sites (seen through the build hook) and called as ordinary Rust functions; every
 //! site agrees on the sequential, multicore and debug targets.
 
-use pmexpr::{Target, Tensor, accelerate, pmexpr, with_target};
+use pmexpr::{Tensor, accelerate, pmexpr};
 use pmexpr_suite::{inc, sum_of_squares};
+
+mod common;
+use common::on_every_target;
 
 /// Recursion is allowed in `#[pmexpr]` functions (the CUDA backend runs it sequentially).
 #[pmexpr]
@@ -20,13 +23,6 @@ fn scale(c: f64, x: f64) -> f64 {
 #[pmexpr]
 fn twice_inc(x: i64) -> i64 {
     inc(inc(x))
-}
-
-fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
-    let seq = with_target(Target::Seq, &f);
-    assert_eq!(with_target(Target::Cpu, &f), seq);
-    assert_eq!(with_target(Target::Debug, &f), seq);
-    seq
 }
 
 #[test]

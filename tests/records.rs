@@ -3,8 +3,11 @@
 //! functions, and returned to Rust; every site agrees on the sequential, multicore and debug
 //! targets.
 
-use pmexpr::{Record, Target, accelerate, pmexpr, with_target};
+use pmexpr::{Record, accelerate, pmexpr};
 use pmexpr_suite::{Point, norm2};
+
+mod common;
+use common::on_every_target;
 
 #[derive(Record, Debug, Clone, PartialEq)]
 struct Particle {
@@ -33,13 +36,6 @@ fn step(dt: f64, p: Particle) -> Particle {
         vel,
         mass: p.mass,
     }
-}
-
-fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
-    let seq = with_target(Target::Seq, &f);
-    assert_eq!(with_target(Target::Cpu, &f), seq);
-    assert_eq!(with_target(Target::Debug, &f), seq);
-    seq
 }
 
 fn particles(n: usize) -> Vec<Particle> {

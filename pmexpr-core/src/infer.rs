@@ -223,32 +223,34 @@ impl Infer<'_> {
 
     /// Applies the substitution everywhere in a type.
     fn zonk(&self, t: &Type) -> Type {
-        match self.find(t) {
-            Type::Seq(a) => Type::seq(self.zonk(&a)),
-            Type::Tensor(a) => Type::tensor(self.zonk(&a)),
-            Type::Arrow(a, b) => Type::arrow(self.zonk(&a), self.zonk(&b)),
-            Type::Record(fs) => {
-                Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.zonk(t))).collect())
-            }
-            t => t,
-        }
+        self.resolve(t, false)
     }
 
     /// A type as an error message shows it: a number literal whose type is still open shows as
     /// its default (`i64`, `f64`), the type it would get.
     fn shown(&self, t: &Type) -> Type {
+        self.resolve(t, true)
+    }
+
+    /// Applies the substitution everywhere in a type; with `literals`, open literal types as
+    /// their defaults.
+    fn resolve(&self, t: &Type, literals: bool) -> Type {
         match self.find(t) {
-            Type::Var(v) => match self.vars[v.0 as usize].kind {
+            Type::Var(v) if literals => match self.vars[v.0 as usize].kind {
                 Kind::IntNum => Type::Int,
                 Kind::FloatNum => Type::Float,
                 _ => Type::Var(v),
             },
-            Type::Seq(a) => Type::seq(self.shown(&a)),
-            Type::Tensor(a) => Type::tensor(self.shown(&a)),
-            Type::Arrow(a, b) => Type::arrow(self.shown(&a), self.shown(&b)),
-            Type::Record(fs) => {
-                Type::Record(fs.iter().map(|(l, t)| (l.clone(), self.shown(t))).collect())
+            Type::Seq(a) => Type::seq(self.resolve(&a, literals)),
+            Type::Tensor(a) => Type::tensor(self.resolve(&a, literals)),
+            Type::Arrow(a, b) => {
+                Type::arrow(self.resolve(&a, literals), self.resolve(&b, literals))
             }
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(l, t)| (l.clone(), self.resolve(t, literals)))
+                    .collect(),
+            ),
             t => t,
         }
     }
@@ -1151,55 +1153,45 @@ impl Infer<'_> {
             .map(|n| format!("`{n}`"))
             .collect::<Vec<_>>()
             .join(", ");
-        let candidates = match self.records {
-            Some(r) => r.with_fields(&names),
-            None => {
-                self.errors.push(
-                    Error::new(
-                        span,
-                        format!(
-                            "this value is used as a record with field{} {listed}, but `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs: this crate has no pmexpr build hook",
-                            if names.len() == 1 { "" } else { "s" }
-                        ),
-                    )
-                    .help(crate::error::ADD_HOOK_HELP),
-                );
-                self.vars[v.0 as usize].binding = Some(Type::unit());
-                return;
-            }
-        };
-        match candidates.as_slice() {
-            [(_, ann)] => {
+        let candidates = self.records.map(|r| r.with_fields(&names));
+        let error = match candidates.as_deref() {
+            None => Some(
+                Error::new(
+                    span,
+                    format!(
+                        "this value is used as a record with field{} {listed}, but `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs: this crate has no pmexpr build hook",
+                        if names.len() == 1 { "" } else { "s" }
+                    ),
+                )
+                .help(crate::error::ADD_HOOK_HELP),
+            ),
+            Some([(_, ann)]) => {
                 let t = self.ann_type_raw(ann);
-                if self.unify(&Type::Var(v), &t).is_err() {
+                self.unify(&Type::Var(v), &t).err().map(|_| {
                     let t = self.shown(&t);
-                    let mut fs: Vec<String> = Vec::new();
-                    for (l, ft) in fields {
-                        fs.push(format!("{l}: {}", self.shown(ft)));
-                    }
-                    self.errors.push(Error::new(
+                    let fs: Vec<String> = fields
+                        .iter()
+                        .map(|(l, ft)| format!("{l}: {}", self.shown(ft)))
+                        .collect();
+                    Error::new(
                         span,
                         format!(
                             "this value is used as `{{ {} }}`, which does not fit `{t}`",
                             fs.join(", ")
                         ),
-                    ));
-                    self.vars[v.0 as usize].binding = Some(Type::unit());
-                }
-            }
-            [] => {
-                self.errors.push(
-                    Error::new(
-                        span,
-                        format!("no `#[derive(pmexpr::Record)]` struct has the fields {listed}"),
                     )
-                    .help("derive `pmexpr::Record` on the struct of this value"),
-                );
-                self.vars[v.0 as usize].binding = Some(Type::unit());
+                })
             }
-            several => {
+            Some([]) => Some(
+                Error::new(
+                    span,
+                    format!("no `#[derive(pmexpr::Record)]` struct has the fields {listed}"),
+                )
+                .help("derive `pmexpr::Record` on the struct of this value"),
+            ),
+            Some(several) => {
                 let names: Vec<String> = several.iter().map(|(n, _)| format!("`{n}`")).collect();
-                self.errors.push(
+                Some(
                     Error::new(
                         span,
                         format!(
@@ -1211,9 +1203,12 @@ impl Infer<'_> {
                         "say which with a type annotation, e.g. `|p: {}| …` or `let p: {} = p;`",
                         several[0].0, several[0].0
                     )),
-                );
-                self.vars[v.0 as usize].binding = Some(Type::unit());
+                )
             }
+        };
+        if let Some(error) = error {
+            self.errors.push(error);
+            self.vars[v.0 as usize].binding = Some(Type::unit());
         }
     }
 

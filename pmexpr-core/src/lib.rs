@@ -236,10 +236,7 @@ pub fn expand_derive_record(item: TokenStream, rt: &TokenStream) -> TokenStream 
     }
 }
 
-/// A field's name as PMExpr sees it (`r#type` is `type`).
+/// A struct field's name as PMExpr sees it.
 fn field_name(f: &syn::Field) -> String {
-    f.ident
-        .as_ref()
-        .map(|i| i.to_string().trim_start_matches("r#").to_string())
-        .unwrap_or_default()
+    f.ident.as_ref().map(record::field_name).unwrap_or_default()
 }

@@ -10,7 +10,7 @@ use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat, Stmt, UnOp};
 use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::Intrinsic;
-use crate::record::Records;
+use crate::record::{Records, field_name};
 use crate::types::{Annotation, Label, Type, TypeAnn};
 
 /// Parses a PMExpr expression; `records` are the derived structs it can name (`None` when the
@@ -978,30 +978,28 @@ impl Parser<'_> {
             );
         }
         let mut fields: Vec<(Label, Expr)> = Vec::new();
+        let mut members = Vec::new();
         for f in &s.fields {
-            let syn::Member::Named(name) = &f.member else {
+            let syn::Member::Named(member) = &f.member else {
                 return self.error_help(
                     span(&f.member),
                     "fields of a struct literal are named",
                     "use a tuple for positional fields",
                 );
             };
-            let name = name.to_string().trim_start_matches("r#").to_string();
+            let name = field_name(member);
             if fields.iter().any(|(l, _)| *l == Label::Name(name.clone())) {
                 return self.error(span(&f.member), format!("field `{name}` is given twice"));
             }
             let value = self.expr(&f.expr);
             fields.push((Label::Name(name), value));
+            members.push(member);
         }
-        let record = mk(ExprKind::Record(fields.clone()), sp);
+        let record = mk(ExprKind::Record(fields), sp);
         let StructFields::Known(name, def) = self.struct_fields(&s.path) else {
             return record;
         };
-        let named = s.fields.iter().filter_map(|f| match &f.member {
-            syn::Member::Named(n) => Some(n),
-            syn::Member::Unnamed(_) => None,
-        });
-        self.check_fields(&name, &def, named, false, span(&s.path));
+        self.check_fields(&name, &def, &members, false, span(&s.path));
         let x = self.fresh_ident("record", sp);
         let ann = Annotation {
             ann: TypeAnn::Record(def),
@@ -1012,17 +1010,17 @@ impl Parser<'_> {
 
     /// Checks the fields a literal or pattern names against the struct's: each exists, and all
     /// are named unless `rest` (`..` in a pattern).
-    fn check_fields<'a>(
+    fn check_fields(
         &mut self,
         name: &str,
         def: &[(String, TypeAnn)],
-        named: impl Iterator<Item = &'a proc_macro2::Ident>,
+        members: &[&proc_macro2::Ident],
         rest: bool,
         at: SpanRange,
     ) {
         let mut seen = Vec::new();
-        for n in named {
-            let field = n.to_string().trim_start_matches("r#").to_string();
+        for n in members {
+            let field = field_name(n);
             if !def.iter().any(|(f, _)| *f == field) {
                 self.errors.push(Error::new(
                     span(n),
@@ -1055,25 +1053,22 @@ impl Parser<'_> {
     /// left out match anything).
     fn struct_pattern(&mut self, s: &syn::PatStruct) -> PatKind {
         let mut fields: Vec<(Label, Pat)> = Vec::new();
+        let mut members = Vec::new();
         for f in &s.fields {
-            let syn::Member::Named(name) = &f.member else {
+            let syn::Member::Named(member) = &f.member else {
                 self.errors.push(
                     Error::new(span(&f.member), "fields of a struct pattern are named")
                         .help("use a tuple pattern for positional fields"),
                 );
                 return PatKind::Wild;
             };
-            let label = Label::Name(name.to_string().trim_start_matches("r#").to_string());
-            fields.push((label, self.pat(&f.pat)));
+            fields.push((Label::Name(field_name(member)), self.pat(&f.pat)));
+            members.push(member);
         }
-        let named = s.fields.iter().filter_map(|f| match &f.member {
-            syn::Member::Named(n) => Some(n),
-            syn::Member::Unnamed(_) => None,
-        });
         match self.struct_fields(&s.path) {
             StructFields::Failed => {}
             StructFields::Known(name, def) => {
-                self.check_fields(&name, &def, named, s.rest.is_some(), span(&s.path));
+                self.check_fields(&name, &def, &members, s.rest.is_some(), span(&s.path));
             }
             StructFields::NoHook if s.rest.is_some() => {
                 let name = s

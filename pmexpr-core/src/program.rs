@@ -169,18 +169,8 @@ pub enum SiteFailure {
 /// Compiles every site of the registry with the crate's `#[pmexpr]` functions and `Record`
 /// structs, in registry order: what [`compile_crate`] and the GPU code generators start from.
 pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
-    use crate::registry::ItemKind;
-    use crate::site::{Context, PreludeItem, compile};
-    let prelude: Vec<PreludeItem> = registry
-        .items
-        .iter()
-        .filter(|i| matches!(i.kind, ItemKind::Fn))
-        .map(|i| PreludeItem {
-            name: i.name.clone(),
-            location: format!("{}:{}:{}", i.file, i.line, i.column),
-            source: i.source.clone(),
-        })
-        .collect();
+    use crate::site::{Context, compile};
+    let prelude = registry.prelude();
     let records = registry.records();
     let cx = Context {
         prelude: Some(&prelude),

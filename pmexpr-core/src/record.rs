@@ -204,7 +204,7 @@ pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, E
     for f in &named.named {
         let Some(ident) = &f.ident else { continue };
         match crate::parse::parse_field_type(&f.ty) {
-            Ok(t) => fields.push((ident.to_string().trim_start_matches("r#").to_string(), t)),
+            Ok(t) => fields.push((field_name(ident), t)),
             Err(es) => errors.extend(es),
         }
     }
@@ -217,6 +217,13 @@ pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, E
     } else {
         Err(errors)
     }
+}
+
+/// A field's name as PMExpr sees it (`r#type` is `type`).
+pub fn field_name(ident: &syn::Ident) -> String {
+    let name = ident.to_string();
+    name.strip_prefix("r#")
+        .map_or_else(|| name.clone(), str::to_string)
 }
 
 /// The key that names a field in marshaling: FNV-1a of its name. The derive and the code generator

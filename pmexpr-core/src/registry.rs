@@ -142,6 +142,19 @@ impl Registry {
         self.find(ItemKind::Record, name)
     }
 
+    /// The `#[pmexpr]` functions, as a site sees them.
+    pub fn prelude(&self) -> Vec<crate::site::PreludeItem> {
+        self.items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Fn)
+            .map(|i| crate::site::PreludeItem {
+                name: i.name.clone(),
+                location: format!("{}:{}:{}", i.file, i.line, i.column),
+                source: i.source.clone(),
+            })
+            .collect()
+    }
+
     /// The `Record` structs as record definitions. A struct that cannot be a record is left out:
     /// its derive reports why, at its tokens.
     pub fn records(&self) -> crate::record::Records {

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use pmexpr_core::registry::{ItemKind, Registry};
-use pmexpr_core::{Context, PreludeItem};
+use pmexpr_core::Context;
+use pmexpr_core::registry::Registry;
 use proc_macro::TokenStream;
 use quote::quote;
 
@@ -43,17 +43,7 @@ fn find_item(name: &str) -> Option<String> {
 
 fn with_context<T>(f: impl FnOnce(Context<'_>) -> T) -> T {
     let registry = registry();
-    let prelude: Option<Vec<PreludeItem>> = registry.as_ref().map(|r| {
-        r.items
-            .iter()
-            .filter(|i| matches!(i.kind, ItemKind::Fn))
-            .map(|i| PreludeItem {
-                location: format!("{}:{}:{}", i.file, i.line, i.column),
-                name: i.name.clone(),
-                source: i.source.clone(),
-            })
-            .collect()
-    });
+    let prelude = registry.as_ref().map(Registry::prelude);
     let records = registry.as_ref().map(Registry::records);
     f(Context {
         prelude: prelude.as_deref(),

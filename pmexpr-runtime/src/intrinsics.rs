@@ -11,10 +11,7 @@ use crate::site::Site;
 /// `divi`: integer division rounding toward zero (wrapping on `i64::MIN / -1`).
 #[inline]
 pub fn divi(site: &Site, a: i64, b: i64) -> i64 {
-    if b == 0 {
-        site.fail("Division by zero");
-    }
-    a.wrapping_div(b)
+    <i64 as crate::numeric::Num>::div(site, a, b)
 }
 
 /// `modi`: the remainder of `divi` (the sign follows the dividend).

@@ -129,28 +129,32 @@ impl NumType {
 /// one module per instantiation it may need (their names differ: [`instantiation_suffix`]).
 pub type Instantiation = BTreeMap<TyVar, NumType>;
 
-/// The instantiation that makes every numeric type variable its default: `f64` for a float (a
-/// float literal's type), `i64` for any other (the default of inference for a number nothing
-/// fixes). `i32` and `f32` values are not generated for yet: such sites run on the CPU targets.
-pub fn default_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
+/// Each variable as `f64` if `floats` and it may be one (or it must: a float literal's type), else
+/// `i64`.
+fn instantiation(numeric: &[(TyVar, Numeric)], floats: bool) -> Instantiation {
     numeric
         .iter()
-        .map(|(v, k)| match k {
-            Numeric::Float => (*v, NumType::F64),
-            Numeric::Num | Numeric::Scalar | Numeric::Int => (*v, NumType::I64),
+        .map(|(v, k)| {
+            let float = match k {
+                Numeric::Float => true,
+                Numeric::Int => false,
+                Numeric::Num | Numeric::Scalar => floats,
+            };
+            (*v, if float { NumType::F64 } else { NumType::I64 })
         })
         .collect()
 }
 
+/// The instantiation that makes every numeric type variable its default: `f64` for a float (a
+/// float literal's type), `i64` for any other (the default of inference for a number nothing
+/// fixes). `i32` and `f32` values are not generated for yet: such sites run on the CPU targets.
+pub fn default_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
+    instantiation(numeric, false)
+}
+
 /// The same variables as `f64` where they may be (an integer, [`Numeric::Int`], stays `i64`).
 pub fn float_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
-    numeric
-        .iter()
-        .map(|(v, k)| match k {
-            Numeric::Int => (*v, NumType::I64),
-            Numeric::Num | Numeric::Scalar | Numeric::Float => (*v, NumType::F64),
-        })
-        .collect()
+    instantiation(numeric, true)
 }
 
 /// The distinct instantiations a host generates modules for: [`default_instantiation`], and

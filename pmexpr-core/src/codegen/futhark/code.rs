@@ -233,14 +233,20 @@ pub(super) fn if_code(c: &Code, a: &Code, b: &Code) -> Code {
     ))
 }
 
-/// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
-/// An integer that does not fit an `i32` is the run-time error the CPU targets report.
-pub(super) fn lit(l: &Lit, prim: Option<Prim>) -> Code {
-    let (int, float) = match prim {
+/// The suffixes of an integer and of a float literal of number type `prim` (`i64`, `f64` when
+/// not given or not that kind of number).
+pub(super) fn literal_suffixes(prim: Option<Prim>) -> (&'static str, &'static str) {
+    match prim {
         Some(Prim::I32) => ("i32", "f64"),
         Some(Prim::F32) => ("i64", "f32"),
         _ => ("i64", "f64"),
-    };
+    }
+}
+
+/// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
+/// An integer that does not fit an `i32` is the run-time error the CPU targets report.
+pub(super) fn lit(l: &Lit, prim: Option<Prim>) -> Code {
+    let (int, float) = literal_suffixes(prim);
     match *l {
         Lit::Int(i) if int == "i32" && i32::try_from(i).is_err() => {
             Code::atom("(assert false 0i32)")

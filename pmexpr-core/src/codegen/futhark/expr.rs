@@ -3,8 +3,8 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::code::{
-    Code, apply_text, binop, field_name, if_code, indent, is_one_tuple, let_line, lit, record_code,
-    var_name, with_lets,
+    Code, apply_text, binop, field_name, if_code, indent, is_one_tuple, let_line, lit,
+    literal_suffixes, record_code, var_name, with_lets,
 };
 use super::{Context, FutType, GenError, Helper, Instantiation, Prim};
 use crate::ast::{Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
@@ -270,12 +270,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             PatKind::Bind(i) if i.name == "_" => "_".to_string(),
             PatKind::Bind(i) => var_name(self.cx.names, i.id),
             PatKind::Lit(l) => {
-                let prim = self.prim(&p.ty).ok();
-                let (int, float) = match prim {
-                    Some(Prim::I32) => ("i32", "f64"),
-                    Some(Prim::F32) => ("i64", "f32"),
-                    _ => ("i64", "f64"),
-                };
+                let (int, float) = literal_suffixes(self.prim(&p.ty).ok());
                 match l {
                     Lit::Int(i) => format!("{i}{int}"),
                     Lit::Float(x) if x.is_finite() => format!("{x:?}{float}"),
