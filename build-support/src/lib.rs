@@ -30,7 +30,7 @@
 
 mod cuda;
 pub mod futhark;
-pub mod nvrtc;
+pub use pmexpr_runtime::nvrtc;
 mod report;
 mod scan;
 #[cfg(test)]

@@ -16,11 +16,13 @@
 
 pub mod backend;
 pub mod checks;
+pub mod cuda;
 pub mod func;
 pub mod gpu;
 pub mod intrinsics;
 pub mod marshal;
 pub mod numeric;
+pub mod nvrtc;
 pub mod seq;
 pub mod site;
 pub mod target;

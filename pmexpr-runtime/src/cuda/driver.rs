@@ -1,0 +1,1 @@
+//! The CUDA target on an NVIDIA GPU, through cudarc.

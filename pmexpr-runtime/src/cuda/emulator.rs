@@ -1,0 +1,1 @@
+//! The CUDA target emulated on the CPU.
