@@ -231,7 +231,10 @@ fn environment_selects_the_target() {
     }
     let me = std::env::current_exe().unwrap();
     let cases: &[(&[(&str, &str)], &str)] = &[
-        (&[], "cpu"),
+        (&[], "auto"),
+        (&[("PMEXPR_BACKEND", "auto")], "auto"),
+        (&[("PMEXPR_BACKEND", "cuda")], "cuda"),
+        (&[("PMEXPR_BACKEND", "cuda-emulator")], "cuda-emulator"),
         (&[("PMEXPR_BACKEND", "seq")], "seq"),
         (&[("PMEXPR_BACKEND", "cpu")], "cpu"),
         (&[("PMEXPR_DEBUG", "1")], "debug"),

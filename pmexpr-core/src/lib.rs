@@ -69,9 +69,25 @@ fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStr
 
 /// The expansion of `accelerate!(input)`: the generated code, or the errors. `rt` is the path of
 /// the runtime's private module as the user's crate sees it.
-pub fn expand_accelerate(input: TokenStream, rt: &TokenStream, cx: Context<'_>) -> TokenStream {
+///
+/// `cuda` says where the build hook wrote the site's CUDA modules; without it a CUDA-class site
+/// runs on the CPU targets only.
+pub fn expand_accelerate(
+    input: TokenStream,
+    rt: &TokenStream,
+    cx: Context<'_>,
+    cuda: Option<&codegen::cuda_host::CudaBuild>,
+) -> TokenStream {
     match site::compile(input, cx) {
-        Ok(site) => codegen::rust::generate_site(&site.mono, rt, false),
+        Ok(site) => {
+            let host = match (cuda, &site.program) {
+                (Some(build), Some(program)) => {
+                    codegen::cuda_host::cuda_host(&site.mono, program, build, rt).ok()
+                }
+                _ => None,
+            };
+            codegen::rust::generate_site(&site.mono, rt, false, host.as_ref())
+        }
         Err((errors, free_vars)) => error_expansion(&errors, &free_vars),
     }
 }
@@ -162,7 +178,7 @@ pub fn expand_pmexpr_fn(
     };
     match site::compile(site, cx) {
         Ok(site) => {
-            let body = codegen::rust::generate_site(&site.mono, rt, true);
+            let body = codegen::rust::generate_site(&site.mono, rt, true, None);
             quote!(#(#attrs)* #vis #sig { #body })
         }
         Err((errors, free_vars)) => fail(&errors, &free_vars),

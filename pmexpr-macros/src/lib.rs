@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use pmexpr_core::Context;
+use pmexpr_core::codegen::cuda_host::CudaBuild;
 use pmexpr_core::registry::Registry;
 use proc_macro::TokenStream;
 use quote::quote;
@@ -41,23 +42,58 @@ fn find_item(name: &str) -> Option<String> {
     Some(format!("{}:{}", item.file, item.line))
 }
 
-fn with_context<T>(f: impl FnOnce(Context<'_>) -> T) -> T {
+fn with_context<T>(f: impl FnOnce(Context<'_>, Option<&Registry>) -> T) -> T {
     let registry = registry();
     let prelude = registry.as_ref().map(Registry::prelude);
     let records = registry.as_ref().map(Registry::records);
-    f(Context {
-        prelude: prelude.as_deref(),
-        find_item: Some(&find_item),
-        records: records.as_ref(),
-    })
+    f(
+        Context {
+            prelude: prelude.as_deref(),
+            find_item: Some(&find_item),
+            records: records.as_ref(),
+        },
+        registry.as_ref(),
+    )
+}
+
+/// The site as the build hook names it (`file:line:column` of the `accelerate` identifier, which
+/// names the CUDA modules the hook compiled): found in the registry by file and tokens, else the
+/// location of the macro call (then the binary embeds the CUDA source instead of the hook's PTX).
+fn site_name(input: &TokenStream, registry: Option<&Registry>) -> String {
+    let span = proc_macro::Span::call_site();
+    let (line, column) = (span.line(), span.column());
+    let file = span.local_file();
+    let text = |t: &str| t.split_whitespace().collect::<String>();
+    let wanted = text(&input.to_string());
+    if let (Some(reg), Some(file)) = (registry, file.as_ref()) {
+        let found: Vec<_> = reg
+            .sites
+            .iter()
+            .filter(|s| file.ends_with(&s.file) && text(&s.tokens) == wanted)
+            .collect();
+        let one = match found.as_slice() {
+            [one] => Some(*one),
+            many => many.iter().copied().find(|s| s.line == line),
+        };
+        if let Some(s) = one {
+            return format!("{}:{}:{}", s.file, s.line, s.column);
+        }
+    }
+    let file = file.map_or_else(|| span.file(), |f| f.display().to_string());
+    format!("{file}:{line}:{column}")
 }
 
 /// Accelerates an expression: checks it at compile time and runs it on the target selected at run
 /// time. See the documentation of the `pmexpr` crate.
 #[proc_macro]
 pub fn accelerate(input: TokenStream) -> TokenStream {
-    with_context(|cx| {
-        pmexpr_core::expand_accelerate(input.into(), &quote!(::pmexpr::__private), cx).into()
+    with_context(|cx, registry| {
+        let cuda = CudaBuild {
+            site_name: site_name(&input, registry),
+            out_dir: std::env::var_os("OUT_DIR").map(Into::into),
+        };
+        pmexpr_core::expand_accelerate(input.into(), &quote!(::pmexpr::__private), cx, Some(&cuda))
+            .into()
     })
 }
 
@@ -66,7 +102,7 @@ pub fn accelerate(input: TokenStream) -> TokenStream {
 /// `pmexpr` crate.
 #[proc_macro_attribute]
 pub fn pmexpr(attr: TokenStream, item: TokenStream) -> TokenStream {
-    with_context(|cx| {
+    with_context(|cx, _| {
         pmexpr_core::expand_pmexpr_fn(attr.into(), item.into(), &quote!(::pmexpr::__private), cx)
             .into()
     })

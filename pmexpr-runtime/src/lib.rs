@@ -37,6 +37,7 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 pub mod __private {
     pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
     pub use crate::checks::check_regular;
+    pub use crate::cuda::{Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels};
     pub use crate::func::Func;
     pub use crate::intrinsics as rt;
     pub use crate::marshal::{

@@ -20,15 +20,37 @@ use crate::tensor::Element;
     note = "`==` and `!=` work on i64, f64, i32, f32 and bool"
 )]
 pub trait Scalar:
-    Copy + Send + Sync + PartialEq + PartialOrd + Debug + Regular + IntoRust<Out = Self> + 'static
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + PartialOrd
+    + Debug
+    + Regular
+    + IntoRust<Out = Self>
+    + for<'a> crate::cuda::arg::DeviceArg<'a>
+    + 'static
 {
+    /// The type's name in Rust: how the CUDA target picks the module generated for it.
+    #[doc(hidden)]
+    const NAME: &'static str;
 }
 
-impl Scalar for i64 {}
-impl Scalar for f64 {}
-impl Scalar for i32 {}
-impl Scalar for f32 {}
-impl Scalar for bool {}
+impl Scalar for i64 {
+    const NAME: &'static str = "i64";
+}
+impl Scalar for f64 {
+    const NAME: &'static str = "f64";
+}
+impl Scalar for i32 {
+    const NAME: &'static str = "i32";
+}
+impl Scalar for f32 {
+    const NAME: &'static str = "f32";
+}
+impl Scalar for bool {
+    const NAME: &'static str = "bool";
+}
 
 /// A number: `i64`, `f64`, `i32` or `f32`.
 #[diagnostic::on_unimplemented(

@@ -1,7 +1,9 @@
 //! Which backend runs an accelerated expression.
 //!
-//! `PMEXPR_BACKEND=seq|cpu` chooses one for the whole process (`cpu` when unset); `PMEXPR_DEBUG=1`
-//! switches on debug mode (the sequential backend with runtime checks) and takes precedence.
+//! `PMEXPR_BACKEND=auto|cpu|seq|cuda|cuda-emulator` chooses one for the whole process (`auto` when
+//! unset: CUDA-class sites on the GPU when there is a usable one, everything else on all CPU
+//! cores); `PMEXPR_DEBUG=1` switches on debug mode (the sequential backend with runtime checks)
+//! and takes precedence.
 //! [`with_target`] overrides both for the calls made inside a closure on the current thread, which
 //! is how tests run one expression on several backends in one process.
 
@@ -16,21 +18,33 @@ use crate::site::Site;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Target {
+    /// The default: CUDA-class sites on the GPU when one is usable (else, said once on stderr,
+    /// on the CPU), every other site on all CPU cores.
+    Auto,
     /// Sequential Rust: the reference semantics.
     Seq,
-    /// All CPU cores, through rayon.
+    /// All CPU cores, through rayon, for every site.
     Cpu,
     /// Debug mode: sequential, with the runtime checks of the paper's debug mode.
     Debug,
+    /// CUDA-class sites on the GPU, failing at the site when there is none; other sites on all
+    /// CPU cores.
+    Cuda,
+    /// CUDA-class sites' generated kernels run on the CPU, compiled by the system C++ compiler:
+    /// for testing the CUDA path without a GPU (slow). Other sites on all CPU cores.
+    CudaEmulator,
 }
 
 impl Target {
     /// The name used in `PMEXPR_BACKEND`.
     pub fn name(self) -> &'static str {
         match self {
+            Target::Auto => "auto",
             Target::Seq => "seq",
             Target::Cpu => "cpu",
             Target::Debug => "debug",
+            Target::Cuda => "cuda",
+            Target::CudaEmulator => "cuda-emulator",
         }
     }
 }
@@ -77,23 +91,19 @@ fn from_env() -> Result<Target, String> {
                 }
             }
             match env::var("PMEXPR_BACKEND") {
-                Err(_) => Ok(Target::Cpu),
+                Err(_) => Ok(Target::Auto),
                 Ok(v) => match v.trim() {
-                    "" | "cpu" => Ok(Target::Cpu),
+                    "" | "auto" => Ok(Target::Auto),
+                    "cpu" => Ok(Target::Cpu),
                     "seq" => Ok(Target::Seq),
-                    "cuda" => Err(format!(
-                        "PMEXPR_BACKEND=cuda asks for a backend that this version of pmexpr does not run yet (available: seq, cpu); {}",
-                        match crate::gpu::probe() {
-                            Ok(gpu) => format!("GPU found: {gpu}"),
-                            Err(why) => format!("and there is no usable GPU: {why}"),
-                        }
-                    )),
+                    "cuda" => Ok(Target::Cuda),
+                    "cuda-emulator" => Ok(Target::CudaEmulator),
                     "futhark" => Err(
-                        "PMEXPR_BACKEND=futhark asks for a backend that this version of pmexpr does not run yet (available: seq, cpu)"
+                        "PMEXPR_BACKEND=futhark asks for a backend that this version of pmexpr does not run yet (available: auto, cpu, seq, cuda, cuda-emulator)"
                             .to_string()
                     ),
                     other => Err(format!(
-                        "PMEXPR_BACKEND={other:?} is not a backend (expected seq or cpu)"
+                        "PMEXPR_BACKEND={other:?} is not a backend (expected auto, cpu, seq, cuda or cuda-emulator)"
                     )),
                 },
             }

@@ -30,7 +30,15 @@ mod sealed {
 
 /// An element type of a tensor: `i64`, `f64`, `i32` or `f32`.
 pub trait Element:
-    Copy + Send + Sync + PartialEq + Default + fmt::Debug + 'static + sealed::Sealed
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + Default
+    + fmt::Debug
+    + 'static
+    + sealed::Sealed
+    + crate::cuda::arg::DeviceScalar
 {
     /// How one element is stored.
     #[doc(hidden)]
@@ -392,6 +400,15 @@ impl<'a, T: Element> TensorRef<'a, T> {
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         &self.shape[..self.rank]
+    }
+
+    /// The whole storage this view is part of, and where the view starts in it (in elements):
+    /// how the CUDA target keeps views of one tensor sharing device memory.
+    pub(crate) fn storage(&self) -> (&'a Arc<Vec<T::Cell>>, usize) {
+        let base = self.root.as_ptr() as usize;
+        let here = self.data.as_ptr() as usize;
+        let offset = (here - base) / std::mem::size_of::<T::Cell>().max(1);
+        (self.root, offset)
     }
 
     /// The rank, as PMExpr's `tensor_rank` returns it.

@@ -63,7 +63,8 @@
 //! launch wins, through `atomicCAS`) and the code goes on with a harmless value (zero, or the
 //! unchanged tensor view). The host resets the array before a launch and reads it afterwards:
 //! `[0]` is a [`DeviceError`] code, `[1]` the number of the [`Check`] that failed, `[2]` and
-//! `[3]` the values involved; [`DeviceError::describe`] words it as the CPU targets do.
+//! `[3]` the values involved; the runtime (`pmexpr_runtime::cuda::error`) words it as the CPU
+//! targets do.
 //!
 //! # Names
 //!
@@ -115,7 +116,8 @@ impl NumType {
         }
     }
 
-    fn tag(self) -> &'static str {
+    /// The Rust name of the type (`"i64"`): how the runtime picks a module.
+    pub fn tag(self) -> &'static str {
         match self {
             NumType::I64 => "i64",
             NumType::F64 => "f64",
@@ -420,48 +422,6 @@ impl DeviceError {
     /// The error of a code (`None` for 0, "no error", and unknown codes).
     pub fn from_code(code: u64) -> Option<DeviceError> {
         DeviceError::ALL.into_iter().find(|e| e.code() == code)
-    }
-
-    /// The message, as the CPU targets start it.
-    pub fn message(self) -> &'static str {
-        match self {
-            DeviceError::DivisionByZero => "Division by zero",
-            DeviceError::SeqNegativeIndex => "Negative index used to access sequence",
-            DeviceError::SeqOutOfBounds => "Out of bounds access in sequence",
-            DeviceError::TensorWrongRank => "Wrong number of dimensions used to access tensor",
-            DeviceError::TensorBadIndex => "Invalid indices used to access tensor",
-            DeviceError::TensorNegativeIndex => "Negative index used to access tensor",
-            DeviceError::TensorOutOfBounds => "Out of bounds access in tensor",
-            DeviceError::SubNegativeOffset => "Subtensor using negative offset",
-            DeviceError::SubNegativeLength => "Subtensor using negative length",
-            DeviceError::SubOutOfBounds => "Subtensor out of bounds",
-            DeviceError::Never => "reached `never!()`",
-            DeviceError::NoMatch => {
-                "no pattern matched the value (`match` inside `accelerate!` is not checked for exhaustiveness)"
-            }
-        }
-    }
-
-    /// The message with the values the device recorded (`pmexpr_error[2]` and `[3]`).
-    pub fn describe(self, a: i64, b: i64) -> String {
-        let m = self.message();
-        match self {
-            DeviceError::SeqNegativeIndex | DeviceError::TensorNegativeIndex => format!("{m}: {a}"),
-            DeviceError::SeqOutOfBounds => {
-                format!("{m}: index {a} for a sequence of length {b}")
-            }
-            DeviceError::TensorOutOfBounds => {
-                format!("{m}: linear index {a} for a tensor of {b} elements")
-            }
-            DeviceError::TensorWrongRank => format!("{m}: {a} indices for a tensor of rank {b}"),
-            DeviceError::TensorBadIndex => format!("{m}: index {b} in dimension {a}"),
-            DeviceError::SubNegativeOffset => format!("{m}: {a}"),
-            DeviceError::SubNegativeLength => format!("{m}: {b}"),
-            DeviceError::SubOutOfBounds => format!("{m}: rows {a}..{}", a.wrapping_add(b)),
-            DeviceError::DivisionByZero | DeviceError::Never | DeviceError::NoMatch => {
-                m.to_string()
-            }
-        }
     }
 }
 
@@ -2800,10 +2760,6 @@ mod tests {
         }
         assert_eq!(DeviceError::from_code(0), None);
         assert!(PRELUDE.contains(&format!("unsigned long long {ERROR_SYMBOL}[4];")));
-        assert_eq!(
-            DeviceError::SeqOutOfBounds.describe(5, 3),
-            "Out of bounds access in sequence: index 5 for a sequence of length 3"
-        );
     }
 
     #[test]

@@ -6,5 +6,6 @@
 //!   compiled by NVRTC.
 
 pub mod cuda;
+pub mod cuda_host;
 pub mod futhark;
 pub mod rust;

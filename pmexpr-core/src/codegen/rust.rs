@@ -25,6 +25,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::{Expr, ExprKind, FnDef, Lit, NeverKind, Param, Pat, PatKind, VarId};
+use crate::codegen::cuda_host::CudaHost;
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::mono::Mono;
@@ -36,13 +37,24 @@ use crate::types::{Label, TyVar, Type};
 ///
 /// With `sequential`, the site runs on the sequential target (the debug target in debug mode)
 /// whatever the environment selects: the body of a `#[pmexpr]` function called from Rust code.
-pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenStream {
+///
+/// With `cuda` (a CUDA-class site whose kernels the runtime can launch), the site also gets host
+/// code for the CUDA targets: the same expression where each `par_loop` of the host code launches
+/// its kernel ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so.
+pub fn generate_site(
+    mono: &Mono,
+    rt: &TokenStream,
+    sequential: bool,
+    cuda: Option<&CudaHost>,
+) -> TokenStream {
     let mut g = Gen {
         names: &mono.names,
         rt: rt.clone(),
         numeric: mono.numeric.clone(),
         bindings: HashMap::new(),
         tmp: 0,
+        cuda: None,
+        launched: 0,
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
@@ -85,6 +97,23 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenSt
             checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
         }
     }
+    let cuda_fn = match cuda {
+        Some(host) if !sequential => {
+            let mut gc = Gen {
+                names: g.names,
+                rt: g.rt.clone(),
+                numeric: g.numeric.clone(),
+                bindings: g.bindings.clone(),
+                tmp: g.tmp,
+                cuda: Some(host),
+                launched: 0,
+            };
+            let body = gc.value(&mono.expr);
+            // Every kernel must have been launched from the node it was generated for.
+            (gc.launched == host.kernel_args.len()).then_some((body, &host.kernels))
+        }
+        _ => None,
+    };
     let body = g.value(&mono.expr);
     let select = if sequential {
         quote!(#rt::select_sequential)
@@ -118,6 +147,37 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenSt
             let (#(#cap_locals,)*) = __pm_capture(#(#cap_args,)* &__PM_SITE);
         }
     };
+    let (cuda_item, cuda_arm) = match cuda_fn {
+        None => (quote!(), quote!()),
+        Some((cuda_body, kernels)) => {
+            let names = g
+                .numeric
+                .iter()
+                .map(|(v, _)| Gen::numeric_param(*v))
+                .map(|n| quote!(<#n as #rt::Scalar>::NAME));
+            (
+                quote! {
+                    #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
+                    #[inline(never)]
+                    fn __pm_accel_cuda #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
+                        static __PM_CUDA: #rt::SiteKernels = #kernels;
+                        let mut __pm_call = #rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &[#(#names),*], __pm_target)?;
+                        let __pm_r = #cuda_body;
+                        __pm_call.finish();
+                        ::core::option::Option::Some(__pm_r)
+                    }
+                },
+                quote! {
+                    __pm_t @ (#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator) => {
+                        match __pm_accel_cuda::<#rt::SeqBackend, #(#infer_numeric),*>(__pm_t, #(#args),*) {
+                            ::core::option::Option::Some(r) => r,
+                            ::core::option::Option::None => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
+                        }
+                    }
+                },
+            )
+        }
+    };
     quote! {{
         static __PM_SITE: #rt::Site = #rt::Site::new(::core::file!(), ::core::line!(), ::core::column!());
         #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
@@ -126,10 +186,12 @@ pub fn generate_site(mono: &Mono, rt: &TokenStream, sequential: bool) -> TokenSt
             #(#checks)*
             #body
         }
+        #cuda_item
         #captures
         let __pm_result = match #select(&__PM_SITE) {
             #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
+            #cuda_arm
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
         #convert(__pm_result)
@@ -230,6 +292,10 @@ struct Gen<'m> {
     numeric: Vec<(TyVar, Numeric)>,
     bindings: HashMap<VarId, Binding>,
     tmp: u32,
+    /// Host code for the CUDA targets: the `par_loop`s that launch kernels.
+    cuda: Option<&'m CudaHost>,
+    /// How many launches were generated.
+    launched: usize,
 }
 
 const SITE: &str = "__PM_SITE";
@@ -1176,6 +1242,25 @@ impl Gen<'_> {
                 let s = self.arg(&args[0]);
                 quote!(B::flatten((#s).as_slice()))
             }
+            Keyword::ParLoop
+                if let Some(&k) = self
+                    .cuda
+                    .and_then(|h| h.launches.get(&(args.as_ptr() as usize))) =>
+            {
+                // A launch: the kernel's parameters marshaled in order, then `n`.
+                let host = self.cuda.expect("matched above");
+                let n = self.value(&args[0]);
+                let nv = self.fresh("n");
+                let values: Vec<TokenStream> =
+                    host.kernel_args[k].iter().map(|e| self.value(e)).collect();
+                self.launched += 1;
+                let k = Literal::usize_unsuffixed(k);
+                quote!({
+                    let #nv: i64 = #n;
+                    let __pm_params = ::std::vec![#(__pm_call.param(&(#values))),*];
+                    __pm_call.launch(#k, #nv, __pm_params);
+                })
+            }
             Keyword::ParLoop | Keyword::SeqLoop => {
                 let n = self.value(&args[0]);
                 let nv = self.fresh("n");
@@ -1674,7 +1759,7 @@ mod tests {
     /// The generated code for `tokens`, checked to be a Rust expression.
     fn generated(tokens: TokenStream) -> String {
         let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let code = generate_site(&mono, &quote!(::pmexpr::__private), false);
+        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None);
         syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
         code.to_string()
     }

@@ -1,7 +1,24 @@
 //! The CUDA target: runs the kernels that `accelerate!` generated for a CUDA-class site.
 //!
-//! (Being written: see the submodules.)
+//! At compile time `accelerate!` generates, for a site the classifier puts in the CUDA class, the
+//! CUDA C++ of its kernels (one module per instantiation of its number types) and host code: the
+//! accelerated expression in Rust, where each `par_loop` of the expression itself is a launch.
+//! The build hook compiles the modules to PTX with NVRTC when it finds it, and the binary embeds
+//! the PTX; otherwise it embeds the source and NVRTC compiles it at the first call, once.
+//!
+//! At run time ([`call::Call`]): the target decides the device ([`driver`]: the GPU through
+//! cudarc; [`emulator`]: the CPU, for tests), the captured values go to the device once per call
+//! ([`arg`]), kernels run one after the other with the data staying on the device (unless the host
+//! code between launches reads or writes tensor elements), a failed runtime check on the device is
+//! reported at the site as on the CPU targets ([`error`]), written tensors come back, and device
+//! memory is freed when the call ends.
 
+pub mod arg;
+pub mod call;
 pub mod device;
 pub mod driver;
 pub mod emulator;
+pub mod error;
+
+pub use call::{Call, SiteKernels, fell_back};
+pub use device::{KernelData, ModuleData, ParamData};

@@ -1,0 +1,351 @@
+//! One call of a CUDA-class `accelerate!` on a device: choosing the device and module, marshaling,
+//! launching, checking, copying back, freeing.
+//!
+//! The generated host code of the site creates a [`Call`] with [`Call::begin`] (which returns
+//! `None` when the site is to run on the CPU instead), evaluates its sequential parts in Rust,
+//! turns each `par_loop` of the accelerated expression into [`Call::param`]s and a
+//! [`Call::launch`], and ends with [`Call::finish`]. Every allocation belongs to the call and is
+//! freed when it ends, also when it fails.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::cuda::arg::{DeviceArg, DeviceScalar, pad};
+use crate::cuda::device::{DevPtr, Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
+use crate::cuda::{driver, emulator, error};
+use crate::site::Site;
+use crate::target::Target;
+use crate::tensor::{Element, MAX_RANK};
+
+/// The CUDA code of one site, as `accelerate!` embeds it: a module per instantiation of the
+/// site's number types.
+#[derive(Debug)]
+pub struct SiteKernels {
+    /// The modules (at least one).
+    pub modules: &'static [ModuleData],
+    /// Whether tensors stay on the device from one launch to the next (the host code between
+    /// launches does not read or write tensor elements). Otherwise each launch copies tensors to
+    /// the device and back.
+    pub resident: bool,
+}
+
+/// A loaded module and the lock that gives one launch at a time its error record.
+struct Slot {
+    module: Mutex<Box<dyn LoadedModule>>,
+    data: &'static ModuleData,
+}
+
+/// Modules loaded in this process, by device and namespace. Loading compiles (the emulator, or
+/// NVRTC when the build did not), so it happens once.
+fn slot(device: &'static dyn Device, data: &'static ModuleData) -> DeviceResult<&'static Slot> {
+    type Slots = Mutex<HashMap<(usize, &'static str), &'static Slot>>;
+    static SLOTS: OnceLock<Slots> = OnceLock::new();
+    let slots = SLOTS.get_or_init(Default::default);
+    let key = (
+        device as *const dyn Device as *const () as usize,
+        data.namespace,
+    );
+    let mut map = slots.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = map.get(&key) {
+        return Ok(s);
+    }
+    let module = device.load(data)?;
+    let s: &'static Slot = Box::leak(Box::new(Slot {
+        module: Mutex::new(module),
+        data,
+    }));
+    map.insert(key, s);
+    Ok(s)
+}
+
+/// Prints `line` to stderr once per process per `key`: how fallbacks are reported.
+fn say_once(key: String, line: &str) {
+    static SAID: OnceLock<Mutex<HashMap<String, ()>>> = OnceLock::new();
+    let said = SAID.get_or_init(Default::default);
+    let mut said = said.lock().unwrap_or_else(|e| e.into_inner());
+    if said.insert(key, ()).is_none() {
+        eprintln!("{line}");
+    }
+}
+
+/// Whether a fallback line was printed (for tests).
+static FELL_BACK: AtomicBool = AtomicBool::new(false);
+
+/// One tensor storage on the device, and how to copy it back.
+struct TensorBuf<'a> {
+    dev: DevPtr,
+    bytes: usize,
+    write_back: Box<dyn Fn(&[u8]) + 'a>,
+}
+
+/// One call of a site on a device. See the module docs.
+pub struct Call<'a> {
+    site: &'static Site,
+    device: &'static dyn Device,
+    slot: &'static Slot,
+    resident: bool,
+    allocations: Vec<DevPtr>,
+    seqs: HashMap<(usize, usize, usize), DevPtr>,
+    tensors: Vec<TensorBuf<'a>>,
+    tensor_index: HashMap<usize, usize>,
+}
+
+impl<'a> Call<'a> {
+    /// Starts a call of the site on the device that `target` names, with the module generated
+    /// for `instantiation` (the Rust types of the site's number type variables). `None`: run on
+    /// the CPU — for [`Target::Auto`] when there is no usable GPU or the site's kernels cannot be
+    /// used (said once on stderr), and for any target when no module was generated for these
+    /// number types. An explicit `cuda` or `cuda-emulator` target that cannot run fails at the
+    /// site.
+    pub fn begin(
+        site: &'static Site,
+        kernels: &'static SiteKernels,
+        instantiation: &[&str],
+        target: Target,
+    ) -> Option<Call<'a>> {
+        let explicit = !matches!(target, Target::Auto);
+        let refuse = |why: String| -> Option<Call<'a>> {
+            if explicit {
+                site.fail(format_args!("the {target} target cannot run this site: {why}"));
+            }
+            FELL_BACK.store(true, std::sync::atomic::Ordering::Relaxed);
+            say_once(
+                why.clone(),
+                &format!(
+                    "pmexpr: CUDA-class accelerate! sites run on the CPU: {why} (set PMEXPR_BACKEND=cpu to choose the CPU and not see this line)"
+                ),
+            );
+            None
+        };
+        let device: &'static dyn Device = match target {
+            Target::CudaEmulator => match emulator::emulator() {
+                Ok(e) => e,
+                Err(why) => return refuse(why),
+            },
+            Target::Auto | Target::Cuda => match driver::gpu() {
+                Ok(g) => g,
+                Err(why) => return refuse(why),
+            },
+            _ => return None,
+        };
+        let Some(data) = kernels
+            .modules
+            .iter()
+            .find(|m| m.instantiation == instantiation)
+        else {
+            say_once(
+                format!("{site} {instantiation:?}"),
+                &format!(
+                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code is generated for its numbers as {} (only i64, f64 and bool)",
+                    instantiation.join(", ")
+                ),
+            );
+            return None;
+        };
+        if data.max_rank != MAX_RANK {
+            return refuse(format!(
+                "the kernels were generated for tensors of rank at most {} but this runtime was built for {MAX_RANK} (PMEXPR_TENSOR_MAX_RANK)",
+                data.max_rank
+            ));
+        }
+        let slot = match slot(device, data) {
+            Ok(s) => s,
+            Err(e) => {
+                return refuse(format!(
+                    "loading the kernels of accelerate! at {site} on {} failed: {e}",
+                    device.name()
+                ));
+            }
+        };
+        Some(Call {
+            site,
+            device,
+            slot,
+            resident: kernels.resident,
+            allocations: Vec::new(),
+            seqs: HashMap::new(),
+            tensors: Vec::new(),
+            tensor_index: HashMap::new(),
+        })
+    }
+
+    fn fail(&self, what: &str, e: DeviceFailure) -> ! {
+        self.site.fail(format_args!(
+            "on the CUDA target ({}), {what} failed: {e}",
+            self.device.name()
+        ))
+    }
+
+    /// The maximum tensor rank of the kernels.
+    pub fn max_rank(&self) -> usize {
+        self.slot.data.max_rank
+    }
+
+    /// Copies bytes to new device memory that the call owns.
+    pub(crate) fn upload(&mut self, bytes: &[u8]) -> DeviceResult<DevPtr> {
+        let size = bytes.len().max(1);
+        let p = self.device.alloc(size)?;
+        self.allocations.push(p);
+        // SAFETY: `p` was just allocated with at least `bytes.len()` bytes.
+        unsafe { self.device.upload(p, bytes)? };
+        Ok(p)
+    }
+
+    pub(crate) fn cached_seq(&self, key: (usize, usize, usize)) -> Option<DevPtr> {
+        self.seqs.get(&key).copied()
+    }
+
+    pub(crate) fn cache_seq(&mut self, key: (usize, usize, usize), p: DevPtr) {
+        self.seqs.insert(key, p);
+    }
+
+    /// The device copy of a tensor's whole storage, uploaded at its first use in the call.
+    pub(crate) fn tensor<T: Element + DeviceScalar>(
+        &mut self,
+        root: &'a Arc<Vec<T::Cell>>,
+    ) -> DeviceResult<DevPtr> {
+        let key = Arc::as_ptr(root) as *const () as usize;
+        if let Some(&i) = self.tensor_index.get(&key) {
+            return Ok(self.tensors[i].dev);
+        }
+        let mut bytes = Vec::with_capacity(root.len() * T::SIZE);
+        for c in root.iter() {
+            T::load(c).put(&mut bytes);
+        }
+        let dev = self.upload(&bytes)?;
+        let cells: &'a [T::Cell] = root.as_slice();
+        self.tensor_index.insert(key, self.tensors.len());
+        self.tensors.push(TensorBuf {
+            dev,
+            bytes: bytes.len(),
+            write_back: Box::new(move |b: &[u8]| {
+                for (c, chunk) in cells.iter().zip(b.chunks_exact(T::SIZE)) {
+                    T::store(c, T::get(chunk));
+                }
+            }),
+        });
+        Ok(dev)
+    }
+
+    /// A kernel parameter: the value laid out as the kernel declares it.
+    pub fn param<V: DeviceArg<'a>>(&mut self, value: &V) -> Vec<u8> {
+        let (size, _) = V::layout(self.max_rank());
+        let mut out = Vec::with_capacity(size);
+        if let Err(e) = value.write(self, &mut out) {
+            self.fail("copying a captured value to the device", e);
+        }
+        out
+    }
+
+    /// Launches kernel `kernel` of the site over `0..n` with `params` (from [`Call::param`],
+    /// without `n`) and waits for it; a failed runtime check on the device fails at the site.
+    pub fn launch(&mut self, kernel: usize, n: i64, params: Vec<Vec<u8>>) {
+        let data = self.slot.data;
+        let Some(k) = data.kernels.get(kernel) else {
+            self.fail(
+                "a launch",
+                DeviceFailure(format!("the module has no kernel {kernel}")),
+            );
+        };
+        let mut params = params;
+        let mut last = Vec::new();
+        n.put(&mut last);
+        params.push(last);
+        if params.len() != k.params.len() {
+            self.fail(
+                "a launch",
+                DeviceFailure(format!(
+                    "kernel `{}` takes {} parameters, the host passed {} (a bug in pmexpr: please report it)",
+                    k.name,
+                    k.params.len(),
+                    params.len()
+                )),
+            );
+        }
+        for (p, d) in params.iter_mut().zip(k.params) {
+            if p.len() != d.size {
+                self.fail(
+                    "a launch",
+                    DeviceFailure(format!(
+                        "parameter `{}` ({}) of kernel `{}` is {} bytes on the device, the host laid out {} (a bug in pmexpr: please report it)",
+                        d.name,
+                        d.c_type,
+                        k.name,
+                        d.size,
+                        p.len()
+                    )),
+                );
+            }
+            pad(p, d.align);
+        }
+        let record = {
+            let mut m = self
+                .slot
+                .module
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
+            // SAFETY: each parameter has the kernel's layout (checked above against the
+            // generator's sizes), and every device pointer in them belongs to this call.
+            if let Err(e) = unsafe { m.launch(kernel, n, &refs) } {
+                drop(m);
+                self.fail(&format!("kernel `{}`", k.name), e);
+            }
+            match m.error_record() {
+                Ok(r) => r,
+                Err(e) => {
+                    drop(m);
+                    self.fail("reading the device's error record", e);
+                }
+            }
+        };
+        if let Some(message) = error::describe(record) {
+            let check = usize::try_from(record[1])
+                .ok()
+                .and_then(|c| c.checked_sub(1))
+                .and_then(|c| data.checks.get(c));
+            match check {
+                Some(c) => self.site.fail(format_args!("{message} (in {c}, on the device)")),
+                None => self.site.fail(format_args!("{message} (on the device)")),
+            }
+        }
+        if !self.resident {
+            self.copy_back();
+        }
+    }
+
+    /// Copies every tensor the call uploaded back to the host, and forgets it (the next launch
+    /// uploads it again).
+    fn copy_back(&mut self) {
+        let tensors = std::mem::take(&mut self.tensors);
+        self.tensor_index.clear();
+        for t in &tensors {
+            let mut bytes = vec![0u8; t.bytes];
+            // SAFETY: `t.dev` holds `t.bytes` bytes, allocated by this call.
+            if let Err(e) = unsafe { self.device.download(t.dev, &mut bytes) } {
+                self.fail("copying a tensor back from the device", e);
+            }
+            (t.write_back)(&bytes);
+        }
+    }
+
+    /// Ends the call: copies the tensors back (device memory is freed when the call is dropped).
+    pub fn finish(mut self) {
+        self.copy_back();
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        for p in self.allocations.drain(..) {
+            // SAFETY: allocated by this call on this device, and no longer used.
+            unsafe { self.device.free(p) };
+        }
+    }
+}
+
+/// Whether some CUDA-class site of this process fell back to the CPU under [`Target::Auto`].
+pub fn fell_back() -> bool {
+    FELL_BACK.load(std::sync::atomic::Ordering::Relaxed)
+}
