@@ -28,26 +28,34 @@ fn main() {
     } else {
         vec![1_000, 10_000, 100_000]
     };
-    let targets = [Target::Seq, Target::Cpu];
+    let gpu = pmexpr::gpu::probe();
+    let mut targets = vec![Target::Seq, Target::Cpu];
+    if gpu.is_ok() {
+        targets.push(Target::Cuda);
+    }
     println!(
         "ODE: damped driven pendulums, RK4, {steps} steps of {DT}; wall time of the accelerate! call (marshaling included)"
     );
-    let gpu = match pmexpr::gpu::probe() {
-        Ok(gpu) => format!("GPU {gpu}"),
-        Err(why) => format!("no GPU ({why})"),
+    let cuda = match &gpu {
+        Ok(gpu) => format!("cuda on {gpu}"),
+        Err(why) => format!("cuda: not run (no GPU: {why})"),
     };
     println!(
-        "targets: seq, cpu ({} threads); cuda: not run (the CUDA backend does not launch kernels yet; {gpu})",
+        "targets: seq, cpu ({} threads); {cuda}",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
         "Rust: the same RK4 hand-written as a sequential loop (pmexpr_suite::ode::integrate_reference)"
     );
     println!();
-    println!(
+    print!(
         "{:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>12}",
         "N", "Rust (s)", "seq (s)", "cpu (s)", "seq/Rust", "seq/cpu", "max |Δ|"
     );
+    if gpu.is_ok() {
+        print!(" {:>10} {:>9} {:>12}", "cuda (s)", "seq/cuda", "cuda |Δ|");
+    }
+    println!();
     for &n in &sizes {
         let (gamma, amp) = parameters(n);
         let mut times = Vec::new();
@@ -74,7 +82,7 @@ fn main() {
                     .max((w - results[0][2 * i + 1]).abs())
             })
             .fold(0.0_f64, f64::max);
-        println!(
+        print!(
             "{:>8} {:>10.4} {:>10.4} {:>10.4} {:>9.2} {:>9.2} {:>12.1e}",
             n,
             rust,
@@ -84,5 +92,15 @@ fn main() {
             times[0] / times[1],
             diff
         );
+        if let (Some(t), Some(r)) = (times.get(2), results.get(2)) {
+            // The GPU's sin/cos may round differently from the CPU's libm in the last bits.
+            let d = r
+                .iter()
+                .zip(&results[0])
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0_f64, f64::max);
+            print!(" {:>10.4} {:>9.2} {:>12.1e}", t, times[0] / t, d);
+        }
+        println!();
     }
 }

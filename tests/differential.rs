@@ -2,6 +2,8 @@
 //! mode, and all three must agree — integers exactly, floats within a relative 1e-9 (a parallel
 //! `reduce` adds in a different order). Many also check the value against plain Rust.
 
+mod common;
+
 use pmexpr::{Target, Tensor, accelerate, with_target};
 use pmexpr_suite::Rng;
 
@@ -66,6 +68,11 @@ fn on_all_targets<R: Close + std::fmt::Debug>(f: impl Fn() -> R) -> R {
         seq.close(&dbg),
         "seq and debug differ:\n seq: {seq:?}\n debug: {dbg:?}"
     );
+    // CUDA-class sites run their kernels there; the others run on the CPU.
+    for t in common::cuda_targets() {
+        let r = with_target(t, &f);
+        assert!(seq.close(&r), "seq and {t} differ:\n seq: {seq:?}\n {t}: {r:?}");
+    }
     seq
 }
 

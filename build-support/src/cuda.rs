@@ -9,6 +9,7 @@ use std::path::Path;
 
 use pmexpr_core::classify::Backend;
 use pmexpr_core::codegen::cuda::{CudaOptions, generate, instantiations};
+use pmexpr_core::codegen::cuda_host::unsupported_host;
 use pmexpr_core::program::CrateSite;
 
 use crate::nvrtc;
@@ -29,8 +30,16 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
         if program.backend != Backend::Cuda {
             continue;
         }
-        for inst in instantiations(&compiled.mono.numeric) {
+        for (i, inst) in instantiations(&compiled.mono.numeric).into_iter().enumerate() {
             let module = match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
+                Ok(m) if i == 0 && unsupported_host(&m.host).is_some() => {
+                    let why = unsupported_host(&m.host).unwrap_or_default();
+                    warnings.push(format!(
+                        "pmexpr: accelerate! at {} will run on the CPU targets: {why}",
+                        site.name
+                    ));
+                    m
+                }
                 Ok(m) => m,
                 Err(e) => {
                     warnings.push(format!(

@@ -258,6 +258,9 @@ pub use pmexpr_macros::pmexpr;
 /// assert_eq!(stats, Stats { sum: 8.0, max: 4.0 });
 /// ```
 pub use pmexpr_macros::Record;
+/// The CUDA target's runtime: the devices (the GPU, and the emulator that runs the generated
+/// kernels on the CPU for tests), marshaling and launches.
+pub use pmexpr_runtime::cuda;
 /// The GPU probe: whether this process can use an NVIDIA GPU, and which ([`gpu::probe`]). It loads
 /// the driver itself and never panics.
 pub use pmexpr_runtime::gpu;

@@ -8,5 +8,30 @@ pub fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
     let seq = with_target(Target::Seq, &f);
     assert_eq!(with_target(Target::Cpu, &f), seq);
     assert_eq!(with_target(Target::Debug, &f), seq);
+    for t in cuda_targets() {
+        assert_eq!(with_target(t, &f), seq, "on {t}");
+    }
     seq
+}
+
+/// The CUDA targets this machine can run — the GPU when the probe finds one, the emulator when a
+/// C++ compiler is found — each said once when it is skipped.
+#[allow(dead_code)]
+pub fn cuda_targets() -> Vec<Target> {
+    use std::sync::OnceLock;
+    static TARGETS: OnceLock<Vec<Target>> = OnceLock::new();
+    TARGETS
+        .get_or_init(|| {
+            let mut t = Vec::new();
+            match pmexpr::gpu::probe() {
+                Ok(_) => t.push(Target::Cuda),
+                Err(why) => eprintln!("skipped: the cuda target (no usable GPU: {why})"),
+            }
+            match pmexpr::cuda::emulator::emulator() {
+                Ok(_) => t.push(Target::CudaEmulator),
+                Err(why) => eprintln!("skipped: the cuda-emulator target ({why})"),
+            }
+            t
+        })
+        .clone()
 }

@@ -69,6 +69,16 @@ fn say_once(key: String, line: &str) {
     }
 }
 
+thread_local! {
+    static LAUNCHES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many kernels this thread has launched on a CUDA target: how tests tell that a site really
+/// ran on the device rather than on the CPU.
+pub fn launches_on_this_thread() -> u64 {
+    LAUNCHES.with(std::cell::Cell::get)
+}
+
 /// Whether a fallback line was printed (for tests).
 static FELL_BACK: AtomicBool = AtomicBool::new(false);
 
@@ -300,6 +310,7 @@ impl<'a> Call<'a> {
                 }
             }
         };
+        LAUNCHES.with(|c| c.set(c.get() + 1));
         if let Some(message) = error::describe(record) {
             let check = usize::try_from(record[1])
                 .ok()
