@@ -210,6 +210,10 @@ impl Build {
                     "PMEXPR_FUTHARK",
                     "PMEXPR_FUTHARK_BACKEND",
                     "PMEXPR_NVRTC",
+                    // Where NVRTC is looked up: installing it makes the next build compile PTX.
+                    "LD_LIBRARY_PATH",
+                    "CUDA_PATH",
+                    "CUDA_HOME",
                 ]
                 .map(|v| format!("cargo:rerun-if-env-changed={v}")),
             )
@@ -264,6 +268,9 @@ mod tests {
             "cargo:rerun-if-env-changed=PMEXPR_FUTHARK".into(),
             "cargo:rerun-if-env-changed=PMEXPR_FUTHARK_BACKEND".into(),
             "cargo:rerun-if-env-changed=PMEXPR_NVRTC".into(),
+            "cargo:rerun-if-env-changed=LD_LIBRARY_PATH".into(),
+            "cargo:rerun-if-env-changed=CUDA_PATH".into(),
+            "cargo:rerun-if-env-changed=CUDA_HOME".into(),
             "cargo:warning=pmexpr: `#[pmexpr] fn g` is defined more than once, at src/lib.rs:1:14 and src/m.rs:1:14".into(),
         ];
         assert_eq!(lines, expected_head);

@@ -196,6 +196,12 @@ impl Emulator {
         &self.compiler.shown
     }
 
+    /// The bytes of "device" memory allocated and not freed: how tests check that calls free what
+    /// they allocate.
+    pub fn live_bytes(&self) -> usize {
+        self.allocations().values().sum()
+    }
+
     fn allocations(&self) -> MutexGuard<'_, BTreeMap<u64, usize>> {
         self.allocations.lock().unwrap_or_else(|e| e.into_inner())
     }
