@@ -169,7 +169,10 @@ fn device_errors_name_the_site() {
     );
     for t in common::cuda_targets() {
         let m = failure(t, run);
-        assert!(m.starts_with("pmexpr: accelerate! at tests/cuda.rs:"), "{m}");
+        assert!(
+            m.starts_with("pmexpr: accelerate! at tests/cuda.rs:"),
+            "{m}"
+        );
         assert!(
             m.contains("Out of bounds access in sequence: index 3 for a sequence of length 3"),
             "{m}"

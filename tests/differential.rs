@@ -71,7 +71,10 @@ fn on_all_targets<R: Close + std::fmt::Debug>(f: impl Fn() -> R) -> R {
     // CUDA-class sites run their kernels there; the others run on the CPU.
     for t in common::cuda_targets() {
         let r = with_target(t, &f);
-        assert!(seq.close(&r), "seq and {t} differ:\n seq: {seq:?}\n {t}: {r:?}");
+        assert!(
+            seq.close(&r),
+            "seq and {t} differ:\n seq: {seq:?}\n {t}: {r:?}"
+        );
     }
     seq
 }

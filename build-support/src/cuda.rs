@@ -30,7 +30,10 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
         if program.backend != Backend::Cuda {
             continue;
         }
-        for (i, inst) in instantiations(&compiled.mono.numeric).into_iter().enumerate() {
+        for (i, inst) in instantiations(&compiled.mono.numeric)
+            .into_iter()
+            .enumerate()
+        {
             let module = match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
                 Ok(m) if i == 0 && unsupported_host(&m.host).is_some() => {
                     let why = unsupported_host(&m.host).unwrap_or_default();

@@ -159,9 +159,12 @@
 //!
 //! | target | what runs | chosen by |
 //! |---|---|---|
-//! | `cpu` | all cores, through rayon (the default) | `PMEXPR_BACKEND=cpu` |
+//! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
+//! | `cpu` | all cores, through rayon | `PMEXPR_BACKEND=cpu` |
 //! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
+//! | `cuda` | CUDA-class sites on the GPU (an error at the site without one) | `PMEXPR_BACKEND=cuda` |
+//! | `cuda-emulator` | CUDA-class sites' generated kernels on the CPU, for tests | `PMEXPR_BACKEND=cuda-emulator` |
 //!
 //! [`with_target`] overrides the environment for the `accelerate!` calls a closure makes on the
 //! current thread (tests use it to run one expression on every target). The environment is read

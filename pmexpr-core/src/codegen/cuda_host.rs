@@ -156,11 +156,18 @@ pub fn cuda_host(
 
 /// A module as a `ModuleData` expression; the PTX the hook compiled is included when its source
 /// is the one generated here.
-fn module_data(tags: &[&str], m: &CudaModule, out_dir: Option<&Path>, rt: &TokenStream) -> TokenStream {
+fn module_data(
+    tags: &[&str],
+    m: &CudaModule,
+    out_dir: Option<&Path>,
+    rt: &TokenStream,
+) -> TokenStream {
     let ptx = out_dir
         .map(|d| d.join("pmexpr").join("cuda"))
         .filter(|d| {
-            std::fs::read_to_string(d.join(format!("{}.cu", m.namespace))).ok().as_deref()
+            std::fs::read_to_string(d.join(format!("{}.cu", m.namespace)))
+                .ok()
+                .as_deref()
                 == Some(m.source.as_str())
         })
         .map(|d| d.join(format!("{}.ptx", m.namespace)))

@@ -117,7 +117,9 @@ impl<'a> Call<'a> {
         let explicit = !matches!(target, Target::Auto);
         let refuse = |why: String| -> Option<Call<'a>> {
             if explicit {
-                site.fail(format_args!("the {target} target cannot run this site: {why}"));
+                site.fail(format_args!(
+                    "the {target} target cannot run this site: {why}"
+                ));
             }
             FELL_BACK.store(true, std::sync::atomic::Ordering::Relaxed);
             say_once(
@@ -290,11 +292,7 @@ impl<'a> Call<'a> {
             pad(p, d.align);
         }
         let record = {
-            let mut m = self
-                .slot
-                .module
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut m = self.slot.module.lock().unwrap_or_else(|e| e.into_inner());
             let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
             // SAFETY: each parameter has the kernel's layout (checked above against the
             // generator's sizes), and every device pointer in them belongs to this call.
@@ -317,7 +315,9 @@ impl<'a> Call<'a> {
                 .and_then(|c| c.checked_sub(1))
                 .and_then(|c| data.checks.get(c));
             match check {
-                Some(c) => self.site.fail(format_args!("{message} (in {c}, on the device)")),
+                Some(c) => self
+                    .site
+                    .fail(format_args!("{message} (in {c}, on the device)")),
                 None => self.site.fail(format_args!("{message} (on the device)")),
             }
         }
