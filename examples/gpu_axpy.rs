@@ -273,47 +273,55 @@ fn run(info: &pmexpr::gpu::GpuInfo, n: usize, reps: usize) -> Result<(), String>
     // End to end, from host memory to host memory: what an `accelerate!` call does.
     let x_host: Vec<f64> = (0..n).map(x_at).collect();
     let mut y_host: Vec<f64> = (0..n).map(y_at).collect();
-    rows.push(measure("hand-written, copy in + kernel + copy out", reps, || {
-        let x = stream.clone_htod(&x_host).expect("copying x");
-        let mut y = stream.clone_htod(&y_host).expect("copying y");
-        {
-            let (x_ptr, _x_sync) = x.device_ptr(&stream);
-            let (y_ptr, _y_sync) = y.device_ptr_mut(&stream);
-            let (mut a, mut x_arg, mut y_arg, mut n_arg) = (A, x_ptr, y_ptr, n as i64);
-            let mut params: [*mut c_void; 4] = [
-                (&raw mut a).cast(),
-                (&raw mut x_arg).cast(),
-                (&raw mut y_arg).cast(),
-                (&raw mut n_arg).cast(),
-            ];
-            // SAFETY: as above.
-            unsafe {
-                result::launch_kernel(
-                    func,
-                    (grid, 1, 1),
-                    (config.block, 1, 1),
-                    0,
-                    stream.cu_stream(),
-                    &mut params,
-                )
+    rows.push(measure(
+        "hand-written, copy in + kernel + copy out",
+        reps,
+        || {
+            let x = stream.clone_htod(&x_host).expect("copying x");
+            let mut y = stream.clone_htod(&y_host).expect("copying y");
+            {
+                let (x_ptr, _x_sync) = x.device_ptr(&stream);
+                let (y_ptr, _y_sync) = y.device_ptr_mut(&stream);
+                let (mut a, mut x_arg, mut y_arg, mut n_arg) = (A, x_ptr, y_ptr, n as i64);
+                let mut params: [*mut c_void; 4] = [
+                    (&raw mut a).cast(),
+                    (&raw mut x_arg).cast(),
+                    (&raw mut y_arg).cast(),
+                    (&raw mut n_arg).cast(),
+                ];
+                // SAFETY: as above.
+                unsafe {
+                    result::launch_kernel(
+                        func,
+                        (grid, 1, 1),
+                        (config.block, 1, 1),
+                        0,
+                        stream.cu_stream(),
+                        &mut params,
+                    )
+                }
+                .expect("launching the kernel");
             }
-            .expect("launching the kernel");
-        }
-        stream.memcpy_dtoh(&y, &mut y_host).expect("copying y back");
-        stream.synchronize().expect("running the kernel");
-    }));
+            stream.memcpy_dtoh(&y, &mut y_host).expect("copying y back");
+            stream.synchronize().expect("running the kernel");
+        },
+    ));
     let xt = pmexpr::Tensor::<f64>::from_vec(x_host, &[n]);
     let yt = pmexpr::Tensor::<f64>::from_vec((0..n).map(y_at).collect(), &[n]);
     let (a, m) = (A, n as i64);
-    rows.push(measure("accelerate!(par_loop …), whole call", reps, || {
-        pmexpr::with_target(pmexpr::Target::Cuda, || {
-            pmexpr::accelerate!(par_loop(m, |i| tensor_set(
-                yt,
-                [i],
-                a * tensor_get(xt, [i]) + tensor_get(yt, [i])
-            )))
-        })
-    }));
+    rows.push(measure(
+        "accelerate!(par_loop …), whole call",
+        reps,
+        || {
+            pmexpr::with_target(pmexpr::Target::Cuda, || {
+                pmexpr::accelerate!(par_loop(m, |i| tensor_set(
+                    yt,
+                    [i],
+                    a * tensor_get(xt, [i]) + tensor_get(yt, [i])
+                )))
+            })
+        },
+    ));
     println!();
     print_table(bytes_per_run, peak, &rows);
     println!();

@@ -58,10 +58,7 @@ fn axpy_f64() {
 /// One site, two instantiations of its number type: a module each.
 #[test]
 fn number_types_pick_their_module() {
-    fn double<T: pmexpr::Element>(v: Vec<T>) -> Vec<T>
-    where
-        T: pmexpr::__private::Num,
-    {
+    fn double<T: pmexpr::__private::Num>(v: Vec<T>) -> Vec<T> {
         let n = v.len();
         let x = Tensor::from_vec(v, &[n]);
         let out = Tensor::<T>::zeros(&[n]);

@@ -82,11 +82,14 @@ pub fn launches_on_this_thread() -> u64 {
 /// Whether a fallback line was printed (for tests).
 static FELL_BACK: AtomicBool = AtomicBool::new(false);
 
+/// Stores the bytes of a tensor's device copy into its host storage.
+type WriteBack<'a> = Box<dyn Fn(&[u8]) + 'a>;
+
 /// One tensor storage on the device, and how to copy it back.
 struct TensorBuf<'a> {
     dev: DevPtr,
     bytes: usize,
-    write_back: Box<dyn Fn(&[u8]) + 'a>,
+    write_back: WriteBack<'a>,
 }
 
 /// One call of a site on a device. See the module docs.
