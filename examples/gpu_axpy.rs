@@ -162,6 +162,32 @@ fn driver(what: &str) -> impl FnOnce(DriverError) -> String + '_ {
     move |e| format!("{what}: {e}")
 }
 
+/// Launches the hand-written kernel: `y = A * x + y` over `n` doubles.
+///
+/// # Safety
+/// `func` is the loaded `axpy` kernel of the current context, and `x` and `y` point to `n`
+/// doubles each.
+unsafe fn launch_axpy(
+    func: sys::CUfunction,
+    grid: u32,
+    block: u32,
+    stream: sys::CUstream,
+    x: sys::CUdeviceptr,
+    y: sys::CUdeviceptr,
+    n: usize,
+) -> Result<(), DriverError> {
+    let (mut a, mut x, mut y, mut n) = (A, x, y, n as i64);
+    let mut params: [*mut c_void; 4] = [
+        (&raw mut a).cast(),
+        (&raw mut x).cast(),
+        (&raw mut y).cast(),
+        (&raw mut n).cast(),
+    ];
+    // SAFETY: the parameters are the kernel's (double, double*, double*, long long); the caller
+    // guarantees the rest.
+    unsafe { result::launch_kernel(func, (grid, 1, 1), (block, 1, 1), 0, stream, &mut params) }
+}
+
 fn run(info: &pmexpr::gpu::GpuInfo, n: usize, reps: usize) -> Result<(), String> {
     let bytes_per_run = 3.0 * 8.0 * n as f64;
     println!(
@@ -223,31 +249,14 @@ fn run(info: &pmexpr::gpu::GpuInfo, n: usize, reps: usize) -> Result<(), String>
     drop((x_host, y_host));
 
     let mut launches = 0usize;
-    let rows = {
+    let mut rows = {
         let (x_ptr, _x_sync) = x.device_ptr(&stream);
         let (y_ptr, _y_sync) = y.device_ptr_mut(&stream);
         let cu_stream = stream.cu_stream();
         let mut launch = || {
-            let (mut a, mut x_arg, mut y_arg, mut n_arg) = (A, x_ptr, y_ptr, n as i64);
-            let mut params: [*mut c_void; 4] = [
-                (&raw mut a).cast(),
-                (&raw mut x_arg).cast(),
-                (&raw mut y_arg).cast(),
-                (&raw mut n_arg).cast(),
-            ];
-            // SAFETY: `func` is loaded and its context current; the parameters are the kernel's
-            // (double, double*, double*, long long), and `x` and `y` hold `n` doubles each.
-            unsafe {
-                result::launch_kernel(
-                    func,
-                    (grid, 1, 1),
-                    (config.block, 1, 1),
-                    0,
-                    cu_stream,
-                    &mut params,
-                )
-            }
-            .unwrap_or_else(|e| panic!("launching the kernel: {e}"));
+            // SAFETY: `x` and `y` hold `n` doubles each, on the current context.
+            unsafe { launch_axpy(func, grid, config.block, cu_stream, x_ptr, y_ptr, n) }
+                .unwrap_or_else(|e| panic!("launching the kernel: {e}"));
             launches += 1;
         };
         let start = ctx
@@ -269,7 +278,6 @@ fn run(info: &pmexpr::gpu::GpuInfo, n: usize, reps: usize) -> Result<(), String>
         });
         vec![events, host]
     };
-    let mut rows = rows;
     // End to end, from host memory to host memory: what an `accelerate!` call does.
     let x_host: Vec<f64> = (0..n).map(x_at).collect();
     let mut y_host: Vec<f64> = (0..n).map(y_at).collect();
@@ -282,22 +290,16 @@ fn run(info: &pmexpr::gpu::GpuInfo, n: usize, reps: usize) -> Result<(), String>
             {
                 let (x_ptr, _x_sync) = x.device_ptr(&stream);
                 let (y_ptr, _y_sync) = y.device_ptr_mut(&stream);
-                let (mut a, mut x_arg, mut y_arg, mut n_arg) = (A, x_ptr, y_ptr, n as i64);
-                let mut params: [*mut c_void; 4] = [
-                    (&raw mut a).cast(),
-                    (&raw mut x_arg).cast(),
-                    (&raw mut y_arg).cast(),
-                    (&raw mut n_arg).cast(),
-                ];
-                // SAFETY: as above.
+                // SAFETY: `x` and `y` hold `n` doubles each, on the current context.
                 unsafe {
-                    result::launch_kernel(
+                    launch_axpy(
                         func,
-                        (grid, 1, 1),
-                        (config.block, 1, 1),
-                        0,
+                        grid,
+                        config.block,
                         stream.cu_stream(),
-                        &mut params,
+                        x_ptr,
+                        y_ptr,
+                        n,
                     )
                 }
                 .expect("launching the kernel");

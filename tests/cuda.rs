@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
+use common::failure;
 use pmexpr::cuda::launches_on_this_thread;
 use pmexpr::{Target, Tensor, accelerate, with_target};
 
@@ -25,16 +24,6 @@ fn on_cuda<T: PartialEq + std::fmt::Debug>(kernels: u64, f: impl Fn() -> T) -> T
         );
     }
     seq
-}
-
-fn failure<R>(target: Target, f: impl FnOnce() -> R) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(|| with_target(target, f)))
-        .err()
-        .expect("expected a failure");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default()
 }
 
 #[test]

@@ -5,21 +5,12 @@
 //! accelerated backends make: regular nested sequences. A tensor above the maximum rank is refused
 //! when it is captured, on every backend.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+mod common;
+
 use std::process::Command;
 
+use common::{failure, panic_message as failure_no_override};
 use pmexpr::{Target, Tensor, accelerate, current_target, with_target};
-
-/// Runs `f` on `target` and returns the panic message it must fail with.
-fn failure<R>(target: Target, f: impl FnOnce() -> R) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(|| with_target(target, f)))
-        .err()
-        .unwrap_or_else(|| panic!("expected a failure on {target}"));
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default()
-}
 
 /// Asserts the message names this file, at the `accelerate!` that follows `line` (within a few
 /// lines, so that formatting may wrap the call), and says `what`.
@@ -261,14 +252,4 @@ fn environment_selects_the_target() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
-}
-
-fn failure_no_override<R>(f: impl FnOnce() -> R) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f))
-        .err()
-        .expect("expected a failure");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default()
 }

@@ -35,15 +35,15 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
             .enumerate()
         {
             let module = match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
-                Ok(m) if i == 0 && unsupported_host(&m.host).is_some() => {
-                    let why = unsupported_host(&m.host).unwrap_or_default();
-                    warnings.push(format!(
-                        "pmexpr: accelerate! at {} will run on the CPU targets: {why}",
-                        site.name
-                    ));
+                Ok(m) => {
+                    if let Some(why) = unsupported_host(&m.host).filter(|_| i == 0) {
+                        warnings.push(format!(
+                            "pmexpr: accelerate! at {} will run on the CPU targets: {why}",
+                            site.name
+                        ));
+                    }
                     m
                 }
-                Ok(m) => m,
                 Err(e) => {
                     warnings.push(format!(
                         "pmexpr: accelerate! at {} cannot run on the CUDA backend and will run on the CPU targets: {e}",

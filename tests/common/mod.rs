@@ -36,3 +36,21 @@ pub fn cuda_targets() -> Vec<Target> {
         })
         .clone()
 }
+
+/// The panic message `f` must fail with (it fails the test when `f` returns).
+#[allow(dead_code)]
+pub fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .err()
+        .expect("expected a failure");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Runs `f` on `target` and returns the panic message it must fail with.
+#[allow(dead_code)]
+pub fn failure<R>(target: Target, f: impl FnOnce() -> R) -> String {
+    panic_message(|| with_target(target, f))
+}

@@ -48,7 +48,7 @@ pub trait DeviceScalar: Copy {
     fn get(bytes: &[u8]) -> Self;
 }
 
-macro_rules! scalars {
+macro_rules! device_scalars {
     ($($t:ty),*) => {$(
         impl DeviceScalar for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
@@ -61,6 +61,13 @@ macro_rules! scalars {
                 <$t>::from_ne_bytes(b)
             }
         }
+    )*};
+}
+// `u64`: device pointers.
+device_scalars!(i64, f64, i32, f32, u64);
+
+macro_rules! scalars {
+    ($($t:ty),*) => {$(
         impl<'a> DeviceArg<'a> for $t {
             fn layout(_: usize) -> (usize, usize) {
                 (Self::SIZE, Self::SIZE)
@@ -155,18 +162,6 @@ impl<'a, 'p: 'a, T: Element + DeviceScalar> DeviceArg<'a> for TensorRef<'p, T> {
         (shape.len() as i64).put(out);
         (shape.iter().product::<usize>() as i64).put(out);
         Ok(())
-    }
-}
-
-impl DeviceScalar for u64 {
-    const SIZE: usize = 8;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_ne_bytes());
-    }
-    fn get(bytes: &[u8]) -> Self {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&bytes[..8]);
-        u64::from_ne_bytes(b)
     }
 }
 

@@ -7,8 +7,7 @@
 //! [`Call::launch`], and ends with [`Call::finish`]. Every allocation belongs to the call and is
 //! freed when it ends, also when it fails.
 
-use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::cuda::arg::{DeviceArg, DeviceScalar, pad};
@@ -61,10 +60,10 @@ fn slot(device: &'static dyn Device, data: &'static ModuleData) -> DeviceResult<
 
 /// Prints `line` to stderr once per process per `key`: how fallbacks are reported.
 fn say_once(key: String, line: &str) {
-    static SAID: OnceLock<Mutex<HashMap<String, ()>>> = OnceLock::new();
+    static SAID: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     let said = SAID.get_or_init(Default::default);
     let mut said = said.lock().unwrap_or_else(|e| e.into_inner());
-    if said.insert(key, ()).is_none() {
+    if said.insert(key) {
         eprintln!("{line}");
     }
 }
@@ -78,9 +77,6 @@ thread_local! {
 pub fn launches_on_this_thread() -> u64 {
     LAUNCHES.with(std::cell::Cell::get)
 }
-
-/// Whether a fallback line was printed (for tests).
-static FELL_BACK: AtomicBool = AtomicBool::new(false);
 
 /// Stores the bytes of a tensor's device copy into its host storage.
 type WriteBack<'a> = Box<dyn Fn(&[u8]) + 'a>;
@@ -124,7 +120,6 @@ impl<'a> Call<'a> {
                     "the {target} target cannot run this site: {why}"
                 ));
             }
-            FELL_BACK.store(true, std::sync::atomic::Ordering::Relaxed);
             say_once(
                 why.clone(),
                 &format!(
@@ -357,9 +352,4 @@ impl Drop for Call<'_> {
             unsafe { self.device.free(p) };
         }
     }
-}
-
-/// Whether some CUDA-class site of this process fell back to the CPU under [`Target::Auto`].
-pub fn fell_back() -> bool {
-    FELL_BACK.load(std::sync::atomic::Ordering::Relaxed)
 }

@@ -20,5 +20,5 @@ pub mod driver;
 pub mod emulator;
 pub mod error;
 
-pub use call::{Call, SiteKernels, fell_back, launches_on_this_thread};
+pub use call::{Call, SiteKernels, launches_on_this_thread};
 pub use device::{KernelData, ModuleData, ParamData};
