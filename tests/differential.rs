@@ -68,8 +68,9 @@ fn on_all_targets<R: Close + std::fmt::Debug>(f: impl Fn() -> R) -> R {
         seq.close(&dbg),
         "seq and debug differ:\n seq: {seq:?}\n debug: {dbg:?}"
     );
-    // CUDA-class sites run their kernels there; the others run on the CPU.
-    for t in common::cuda_targets() {
+    // CUDA-class sites run their kernels there, Futhark-class sites their Futhark library; the
+    // others run on the CPU.
+    for t in common::accelerated_targets() {
         let r = with_target(t, &f);
         assert!(
             seq.close(&r),

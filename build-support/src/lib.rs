@@ -160,7 +160,7 @@ impl Build {
         for message in output.warnings.iter().chain(&cuda_warnings) {
             lines.extend(report::warning(message));
         }
-        lines.extend(self.futhark(&output));
+        lines.extend(self.futhark(out_dir, &output));
         if flags.dump {
             let dumps = out_dir.join("pmexpr-dump");
             let message = format!("pmexpr: site dumps written to {}", dumps.display());
@@ -169,30 +169,50 @@ impl Build {
         lines
     }
 
-    /// The Futhark-class sites: compiled by `futhark` where it is found, else one warning that
-    /// names them (they run on the CPU targets).
-    fn futhark(&self, output: &pmexpr_core::program::CrateOutput) -> Vec<String> {
+    /// The Futhark-class sites: compiled by `futhark` where it is found (the library and each
+    /// site's glue, see [`futhark::library`]), else one warning that names them (they run on the
+    /// CPU targets).
+    fn futhark(&self, out_dir: &Path, output: &pmexpr_core::program::CrateOutput) -> Vec<String> {
         let sites: Vec<String> = output
             .sites
             .iter()
             .filter(|(_, b)| *b == pmexpr_core::classify::Backend::Futhark)
             .map(|(n, _)| n.clone())
             .collect();
-        let warning = match futhark::find_compiler() {
-            // The generated program is written; building its C library is not done yet.
-            Some(path) if !sites.is_empty() => Some(format!(
-                "pmexpr: found {}, but this version of pmexpr does not build the Futhark library yet (the program is in OUT_DIR/{}), so {} Futhark-class accelerate! site{} will run on the CPU targets",
-                path.display(),
-                pmexpr_core::program::FUTHARK_FILE,
-                sites.len(),
-                if sites.len() == 1 { "" } else { "s" },
-            )),
-            Some(_) => None,
-            None => futhark::missing_compiler_warning(&sites),
+        let (Some(compiler), Some(program)) = (futhark::find_compiler(), &output.futhark) else {
+            futhark::library::remove_glue(out_dir);
+            return futhark::missing_compiler_warning(&sites)
+                .map(|w| report::warning(&w).collect())
+                .unwrap_or_default();
         };
-        warning
-            .map(|w| report::warning(&w).collect())
-            .unwrap_or_default()
+        let mut lines = Vec::new();
+        let flavour = match futhark::Flavour::from_env_value(
+            env::var("PMEXPR_FUTHARK_BACKEND").ok().as_deref(),
+        ) {
+            Ok(f) => f,
+            Err(why) => {
+                lines.extend(report::warning(&format!("pmexpr: {why}")));
+                futhark::Flavour::Multicore
+            }
+        };
+        match futhark::library::build(out_dir, &compiler, flavour, program, &output.numeric_order) {
+            Ok(built) => {
+                lines.extend(built.directives);
+                for w in &built.warnings {
+                    lines.extend(report::warning(w));
+                }
+            }
+            Err(why) => {
+                futhark::library::remove_glue(out_dir);
+                let message = format!(
+                    "pmexpr: the Futhark library was not built, so {} Futhark-class accelerate! site{} will run on the CPU targets: {why}",
+                    sites.len(),
+                    if sites.len() == 1 { "" } else { "s" },
+                );
+                lines.extend(report::warning(&message));
+            }
+        }
+        lines
     }
 
     /// What makes Cargo rerun the build script: the scanned directories (Cargo watches a
@@ -336,14 +356,9 @@ mod tests {
                     "1 Futhark-class accelerate! site will run on the CPU targets: src/lib.rs:1:28",
                 )
         });
-        // Where `futhark` is installed, the warning says that its library is not built yet.
+        // Where `futhark` is installed, the hook builds the library instead.
         assert_eq!(warned, futhark::find_compiler().is_none(), "{lines:?}");
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.contains("1 Futhark-class accelerate! site will run on the CPU targets")),
-            "{lines:?}"
-        );
+        assert!(!out.join("pmexpr/futhark/glue").exists() || !warned);
     }
 
     #[test]

@@ -86,7 +86,11 @@ pub fn expand_accelerate(
                 }
                 _ => None,
             };
-            codegen::rust::generate_site(&site.mono, rt, false, host.as_ref())
+            let futhark = match (cuda, &site.program) {
+                (Some(build), Some(program)) => codegen::futhark_host::futhark_host(program, build),
+                _ => None,
+            };
+            codegen::rust::generate_site(&site.mono, rt, false, host.as_ref(), futhark.as_ref())
         }
         Err((errors, free_vars)) => error_expansion(&errors, &free_vars),
     }
@@ -178,7 +182,7 @@ pub fn expand_pmexpr_fn(
     };
     match site::compile(site, cx) {
         Ok(site) => {
-            let body = codegen::rust::generate_site(&site.mono, rt, true, None);
+            let body = codegen::rust::generate_site(&site.mono, rt, true, None, None);
             quote!(#(#attrs)* #vis #sig { #body })
         }
         Err((errors, free_vars)) => fail(&errors, &free_vars),

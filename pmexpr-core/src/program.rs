@@ -137,6 +137,12 @@ pub struct CrateOutput {
     pub warnings: Vec<String>,
     /// Every site that compiled and has a GPU backend (`file:line:column`, backend).
     pub sites: Vec<(String, Backend)>,
+    /// The Futhark program of the Futhark-class sites, when there are some (its source is also
+    /// in [`CrateOutput::files`] as [`FUTHARK_FILE`]).
+    pub futhark: Option<futhark::CrateFuthark>,
+    /// For each site, its number type variables in the order of the site's captured values (the
+    /// order in which generated code lists their Rust types).
+    pub numeric_order: HashMap<String, Vec<TyVar>>,
 }
 
 /// The file, under `OUT_DIR`, that holds the extracted accelerated program of the crate.
@@ -248,8 +254,17 @@ pub fn crate_output(sites: &[CrateSite], dump: bool) -> CrateOutput {
     let refs: Vec<(String, &SiteProgram)> = programs.iter().map(|(n, p)| (n.clone(), p)).collect();
     let merged = merge(&refs);
     out.files.push((PROGRAM_FILE.to_string(), merged.print()));
+    for (site, a, _) in &merged.sites {
+        let order = merged
+            .numeric
+            .get(a)
+            .map_or_else(Vec::new, |n| n.iter().map(|(v, _)| *v).collect());
+        out.numeric_order.insert(site.clone(), order);
+    }
     if let Some(f) = futhark::generate_crate(&merged) {
-        out.files.push((FUTHARK_FILE.to_string(), f.program.source));
+        out.files
+            .push((FUTHARK_FILE.to_string(), f.program.source.clone()));
+        out.futhark = Some(f);
     }
     out
 }

@@ -18,6 +18,7 @@ pub mod backend;
 pub mod checks;
 pub mod cuda;
 pub mod func;
+pub mod futhark;
 pub mod gpu;
 pub mod intrinsics;
 pub mod marshal;
@@ -39,6 +40,10 @@ pub mod __private {
     pub use crate::checks::check_regular;
     pub use crate::cuda::{Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels};
     pub use crate::func::Func;
+    pub use crate::futhark::{
+        Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkCall,
+        Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
+    };
     pub use crate::intrinsics as rt;
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,

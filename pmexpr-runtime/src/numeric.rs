@@ -29,6 +29,10 @@ pub trait Scalar:
     + Regular
     + IntoRust<Out = Self>
     + for<'a> crate::cuda::arg::DeviceArg<'a>
+    + crate::futhark::FutharkPrim
+    + crate::futhark::FutharkArg
+    + crate::futhark::FutharkResult
+    + Default
     + 'static
 {
     /// The type's name in Rust: how the CUDA target picks the module generated for it.

@@ -264,6 +264,9 @@ pub use pmexpr_macros::Record;
 /// The CUDA target's runtime: the devices (the GPU, and the emulator that runs the generated
 /// kernels on the CPU for tests), marshaling and launches.
 pub use pmexpr_runtime::cuda;
+/// The Futhark target's runtime: marshaling to the C library that the `futhark` compiler built for
+/// the crate's Futhark-class sites, and its context.
+pub use pmexpr_runtime::futhark;
 /// The GPU probe: whether this process can use an NVIDIA GPU, and which ([`gpu::probe`]). It loads
 /// the driver itself and never panics.
 pub use pmexpr_runtime::gpu;

@@ -9,10 +9,40 @@ pub fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
     let seq = with_target(Target::Seq, &f);
     assert_eq!(with_target(Target::Cpu, &f), seq);
     assert_eq!(with_target(Target::Debug, &f), seq);
-    for t in cuda_targets() {
+    for t in accelerated_targets() {
         assert_eq!(with_target(t, &f), seq, "on {t}");
     }
     seq
+}
+
+/// The targets beyond the CPU ones that this machine can run: [`cuda_targets`], and `futhark`
+/// when the build compiled the Futhark library of this package's sites.
+#[allow(dead_code)]
+pub fn accelerated_targets() -> Vec<Target> {
+    let mut t = cuda_targets();
+    t.extend(futhark_target());
+    t
+}
+
+/// The `futhark` target when the build compiled this package's Futhark library (the build hook
+/// sets `PMEXPR_FUTHARK_LIBRARY` to its flavour), said once when it is skipped.
+#[allow(dead_code)]
+pub fn futhark_target() -> Option<Target> {
+    use std::sync::OnceLock;
+    static TARGET: OnceLock<Option<Target>> = OnceLock::new();
+    *TARGET.get_or_init(|| match option_env!("PMEXPR_FUTHARK_LIBRARY") {
+        Some("cuda") if pmexpr::gpu::probe().is_err() => {
+            eprintln!("skipped: the futhark target (its library is for CUDA, and there is no usable GPU)");
+            None
+        }
+        Some(_) => Some(Target::Futhark),
+        None => {
+            eprintln!(
+                "skipped: the futhark target (the build did not find the `futhark` compiler: put it on PATH or name it in PMEXPR_FUTHARK)"
+            );
+            None
+        }
+    })
 }
 
 /// The CUDA targets this machine can run — the GPU when the probe finds one, the emulator when a

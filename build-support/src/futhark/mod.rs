@@ -7,6 +7,8 @@
 //! build goes on: one warning names the Futhark-class sites, which then run on the CPU targets.
 
 pub mod ffi;
+pub mod glue;
+pub mod library;
 pub mod manifest;
 
 use std::env;

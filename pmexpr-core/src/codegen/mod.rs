@@ -8,4 +8,5 @@
 pub mod cuda;
 pub mod cuda_host;
 pub mod futhark;
+pub mod futhark_host;
 pub mod rust;

@@ -26,6 +26,7 @@ use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::{Expr, ExprKind, FnDef, Lit, NeverKind, Param, Pat, PatKind, VarId};
 use crate::codegen::cuda_host::CudaHost;
+use crate::codegen::futhark_host::FutharkHost;
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::mono::Mono;
@@ -41,11 +42,17 @@ use crate::types::{Label, TyVar, Type};
 /// With `cuda` (a CUDA-class site whose kernels the runtime can launch), the site also gets host
 /// code for the CUDA targets: the same expression where each `par_loop` of the host code launches
 /// its kernel ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so.
+///
+/// With `futhark` (a Futhark-class site), the `futhark` and `auto` targets call the site's entry
+/// point in the Futhark library through the glue the build hook generated
+/// ([`super::futhark_host`]), falling back to the CPU code when the runtime says so; without glue,
+/// the site runs on the CPU (said once on stderr under the `futhark` target).
 pub fn generate_site(
     mono: &Mono,
     rt: &TokenStream,
     sequential: bool,
     cuda: Option<&CudaHost>,
+    futhark: Option<&FutharkHost>,
 ) -> TokenStream {
     let mut g = Gen {
         names: &mono.names,
@@ -178,6 +185,54 @@ pub fn generate_site(
             )
         }
     };
+    let (futhark_item, futhark_arm) = match futhark {
+        _ if sequential => (quote!(), quote!()),
+        None => (quote!(), quote!()),
+        Some(FutharkHost::Missing) => (
+            quote!(),
+            quote! {
+                #rt::Target::Futhark => {
+                    #rt::futhark_missing(&__PM_SITE);
+                    __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
+                }
+            },
+        ),
+        Some(FutharkHost::Glue(path)) => {
+            let names = g
+                .numeric
+                .iter()
+                .map(|(v, _)| Gen::numeric_param(*v))
+                .map(|n| quote!(<#n as #rt::Scalar>::NAME));
+            let pushes = mono.free_vars.iter().map(|fv| {
+                let local = g.local(fv.id);
+                let name = &fv.name;
+                quote!(__pm_call.param(#name, &#local);)
+            });
+            (
+                quote! {
+                    #[allow(unused_variables, non_snake_case, clippy::all, clippy::pedantic)]
+                    #[inline(never)]
+                    fn __pm_accel_futhark #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
+                        #[allow(unsafe_code, unsafe_op_in_unsafe_fn, dead_code, clippy::all)]
+                        mod __pm_glue {
+                            ::core::include!(#path);
+                        }
+                        let mut __pm_call = #rt::FutharkCall::begin(&__PM_SITE, &__pm_glue::LIBRARY, &[#(#names),*], __pm_target)?;
+                        #(#pushes)*
+                        ::core::option::Option::Some(__pm_call.run())
+                    }
+                },
+                quote! {
+                    __pm_t @ (#rt::Target::Auto | #rt::Target::Futhark) => {
+                        match __pm_accel_futhark::<#rt::SeqBackend, #(#infer_numeric),*>(__pm_t, #(#args),*) {
+                            ::core::option::Option::Some(r) => r,
+                            ::core::option::Option::None => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
+                        }
+                    }
+                },
+            )
+        }
+    };
     quote! {{
         static __PM_SITE: #rt::Site = #rt::Site::new(::core::file!(), ::core::line!(), ::core::column!());
         #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
@@ -187,11 +242,13 @@ pub fn generate_site(
             #body
         }
         #cuda_item
+        #futhark_item
         #captures
         let __pm_result = match #select(&__PM_SITE) {
             #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
             #cuda_arm
+            #futhark_arm
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
         #convert(__pm_result)
@@ -1759,7 +1816,7 @@ mod tests {
     /// The generated code for `tokens`, checked to be a Rust expression.
     fn generated(tokens: TokenStream) -> String {
         let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None);
+        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
         syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
         code.to_string()
     }

@@ -1,0 +1,41 @@
+//! The Rust side of a Futhark-class site: the glue file that the build hook generated for it from
+//! the compiled library's manifest (`pmexpr-build`, `futhark::glue`), which the site's expansion
+//! `include!`s, or the reason the site has none.
+
+use crate::classify::Backend;
+use crate::codegen::cuda_host::CudaBuild;
+use crate::codegen::futhark::entry_name;
+use crate::site::SiteProgram;
+
+/// How a Futhark-class site reaches its library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FutharkHost {
+    /// The glue file (an absolute path) that the hook wrote for the site.
+    Glue(String),
+    /// The site has no library: it runs on the CPU targets.
+    Missing,
+}
+
+/// The glue of a site, where the build hook wrote it under `OUT_DIR` (`None`: not a Futhark-class
+/// site).
+pub fn futhark_host(program: &SiteProgram, build: &CudaBuild) -> Option<FutharkHost> {
+    if program.backend != Backend::Futhark {
+        return None;
+    }
+    let file = build.out_dir.as_ref().map(|d| {
+        let name = entry_name(&build.site_name, &Default::default());
+        d.join("pmexpr")
+            .join("futhark")
+            .join("glue")
+            .join(format!("{name}.rs"))
+    });
+    Some(
+        match file
+            .filter(|f| f.is_file())
+            .and_then(|f| f.to_str().map(str::to_owned))
+        {
+            Some(path) => FutharkHost::Glue(path),
+            None => FutharkHost::Missing,
+        },
+    )
+}

@@ -1,0 +1,561 @@
+//! Calling a compiled Futhark library (Futhark 0.25's C API, `docs/c-api.rst` of the Futhark
+//! repository): one context per library and process, created at the first call and kept; calls
+//! serialized by a `Mutex`; every return code and `futhark_context_sync` checked, a failure
+//! reported with `futhark_context_get_error`'s text and the `accelerate!` site.
+//!
+//! The build hook generates, per site, a [`Library`] value and one `call` function per entry point
+//! (they know the C signatures, which depend on the types); the rest is here.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::{Mutex, OnceLock};
+
+use super::leaf::{Data, FutharkPrim, Leaf, Prim};
+use crate::site::Site;
+use crate::target::Target;
+
+/// Where the library's functions are.
+#[derive(Debug, Clone, Copy)]
+pub enum Lookup {
+    /// Linked into the program (`c` and `multicore`): the generated glue maps names to addresses.
+    Static(fn(&str) -> Option<*const ()>),
+    /// A shared library (`cuda`), opened from this path only after the GPU probe succeeded.
+    Shared(&'static str),
+}
+
+/// A compiled Futhark program as one site sees it.
+#[derive(Debug)]
+pub struct Library {
+    /// Identifies the program (a hash of it and its flavour): the context is shared by all the
+    /// sites that name the same one.
+    pub id: &'static str,
+    /// `c`, `multicore` or `cuda`.
+    pub backend: &'static str,
+    /// Its functions.
+    pub lookup: Lookup,
+    /// The site's entry points, one per instantiation of its number types.
+    pub entries: &'static [Entry],
+}
+
+/// A generated entry-point caller.
+pub type EntryFn = unsafe fn(&mut EntryCall<'_>) -> Result<(), String>;
+
+/// One entry point of a site.
+#[derive(Debug)]
+pub struct Entry {
+    /// Its Futhark name.
+    pub name: &'static str,
+    /// The Rust types of the site's number type variables it was generated for (`Scalar::NAME`s,
+    /// in the site's order).
+    pub instantiation: &'static [&'static str],
+    /// The captured variables in parameter order: name and number of leaves.
+    pub params: &'static [(&'static str, usize)],
+    /// Each input's element type and rank.
+    pub inputs: &'static [(Prim, usize)],
+    /// Each output's element type and rank.
+    pub outputs: &'static [(Prim, usize)],
+    /// Calls it (generated from the manifest).
+    pub call: EntryFn,
+}
+
+/// The context functions of the C API.
+#[derive(Clone, Copy)]
+struct Api {
+    config_new: unsafe extern "C" fn() -> *mut c_void,
+    config_free: unsafe extern "C" fn(*mut c_void),
+    context_new: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
+    context_free: unsafe extern "C" fn(*mut c_void),
+    context_sync: unsafe extern "C" fn(*mut c_void) -> c_int,
+    get_error: unsafe extern "C" fn(*mut c_void) -> *mut c_char,
+}
+
+/// A library's symbols, resolved.
+struct Symbols {
+    lookup: Lookup,
+    /// Keeps a shared library loaded for the life of the process.
+    shared: Option<&'static libloading::Library>,
+}
+
+impl Symbols {
+    fn get(&self, name: &str) -> Option<*const ()> {
+        match (self.lookup, self.shared) {
+            (Lookup::Static(f), _) => f(name),
+            (Lookup::Shared(_), Some(lib)) => {
+                // SAFETY: only the address is read; callers give it the C API's signature.
+                unsafe { lib.get::<*const ()>(name.as_bytes()) }
+                    .ok()
+                    .map(|s| *s)
+            }
+            (Lookup::Shared(_), None) => None,
+        }
+    }
+}
+
+/// A live context.
+struct Context {
+    api: Api,
+    symbols: Symbols,
+    cfg: *mut c_void,
+    ctx: *mut c_void,
+}
+
+// SAFETY: a Futhark context may be used from any thread, one at a time; the Mutex around every
+// `Context` ensures that.
+unsafe impl Send for Context {}
+
+impl Context {
+    fn open(library: &Library) -> Result<Context, String> {
+        let shared = match library.lookup {
+            Lookup::Static(_) => None,
+            Lookup::Shared(path) => {
+                // SAFETY: the library is the Futhark program the build compiled; loading it runs
+                // no code of ours. It stays loaded (leaked) while the process runs.
+                let lib = unsafe { libloading::Library::new(path) }
+                    .map_err(|e| format!("cannot load the Futhark library {path}: {e}"))?;
+                Some(&*Box::leak(Box::new(lib)))
+            }
+        };
+        let symbols = Symbols {
+            lookup: library.lookup,
+            shared,
+        };
+        let api = Api {
+            config_new: sym(&symbols, "futhark_context_config_new")?,
+            config_free: sym(&symbols, "futhark_context_config_free")?,
+            context_new: sym(&symbols, "futhark_context_new")?,
+            context_free: sym(&symbols, "futhark_context_free")?,
+            context_sync: sym(&symbols, "futhark_context_sync")?,
+            get_error: sym(&symbols, "futhark_context_get_error")?,
+        };
+        // SAFETY: the C API's functions, called as documented: the configuration outlives the
+        // context, and both are freed in `Drop` (or here on failure).
+        unsafe {
+            let cfg = (api.config_new)();
+            if cfg.is_null() {
+                return Err("futhark_context_config_new failed".into());
+            }
+            let ctx = (api.context_new)(cfg);
+            if ctx.is_null() {
+                (api.config_free)(cfg);
+                return Err("futhark_context_new failed".into());
+            }
+            let context = Context {
+                api,
+                symbols,
+                cfg,
+                ctx,
+            };
+            if let Some(e) = context.error() {
+                return Err(format!("the Futhark context cannot be created: {e}"));
+            }
+            Ok(context)
+        }
+    }
+
+    /// The pending error, if any (`futhark_context_get_error` clears it).
+    fn error(&self) -> Option<String> {
+        // SAFETY: the string is malloc'ed by the library and ours to free.
+        unsafe {
+            let p = (self.api.get_error)(self.ctx);
+            if p.is_null() {
+                return None;
+            }
+            let text = CStr::from_ptr(p).to_string_lossy().trim_end().to_string();
+            libc_free(p.cast());
+            Some(text)
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: created by `open`, freed once.
+        unsafe {
+            (self.api.context_free)(self.ctx);
+            (self.api.config_free)(self.cfg);
+        }
+    }
+}
+
+unsafe extern "C" {
+    #[link_name = "free"]
+    fn libc_free(p: *mut c_void);
+}
+
+/// A symbol as a function pointer of type `F`.
+fn sym<F: Copy>(symbols: &Symbols, name: &str) -> Result<F, String> {
+    assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<*const ()>(),
+        "a function pointer"
+    );
+    let p = symbols
+        .get(name)
+        .ok_or_else(|| format!("the Futhark library has no function `{name}`"))?;
+    // SAFETY: `F` is a function pointer type (same size as an address, checked above) with the
+    // C API's signature for `name`, which the generated glue and the code above spell out.
+    Ok(unsafe { std::mem::transmute_copy::<*const (), F>(&p) })
+}
+
+type Contexts = Mutex<HashMap<&'static str, Result<&'static Mutex<Context>, String>>>;
+
+/// The context of `library`, opened at the first call (an error is remembered).
+fn context(library: &Library) -> Result<&'static Mutex<Context>, String> {
+    static CONTEXTS: OnceLock<Contexts> = OnceLock::new();
+    let mut all = CONTEXTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    all.entry(library.id)
+        .or_insert_with(|| Context::open(library).map(|c| &*Box::leak(Box::new(Mutex::new(c)))))
+        .clone()
+}
+
+/// One call of an entry point: what the generated `call` function works with. Frees every array
+/// it was given or returned when dropped.
+pub struct EntryCall<'c> {
+    context: &'c Context,
+    inputs: Vec<Leaf<'c>>,
+    outputs: Vec<Leaf<'static>>,
+    /// Arrays to free: the object and the name of its `free` function.
+    owned: Vec<(*mut c_void, &'static str)>,
+}
+
+impl<'c> EntryCall<'c> {
+    /// The `struct futhark_context *`.
+    pub fn ctx(&self) -> *mut c_void {
+        self.context.ctx
+    }
+
+    /// The function `name` of the library as a function pointer of type `F` (which must be the C
+    /// API's signature of `name`).
+    pub fn sym<F: Copy>(&self, name: &str) -> Result<F, String> {
+        sym(&self.context.symbols, name)
+    }
+
+    /// Input `i`, a scalar.
+    pub fn scalar_in<T: FutharkPrim>(&self, i: usize) -> Result<T, String> {
+        let leaf = self.input(i, T::PRIM, 0)?;
+        T::elems(leaf_static(leaf))
+            .and_then(|v| v.first().copied())
+            .ok_or_else(|| format!("input {i} is not one {}", T::PRIM.name()))
+    }
+
+    /// Input `i`, an array of rank `rank`: its elements and shape, for the `futhark_new_…`
+    /// function the generated code calls.
+    pub fn array_in<T: FutharkPrim>(
+        &self,
+        i: usize,
+        rank: usize,
+    ) -> Result<(*const T, Vec<i64>), String> {
+        let leaf = self.input(i, T::PRIM, rank)?;
+        let ptr = match &leaf.data {
+            Data::I64(d) => d.as_ptr().cast(),
+            Data::F64(d) => d.as_ptr().cast(),
+            Data::I32(d) => d.as_ptr().cast(),
+            Data::F32(d) => d.as_ptr().cast(),
+            Data::Bool(d) => d.as_ptr().cast(),
+        };
+        Ok((ptr, leaf.shape.clone()))
+    }
+
+    fn input(&self, i: usize, prim: Prim, rank: usize) -> Result<&Leaf<'c>, String> {
+        let leaf = self
+            .inputs
+            .get(i)
+            .ok_or_else(|| format!("input {i} is missing"))?;
+        if leaf.data.prim() != prim || leaf.rank() != rank {
+            return Err(format!(
+                "input {i} is a {}-dimensional array of {}, not {rank}-dimensional of {}",
+                leaf.rank(),
+                leaf.data.prim().name(),
+                prim.name()
+            ));
+        }
+        Ok(leaf)
+    }
+
+    /// Takes ownership of an array the library allocated (freed with `free` when the call ends);
+    /// a null pointer is the failure of the function `what`.
+    pub fn own(
+        &mut self,
+        array: *mut c_void,
+        free: &'static str,
+        what: &str,
+    ) -> Result<*mut c_void, String> {
+        if array.is_null() {
+            return Err(self.failure(what));
+        }
+        self.owned.push((array, free));
+        Ok(array)
+    }
+
+    /// Checks the return code of the function `what` (0 is success).
+    pub fn check(&self, rc: c_int, what: &str) -> Result<(), String> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(self.failure(what))
+        }
+    }
+
+    /// Waits for the library's work and checks for an error.
+    pub fn sync(&self) -> Result<(), String> {
+        // SAFETY: the C API; the context is live.
+        let rc = unsafe { (self.context.api.context_sync)(self.ctx()) };
+        self.check(rc, "futhark_context_sync")
+    }
+
+    /// The next output: a scalar.
+    pub fn scalar_out<T: FutharkPrim>(&mut self, value: T) {
+        self.outputs.push(Leaf {
+            shape: Vec::new(),
+            data: T::data(std::borrow::Cow::Owned(vec![value])),
+        });
+    }
+
+    /// The next output: an array of rank `rank` returned by the entry point (already owned),
+    /// copied out with the type's `shape` and `values` functions.
+    ///
+    /// # Safety
+    ///
+    /// `array` must be a live array of this call's context whose element type is `T` and rank
+    /// `rank`, and `shape` and `values` the manifest's functions of its type.
+    pub unsafe fn array_out<T: FutharkPrim + Default>(
+        &mut self,
+        array: *mut c_void,
+        rank: usize,
+        shape: &str,
+        values: &str,
+    ) -> Result<(), String> {
+        type ShapeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const i64;
+        type ValuesFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void) -> c_int;
+        let shape_fn: ShapeFn = self.sym(shape)?;
+        let values_fn: ValuesFn = self.sym(values)?;
+        // SAFETY: the C API: `shape` returns `rank` dimensions owned by the array; `values`
+        // writes their product of elements into the buffer, complete after the sync.
+        unsafe {
+            let dims = shape_fn(self.ctx(), array);
+            if dims.is_null() {
+                return Err(self.failure(shape));
+            }
+            let dims = std::slice::from_raw_parts(dims, rank).to_vec();
+            let count = dims.iter().map(|&d| d.max(0) as usize).product::<usize>();
+            let mut buf = vec![T::default(); count];
+            let rc = values_fn(self.ctx(), array, buf.as_mut_ptr().cast());
+            self.check(rc, values)?;
+            self.sync()?;
+            self.outputs.push(Leaf {
+                shape: dims,
+                data: T::data(std::borrow::Cow::Owned(buf)),
+            });
+        }
+        Ok(())
+    }
+
+    /// What failed, with the library's error text.
+    fn failure(&self, what: &str) -> String {
+        match self.context.error() {
+            Some(e) => format!("{what} failed: {e}"),
+            None => format!("{what} failed"),
+        }
+    }
+}
+
+/// Reborrows a leaf's data as owned (only for a one-element scalar).
+fn leaf_static(leaf: &Leaf<'_>) -> Data<'static> {
+    use std::borrow::Cow::Owned;
+    match &leaf.data {
+        Data::I64(d) => Data::I64(Owned(d.to_vec())),
+        Data::F64(d) => Data::F64(Owned(d.to_vec())),
+        Data::I32(d) => Data::I32(Owned(d.to_vec())),
+        Data::F32(d) => Data::F32(Owned(d.to_vec())),
+        Data::Bool(d) => Data::Bool(Owned(d.to_vec())),
+    }
+}
+
+impl Drop for EntryCall<'_> {
+    fn drop(&mut self) {
+        type FreeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
+        for (array, free) in self.owned.drain(..).rev() {
+            if let Ok(f) = sym::<FreeFn>(&self.context.symbols, free) {
+                // SAFETY: an array of this context, freed once.
+                unsafe { f(self.context.ctx, array) };
+            }
+        }
+    }
+}
+
+/// One call of a site on its Futhark library: collects the captured variables' leaves, then runs
+/// the entry point.
+pub struct FutharkCall<'a> {
+    site: &'static Site,
+    library: &'static Library,
+    entry: &'static Entry,
+    params: Vec<(&'static str, Vec<Leaf<'a>>)>,
+}
+
+thread_local! {
+    static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many Futhark entry points this thread has called: how tests tell that a site really ran
+/// on its Futhark library rather than on the CPU.
+pub fn calls_on_this_thread() -> u64 {
+    CALLS.with(std::cell::Cell::get)
+}
+
+/// Says once on stderr that the site at `site` has no Futhark library and runs on the CPU (under
+/// the `futhark` target; used by generated code).
+#[doc(hidden)]
+pub fn futhark_missing(site: &'static Site) {
+    say_once(
+        format!("{site} missing"),
+        &format!(
+            "pmexpr: accelerate! at {site} runs on the CPU: it has no Futhark library (the build did not find the `futhark` compiler or could not build the library; see its warnings)"
+        ),
+    );
+}
+
+/// Prints `line` to stderr once per process per `key`.
+fn say_once(key: String, line: &str) {
+    static SAID: OnceLock<Mutex<std::collections::HashSet<String>>> = OnceLock::new();
+    let mut said = SAID
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if said.insert(key) {
+        eprintln!("{line}");
+    }
+}
+
+impl<'a> FutharkCall<'a> {
+    /// Starts a call of the site's entry point for `instantiation` (the Rust types of its number
+    /// type variables). `None`: run on the CPU — for [`Target::Auto`] when the library is the
+    /// sequential `c` flavour or cannot be used (said once on stderr), and for any target when the
+    /// library has no entry point for these number types (said once under the `futhark` target).
+    /// An explicit `futhark` target whose library cannot be used (no GPU for the `cuda` flavour,
+    /// a context that cannot be created) fails at the site.
+    pub fn begin(
+        site: &'static Site,
+        library: &'static Library,
+        instantiation: &[&str],
+        target: Target,
+    ) -> Option<FutharkCall<'a>> {
+        let explicit = target == Target::Futhark;
+        let refuse = |why: String| -> Option<FutharkCall<'a>> {
+            if explicit {
+                site.fail(format_args!(
+                    "the futhark target cannot run this site: {why}"
+                ));
+            }
+            say_once(
+                why.clone(),
+                &format!(
+                    "pmexpr: Futhark-class accelerate! sites run on the CPU: {why} (set PMEXPR_BACKEND=cpu to choose the CPU and not see this line)"
+                ),
+            );
+            None
+        };
+        if !explicit && library.backend == "c" {
+            // Sequential C is no faster than the multicore CPU target.
+            return None;
+        }
+        if library.backend == "cuda"
+            && let Err(why) = crate::gpu::probe()
+        {
+            return refuse(format!(
+                "the Futhark library was compiled for CUDA and there is no usable GPU ({why})"
+            ));
+        }
+        let Some(entry) = library
+            .entries
+            .iter()
+            .find(|e| e.instantiation == instantiation)
+        else {
+            if explicit {
+                say_once(
+                    format!("{site} {instantiation:?}"),
+                    &format!(
+                        "pmexpr: accelerate! at {site} runs on the CPU: its Futhark library has no entry point for the number types {instantiation:?}"
+                    ),
+                );
+            }
+            return None;
+        };
+        if let Err(why) = context(library) {
+            return refuse(why);
+        }
+        Some(FutharkCall {
+            site,
+            library,
+            entry,
+            params: Vec::new(),
+        })
+    }
+
+    /// Adds a captured variable by name.
+    pub fn param<T: super::leaf::FutharkArg + ?Sized>(&mut self, name: &'static str, value: &'a T) {
+        match super::leaf::leaves_of(value) {
+            Ok(leaves) => self.params.push((name, leaves)),
+            Err(e) => self
+                .site
+                .fail(format_args!("captured variable `{name}`: {e}")),
+        }
+    }
+
+    /// Runs the entry point and rebuilds the result; a failure fails at the site.
+    pub fn run<R: super::leaf::FutharkResult>(self) -> R {
+        let site = self.site;
+        match self.run_leaves() {
+            Ok(leaves) => super::leaf::from_leaves(leaves)
+                .unwrap_or_else(|e| site.fail(format_args!("on the futhark target: {e}"))),
+            Err(e) => site.fail(format_args!("on the futhark target: {e}")),
+        }
+    }
+
+    fn run_leaves(self) -> Result<Vec<Leaf<'static>>, String> {
+        let FutharkCall {
+            library,
+            entry,
+            mut params,
+            ..
+        } = self;
+        let mut inputs = Vec::new();
+        for (name, count) in entry.params {
+            let k = params.iter().position(|(n, _)| n == name).ok_or_else(|| {
+                format!("entry point `{}` takes `{name}`, which the site does not capture (a bug in pmexpr: please report it)", entry.name)
+            })?;
+            let (_, leaves) = params.swap_remove(k);
+            if leaves.len() != *count {
+                return Err(format!(
+                    "`{name}` crosses as {} values where entry point `{}` takes {count} (a bug in pmexpr: please report it)",
+                    leaves.len(),
+                    entry.name
+                ));
+            }
+            inputs.extend(leaves);
+        }
+        let kinds: Vec<(Prim, usize)> = inputs.iter().map(|l| (l.data.prim(), l.rank())).collect();
+        if kinds != entry.inputs {
+            return Err(format!(
+                "the captured values cross as {kinds:?} where entry point `{}` takes {:?} (a bug in pmexpr: please report it)",
+                entry.name, entry.inputs
+            ));
+        }
+        let context = context(library)?;
+        let guard = context.lock().unwrap_or_else(|e| e.into_inner());
+        let mut call = EntryCall {
+            context: &guard,
+            inputs,
+            outputs: Vec::new(),
+            owned: Vec::new(),
+        };
+        // SAFETY: `call` is the function generated for this entry point from the library's
+        // manifest; its inputs were checked against the entry's signature above.
+        unsafe { (entry.call)(&mut call) }
+            .map_err(|e| format!("entry point `{}`: {e}", entry.name))?;
+        CALLS.with(|c| c.set(c.get() + 1));
+        Ok(std::mem::take(&mut call.outputs))
+    }
+}

@@ -1,0 +1,138 @@
+//! The Futhark target: Futhark-class sites run by the library the `futhark` compiler built for this
+//! package (`build.rs` → `pmexpr-build`). Each test checks the result against `seq` **and** that
+//! the site called its Futhark entry point (so a silent CPU fallback fails the test).
+//!
+//! Where the build did not find `futhark` (it is in no package registry these machines reach),
+//! each test says that it skipped and why, and checks instead that the `futhark` target still
+//! gives the `seq` result, on the CPU. The differential suite (`tests/differential.rs`) also runs
+//! every site on the `futhark` target when the library was built.
+
+use pmexpr::futhark::calls_on_this_thread;
+use pmexpr::{Record, Target, accelerate, with_target};
+
+mod common;
+
+/// Runs `f` on `seq` and on `futhark`, checks that they agree and that `f` called `calls` entry
+/// points on `futhark` (when the library was built), and returns the result.
+fn on_futhark<T: PartialEq + std::fmt::Debug>(calls: u64, f: impl Fn() -> T) -> T {
+    let seq = with_target(Target::Seq, &f);
+    let before = calls_on_this_thread();
+    let got = with_target(Target::Futhark, &f);
+    assert_eq!(got, seq, "futhark and seq differ");
+    let made = calls_on_this_thread() - before;
+    match common::futhark_target() {
+        Some(_) => assert_eq!(made, calls, "entry points called on the futhark target"),
+        None => {
+            println!(
+                "skipped: checking that the Futhark library ran (the build did not find `futhark`)"
+            );
+            assert_eq!(made, 0);
+        }
+    }
+    seq
+}
+
+#[test]
+fn map_and_reduce_of_i64_and_f64() {
+    let s: Vec<i64> = (0..10_000).map(|i| (i * 7919) % 1000 - 500).collect();
+    let c = 3_i64;
+    let r = on_futhark(1, || accelerate!(reduce(addi, 0, map(|x| x * c + 1, s))));
+    assert_eq!(r, s.iter().map(|x| x * c + 1).sum::<i64>());
+    let a: Vec<f64> = (0..5000).map(|i| i as f64 * 0.25).collect();
+    let b: Vec<f64> = (0..5000).map(|i| 1.0 / (1.0 + i as f64)).collect();
+    let r = on_futhark(1, || accelerate!(map2(|x, y| x * y + 1.0, a, b)));
+    assert_eq!(r.len(), 5000);
+}
+
+#[test]
+fn i32_and_f32_are_not_widened() {
+    let s: Vec<i32> = vec![i32::MAX, 1, 2];
+    let w: Vec<i32> = on_futhark(1, || accelerate!(map(|x| x + 1, s)));
+    assert_eq!(w, [i32::MIN, 2, 3]);
+    let f: Vec<f32> = vec![0.1, 0.2, 0.3];
+    let g: Vec<f32> = on_futhark(1, || accelerate!(map(|x| x + 0.2, f)));
+    assert_eq!(g[0], 0.1_f32 + 0.2_f32);
+}
+
+#[test]
+fn nested_sequences_flatten_and_empty_inputs() {
+    let m: Vec<Vec<i64>> = (0..30).map(|i| (0..7).map(|j| i * j).collect()).collect();
+    let flat = on_futhark(1, || {
+        accelerate!(flatten(map(|row| map(|x| x + 1, row), m)))
+    });
+    assert_eq!(flat, m.iter().flatten().map(|x| x + 1).collect::<Vec<_>>());
+    let sums: Vec<i64> = on_futhark(1, || accelerate!(map(|row| reduce(addi, 0, row), m)));
+    assert_eq!(sums[2], (0..7).map(|j| 2 * j).sum::<i64>());
+    let empty: Vec<f64> = Vec::new();
+    let e = on_futhark(1, || accelerate!(reduce(addf, 0.0, empty)));
+    assert_eq!(e, 0.0);
+}
+
+#[test]
+fn booleans_cross_both_ways() {
+    let s: Vec<i64> = (0..100).collect();
+    let even: Vec<bool> = on_futhark(1, || accelerate!(map(|x| x % 2 == 0, s)));
+    assert_eq!(even.iter().filter(|b| **b).count(), 50);
+    let flags = even.clone();
+    let n = on_futhark(1, || {
+        accelerate!(reduce(addi, 0, map(|b| if b { 1 } else { 0 }, flags)))
+    });
+    assert_eq!(n, 50);
+}
+
+#[derive(Record, Debug, Clone, Copy, PartialEq)]
+struct Body {
+    x: f64,
+    v: f64,
+}
+
+#[test]
+fn records_as_parameters_and_results() {
+    // Beyond the reference compiler, which refused records at the boundary.
+    let ps: Vec<Body> = (0..64)
+        .map(|i| Body {
+            x: i as f64,
+            v: 0.5 * i as f64,
+        })
+        .collect();
+    let dt = 0.1;
+    let moved: Vec<Body> = on_futhark(1, || {
+        accelerate!(map(
+            |p: Body| Body {
+                x: p.x + p.v * dt,
+                v: p.v
+            },
+            ps
+        ))
+    });
+    assert_eq!(moved[10].x, 10.0 + 5.0 * 0.1);
+    let pairs: Vec<(i64, Vec<f64>)> = (0..10).map(|i| (i, vec![i as f64; 3])).collect();
+    let r = on_futhark(1, || {
+        accelerate!((
+            reduce(addi, 0, map(|p| p.0, pairs)),
+            map(|p| reduce(addf, 0.0, p.1), pairs)
+        ))
+    });
+    assert_eq!(r.0, 45);
+    assert_eq!(r.1[4], 12.0);
+}
+
+#[test]
+fn irregular_sequences_fail_at_the_site() {
+    if common::futhark_target().is_none() {
+        println!(
+            "skipped: irregular input on the futhark target (the build did not find `futhark`)"
+        );
+        return;
+    }
+    let m: Vec<Vec<i64>> = vec![vec![1, 2], vec![3]];
+    let msg = common::failure(Target::Futhark, || {
+        accelerate!(map(|row| reduce(addi, 0, row), m))
+    });
+    assert!(
+        msg.contains("tests/futhark.rs:")
+            && msg.contains("captured variable `m`")
+            && msg.contains("not regular"),
+        "{msg}"
+    );
+}
