@@ -159,12 +159,13 @@
 //!
 //! | target | what runs | chosen by |
 //! |---|---|---|
-//! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
+//! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; Futhark-class sites on their Futhark library when the build made a `multicore` one (or a `cuda` one and there is a GPU); other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
 //! | `cpu` | all cores, through rayon | `PMEXPR_BACKEND=cpu` |
 //! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
 //! | `cuda` | CUDA-class sites on the GPU (an error at the site without one) | `PMEXPR_BACKEND=cuda` |
 //! | `cuda-emulator` | CUDA-class sites' generated kernels on the CPU, for tests | `PMEXPR_BACKEND=cuda-emulator` |
+//! | `futhark` | Futhark-class sites on the library the `futhark` compiler built for them at build time (a site without one runs on the CPU, said once) | `PMEXPR_BACKEND=futhark` |
 //!
 //! [`with_target`] overrides the environment for the `accelerate!` calls a closure makes on the
 //! current thread (tests use it to run one expression on every target). The environment is read

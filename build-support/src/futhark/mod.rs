@@ -1,12 +1,11 @@
 //! The Futhark toolchain as the hook uses it: finding the `futhark` compiler, the flavour of C it
-//! generates, what to tell the user when it is absent, and the bindings generated from the
-//! manifest of what it compiled ([`manifest`], [`ffi`]).
+//! generates, what to tell the user when it is absent, building the library ([`library`]) and the
+//! glue of each site generated from the manifest of what it compiled ([`manifest`], [`glue`]).
 //!
 //! The compiler is looked for where `PMEXPR_FUTHARK` names it, else on `PATH`. The flavour is
 //! `PMEXPR_FUTHARK_BACKEND=c|multicore|cuda` (`multicore` when unset). Without the compiler the
 //! build goes on: one warning names the Futhark-class sites, which then run on the CPU targets.
 
-pub mod ffi;
 pub mod glue;
 pub mod library;
 pub mod manifest;
