@@ -84,11 +84,20 @@ pub fn build(
     let fresh = fs::read_to_string(&stamp).is_ok_and(|s| s == id)
         && artifact.is_file()
         && manifest_path.is_file();
+    let mut rejected: Vec<(String, String)> = Vec::new();
     if !fresh {
         let _ = fs::remove_file(&stamp);
-        run_futhark(compiler, flavour, &dir.join("program.fut"), &lib_dir)?;
+        rejected = compile_program(compiler, flavour, source, &lib_dir)?;
         compile_c(flavour, &lib_dir, &lib_name)?;
+        write_if_changed(&lib_dir.join("rejected.txt"), &rejected_text(&rejected))
+            .map_err(|e| format!("cannot write in {}: {e}", lib_dir.display()))?;
         fs::write(&stamp, &id).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    } else if let Ok(text) = fs::read_to_string(lib_dir.join("rejected.txt")) {
+        rejected = text
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(e, why)| (e.to_string(), why.replace("\\n", "\n")))
+            .collect();
     }
     let manifest_text = fs::read_to_string(&manifest_path)
         .map_err(|e| format!("cannot read {}: {e}", manifest_path.display()))?;
@@ -98,6 +107,13 @@ pub fn build(
     // The entries by site, each checked against the manifest.
     let mut by_site: BTreeMap<&str, Vec<(&EntrySignature, Vec<&'static str>)>> = BTreeMap::new();
     for sig in &program.program.entries {
+        if let Some((_, why)) = rejected.iter().find(|(e, _)| *e == sig.name) {
+            built.warnings.push(format!(
+                "pmexpr: the Futhark compiler rejected the code generated for accelerate! at {} (a bug in pmexpr's Futhark generator: please report it); it runs on the CPU targets for those number types:\n{why}",
+                sig.site
+            ));
+            continue;
+        }
         if let Err(why) = check(&manifest, sig) {
             built.warnings.push(format!(
                 "pmexpr: the Futhark library cannot be called for accelerate! at {} ({why}); it runs on the CPU targets for those number types",
@@ -152,13 +168,181 @@ pub fn build(
     Ok(built)
 }
 
-/// `futhark <flavour> --library -o lib/pmexpr_futhark program.fut`.
+/// The most rounds of leaving out rejected entry points before giving up.
+const MAX_ROUNDS: usize = 5;
+
+/// Compiles the program to C, leaving out the entry points (and the definitions only they use)
+/// where the Futhark compiler reports errors, so that one bad entry does not cost every site its
+/// library. Returns the entries left out, each with the compiler's message.
+fn compile_program(
+    compiler: &Path,
+    flavour: Flavour,
+    source: &str,
+    lib_dir: &Path,
+) -> Result<Vec<(String, String)>, String> {
+    let file = lib_dir.join("program.fut");
+    let mut blocks = program_blocks(source);
+    let mut rejected = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let text: String = blocks.iter().map(|b| format!("{}\n\n", b.text)).collect();
+        fs::write(&file, &text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let errors = match run_futhark(compiler, flavour, &file, lib_dir)? {
+            None => return Ok(rejected),
+            Some(errors) => errors,
+        };
+        let lines = error_lines(&errors, "program.fut");
+        let at: Vec<usize> = lines.iter().filter_map(|l| block_at(&blocks, *l)).collect();
+        if at.is_empty() {
+            return Err(failure(flavour, &file, &errors));
+        }
+        let removed = remove_with_dependents(&mut blocks, &at);
+        let why: String = errors.lines().take(12).collect::<Vec<_>>().join("\n");
+        rejected.extend(removed.into_iter().map(|e| (e, why.clone())));
+        if !blocks.iter().any(|b| b.entry.is_some()) {
+            return Err(failure(flavour, &file, &errors));
+        }
+    }
+    Err(format!(
+        "`futhark {} --library` still failed after leaving out {} entry points",
+        flavour.command(),
+        rejected.len()
+    ))
+}
+
+/// One top-level block of the generated program (it separates them with blank lines).
+#[derive(Debug, Clone)]
+struct Block {
+    text: String,
+    /// The name it defines (`def` or `entry`).
+    name: Option<String>,
+    /// The entry point's name, when it is one.
+    entry: Option<String>,
+}
+
+fn program_blocks(source: &str) -> Vec<Block> {
+    source
+        .split("\n\n")
+        .map(str::trim_end)
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| {
+            let decl = b.lines().find(|l| !l.starts_with("--")).unwrap_or("");
+            let word = |kw: &str| {
+                decl.strip_prefix(kw)
+                    .and_then(|r| r.split(|c: char| c.is_whitespace() || c == ':').next())
+                    .map(str::to_string)
+            };
+            let entry = word("entry ");
+            Block {
+                text: b.to_string(),
+                name: entry.clone().or_else(|| word("def ")),
+                entry,
+            }
+        })
+        .collect()
+}
+
+/// The lines (1-based) of `file` that the compiler's messages point at (`file:line:column`).
+fn error_lines(errors: &str, file: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (k, _) in errors.match_indices(file) {
+        let rest = &errors[k + file.len()..];
+        let digits: String = rest
+            .strip_prefix(':')
+            .map(|r| r.chars().take_while(char::is_ascii_digit).collect())
+            .unwrap_or_default();
+        if let Ok(l) = digits.parse() {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// The block that holds line `line` of the program (its blocks joined by blank lines).
+fn block_at(blocks: &[Block], line: usize) -> Option<usize> {
+    let mut start = 1;
+    for (i, b) in blocks.iter().enumerate() {
+        let n = b.text.lines().count();
+        if (start..start + n).contains(&line) {
+            return Some(i);
+        }
+        start += n + 1;
+    }
+    None
+}
+
+/// Removes the blocks `at` and every block that uses a name they define, transitively (generated
+/// names are unique, so a whole-word match is a use); returns the entry points removed.
+fn remove_with_dependents(blocks: &mut Vec<Block>, at: &[usize]) -> Vec<String> {
+    let mut gone: Vec<String> = Vec::new();
+    let mut remove: Vec<bool> = (0..blocks.len()).map(|i| at.contains(&i)).collect();
+    loop {
+        for (i, b) in blocks.iter().enumerate() {
+            if remove[i]
+                && let Some(n) = &b.name
+                && !gone.contains(n)
+            {
+                gone.push(n.clone());
+            }
+        }
+        let mut changed = false;
+        for (i, b) in blocks.iter().enumerate() {
+            if !remove[i] && gone.iter().any(|n| uses(&b.text, n)) {
+                remove[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut entries = Vec::new();
+    let mut k = 0;
+    blocks.retain(|b| {
+        let r = remove[k];
+        k += 1;
+        if r && let Some(e) = &b.entry {
+            entries.push(e.clone());
+        }
+        !r
+    });
+    entries
+}
+
+/// Whether `text` uses the identifier `name` as a whole word.
+fn uses(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '\'';
+    text.match_indices(name).any(|(k, _)| {
+        let before = text[..k].chars().next_back();
+        let after = text[k + name.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+fn rejected_text(rejected: &[(String, String)]) -> String {
+    rejected
+        .iter()
+        .map(|(e, why)| format!("{e}\t{}\n", why.replace('\n', "\\n")))
+        .collect()
+}
+
+fn failure(flavour: Flavour, file: &Path, errors: &str) -> String {
+    let shown: Vec<&str> = errors.lines().take(30).collect();
+    format!(
+        "`futhark {} --library` failed on {} (a bug in pmexpr's Futhark generator: please report it):\n{}",
+        flavour.command(),
+        file.display(),
+        shown.join("\n")
+    )
+}
+
+/// `futhark <flavour> --library -o lib/pmexpr_futhark <file>`: `None` on success, else the
+/// compiler's messages.
 fn run_futhark(
     compiler: &Path,
     flavour: Flavour,
     program: &Path,
     lib_dir: &Path,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let out = Command::new(compiler)
         .arg(flavour.command())
         .arg("--library")
@@ -168,16 +352,11 @@ fn run_futhark(
         .output()
         .map_err(|e| format!("cannot run {}: {e}", compiler.display()))?;
     if out.status.success() {
-        return Ok(());
+        return Ok(None);
     }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let shown: Vec<&str> = stderr.lines().take(30).collect();
-    Err(format!(
-        "`futhark {} --library` failed on {} (a bug in pmexpr's Futhark generator: please report it):\n{}",
-        flavour.command(),
-        program.display(),
-        shown.join("\n")
-    ))
+    let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stdout));
+    Ok(Some(text))
 }
 
 /// Compiles `lib/pmexpr_futhark.c`: a static library for `c` and `multicore`, a shared library
@@ -240,6 +419,40 @@ fn compile_c(flavour: Flavour, lib_dir: &Path, lib_name: &str) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PROGRAM: &str = "-- header\n-- more\n\ndef f_1 (x: i64) =\n  x + 1\n\ndef g_2 (x: i64) =\n  f_1 x\n\n-- accelerate! at a\nentry site_a (s: []i64) : []i64 =\n  map g_2 s\n\n-- accelerate! at b\nentry site_b (s: []i64) : i64 =\n  reduce (+) 0 s\n\ndef f_10 (x: i64) =\n  x\n";
+
+    #[test]
+    fn a_rejected_definition_takes_the_entries_that_use_it() {
+        let mut blocks = program_blocks(PROGRAM);
+        let names: Vec<Option<&str>> = blocks.iter().map(|b| b.name.as_deref()).collect();
+        assert_eq!(
+            names,
+            [
+                None,
+                Some("f_1"),
+                Some("g_2"),
+                Some("site_a"),
+                Some("site_b"),
+                Some("f_10")
+            ]
+        );
+        let text: String = blocks.iter().map(|b| format!("{}\n\n", b.text)).collect();
+        // Line 5 is the body of `f_1`.
+        let errors = "Error at /tmp/x/program.fut:5:3-7:\nCannot unify.";
+        let lines = error_lines(errors, "program.fut");
+        assert_eq!(lines, [5]);
+        let at: Vec<usize> = lines.iter().filter_map(|l| block_at(&blocks, *l)).collect();
+        assert_eq!(at, [1]);
+        let removed = remove_with_dependents(&mut blocks, &at);
+        assert_eq!(removed, ["site_a"]);
+        let left: Vec<&str> = blocks.iter().filter_map(|b| b.name.as_deref()).collect();
+        // `f_10` does not use `f_1`: whole words only.
+        assert_eq!(left, ["site_b", "f_10"]);
+        assert!(uses("map g_2 s", "g_2") && !uses("g_20 x", "g_2"));
+        let saved = rejected_text(&[("site_a".into(), "line 1\nline 2".into())]);
+        assert_eq!(saved, "site_a\tline 1\\nline 2\n");
+    }
 
     #[test]
     fn glue_files_are_named_after_the_site() {
