@@ -437,7 +437,6 @@ mod tests {
                 Some("f_10")
             ]
         );
-        let text: String = blocks.iter().map(|b| format!("{}\n\n", b.text)).collect();
         // Line 5 is the body of `f_1`.
         let errors = "Error at /tmp/x/program.fut:5:3-7:\nCannot unify.";
         let lines = error_lines(errors, "program.fut");
