@@ -70,9 +70,20 @@ pub fn build(
     fs::create_dir_all(&lib_dir)
         .map_err(|e| format!("cannot create {}: {e}", lib_dir.display()))?;
     let source = &program.program.source;
+    // A different compiler (or the same one updated in place) compiles again.
+    let compiler_time = fs::metadata(compiler)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
     let id = format!(
         "{:016x}",
-        fnv(format!("{source}\n{}\n{}", flavour.command(), compiler.display()).as_bytes())
+        fnv(format!(
+            "{source}\n{}\n{}\n{compiler_time}",
+            flavour.command(),
+            compiler.display()
+        )
+        .as_bytes())
     );
     let lib_name = format!("{BASE}_{}", &id[..12]);
     let artifact = match flavour {
@@ -373,7 +384,7 @@ fn compile_c(flavour: Flavour, lib_dir: &Path, lib_name: &str) -> Result<(), Str
         // The generated C is the hot loop: optimize it even in debug builds.
         .opt_level(3)
         .std("c99")
-        .out_dir(lib_dir.join("obj"));
+        .out_dir(lib_dir);
     if flavour == Flavour::Multicore {
         build.flag("-pthread");
     }

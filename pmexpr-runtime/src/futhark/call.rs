@@ -215,6 +215,9 @@ fn context(library: &Library) -> Result<&'static Mutex<Context>, String> {
 /// it was given or returned when dropped.
 pub struct EntryCall<'c> {
     context: &'c Context,
+    /// The calling site's symbols: the context was opened by whichever site called first, whose
+    /// glue declares only its own entry points.
+    symbols: Symbols,
     inputs: Vec<Leaf<'c>>,
     outputs: Vec<Leaf<'static>>,
     /// Arrays to free: the object and the name of its `free` function.
@@ -230,7 +233,7 @@ impl<'c> EntryCall<'c> {
     /// The function `name` of the library as a function pointer of type `F` (which must be the C
     /// API's signature of `name`).
     pub fn sym<F: Copy>(&self, name: &str) -> Result<F, String> {
-        sym(&self.context.symbols, name)
+        sym(&self.symbols, name)
     }
 
     /// Input `i`, a scalar.
@@ -378,7 +381,7 @@ impl Drop for EntryCall<'_> {
     fn drop(&mut self) {
         type FreeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
         for (array, free) in self.owned.drain(..).rev() {
-            if let Ok(f) = sym::<FreeFn>(&self.context.symbols, free) {
+            if let Ok(f) = sym::<FreeFn>(&self.symbols, free) {
                 // SAFETY: an array of this context, freed once.
                 unsafe { f(self.context.ctx, array) };
             }
@@ -547,6 +550,10 @@ impl<'a> FutharkCall<'a> {
         let guard = context.lock().unwrap_or_else(|e| e.into_inner());
         let mut call = EntryCall {
             context: &guard,
+            symbols: Symbols {
+                lookup: library.lookup,
+                shared: guard.symbols.shared,
+            },
             inputs,
             outputs: Vec::new(),
             owned: Vec::new(),
