@@ -14,6 +14,8 @@
 
 pub mod call;
 pub mod leaf;
+#[cfg(test)]
+mod tests;
 
 pub use call::{
     Entry, EntryCall, EntryFn, FutharkCall, Library, Lookup, calls_on_this_thread, futhark_missing,
