@@ -1,5 +1,6 @@
-//! The CPU benchmark of the foundation issue: each workload as `accelerate!` on the `cpu` target,
-//! as the same computation hand-written with rayon, and as idiomatic sequential Rust.
+//! The CPU benchmark of the foundation issue: each workload as `accelerate!` on the `cpu` target
+//! (and the Futhark-class ones on the `futhark` target when the build compiled the Futhark
+//! library), as the same computation hand-written with rayon, and as idiomatic sequential Rust.
 //!
 //! ```text
 //! cargo bench --bench cpu
@@ -16,23 +17,34 @@ use std::hint::black_box;
 
 const N: usize = 10_000_000;
 
+/// The targets of the Futhark-class workloads: `cpu`, and `futhark` when the build compiled the
+/// Futhark library (with the `futhark` compiler on `PATH` or in `PMEXPR_FUTHARK`).
+fn cpu_and_futhark() -> Vec<Target> {
+    match option_env!("PMEXPR_FUTHARK_LIBRARY") {
+        Some(_) => vec![Target::Cpu, Target::Futhark],
+        None => vec![Target::Cpu],
+    }
+}
+
 /// `reduce(addi, 0, map(f, s))` over 10^7 i64, with the paper's Listing 2 function `f`.
 fn reduce_map(c: &mut Criterion) {
     let s: Vec<i64> = Rng::new(1).ints(N, -1_000_000, 1_000_000);
     let k: i64 = 12;
     let mut g = c.benchmark_group("reduce_map_i64_1e7");
-    g.bench_function(BenchmarkId::new("accelerate", "cpu"), |b| {
-        b.iter(|| {
-            with_target(Target::Cpu, || {
-                let s = black_box(&s);
-                let r: i64 = accelerate!({
-                    let f = |x| muli(k, addi(x, 1));
-                    reduce(addi, 0, map(f, s))
-                });
-                r
+    for target in cpu_and_futhark() {
+        g.bench_function(BenchmarkId::new("accelerate", target), |b| {
+            b.iter(|| {
+                with_target(target, || {
+                    let s = black_box(&s);
+                    let r: i64 = accelerate!({
+                        let f = |x| muli(k, addi(x, 1));
+                        reduce(addi, 0, map(f, s))
+                    });
+                    r
+                })
             })
-        })
-    });
+        });
+    }
     g.bench_function(BenchmarkId::new("rayon", "hand-written"), |b| {
         b.iter(|| {
             black_box(&s)
@@ -57,15 +69,17 @@ fn map2_addf(c: &mut Criterion) {
     let mut rng = Rng::new(2);
     let (a, b) = (rng.floats(N), rng.floats(N));
     let mut g = c.benchmark_group("map2_addf_f64_1e7");
-    g.bench_function(BenchmarkId::new("accelerate", "cpu"), |bn| {
-        bn.iter(|| {
-            with_target(Target::Cpu, || {
-                let (a, b) = (black_box(&a), black_box(&b));
-                let v: Vec<f64> = accelerate!(map2(addf, a, b));
-                v
+    for target in cpu_and_futhark() {
+        g.bench_function(BenchmarkId::new("accelerate", target), |bn| {
+            bn.iter(|| {
+                with_target(target, || {
+                    let (a, b) = (black_box(&a), black_box(&b));
+                    let v: Vec<f64> = accelerate!(map2(addf, a, b));
+                    v
+                })
             })
-        })
-    });
+        });
+    }
     g.bench_function(BenchmarkId::new("rayon", "hand-written"), |bn| {
         bn.iter(|| {
             let (a, b) = (black_box(&a), black_box(&b));
