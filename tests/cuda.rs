@@ -6,8 +6,8 @@
 mod common;
 
 use common::failure;
-use pmexpr::cuda::launches_on_this_thread;
-use pmexpr::{Target, Tensor, accelerate, with_target};
+use pmexpr::cuda::{launches_on_this_thread, tensor_uploads_on_this_thread};
+use pmexpr::{Target, Tensor, accelerate, pmexpr, with_target};
 
 /// Runs `f` on `seq` and on every CUDA target; checks the results agree and that each CUDA run
 /// launched `kernels` kernels.
@@ -118,6 +118,169 @@ fn host_code_between_launches_sees_the_writes() {
     });
     assert_eq!(r.0, 15);
     assert_eq!(r.1[1], 18);
+}
+
+/// Runs `f` on every CUDA target and returns how many tensor storages each run copied to the
+/// device (the same number on every target).
+fn tensor_uploads(f: impl Fn()) -> Option<u64> {
+    let mut seen = None;
+    for t in common::cuda_targets() {
+        let before = tensor_uploads_on_this_thread();
+        with_target(t, &f);
+        let n = tensor_uploads_on_this_thread() - before;
+        assert!(seen.is_none_or(|s| s == n), "{n} uploads on {t}");
+        seen = Some(n);
+    }
+    seen
+}
+
+/// An iterative algorithm: a sequential loop on the host launches two kernels per step, and the
+/// tensors stay on the device across the steps (each is uploaded once).
+#[test]
+fn kernels_in_a_sequential_loop() {
+    let steps = 5_i64;
+    let run = || {
+        let a = Tensor::<f64>::from_fn(&[100], |ix| ix[0] as f64);
+        let b = Tensor::<f64>::zeros(&[100]);
+        accelerate!(seq_loop(steps, |_k| {
+            par_loop(100, |i| tensor_set(b, [i], tensor_get(a, [i]) * 2.0));
+            par_loop(100, |i| tensor_set(a, [i], tensor_get(b, [i]) + 1.0))
+        }));
+        (a.to_vec(), b.to_vec())
+    };
+    let r = on_cuda(10, run);
+    // a ← 2a + 1, five times: 32a + 31.
+    assert_eq!(r.0[3], 32.0 * 3.0 + 31.0);
+    assert_eq!(r.1[3], (r.0[3] - 1.0));
+    if let Some(n) = tensor_uploads(|| {
+        run();
+    }) {
+        assert_eq!(n, 2, "each tensor is uploaded once for the 10 launches");
+    }
+}
+
+/// `seq_loop_acc` and `foldl` on the host: the accumulator stays on the host, the kernels run
+/// once per iteration and see the loop's index or element.
+#[test]
+fn kernels_in_loops_with_accumulators() {
+    let xs: Vec<i64> = vec![3, 1, 4, 1, 5];
+    let r = on_cuda(4 + 5, || {
+        let t = Tensor::<i64>::zeros(&[32]);
+        let (acc, folded) = accelerate!({
+            let acc = seq_loop_acc(0, 4, |acc, k| {
+                par_loop(32, |i| tensor_set(t, [i], tensor_get(t, [i]) + k * i));
+                acc + k
+            });
+            let folded = foldl(
+                |s, x| {
+                    par_loop(32, |i| tensor_set(t, [i], tensor_get(t, [i]) * x));
+                    s + x
+                },
+                0,
+                xs,
+            );
+            (acc, folded)
+        });
+        (acc, folded, t.to_vec())
+    });
+    assert_eq!((r.0, r.1), (6, 14));
+    assert_eq!(r.2[2], 6 * 2 * 60);
+}
+
+/// A branch on the host picks the kernel that runs.
+#[test]
+fn kernels_in_branches() {
+    for flag in [true, false] {
+        let r = on_cuda(if flag { 2 } else { 1 }, || {
+            let t = Tensor::<i64>::zeros(&[16]);
+            accelerate!({
+                if flag {
+                    par_loop(16, |i| tensor_set(t, [i], i))
+                } else {
+                    par_loop(16, |i| tensor_set(t, [i], 100 - i))
+                };
+                if !flag {
+                    ()
+                } else {
+                    par_loop(8, |i| tensor_set(t, [i], tensor_get(t, [i]) * 10))
+                }
+            });
+            t.to_vec()
+        });
+        // Not taken: no launch of the second branch.
+        let expected = if flag { [0, 10, 20] } else { [100, 99, 98] };
+        assert_eq!(r[..3], expected, "flag {flag}");
+    }
+}
+
+/// A closure and a recursive local `fn` of the site launch kernels where they are called.
+#[test]
+fn kernels_in_local_functions() {
+    let r = on_cuda(2 + 3, || {
+        let t = Tensor::<i64>::from_fn(&[10], |ix| ix[0] as i64);
+        accelerate!({
+            let scale = |c: i64| par_loop(10, |i| tensor_set(t, [i], tensor_get(t, [i]) * c));
+            scale(2);
+            scale(3);
+            fn shift(k: i64) {
+                if k > 0 {
+                    par_loop(10, |i| tensor_set(t, [i], tensor_get(t, [i]) + 1));
+                    shift(k - 1)
+                } else {
+                    ()
+                }
+            }
+            shift(3)
+        });
+        t.to_vec()
+    });
+    assert_eq!(r[4], 4 * 6 + 3);
+}
+
+/// A `#[pmexpr]` function that launches a kernel, called from host code in a loop.
+#[pmexpr]
+fn add_index(t: &Tensor<i64>, c: i64) {
+    par_loop(tensor_shape(t)[0], |i| {
+        tensor_set(t, [i], tensor_get(t, [i]) + c * i)
+    })
+}
+
+#[test]
+fn kernels_in_pmexpr_functions() {
+    let r = on_cuda(3, || {
+        let t = Tensor::<i64>::zeros(&[12]);
+        accelerate!(seq_loop(3, |k| add_index(t, k + 1)));
+        t.to_vec()
+    });
+    assert_eq!(r[5], 5 * (1 + 2 + 3));
+    // Called from Rust code, it is an ordinary (sequential) function.
+    let t = Tensor::<i64>::zeros(&[4]);
+    add_index(&t, 2);
+    assert_eq!(t.to_vec(), [0, 2, 4, 6]);
+}
+
+/// Host code in the loop reads what the kernels wrote (then tensors go back to the host after
+/// each launch), and each iteration's kernels see that iteration's values.
+#[test]
+fn host_code_in_loops_sees_the_device() {
+    let ws: Vec<i64> = vec![5, 6, 7, 8];
+    let r = on_cuda(2 * 4, || {
+        let t = Tensor::<i64>::zeros(&[8]);
+        let u = Tensor::<i64>::zeros(&[8]);
+        let sum = accelerate!(seq_loop_acc(0, 4, |acc, k| {
+            par_loop(8, |i| {
+                tensor_set(t, [i], tensor_get(t, [i]) + i * get(ws, k))
+            });
+            let seen = tensor_get(t, [7]);
+            par_loop(8, |i| tensor_set(u, [i], tensor_get(t, [i]) + seen));
+            acc + seen
+        }));
+        (sum, t.to_vec(), u.to_vec())
+    });
+    // t[7] after step k: 7 * (5 + … + ws[k]).
+    assert_eq!(r.0, 7 * (5 + 11 + 18 + 26));
+    assert_eq!(r.1[7], 7 * 26);
+    assert_eq!(r.2[1], 26 + 7 * 26);
 }
 
 /// Views made on the host and on the device share the tensor's memory.

@@ -36,7 +36,10 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
         {
             let module = match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
                 Ok(m) => {
-                    if let Some(why) = unsupported_host(&m.host).filter(|_| i == 0) {
+                    if let Some(why) = (i == 0)
+                        .then(|| unsupported_host(&compiled.mono, program, &m))
+                        .flatten()
+                    {
                         warnings.push(format!(
                             "pmexpr: accelerate! at {} will run on the CPU targets: {why}",
                             site.name

@@ -73,6 +73,10 @@ pub struct Lifted {
     pub names: Vec<String>,
     /// The span of the whole site.
     pub span: SpanRange,
+    /// Each extra parameter of a lifted function → the variable of the monomorphic program it
+    /// stands for: how host code generated from [`Mono::expr`] evaluates an expression of the
+    /// lifted program (a kernel's arguments).
+    pub origins: HashMap<VarId, VarId>,
 }
 
 impl Lifted {
@@ -94,6 +98,7 @@ pub fn lift(mono: &Mono, span: SpanRange) -> Lifted {
         env: HashMap::new(),
         globals: HashSet::new(),
         origin: Origin::Local,
+        origins: HashMap::new(),
     };
     let body = l.expr(mono.expr.clone());
     let params: Vec<Param> = mono
@@ -139,6 +144,7 @@ pub fn lift(mono: &Mono, span: SpanRange) -> Lifted {
         params,
         names: l.names,
         span,
+        origins: l.origins,
     }
 }
 
@@ -151,6 +157,8 @@ struct Lifter {
     globals: HashSet<VarId>,
     /// The origin given to functions lifted now.
     origin: Origin,
+    /// Extra parameters → the variables they copy.
+    origins: HashMap<VarId, VarId>,
 }
 
 fn placeholder() -> Expr {
@@ -312,6 +320,7 @@ impl Lifter {
             for (id, (name, ty)) in &extras {
                 let fresh = self.fresh(name);
                 rename.insert(*id, fresh);
+                self.origins.insert(fresh, *id);
                 params.push(Param {
                     ident: Ident {
                         name: name.clone(),

@@ -361,7 +361,8 @@ pub struct HostPlan {
     pub notes: Vec<HostNote>,
     /// Whether the accelerated binding launches its kernels one after the other, each once, with
     /// only sequential code (no kernels) around them: no notes, no host function but the
-    /// accelerated binding.
+    /// accelerated binding. Host code that is not straight-line runs on the CUDA targets too
+    /// (see `codegen::cuda_host`); this only tells which description fits.
     pub straight_line: bool,
     /// The result type of the accelerated expression.
     pub result: Type,

@@ -19,7 +19,7 @@
 //! items, lifted over the variables they use (lambda lifting). Function values whose identity is
 //! not static are boxed in `Func`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -40,8 +40,10 @@ use crate::types::{Label, TyVar, Type};
 /// whatever the environment selects: the body of a `#[pmexpr]` function called from Rust code.
 ///
 /// With `cuda` (a CUDA-class site whose kernels the runtime can launch), the site also gets host
-/// code for the CUDA targets: the same expression where each `par_loop` of the host code launches
-/// its kernel ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so.
+/// code for the CUDA targets: the same expression, run sequentially, where each `par_loop` of the
+/// host code — loops, branches, closures and `fn` items included — launches its kernel
+/// ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so, or when
+/// [`cuda_host_problem`] finds host code it cannot generate.
 ///
 /// With `futhark` (a Futhark-class site), the `futhark` and `auto` targets call the site's entry
 /// point in the Futhark library through the glue the build hook generated
@@ -61,7 +63,7 @@ pub fn generate_site(
         bindings: HashMap::new(),
         tmp: 0,
         cuda: None,
-        launched: 0,
+        host: HostState::default(),
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
@@ -105,20 +107,7 @@ pub fn generate_site(
         }
     }
     let cuda_fn = match cuda {
-        Some(host) if !sequential => {
-            let mut gc = Gen {
-                names: g.names,
-                rt: g.rt.clone(),
-                numeric: g.numeric.clone(),
-                bindings: g.bindings.clone(),
-                tmp: g.tmp,
-                cuda: Some(host),
-                launched: 0,
-            };
-            let body = gc.value(&mono.expr);
-            // Every kernel must have been launched from the node it was generated for.
-            (gc.launched == host.kernel_args.len()).then_some((body, &host.kernels))
-        }
+        Some(host) if !sequential => g.cuda_body(mono, host).ok().map(|b| (b, &host.kernels)),
         _ => None,
     };
     let body = g.value(&mono.expr);
@@ -168,9 +157,11 @@ pub fn generate_site(
                     #[inline(never)]
                     fn __pm_accel_cuda #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
                         static __PM_CUDA: #rt::SiteKernels = #kernels;
-                        let mut __pm_call = #rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &[#(#names),*], __pm_target)?;
+                        // Shared by reference: closures and `fn` items of the host code launch too.
+                        let __pm_cell = ::core::cell::RefCell::new(#rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &[#(#names),*], __pm_target)?);
+                        let __pm_call = &__pm_cell;
                         let __pm_r = #cuda_body;
-                        __pm_call.finish();
+                        __pm_cell.into_inner().finish();
                         ::core::option::Option::Some(__pm_r)
                     }
                 },
@@ -256,6 +247,32 @@ pub fn generate_site(
 }
 
 /// Whether values of the type are `Copy` in generated code (and so passed by value).
+/// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
+/// when it can: the check [`generate_site`] makes, for [`super::cuda_host`] and the build hook.
+pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
+    // The captured variables bound as `generate_site` binds them.
+    let bindings = mono
+        .free_vars
+        .iter()
+        .zip(&mono.free_var_types)
+        .map(|(fv, ty)| {
+            let by_ref = !is_copy(ty);
+            let ty = ty.clone();
+            (fv.id, Binding::Value { by_ref, ty })
+        })
+        .collect();
+    let g = Gen {
+        names: &mono.names,
+        rt: rt.clone(),
+        numeric: mono.numeric.clone(),
+        bindings,
+        tmp: 0,
+        cuda: None,
+        host: HostState::default(),
+    };
+    g.cuda_body(mono, host).err()
+}
+
 fn is_copy(t: &Type) -> bool {
     match t {
         // The only variables left are numbers whose type the captured values fix.
@@ -351,8 +368,20 @@ struct Gen<'m> {
     tmp: u32,
     /// Host code for the CUDA targets: the `par_loop`s that launch kernels.
     cuda: Option<&'m CudaHost>,
-    /// How many launches were generated.
-    launched: usize,
+    /// What generating host code for the CUDA targets found.
+    host: HostState,
+}
+
+/// What generating host code for the CUDA targets found so far.
+#[derive(Default)]
+struct HostState {
+    /// The kernels whose launch was generated.
+    launched: BTreeSet<usize>,
+    /// The Rust names of the closures and `fn` items that launch kernels (the items take the
+    /// call as their last parameter).
+    launchers: HashSet<String>,
+    /// Why the host code cannot run on the CUDA targets.
+    problem: Option<String>,
 }
 
 const SITE: &str = "__PM_SITE";
@@ -361,6 +390,65 @@ impl Gen<'_> {
     fn site(&self) -> TokenStream {
         let s = format_ident!("{}", SITE);
         quote!(&#s)
+    }
+
+    /// The body of the host code for the CUDA targets (the variables of the site bound as
+    /// `self`'s), or why there is none.
+    fn cuda_body(&self, mono: &Mono, host: &CudaHost) -> Result<TokenStream, String> {
+        let mut gc = Gen {
+            names: self.names,
+            rt: self.rt.clone(),
+            numeric: self.numeric.clone(),
+            bindings: self.bindings.clone(),
+            tmp: self.tmp,
+            cuda: Some(host),
+            host: HostState::default(),
+        };
+        let body = gc.value(&mono.expr);
+        if let Some(why) = gc.host.problem {
+            return Err(why);
+        }
+        // Every kernel must have been launched from the node it was generated for.
+        if gc.host.launched.len() != host.kernel_args.len() {
+            return Err(format!(
+                "{} of its {} kernels have no launch in the host code (a bug in pmexpr: please report it)",
+                host.kernel_args.len() - gc.host.launched.len(),
+                host.kernel_args.len()
+            ));
+        }
+        Ok(body)
+    }
+
+    /// In host code for the CUDA targets: whether running `e` may launch a kernel (it holds a
+    /// launching `par_loop`, or uses a function that launches).
+    fn launches_in(&self, e: &Expr) -> bool {
+        let Some(host) = self.cuda else {
+            return false;
+        };
+        let mut found = false;
+        e.walk(&mut |x| match &x.kind {
+            ExprKind::Keyword {
+                kw: Keyword::ParLoop,
+                args,
+            } => found |= host.launches.contains_key(&(args.as_ptr() as usize)),
+            ExprKind::Var { ident, .. } => {
+                found |= match self.bindings.get(&ident.id) {
+                    Some(Binding::Closure { rust, .. } | Binding::Item { rust, .. }) => {
+                        self.host.launchers.contains(&rust.to_string())
+                    }
+                    _ => false,
+                }
+            }
+            _ => {}
+        });
+        found
+    }
+
+    /// Records why the host code cannot run on the CUDA targets (the first reason wins).
+    fn host_problem(&mut self, why: impl FnOnce() -> String) {
+        if self.cuda.is_some() && self.host.problem.is_none() {
+            self.host.problem = Some(why());
+        }
     }
 
     fn local(&self, id: VarId) -> proc_macro2::Ident {
@@ -771,6 +859,9 @@ impl Gen<'_> {
                 for (id, ty) in extras.clone() {
                     passed.push(self.var_arg(id, &ty));
                 }
+                if self.host.launchers.contains(&f.to_string()) {
+                    passed.push(quote!(__pm_call));
+                }
                 let generics = self.generic_args();
                 quote!(#f #generics (#(#passed),*))
             }
@@ -797,6 +888,10 @@ impl Gen<'_> {
 
     /// Boxes a known function, applied to `bound`, as a curried `Func` of its other parameters.
     fn func_from_known(&mut self, callee: Callee, params: &[Type], bound: Vec<Arg>) -> TokenStream {
+        let (Callee::Closure(f) | Callee::Item(f, _)) = &callee;
+        if self.host.launchers.contains(&f.to_string()) {
+            self.host_problem(boxed_launcher);
+        }
         let mut setup = Vec::new();
         let mut captured: Vec<proc_macro2::Ident> = Vec::new();
         let callee = match callee {
@@ -925,6 +1020,9 @@ impl Gen<'_> {
 
     /// A lambda as a boxed, curried `Func`.
     fn func_from_lambda(&mut self, params: &[Param], body: &Expr) -> TokenStream {
+        if self.launches_in(body) {
+            self.host_problem(boxed_launcher);
+        }
         let lam = Expr::typed(
             ExprKind::Lam {
                 params: params.to_vec(),
@@ -982,6 +1080,9 @@ impl Gen<'_> {
                 params,
                 body: lam_body,
             } => {
+                if self.launches_in(value) {
+                    self.host.launchers.insert(x.to_string());
+                }
                 let lam_free = value.free_vars();
                 let caps = self.captures(lam_free);
                 let (clones, mut scope) = self.capture_clones(&caps);
@@ -1017,14 +1118,19 @@ impl Gen<'_> {
                 // An alias of a known function stays known.
                 let b0 = self.bindings[&ident.id].clone();
                 let (stmt, binding) = match b0 {
-                    Binding::Closure { rust, params, ret } => (
-                        quote!(let #x = #rust.clone();),
-                        Binding::Closure {
-                            rust: x.clone(),
-                            params,
-                            ret,
-                        },
-                    ),
+                    Binding::Closure { rust, params, ret } => {
+                        if self.host.launchers.contains(&rust.to_string()) {
+                            self.host.launchers.insert(x.to_string());
+                        }
+                        (
+                            quote!(let #x = #rust.clone();),
+                            Binding::Closure {
+                                rust: x.clone(),
+                                params,
+                                ret,
+                            },
+                        )
+                    }
                     item => (quote!(), item),
                 };
                 let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
@@ -1090,6 +1196,14 @@ impl Gen<'_> {
                 (id, ty)
             })
             .collect();
+        // Every member takes the call when one of them launches (they may call each other).
+        let launches = fns.iter().any(|f| self.launches_in(&f.body));
+        if launches {
+            for f in fns {
+                let name = self.local(f.ident.id).to_string();
+                self.host.launchers.insert(name);
+            }
+        }
         let member_bindings: Vec<(VarId, Binding)> = fns
             .iter()
             .map(|f| {
@@ -1139,6 +1253,10 @@ impl Gen<'_> {
                         ty: ty.clone(),
                     },
                 );
+            }
+            if launches {
+                let rt = &self.rt;
+                sig.push(quote!(__pm_call: &::core::cell::RefCell<#rt::CudaCall<'pm>>));
             }
             let ret = self.rty(&f.body.ty);
             let name = self.local(f.ident.id);
@@ -1254,6 +1372,23 @@ impl Gen<'_> {
             Type::Seq(a) => (**a).clone(),
             other => other.clone(),
         };
+        // The runtime may run these functions on several threads: they cannot launch.
+        let parallel_fn = match kw {
+            Keyword::Map | Keyword::Map2 | Keyword::Reduce => Some(&args[0]),
+            Keyword::ParLoop => Some(&args[1]),
+            _ => None,
+        };
+        if let Some(f) = parallel_fn
+            && !self.is_launch(kw, args)
+            && self.launches_in(f)
+        {
+            self.host_problem(|| {
+                format!(
+                    "its host code launches kernels inside the function of a `{}`, which the CUDA target does not run",
+                    kw.name()
+                )
+            });
+        }
         match kw {
             Keyword::Map => {
                 let s = self.arg(&args[1]);
@@ -1304,18 +1439,27 @@ impl Gen<'_> {
                     .cuda
                     .and_then(|h| h.launches.get(&(args.as_ptr() as usize))) =>
             {
-                // A launch: the kernel's parameters marshaled in order, then `n`.
+                // A launch: the kernel's parameters marshaled in order, then `n`. Everything is
+                // evaluated before the call is borrowed, since evaluating may launch too.
                 let host = self.cuda.expect("matched above");
                 let n = self.value(&args[0]);
                 let nv = self.fresh("n");
-                let values: Vec<TokenStream> =
-                    host.kernel_args[k].iter().map(|e| self.value(e)).collect();
-                self.launched += 1;
+                let mut stmts = Vec::new();
+                let mut vals = Vec::new();
+                for e in &host.kernel_args[k] {
+                    let v = self.value(e);
+                    let x = self.fresh("param");
+                    stmts.push(quote!(let #x = &(#v);));
+                    vals.push(x);
+                }
+                self.host.launched.insert(k);
                 let k = Literal::usize_unsuffixed(k);
                 quote!({
                     let #nv: i64 = #n;
-                    let __pm_params = ::std::vec![#(__pm_call.param(&(#values))),*];
-                    __pm_call.launch(#k, #nv, __pm_params);
+                    #(#stmts)*
+                    let mut __pm_c = __pm_call.borrow_mut();
+                    let __pm_params = ::std::vec![#(__pm_c.param(#vals)),*];
+                    __pm_c.launch(#k, #nv, __pm_params);
                 })
             }
             Keyword::ParLoop | Keyword::SeqLoop => {
@@ -1340,6 +1484,14 @@ impl Gen<'_> {
                 quote!({ let #accv = #acc; let #nv = #n; #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
             }
         }
+    }
+
+    /// Whether this keyword application is a kernel launch of host code for the CUDA targets.
+    fn is_launch(&self, kw: Keyword, args: &[Expr]) -> bool {
+        kw == Keyword::ParLoop
+            && self
+                .cuda
+                .is_some_and(|h| h.launches.contains_key(&(args.as_ptr() as usize)))
     }
 
     /// The closure passed to the runtime for a function argument `f` that receives `incoming`
@@ -1703,6 +1855,14 @@ impl Gen<'_> {
 enum Callee {
     Closure(proc_macro2::Ident),
     Item(proc_macro2::Ident, Vec<(VarId, Type)>),
+}
+
+/// Why host code that makes a launching function a value cannot run on the CUDA targets: the
+/// boxed `Func` must outlive the call, which it would borrow.
+fn boxed_launcher() -> String {
+    "its host code uses a function that launches kernels as a value (not called, nor passed to \
+     a sequential loop), which the CUDA target does not run"
+        .to_string()
 }
 
 /// The result of applying a function of type `t` to `n` arguments.

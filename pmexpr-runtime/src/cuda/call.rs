@@ -3,9 +3,11 @@
 //!
 //! The generated host code of the site creates a [`Call`] with [`Call::begin`] (which returns
 //! `None` when the site is to run on the CPU instead), evaluates its sequential parts in Rust,
-//! turns each `par_loop` of the accelerated expression into [`Call::param`]s and a
-//! [`Call::launch`], and ends with [`Call::finish`]. Every allocation belongs to the call and is
-//! freed when it ends, also when it fails.
+//! turns each `par_loop` of its host code into [`Call::param`]s and a [`Call::launch`] each time
+//! it runs (a kernel in a loop launches once per iteration, on the data already on the device),
+//! and ends with [`Call::finish`]. Every allocation belongs to the call and is freed when it ends,
+//! also when it fails: sequences are the caller's (a CUDA-class site cannot build one), so a loop
+//! uploads each once.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -70,12 +72,19 @@ fn say_once(key: String, line: &str) {
 
 thread_local! {
     static LAUNCHES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static TENSOR_UPLOADS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How many kernels this thread has launched on a CUDA target: how tests tell that a site really
 /// ran on the device rather than on the CPU.
 pub fn launches_on_this_thread() -> u64 {
     LAUNCHES.with(std::cell::Cell::get)
+}
+
+/// How many times this thread has copied a tensor's storage to a device: how tests tell that
+/// tensors stay on the device from one launch to the next.
+pub fn tensor_uploads_on_this_thread() -> u64 {
+    TENSOR_UPLOADS.with(std::cell::Cell::get)
 }
 
 /// Stores the bytes of a tensor's device copy into its host storage.
@@ -224,6 +233,7 @@ impl<'a> Call<'a> {
             T::load(c).put(&mut bytes);
         }
         let dev = self.upload(&bytes)?;
+        TENSOR_UPLOADS.with(|c| c.set(c.get() + 1));
         let cells: &'a [T::Cell] = root.as_slice();
         self.tensor_index.insert(key, self.tensors.len());
         self.tensors.push(TensorBuf {

@@ -2,16 +2,17 @@
 //!
 //! At compile time `accelerate!` generates, for a site the classifier puts in the CUDA class, the
 //! CUDA C++ of its kernels (one module per instantiation of its number types) and host code: the
-//! accelerated expression in Rust, where each `par_loop` of the expression itself is a launch.
+//! accelerated expression in Rust, where each `par_loop` of host code (the expression and the
+//! functions it calls or runs in a sequential loop) is a launch.
 //! The build hook compiles the modules to PTX with NVRTC when it finds it, and the binary embeds
 //! the PTX; otherwise it embeds the source and NVRTC compiles it at the first call, once.
 //!
 //! At run time ([`call::Call`]): the target decides the device ([`driver`]: the GPU through
 //! cudarc; [`emulator`]: the CPU, for tests), the captured values go to the device once per call
-//! ([`arg`]), kernels run one after the other with the data staying on the device (unless the host
-//! code between launches reads or writes tensor elements), a failed runtime check on the device is
-//! reported at the site as on the CPU targets ([`error`]), written tensors come back, and device
-//! memory is freed when the call ends.
+//! ([`arg`]), kernels run in the order host code reaches them — in loops, branches and functions
+//! too — with the data staying on the device (unless the host code reads or writes tensor
+//! elements), a failed runtime check on the device is reported at the site as on the CPU targets
+//! ([`error`]), written tensors come back, and device memory is freed when the call ends.
 
 pub mod arg;
 pub mod call;
@@ -20,5 +21,5 @@ pub mod driver;
 pub mod emulator;
 pub mod error;
 
-pub use call::{Call, SiteKernels, launches_on_this_thread};
+pub use call::{Call, SiteKernels, launches_on_this_thread, tensor_uploads_on_this_thread};
 pub use device::{KernelData, ModuleData, ParamData};
