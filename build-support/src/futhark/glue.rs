@@ -17,8 +17,10 @@ use super::manifest::{EntryPoint, Manifest, TypeInfo, primitive};
 /// How the glue reaches the library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Linkage<'a> {
-    /// Linked into the program: the glue declares the symbols.
-    Static,
+    /// A static library of this name, linked into every crate whose sites use it: the glue
+    /// declares the symbols, with the `#[link]` (a test or example that does not use the
+    /// package's library crate would not link the library through it).
+    Static(&'a str),
     /// A shared library at this path, opened at run time.
     Shared(&'a str),
 }
@@ -200,7 +202,8 @@ pub fn site_glue(
     symbols.sort();
     symbols.dedup();
     let lookup = match linkage {
-        Linkage::Static => {
+        Linkage::Static(lib) => {
+            let _ = writeln!(out, "#[link(name = {lib:?}, kind = \"static\")]");
             out.push_str("unsafe extern \"C\" {\n");
             for s in &symbols {
                 // Only the addresses are taken; each call gives the C signature.
@@ -378,12 +381,13 @@ mod tests {
         let g = site_glue(
             &m,
             "abc",
-            Linkage::Static,
+            Linkage::Static("pmexpr_futhark_x"),
             "src/a.rs:1:1",
             &[(&sig, vec![])],
         )
         .unwrap();
         for expected in [
+            "#[link(name = \"pmexpr_futhark_x\", kind = \"static\")]\nunsafe extern \"C\" {",
             "    fn futhark_new_f64_1d();",
             "        \"futhark_entry_site_a\" => futhark_entry_site_a as *const (),",
             "params: &[(\"s\", 1), (\"c\", 1)],",

@@ -120,7 +120,7 @@ pub fn build(
     for sig in &program.program.entries {
         if let Some((_, why)) = rejected.iter().find(|(e, _)| *e == sig.name) {
             built.warnings.push(format!(
-                "pmexpr: the Futhark compiler rejected the code generated for accelerate! at {} (a bug in pmexpr's Futhark generator: please report it); it runs on the CPU targets for those number types:\n{why}",
+                "pmexpr: the Futhark compiler rejected the code generated for accelerate! at {}, which runs on the CPU targets for those number types (expected when the site builds sequences of different lengths, which Futhark arrays cannot hold; otherwise a bug in pmexpr's Futhark generator: please report it):\n{why}",
                 sig.site
             ));
             continue;
@@ -145,7 +145,7 @@ pub fn build(
     let shared = artifact.display().to_string();
     let linkage = match flavour {
         Flavour::Cuda => Linkage::Shared(&shared),
-        _ => Linkage::Static,
+        _ => Linkage::Static(&lib_name),
     };
     let glue_dir = dir.join("glue");
     let mut keep = Vec::new();
@@ -166,11 +166,11 @@ pub fn build(
         }
     }
     if flavour != Flavour::Cuda {
-        built.directives.extend([
-            format!("cargo:rustc-link-search=native={}", lib_dir.display()),
-            format!("cargo:rustc-link-lib=static={lib_name}"),
-            "cargo:rustc-link-lib=m".to_string(),
-        ]);
+        // The glue's `#[link]` names the library; Cargo passes the search path to every target.
+        built.directives.push(format!(
+            "cargo:rustc-link-search=native={}",
+            lib_dir.display()
+        ));
     }
     built.directives.push(format!(
         "cargo:rustc-env=PMEXPR_FUTHARK_LIBRARY={}",

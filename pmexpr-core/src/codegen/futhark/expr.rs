@@ -292,11 +292,19 @@ impl<'a, 'b> Gen<'a, 'b> {
                 if is_one_tuple(tys) && fs.len() == 1 {
                     return self.pat(&fs[0].1);
                 }
-                let parts: Vec<String> = fs.iter().map(|(_, p)| self.pat(p)).collect::<R<_>>()?;
+                // Futhark's record patterns name every field: a field the pattern leaves out
+                // (`P { x, .. }`) is `_`.
+                let parts: Vec<String> = tys
+                    .iter()
+                    .map(|(l, _)| match fs.iter().find(|(fl, _)| fl == l) {
+                        Some((_, p)) => self.pat(p),
+                        None => Ok("_".to_string()),
+                    })
+                    .collect::<R<_>>()?;
                 if Type::is_tuple_record(tys) {
                     format!("({})", parts.join(", "))
                 } else {
-                    let named: Vec<String> = fs
+                    let named: Vec<String> = tys
                         .iter()
                         .zip(parts)
                         .map(|((l, _), p)| format!("{} = {p}", field_name(l)))
