@@ -13,14 +13,17 @@
 //! `OUT_DIR/pmexpr-registry.txt` (see `pmexpr_core::registry`) and runs the whole-crate
 //! compiler over it, writing its output into `OUT_DIR` too: the extracted program
 //! (`pmexpr/accelerated.pmexpr`), the Futhark program of the Futhark-class sites
-//! (`pmexpr/futhark/program.fut`) and the CUDA kernels of the CUDA-class sites
+//! (`pmexpr/futhark/program.fut`; where the `futhark` compiler is found, also its C library and
+//! each site's glue, see [`futhark`]) and the CUDA kernels of the CUDA-class sites
 //! (`pmexpr/cuda/<module>.cu`, and `<module>.ptx` when NVRTC is found; an unchanged module is not
 //! compiled again). It never fails the build: a missing tool or an internal error is a warning,
 //! and the sites run on the CPU targets.
 //!
 //! [`nvrtc`] opens NVRTC, CUDA's runtime compiler, when it is installed, and compiles CUDA C++ to
-//! PTX (`PMEXPR_NVRTC` names the library to use). [`futhark`] finds the Futhark compiler and reads
-//! the manifest of what it compiled.
+//! PTX (`PMEXPR_NVRTC` names the library to use). [`futhark`] finds the Futhark compiler
+//! (`PMEXPR_FUTHARK`, else `PATH`), runs `futhark <flavour> --library`
+//! (`PMEXPR_FUTHARK_BACKEND=multicore|c|cuda`), compiles the C with the `cc` crate and generates
+//! each site's glue from the manifest.
 //!
 //! Environment variables: `PMEXPR_DUMP` (set, and not `0`) asks the compiler for a dump of every
 //! site under `OUT_DIR/pmexpr-dump`; `PMEXPR_VERBOSE` (likewise) shows the files that the scan

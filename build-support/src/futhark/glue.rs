@@ -166,7 +166,9 @@ pub fn site_glue(
     let mut calls = String::new();
     let mut statics = String::new();
     for (k, c) in checked.iter().enumerate() {
-        let (text, used) = call_fn(m, k, c.entry, rt)?;
+        // Over host memory the library can read the captured data in place: no copy in.
+        let raw = matches!(linkage, Linkage::Static(_));
+        let (text, used) = call_fn(m, k, c.entry, rt, raw)?;
         calls.push_str(&text);
         symbols.extend(used);
         let kinds = |tys: &mut dyn Iterator<Item = &String>| -> Result<String, String> {
@@ -233,6 +235,7 @@ fn call_fn(
     k: usize,
     entry: &EntryPoint,
     rt: &str,
+    raw: bool,
 ) -> Result<(String, Vec<String>), String> {
     let void = "*mut ::core::ffi::c_void";
     let mut used = vec![entry.cfun.clone()];
@@ -251,12 +254,19 @@ fn call_fn(
                 };
                 let dims: String = (0..rank).map(|_| ", i64").collect();
                 let args: String = (0..rank).map(|d| format!(", s{i}[{d}]")).collect();
+                // `new_raw` wraps the leaf's memory, which the call keeps alive and the entry
+                // does not consume (no parameter is unique); `new` copies it.
+                let (new, data) = match (&ops.new_raw, raw) {
+                    (Some(r), true) => (r, "*mut u8".to_string()),
+                    _ => (&ops.new, format!("*const {elem}")),
+                };
+                let cast = if new == &ops.new { "" } else { " as *mut u8" };
                 let _ = writeln!(
                     body,
-                    "    let (p{i}, s{i}) = c.array_in::<{elem}>({i}, {rank})?;\n    let new{i}: unsafe extern \"C\" fn({void}, *const {elem}{dims}) -> {void} = c.sym({:?})?;\n    let in{i} = c.own(new{i}(c.ctx(), p{i}{args}), {:?}, {:?})?;",
-                    ops.new, ops.free, ops.new
+                    "    let (p{i}, s{i}) = c.array_in::<{elem}>({i}, {rank})?;\n    let new{i}: unsafe extern \"C\" fn({void}, {data}{dims}) -> {void} = c.sym({new:?})?;\n    let in{i} = c.own(new{i}(c.ctx(), p{i}{cast}{args}), {:?}, {new:?})?;",
+                    ops.free
                 );
-                used.extend([ops.new.clone(), ops.free.clone()]);
+                used.extend([new.clone(), ops.free.clone()]);
                 in_types.push("*const ::core::ffi::c_void".into());
             }
         }
@@ -388,12 +398,13 @@ mod tests {
         .unwrap();
         for expected in [
             "#[link(name = \"pmexpr_futhark_x\", kind = \"static\")]\nunsafe extern \"C\" {",
-            "    fn futhark_new_f64_1d();",
+            "    fn futhark_new_raw_f64_1d();",
             "        \"futhark_entry_site_a\" => futhark_entry_site_a as *const (),",
             "params: &[(\"s\", 1), (\"c\", 1)],",
             "inputs: &[(::pmexpr::__private::FutharkPrim::F64, 1), (::pmexpr::__private::FutharkPrim::I64, 0)],",
             "let (p0, s0) = c.array_in::<f64>(0, 1)?;",
-            "let in0 = c.own(new0(c.ctx(), p0, s0[0]), \"futhark_free_f64_1d\", \"futhark_new_f64_1d\")?;",
+            "let new0: unsafe extern \"C\" fn(*mut ::core::ffi::c_void, *mut u8, i64) -> *mut ::core::ffi::c_void = c.sym(\"futhark_new_raw_f64_1d\")?;",
+            "let in0 = c.own(new0(c.ctx(), p0 as *mut u8, s0[0]), \"futhark_free_f64_1d\", \"futhark_new_raw_f64_1d\")?;",
             "let entry: unsafe extern \"C\" fn(*mut ::core::ffi::c_void, *mut f64, *const ::core::ffi::c_void, i64) -> ::core::ffi::c_int = c.sym(\"futhark_entry_site_a\")?;",
             "let rc = entry(c.ctx(), &mut out0, in0, in1);",
             "c.scalar_out::<f64>(out0);",
@@ -410,6 +421,10 @@ mod tests {
         )
         .unwrap();
         assert!(!shared.contains("extern \"C\" {"));
+        // A CUDA library's raw arrays are device memory: the shared (CUDA) glue copies.
+        assert!(shared.contains(
+            "c.own(new0(c.ctx(), p0, s0[0]), \"futhark_free_f64_1d\", \"futhark_new_f64_1d\")?;"
+        ));
         assert!(shared.contains("FutharkLookup::Shared(\"/x/libp.so\")"));
         syn::parse_file(&shared).unwrap();
     }

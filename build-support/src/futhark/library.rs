@@ -103,6 +103,15 @@ pub fn build(
         write_if_changed(&lib_dir.join("rejected.txt"), &rejected_text(&rejected))
             .map_err(|e| format!("cannot write in {}: {e}", lib_dir.display()))?;
         fs::write(&stamp, &id).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+        // Libraries of earlier programs are never linked again.
+        if let Ok(listing) = fs::read_dir(&lib_dir) {
+            for f in listing.filter_map(|e| e.ok().map(|e| e.path())) {
+                let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if name.starts_with(&format!("lib{BASE}_")) && f != artifact {
+                    let _ = fs::remove_file(&f);
+                }
+            }
+        }
     } else if let Ok(text) = fs::read_to_string(lib_dir.join("rejected.txt")) {
         rejected = text
             .lines()

@@ -95,6 +95,10 @@ pub struct ArrayOps {
     pub shape: String,
     /// `futhark_values_f64_1d(ctx, arr, data)`.
     pub values: String,
+    /// `futhark_new_raw_f64_1d(ctx, data, dim0, …)`: an array over memory the caller keeps alive,
+    /// without a copy (host memory for `c` and `multicore`; absent before Futhark 0.22).
+    #[serde(default)]
+    pub new_raw: Option<String>,
 }
 
 /// The functions of an opaque type.

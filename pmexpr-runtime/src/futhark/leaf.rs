@@ -331,6 +331,10 @@ impl<T: FutharkResult> FutharkResult for Seq<'_, T> {
         shape.push(len);
         let elems = T::unstack(leaves, &shape)?;
         let count: i64 = outer.iter().product();
+        if count == 1 {
+            // The common case, a sequence result: its buffer as it came back.
+            return Ok(vec![Seq::from_vec(elems)]);
+        }
         if len == 0 {
             return Ok((0..count).map(|_| Seq::empty()).collect());
         }
