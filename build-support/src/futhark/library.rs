@@ -380,7 +380,8 @@ fn run_futhark(
 }
 
 /// Compiles `lib/pmexpr_futhark.c`: a static library for `c` and `multicore`, a shared library
-/// for `cuda` (linked against the CUDA driver and NVRTC, loaded only on a machine with a GPU).
+/// for `cuda` (its CUDA headers from `$CUDA_HOME/include`, else `$CUDA_PATH/include`, else
+/// `/usr/local/cuda/include`; loaded only on a machine with a GPU).
 fn compile_c(flavour: Flavour, lib_dir: &Path, lib_name: &str) -> Result<(), String> {
     let c_file = lib_dir.join(format!("{BASE}.c"));
     let mut build = cc::Build::new();
@@ -413,11 +414,13 @@ fn compile_c(flavour: Flavour, lib_dir: &Path, lib_name: &str) -> Result<(), Str
                 .map_err(|e| format!("no C compiler: {e}"))?;
             let so = lib_dir.join(format!("lib{lib_name}.so"));
             let mut cmd = compiler.to_command();
-            cmd.arg("-shared").arg("-o").arg(&so).arg(&c_file);
-            for sub in ["lib64", "lib64/stubs", "lib"] {
-                cmd.arg(format!("-L{}", cuda_home.join(sub).display()));
-            }
-            cmd.args(["-lcuda", "-lnvrtc", "-lm", "-pthread"]);
+            // Not linked against the driver or NVRTC, which the build machine need not have: the
+            // runtime loads both (globally) before it opens this library, on a machine with a GPU.
+            cmd.arg("-shared")
+                .arg("-o")
+                .arg(&so)
+                .arg(&c_file)
+                .args(["-lm", "-pthread"]);
             let out = cmd
                 .output()
                 .map_err(|e| format!("cannot run the C compiler: {e}"))?;
@@ -427,7 +430,7 @@ fn compile_c(flavour: Flavour, lib_dir: &Path, lib_name: &str) -> Result<(), Str
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 let shown: Vec<&str> = stderr.lines().take(20).collect();
                 Err(format!(
-                    "the C compiler failed on {} for the cuda flavour (are the CUDA headers and libraries under CUDA_HOME?):\n{}",
+                    "the C compiler failed on {} for the cuda flavour (are `cuda.h` and `nvrtc.h` in $CUDA_HOME/include?):\n{}",
                     c_file.display(),
                     shown.join("\n")
                 ))

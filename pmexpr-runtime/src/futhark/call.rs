@@ -108,6 +108,9 @@ impl Context {
         let shared = match library.lookup {
             Lookup::Static(_) => None,
             Lookup::Shared(path) => {
+                if library.backend == "cuda" {
+                    load_cuda_globally()?;
+                }
                 // SAFETY: the library is the Futhark program the build compiled; loading it runs
                 // no code of ours. It stays loaded (leaked) while the process runs.
                 let lib = unsafe { libloading::Library::new(path) }
@@ -174,6 +177,29 @@ impl Drop for Context {
             (self.api.context_free)(self.ctx);
             (self.api.config_free)(self.cfg);
         }
+    }
+}
+
+/// Makes the CUDA driver and NVRTC visible to the `cuda` flavour's library, which the build did
+/// not link against them (the build machine need not have a driver): both are opened with
+/// `RTLD_GLOBAL`, once, before the library is.
+fn load_cuda_globally() -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use libloading::os::unix::{Library as Unix, RTLD_GLOBAL, RTLD_NOW};
+        let nvrtc = crate::nvrtc::nvrtc().map_err(|e| e.to_string())?;
+        for name in ["libcuda.so.1", nvrtc.path()] {
+            // SAFETY: the driver and NVRTC, which the GPU probe and the CUDA target load too;
+            // they stay loaded for the life of the process.
+            let lib = unsafe { Unix::open(Some(name), RTLD_NOW | RTLD_GLOBAL) }
+                .map_err(|e| format!("cannot load {name} for the Futhark CUDA library: {e}"))?;
+            std::mem::forget(lib);
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        Err("the Futhark cuda flavour is only supported on Unix".to_string())
     }
 }
 
