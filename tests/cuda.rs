@@ -61,8 +61,176 @@ fn number_types_pick_their_module() {
     }
     assert_eq!(on_cuda(1, || double(vec![1_i64, -2, 3])), vec![2, -4, 6]);
     assert_eq!(on_cuda(1, || double(vec![0.25_f64, 1.5])), vec![0.5, 3.0]);
-    // No CUDA code is generated for i32: the site runs on the CPU (no launch).
-    assert_eq!(on_cuda(0, || double(vec![7_i32, 8])), vec![14, 16]);
+    // i32 and f32 have their own modules: launched on the device too, not widened.
+    assert_eq!(
+        on_cuda(1, || double(vec![7_i32, i32::MAX])),
+        vec![14, i32::MAX.wrapping_add(i32::MAX)]
+    );
+    assert_eq!(on_cuda(1, || double(vec![0.1_f32, 3.5])), vec![0.2, 7.0]);
+}
+
+/// `i32` arithmetic on the device wraps at 32 bits and divides like Rust's `i32`.
+#[test]
+fn i32_arithmetic_wraps() {
+    let xs: Vec<i32> = vec![
+        0,
+        1,
+        -1,
+        7,
+        -7,
+        46341,
+        i32::MAX,
+        i32::MIN,
+        i32::MIN + 1,
+        123_456_789,
+    ];
+    let n = xs.len();
+    let r = on_cuda(1, || {
+        let t = Tensor::<i32>::from_vec(xs.clone(), &[n]);
+        let q = Tensor::<i32>::zeros(&[n]);
+        accelerate!(par_loop(length(xs), |i| {
+            let x = tensor_get(t, [i]);
+            let y = x * x * 3 + 2147483647 - -x;
+            // `MIN / -1` wraps; the divisor is never 0 here.
+            tensor_set(q, [i], x / (if x == 0 { 1 } else { -1 }));
+            tensor_set(t, [i], y / 5 - get(xs, i))
+        }));
+        (t.to_vec(), q.to_vec())
+    });
+    let want: Vec<i32> = xs
+        .iter()
+        .map(|&x| {
+            (x.wrapping_mul(x)
+                .wrapping_mul(3)
+                .wrapping_add(i32::MAX)
+                .wrapping_sub(x.wrapping_neg())
+                / 5)
+            .wrapping_sub(x)
+        })
+        .collect();
+    assert_eq!(r.0, want);
+    assert_eq!(r.1[7], i32::MIN, "MIN / -1 wraps");
+}
+
+/// `f32` arithmetic on the device is single precision (not computed in `f64` and rounded), its
+/// literals `f32`s, with Rust's results bit for bit; an `i64` index and an `f64` computed with
+/// the math functions sit beside it.
+#[test]
+fn f32_arithmetic_is_not_widened() {
+    let xs: Vec<f32> = (0..512)
+        .map(|k| (k as f32 - 200.0) * 0.37 + 0.011)
+        .collect();
+    let roots: Vec<f64> = (0..512).map(|k| k as f64 * 1.25).collect();
+    let n = xs.len();
+    let run = || {
+        let y = Tensor::<f32>::from_fn(&[n], |ix| 1.0 / (ix[0] as f32 + 3.0));
+        let d = Tensor::<f64>::zeros(&[n]);
+        accelerate!(par_loop(length(xs), |i| {
+            let x = get(xs, i);
+            let a = x * 0.1 + tensor_get(y, [i]) * x;
+            // `1e39` is infinity as an `f32`, `1e-39` a subnormal one.
+            let b = if x < 0.0 { -a / 3.0 } else { a * a - 1e-39 };
+            let c = if b > 1e39 { 0.0 } else { b * 1.0000001 + 0.3 };
+            tensor_set(y, [i], c);
+            tensor_set(
+                d,
+                [i],
+                sqrt(get(roots, i)) + int2float(floorfi(get(roots, i) / 3.0)),
+            )
+        }));
+        (y.to_vec(), d.to_vec())
+    };
+    let r = on_cuda(1, run);
+    let widened: Vec<f32> = xs
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| {
+            let (x, y) = (x as f64, 1.0 / (k as f32 + 3.0) as f64);
+            let a = x * 0.1 + y * x;
+            let b = if x < 0.0 { -a / 3.0 } else { a * a };
+            (b * 1.0000001 + 0.3) as f32
+        })
+        .collect();
+    assert!(
+        r.0.iter().zip(&widened).any(|(a, b)| a != b),
+        "the data tells f32 arithmetic from f64 arithmetic rounded to f32"
+    );
+    assert_eq!(r.1[4], 5.0_f64.sqrt() + 1.0);
+}
+
+/// Tensors, sequences and records of `i32`/`f32` beside `i64` indices, in device functions with
+/// loops; a tensor of each number type in one site.
+#[test]
+fn narrow_tensors_records_and_loops() {
+    let pairs: Vec<(i64, f32)> = (0..40).map(|k| (k % 8, 0.5 + k as f32 / 7.0)).collect();
+    let counts: Vec<i32> = (0..8).map(|k| k * 100_000_000).collect();
+    let r = on_cuda(2, || {
+        let acc = Tensor::<f32>::zeros(&[8, 5]);
+        let ints = Tensor::<i32>::zeros(&[8]);
+        accelerate!({
+            par_loop(8, |row| {
+                seq_loop(5, |j| {
+                    let (k, w) = get(pairs, row * 5 + j);
+                    let p = seq_loop_acc(w, k, |p, _m| p * w + 0.25);
+                    tensor_set(acc, [row, j], p / (w + 1.0))
+                })
+            });
+            par_loop(8, |k| {
+                let c = get(counts, k);
+                tensor_set(ints, [k], seq_loop_acc(c, 3, |s, _m| s * 3 + c))
+            })
+        });
+        (acc.to_vec(), ints.to_vec())
+    });
+    assert!(r.0.iter().all(|v| v.is_finite()));
+    let c = 700_000_000_i32;
+    let mut s = c;
+    for _ in 0..3 {
+        s = s.wrapping_mul(3).wrapping_add(c);
+    }
+    assert_eq!(r.1[7], s);
+}
+
+/// A failed check in an `i32` module — a division by zero, a literal that does not fit — is
+/// reported at the site in the CPU targets' words.
+#[test]
+fn i32_device_errors_name_the_site() {
+    let xs: Vec<i32> = vec![4, 2, 0, 1];
+    let divide = || {
+        let out = Tensor::<i32>::zeros(&[4]);
+        accelerate!(par_loop(4, |i| tensor_set(out, [i], 100 / get(xs, i))));
+        out.to_vec()
+    };
+    let literal = || {
+        let out = Tensor::<i32>::zeros(&[4]);
+        accelerate!(par_loop(4, |i| tensor_set(
+            out,
+            [i],
+            get(xs, i) + 3000000000
+        )));
+        out.to_vec()
+    };
+    for (run, words) in [
+        (&divide as &dyn Fn() -> Vec<i32>, "Division by zero"),
+        (
+            &literal,
+            "the integer literal 3000000000 does not fit in i32",
+        ),
+    ] {
+        let on_seq = failure(Target::Seq, run);
+        assert!(on_seq.contains(words), "{on_seq}");
+        for t in common::cuda_targets() {
+            let before = launches_on_this_thread();
+            let m = failure(t, run);
+            assert_eq!(launches_on_this_thread() - before, 1, "on {t}");
+            assert!(
+                m.starts_with("pmexpr: accelerate! at tests/cuda.rs:"),
+                "{m}"
+            );
+            assert!(m.contains(words), "{m}");
+            assert!(m.contains("on the device"), "{m}");
+        }
+    }
 }
 
 #[test]

@@ -19,7 +19,7 @@ use pmexpr_core::program::{SiteFailure, compile_sites};
 const ARCHS: [&str; 2] = ["compute_80", "compute_90"];
 
 /// The CUDA modules of every CUDA-class site found under `dirs` of `root` (one per
-/// instantiation: i64, and f64 too when the site has numeric type variables), named
+/// instantiation: `codegen::cuda::instantiations`, so i32 and f32 too), named
 /// `file:line:column`, and how many sites were rejected.
 fn modules(root: &Path, dirs: &[&str], exclude: &[PathBuf]) -> (Vec<(String, CudaModule)>, usize) {
     let scan = scan(root, dirs, exclude);

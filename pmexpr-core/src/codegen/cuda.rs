@@ -16,6 +16,8 @@
 //! |---|---|---|
 //! | `Int` (`i64`) | `long long` | 8 bytes |
 //! | `Float` (`f64`) | `double` | 8 bytes |
+//! | a number the captured values make `i32` | `int` | 4 bytes |
+//! | a number the captured values make `f32` | `float` | 4 bytes |
 //! | `Bool` | `bool` | 1 byte |
 //! | `()` | `pm_unit` (an empty struct); a function returning `()` is `void` | 1 byte |
 //! | `[T]` | `pm_seq<T>`: `{ const T* data; long long len; }`, read-only | 16 bytes: a device buffer of `T`s and its length |
@@ -25,6 +27,14 @@
 //! | numeric type variable | the type the [`Instantiation`] gives it | |
 //!
 //! Every value is passed by value (views are small); `MAX_RANK` is [`CudaOptions::max_rank`].
+//!
+//! `i32` and `f32` are computed with as the CPU targets compute them, not widened: `int`
+//! arithmetic wraps at 32 bits, `float` arithmetic is done in `float` (every `f32` literal is a
+//! `float` literal, `1.5f`; C++ does not promote `float` operands to `double`), and nothing is
+//! contracted into fused multiply-adds (NVRTC gets `--fmad=false`), so `+ - * /` give Rust's
+//! results bit for bit. Indices, lengths, loop counters and `n` stay `i64` whatever the numbers
+//! are. The math functions, `int2float` and `floorfi` take and give PMExpr's `Int` and `Float`
+//! (`i64`, `f64`) on every target, so they never see an `i32` or `f32`.
 //!
 //! # Constructs
 //!
@@ -37,9 +47,10 @@
 //! | `par_loop(n, f)` in the accelerated binding | a kernel (grid-stride loop over `0..n`) |
 //! | `par_loop(n, f)` in device code | a sequential `for` loop (a kernel cannot launch kernels here) |
 //! | `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)`, `foldl(f, acc, s)` | `for` loops, the accumulator in a local |
-//! | `addi subi muli negi` | `pm_addi` …: wrapping, through unsigned arithmetic (signed overflow is undefined in C++) |
-//! | `divi modi` | `pm_divi`, `pm_modi`: truncate toward zero; `MIN / -1` wraps as in Rust; `/ 0` is an error |
+//! | `addi subi muli negi` | `pm_addi` …: wrapping, through unsigned arithmetic (signed overflow is undefined in C++); on `i32`, `pm_addi32` … |
+//! | `divi modi` | `pm_divi`, `pm_modi`: truncate toward zero; `MIN / -1` wraps as in Rust; `/ 0` is an error; on `i32` (`/` only), `pm_divi32` |
 //! | float arithmetic, comparisons, `not` | C++ operators |
+//! | a literal | `2LL`, `1.5`; of an `i32`, `2`, of an `f32`, `1.5f`; an integer literal that does not fit an `i32` is an error when evaluated, as on the CPU |
 //! | `sqrt exp log pow sin cos` | the CUDA device functions of the same names |
 //! | `int2float`, `floorfi` | a cast, `pm_floorfi` (saturating like Rust's `as i64`; NaN gives 0) |
 //! | `length(s)`, `get(s, i)` | `s.len`, `pm_get` (checked) |
@@ -58,10 +69,10 @@
 //! # Runtime errors
 //!
 //! A device cannot stop the program, so a failed check — division by zero, an index out of
-//! bounds, a wrong number of indices, a bad sub-tensor, `never!()` — never reads or writes out of
-//! bounds: it records itself in the `__device__` array [`ERROR_SYMBOL`] (the first error of a
-//! launch wins, through `atomicCAS`) and the code goes on with a harmless value (zero, or the
-//! unchanged tensor view). The host resets the array before a launch and reads it afterwards:
+//! bounds, a wrong number of indices, a bad sub-tensor, `never!()`, an `i32` literal that does not
+//! fit — never reads or writes out of bounds: it records itself in the `__device__` array
+//! [`ERROR_SYMBOL`] (the first error of a launch wins, through `atomicCAS`) and the code goes on
+//! with a harmless value (zero, or the unchanged tensor view). The host resets the array before a launch and reads it afterwards:
 //! `[0]` is a [`DeviceError`] code, `[1]` the number of the [`Check`] that failed, `[2]` and
 //! `[3]` the values involved; the runtime (`pmexpr_runtime::cuda::error`) words it as the CPU
 //! targets do.
@@ -70,7 +81,8 @@
 //!
 //! Everything a module defines beyond the shared prelude (guarded, so that modules can be
 //! concatenated into one program) lives in a C++ namespace named after the site and the
-//! instantiation ([`CudaModule::namespace`]); kernels are `extern "C"` and named
+//! instantiation ([`CudaModule::namespace`], e.g. `pm_src_main_rs_12_5_f32`; see
+//! [`instantiations`] for which a site gets); kernels are `extern "C"` and named
 //! `<namespace>_k<n>`. Locals and functions are `<name>_<identifier>`, so they never clash with
 //! one another, with C++ keywords or with the generated temporaries (`tmp3`, `res4`, `i5`).
 
@@ -103,16 +115,24 @@ pub enum NumType {
     I64,
     /// `f64`.
     F64,
+    /// `i32`: `int`, wrapping like Rust's `i32`.
+    I32,
+    /// `f32`: `float`, computed in single precision (never widened to `double`).
+    F32,
     /// `bool` (only for a variable that is only compared, [`Numeric::Scalar`]).
     Bool,
 }
 
 impl NumType {
-    fn ty(self) -> Type {
+    /// The PMExpr type for the 64-bit numbers and `bool`. The 32-bit ones have none (PMExpr's
+    /// `Int` and `Float` are `i64` and `f64`): their type variables stay variables in the
+    /// generator's instantiated types, and [`Gen::num`] tells what they stand for.
+    fn ty(self) -> Option<Type> {
         match self {
-            NumType::I64 => Type::Int,
-            NumType::F64 => Type::Float,
-            NumType::Bool => Type::Bool,
+            NumType::I64 => Some(Type::Int),
+            NumType::F64 => Some(Type::Float),
+            NumType::Bool => Some(Type::Bool),
+            NumType::I32 | NumType::F32 => None,
         }
     }
 
@@ -121,8 +141,25 @@ impl NumType {
         match self {
             NumType::I64 => "i64",
             NumType::F64 => "f64",
+            NumType::I32 => "i32",
+            NumType::F32 => "f32",
             NumType::Bool => "bool",
         }
+    }
+
+    /// The C++ type.
+    fn c_type(self) -> &'static str {
+        match self {
+            NumType::I64 => "long long",
+            NumType::F64 => "double",
+            NumType::I32 => "int",
+            NumType::F32 => "float",
+            NumType::Bool => "bool",
+        }
+    }
+
+    fn is_float(self) -> bool {
+        matches!(self, NumType::F64 | NumType::F32)
     }
 }
 
@@ -131,39 +168,92 @@ impl NumType {
 /// one module per instantiation it may need (their names differ: [`instantiation_suffix`]).
 pub type Instantiation = BTreeMap<TyVar, NumType>;
 
-/// Each variable as `f64` if `floats` and it may be one (or it must: a float literal's type), else
-/// `i64`.
-fn instantiation(numeric: &[(TyVar, Numeric)], floats: bool) -> Instantiation {
+/// The types a variable of each kind may stand for, the default first. `bool` for a variable
+/// that is only compared is not among them (such sites run on the CPU targets when it is one).
+fn choices(kind: Numeric) -> &'static [NumType] {
+    match kind {
+        Numeric::Num | Numeric::Scalar => &[NumType::I64, NumType::F64, NumType::I32, NumType::F32],
+        Numeric::Int => &[NumType::I64, NumType::I32],
+        Numeric::Float => &[NumType::F64, NumType::F32],
+    }
+}
+
+/// Every variable as `like` where its kind allows, else as the number of its kind with the same
+/// width (an integer variable under `f32` is `i32`, a float one under `i64` is `f64`).
+fn uniform(numeric: &[(TyVar, Numeric)], like: NumType) -> Instantiation {
     numeric
         .iter()
         .map(|(v, k)| {
-            let float = match k {
-                Numeric::Float => true,
-                Numeric::Int => false,
-                Numeric::Num | Numeric::Scalar => floats,
+            let c = choices(*k);
+            let t = if c.contains(&like) {
+                like
+            } else {
+                let wide = matches!(like, NumType::I64 | NumType::F64);
+                *c.iter()
+                    .find(|t| matches!(t, NumType::I64 | NumType::F64) == wide)
+                    .unwrap_or(&c[0])
             };
-            (*v, if float { NumType::F64 } else { NumType::I64 })
+            (*v, t)
         })
         .collect()
 }
 
 /// The instantiation that makes every numeric type variable its default: `f64` for a float (a
 /// float literal's type), `i64` for any other (the default of inference for a number nothing
-/// fixes). `i32` and `f32` values are not generated for yet: such sites run on the CPU targets.
+/// fixes).
 pub fn default_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
-    instantiation(numeric, false)
+    uniform(numeric, NumType::I64)
 }
 
 /// The same variables as `f64` where they may be (an integer, [`Numeric::Int`], stays `i64`).
 pub fn float_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
-    instantiation(numeric, true)
+    uniform(numeric, NumType::F64)
 }
 
-/// The distinct instantiations a host generates modules for: [`default_instantiation`], and
-/// [`float_instantiation`] when it differs.
+/// The most instantiations [`instantiations`] lists for one site (each is a module that the
+/// build compiles and the binary embeds).
+pub const MAX_INSTANTIATIONS: usize = 16;
+
+/// The distinct instantiations a host generates modules for, in a fixed order: first every
+/// variable alike as far as its kind allows — `i64` ([`default_instantiation`]), `f64`
+/// ([`float_instantiation`]), `i32`, `f32` — then every other combination of the types each
+/// variable may be (`i64`, `f64`, `i32`, `f32` for a number, only the integers for an integer,
+/// the floats for a float), the last variable varying fastest, at most [`MAX_INSTANTIATIONS`] in
+/// all. Numbers of other types (beyond the cap, or a compared-only variable as `bool`) find no
+/// module and run on the CPU targets.
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Instantiation> {
-    let (d, f) = (default_instantiation(numeric), float_instantiation(numeric));
-    if d == f { vec![d] } else { vec![d, f] }
+    let mut out: Vec<Instantiation> = Vec::new();
+    let add = |i: Instantiation, out: &mut Vec<Instantiation>| {
+        if out.len() < MAX_INSTANTIATIONS && !out.contains(&i) {
+            out.push(i);
+        }
+    };
+    for like in [NumType::I64, NumType::F64, NumType::I32, NumType::F32] {
+        add(uniform(numeric, like), &mut out);
+    }
+    // An odometer over the choices: stops once the cap is reached, however many variables.
+    let mut digits = vec![0_usize; numeric.len()];
+    while out.len() < MAX_INSTANTIATIONS {
+        let inst = numeric
+            .iter()
+            .zip(&digits)
+            .map(|((v, k), d)| (*v, choices(*k)[*d]))
+            .collect();
+        add(inst, &mut out);
+        let mut k = digits.len();
+        loop {
+            if k == 0 {
+                return out;
+            }
+            k -= 1;
+            digits[k] += 1;
+            if digits[k] < choices(numeric[k].1).len() {
+                break;
+            }
+            digits[k] = 0;
+        }
+    }
+    out
 }
 
 /// The part of a module's names that tells its instantiation: empty without type variables, else
@@ -235,6 +325,10 @@ pub enum CLayout {
     I64,
     /// `double`.
     F64,
+    /// `int`, 4 bytes.
+    I32,
+    /// `float`, 4 bytes.
+    F32,
     /// `bool`, one byte.
     Bool,
     /// `pm_unit`, an empty struct (one byte).
@@ -261,6 +355,7 @@ impl CLayout {
     pub fn size_align(&self, max_rank: usize) -> (usize, usize) {
         match self {
             CLayout::I64 | CLayout::F64 => (8, 8),
+            CLayout::I32 | CLayout::F32 => (4, 4),
             CLayout::Bool | CLayout::Unit => (1, 1),
             CLayout::Seq(_) => (16, 8),
             CLayout::Tensor(_) => (8 * (max_rank + 3), 8),
@@ -301,7 +396,8 @@ impl CLayout {
 pub struct KernelParam {
     /// Its C name.
     pub name: String,
-    /// Its PMExpr type, instantiated.
+    /// Its PMExpr type, instantiated (an `i32` or `f32` stays its type variable; `c_type` and
+    /// `layout` tell which it is).
     pub ty: Type,
     /// Its C type as the source spells it.
     pub c_type: String,
@@ -364,7 +460,8 @@ pub struct HostPlan {
     /// accelerated binding. Host code that is not straight-line runs on the CUDA targets too
     /// (see `codegen::cuda_host`); this only tells which description fits.
     pub straight_line: bool,
-    /// The result type of the accelerated expression.
+    /// The result type of the accelerated expression (an `i32` or `f32` in it is still its type
+    /// variable: PMExpr's types have no 32-bit numbers).
     pub result: Type,
 }
 
@@ -396,11 +493,13 @@ pub enum DeviceError {
     Never = 11,
     /// No arm of a `match` matched.
     NoMatch = 12,
+    /// An integer literal does not fit the site's integer type (`i32`).
+    LiteralTooBig = 13,
 }
 
 impl DeviceError {
     /// Every error, by code.
-    pub const ALL: [DeviceError; 12] = [
+    pub const ALL: [DeviceError; 13] = [
         DeviceError::DivisionByZero,
         DeviceError::SeqNegativeIndex,
         DeviceError::SeqOutOfBounds,
@@ -413,6 +512,7 @@ impl DeviceError {
         DeviceError::SubOutOfBounds,
         DeviceError::Never,
         DeviceError::NoMatch,
+        DeviceError::LiteralTooBig,
     ];
 
     /// The code stored in `pmexpr_error[0]`.
@@ -548,7 +648,7 @@ pub fn generate(
     }
     let _ = writeln!(out, "//");
     let _ = writeln!(out, "// Host side (not generated here):");
-    for line in host_summary(&kernels, &plan) {
+    for line in host_summary(&kernels, &plan, &g.shown(&plan.result)) {
         let _ = writeln!(out, "//   {line}");
     }
     out.push('\n');
@@ -596,7 +696,7 @@ pub fn generate(
 }
 
 /// The lines of the source's header comment that describe the host side.
-fn host_summary(kernels: &[Kernel], plan: &HostPlan) -> Vec<String> {
+fn host_summary(kernels: &[Kernel], plan: &HostPlan, result: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for k in kernels {
         let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
@@ -612,8 +712,7 @@ fn host_summary(kernels: &[Kernel], plan: &HostPlan) -> Vec<String> {
     if plan.straight_line {
         lines.push(format!(
             "the accelerated expression launches these in order, each once; the rest of it is \
-             sequential code (result: {})",
-            plan.result
+             sequential code (result: {result})"
         ));
     } else {
         let fns: Vec<&str> = plan.functions.iter().map(|(_, n)| n.as_str()).collect();
@@ -878,21 +977,60 @@ fn float_lit(x: f64) -> String {
     }
 }
 
+/// An `i32` literal (C++ `int`).
+fn int32_lit(i: i32) -> String {
+    if i == i32::MIN {
+        "(-2147483647 - 1)".into()
+    } else if i < 0 {
+        format!("({i})")
+    } else {
+        i.to_string()
+    }
+}
+
+/// An `f32` literal (C++ `float`): never a `double`, which would widen the arithmetic around it.
+fn float32_lit(x: f32) -> String {
+    if x.is_nan() {
+        "__int_as_float(0x7fc00000)".into()
+    } else if x.is_infinite() {
+        // 0xff800000 as an `int`: a hexadecimal literal that large would be unsigned.
+        let bits = if x > 0.0 { "0x7f800000" } else { "(-8388608)" };
+        format!("__int_as_float({bits})")
+    } else {
+        // `{:?}` prints the shortest text that reads back as this `f32`, always with a `.` or an
+        // `e`; with `f` it is a C++ `float` literal, which the compiler rounds the same way.
+        let s = format!("{x:?}f");
+        if x.is_sign_negative() {
+            format!("({s})")
+        } else {
+            s
+        }
+    }
+}
+
+/// A literal as C++: a value, or a call that records that it does not fit and gives 0.
+enum Literal {
+    Value(String),
+    Fails(String),
+}
+
 const UNIT: &str = "pm_unit{}";
 
 impl<'a> Gen<'a> {
     // ----- types -----
 
-    /// The type with the numeric type variables instantiated.
+    /// The type with the numeric type variables instantiated: those of the 64-bit numbers and
+    /// `bool` become those types; those of `i32` and `f32` stay variables (PMExpr has no type
+    /// for them), which [`Gen::num`] and the C types resolve.
     fn ity(&self, t: &Type, span: SpanRange) -> Result<Type> {
         Ok(match t {
             Type::Var(v) => match self.inst.get(v) {
-                Some(n) => n.ty(),
+                Some(n) => n.ty().unwrap_or(Type::Var(*v)),
                 None => {
                     return unsupported(
                         span,
                         format!(
-                            "the numeric type variable {} has no instantiation (i64 or f64)",
+                            "the numeric type variable {} has no instantiation (i64, f64, i32 or f32)",
                             v.0
                         ),
                     );
@@ -910,6 +1048,58 @@ impl<'a> Gen<'a> {
         })
     }
 
+    /// The number (or `bool`) an instantiated type is, if it is one.
+    fn num(&self, t: &Type) -> Option<NumType> {
+        match t {
+            Type::Int => Some(NumType::I64),
+            Type::Float => Some(NumType::F64),
+            Type::Bool => Some(NumType::Bool),
+            Type::Var(v) => self.inst.get(v).copied(),
+            _ => None,
+        }
+    }
+
+    /// An instantiated type as Rust spells it, for comments (`Tensor<f32>`; [`Type`]'s own
+    /// printout shows a variable as `_`).
+    fn shown(&self, t: &Type) -> String {
+        let list = |ts: &mut dyn Iterator<Item = &Type>| -> Vec<String> {
+            ts.map(|t| self.shown(t)).collect()
+        };
+        match t {
+            Type::Var(v) => self
+                .inst
+                .get(v)
+                .map_or_else(|| t.to_string(), |n| n.tag().to_string()),
+            Type::Seq(a) => format!("Vec<{}>", self.shown(a)),
+            Type::Tensor(a) => format!("Tensor<{}>", self.shown(a)),
+            Type::Arrow(..) => {
+                let mut params = Vec::new();
+                let mut r = t;
+                while let Type::Arrow(a, b) = r {
+                    params.push(self.shown(a));
+                    r = b;
+                }
+                format!("fn({}) -> {}", params.join(", "), self.shown(r))
+            }
+            Type::Record(fs) if Type::is_tuple_record(fs) => {
+                let parts = list(&mut fs.iter().map(|(_, t)| t));
+                match parts.len() {
+                    0 => "()".into(),
+                    1 => format!("({},)", parts[0]),
+                    _ => format!("({})", parts.join(", ")),
+                }
+            }
+            Type::Record(fs) => {
+                let parts: Vec<String> = fs
+                    .iter()
+                    .map(|(l, t)| format!("{l}: {}", self.shown(t)))
+                    .collect();
+                format!("{{ {} }}", parts.join(", "))
+            }
+            Type::Int | Type::Float | Type::Bool => t.to_string(),
+        }
+    }
+
     /// The C type of a (possibly not instantiated) PMExpr type; defines record structs on first
     /// use, fields first.
     fn c_type(&mut self, t: &Type, span: SpanRange) -> Result<String> {
@@ -919,17 +1109,29 @@ impl<'a> Gen<'a> {
 
     fn c_type_of(&mut self, t: &Type, span: SpanRange) -> Result<String> {
         Ok(match t {
-            Type::Int => "long long".into(),
-            Type::Float => "double".into(),
-            Type::Bool => "bool".into(),
+            Type::Int => NumType::I64.c_type().into(),
+            Type::Float => NumType::F64.c_type().into(),
+            Type::Bool => NumType::Bool.c_type().into(),
+            Type::Var(v) => match self.inst.get(v) {
+                Some(n) if n.ty().is_none() => n.c_type().into(),
+                _ => {
+                    let t = self.ity(t, span)?;
+                    return self.c_type_of(&t, span);
+                }
+            },
             Type::Record(fs) if fs.is_empty() => "pm_unit".into(),
             Type::Seq(a) => format!("pm_seq<{}>", self.c_type_of(a, span)?),
-            Type::Tensor(a) => match **a {
-                Type::Int | Type::Float => format!("pm_tensor<{}>", self.c_type_of(a, span)?),
+            Type::Tensor(a) => match self.num(a) {
+                Some(n) if n != NumType::Bool => {
+                    format!("pm_tensor<{}>", self.c_type_of(a, span)?)
+                }
                 _ => {
                     return unsupported(
                         span,
-                        format!("a tensor of `{a}` (tensors hold i64 or f64)"),
+                        format!(
+                            "a tensor of `{}` (tensors hold i64, f64, i32 or f32)",
+                            self.shown(a)
+                        ),
                     );
                 }
             },
@@ -950,15 +1152,17 @@ impl<'a> Gen<'a> {
                 self.record_index.insert(t.clone(), self.records.len());
                 self.records.push(RecordStruct {
                     name: name.clone(),
-                    rust: t.to_string(),
+                    rust: self.shown(t),
                     fields,
                 });
                 name
             }
             Type::Arrow(..) => {
-                return unsupported(span, format!("a value of function type `{t}` in CUDA code"));
+                return unsupported(
+                    span,
+                    format!("a value of function type `{}` in CUDA code", self.shown(t)),
+                );
             }
-            Type::Var(_) => return self.c_type(t, span),
         })
     }
 
@@ -974,9 +1178,16 @@ impl<'a> Gen<'a> {
     fn layout(&mut self, t: &Type, span: SpanRange) -> Result<CLayout> {
         let t = self.ity(t, span)?;
         Ok(match &t {
-            Type::Int => CLayout::I64,
-            Type::Float => CLayout::F64,
-            Type::Bool => CLayout::Bool,
+            Type::Int | Type::Float | Type::Bool | Type::Var(_) => match self.num(&t) {
+                Some(NumType::I64) => CLayout::I64,
+                Some(NumType::F64) => CLayout::F64,
+                Some(NumType::I32) => CLayout::I32,
+                Some(NumType::F32) => CLayout::F32,
+                Some(NumType::Bool) => CLayout::Bool,
+                None => {
+                    return unsupported(span, format!("a kernel parameter of type `{t}`"));
+                }
+            },
             Type::Record(fs) if fs.is_empty() => CLayout::Unit,
             Type::Seq(a) => CLayout::Seq(Box::new(self.layout(a, span)?)),
             Type::Tensor(a) => CLayout::Tensor(Box::new(self.layout(a, span)?)),
@@ -988,8 +1199,11 @@ impl<'a> Gen<'a> {
                 }
                 CLayout::Struct { name, fields }
             }
-            Type::Arrow(..) | Type::Var(_) => {
-                return unsupported(span, format!("a kernel parameter of type `{t}`"));
+            Type::Arrow(..) => {
+                return unsupported(
+                    span,
+                    format!("a kernel parameter of type `{}`", self.shown(&t)),
+                );
             }
         })
     }
@@ -1304,13 +1518,38 @@ impl<'a> Gen<'a> {
             Origin::Item(i) => format!(" (#[pmexpr] fn at {})", i.location),
             Origin::Local | Origin::Site => String::new(),
         };
-        let _ = writeln!(text, "// `{}`: {ty}{origin}", def.ident.name);
+        let _ = writeln!(text, "// `{}`: {}{origin}", def.ident.name, self.shown(&ty));
         let _ = writeln!(text, "{proto} {{");
         for (depth, line) in &b.lines {
             let _ = writeln!(text, "{}{line}", "    ".repeat(*depth));
         }
         let _ = writeln!(text, "}}");
         Ok((proto, text))
+    }
+
+    /// A literal of the instantiated type `ty`. An integer literal that does not fit an `i32`
+    /// fails when it is evaluated, as on the CPU targets (where the Rust type is known only at
+    /// run time, so the check is a run-time one there too).
+    fn lit(&mut self, l: &Lit, ty: &Type, span: SpanRange) -> Literal {
+        Literal::Value(match (l, self.num(ty)) {
+            (Lit::Int(i), Some(NumType::I32)) => match i32::try_from(*i) {
+                Ok(x) => int32_lit(x),
+                Err(_) => {
+                    let chk = self.check("integer literal", span);
+                    return Literal::Fails(format!(
+                        "pm_literal_too_big<int>({chk}, {})",
+                        int_lit(*i)
+                    ));
+                }
+            },
+            // Rounded once, to the nearest `f32`, as Rust's `as f32` does; the shortest text
+            // that reads back as that `f32` is a C++ `float` literal with `f` appended.
+            (Lit::Float(x), Some(NumType::F32)) => float32_lit(*x as f32),
+            (Lit::Int(i), _) => int_lit(*i),
+            (Lit::Float(x), _) => float_lit(*x),
+            (Lit::Bool(v), _) => v.to_string(),
+            (Lit::Unit, _) => UNIT.into(),
+        })
     }
 
     /// Registers a runtime check; its number.
@@ -1415,15 +1654,11 @@ impl<'a> Gen<'a> {
                 ),
                 None => unsupported(e.span, format!("`{}` is not in scope", ident.name)),
             },
-            ExprKind::Lit(l) => {
-                let c = match l {
-                    Lit::Int(i) => int_lit(*i),
-                    Lit::Float(x) => float_lit(*x),
-                    Lit::Bool(v) => v.to_string(),
-                    Lit::Unit => UNIT.into(),
-                };
-                self.finish(b, &ty, c, dest, e.span)
-            }
+            ExprKind::Lit(l) => match self.lit(l, &ty, e.span) {
+                // Failing is an effect: it happens in PMExpr's order.
+                Literal::Fails(c) => self.bind(b, &ty, c, dest, e.span),
+                Literal::Value(c) => self.finish(b, &ty, c, dest, e.span),
+            },
             ExprKind::Intrinsic(i) => unsupported(
                 e.span,
                 format!("the intrinsic `{}` used as a value", i.name()),
@@ -1626,7 +1861,7 @@ impl<'a> Gen<'a> {
                 Scrut::Value(s)
             }
         };
-        let Some(cond) = pattern_cond(pat, &s) else {
+        let Some(cond) = self.pattern_cond(pat, &s)? else {
             // Irrefutable (a `let` of a tuple): bind and go on; the other branch cannot run.
             self.bind_pattern(b, pat, &s)?;
             return self.value(b, then, dest);
@@ -1693,6 +1928,31 @@ impl<'a> Gen<'a> {
             (None, Some(Dest::Assign(r))) => r,
             (None, Some(Dest::Return)) => String::new(),
             _ => UNIT.into(),
+        })
+    }
+
+    /// The C condition under which a pattern matches `s`; `None` when it always does.
+    fn pattern_cond(&mut self, p: &Pat, s: &Scrut) -> Result<Option<String>> {
+        Ok(match &p.kind {
+            PatKind::Wild | PatKind::Bind(_) | PatKind::Lit(Lit::Unit) => None,
+            PatKind::Lit(Lit::Bool(true)) => Some(s.c()),
+            PatKind::Lit(Lit::Bool(false)) => Some(format!("!{}", s.c())),
+            PatKind::Lit(l) => {
+                let ty = self.ity(&p.ty, p.span)?;
+                let (Literal::Value(c) | Literal::Fails(c)) = self.lit(l, &ty, p.span);
+                Some(format!("({} == {c})", s.c()))
+            }
+            PatKind::Record(fs) => {
+                let mut conds = Vec::new();
+                for (l, sub) in fs {
+                    conds.extend(self.pattern_cond(sub, &s.field(l))?);
+                }
+                match conds.len() {
+                    0 => None,
+                    1 => conds.into_iter().next(),
+                    _ => Some(format!("({})", conds.join(" && "))),
+                }
+            }
         })
     }
 
@@ -2066,20 +2326,22 @@ impl<'a> Gen<'a> {
             return unsupported(span, format!("`{}` given {} arguments", i.name(), a.len()));
         }
         // The generic operators on numbers take the instantiated type of their operands.
-        let i = match (i, tys.first()) {
-            (NumAdd, Some(Type::Float)) => AddF,
-            (NumSub, Some(Type::Float)) => SubF,
-            (NumMul, Some(Type::Float)) => MulF,
-            (NumDiv, Some(Type::Float)) => DivF,
-            (NumNeg, Some(Type::Float)) => NegF,
-            (NumEq, Some(Type::Float)) => EqF,
-            (NumNe, Some(Type::Float)) => NeqF,
-            (NumLt, Some(Type::Float)) => LtF,
-            (NumLe, Some(Type::Float)) => LeqF,
-            (NumGt, Some(Type::Float)) => GtF,
-            (NumGe, Some(Type::Float)) => GeqF,
-            (NumEq, Some(Type::Bool)) => EqB,
-            (NumNe, Some(Type::Bool)) => NeqB,
+        let operands = tys.first().and_then(|t| self.num(t));
+        let float = operands.is_some_and(NumType::is_float);
+        let i = match (i, operands) {
+            (NumAdd, _) if float => AddF,
+            (NumSub, _) if float => SubF,
+            (NumMul, _) if float => MulF,
+            (NumDiv, _) if float => DivF,
+            (NumNeg, _) if float => NegF,
+            (NumEq, _) if float => EqF,
+            (NumNe, _) if float => NeqF,
+            (NumLt, _) if float => LtF,
+            (NumLe, _) if float => LeqF,
+            (NumGt, _) if float => GtF,
+            (NumGe, _) if float => GeqF,
+            (NumEq, Some(NumType::Bool)) => EqB,
+            (NumNe, Some(NumType::Bool)) => NeqB,
             (NumAdd, _) => AddI,
             (NumSub, _) => SubI,
             (NumMul, _) => MulI,
@@ -2093,6 +2355,13 @@ impl<'a> Gen<'a> {
             (NumGe, _) => GeqI,
             (other, _) => other,
         };
+        // `i32` arithmetic has its own wrapping helpers (`pm_addi32` …); `f32` arithmetic is the
+        // C++ operators on `float` operands, which C++ computes in `float`.
+        let width = if operands == Some(NumType::I32) {
+            "32"
+        } else {
+            ""
+        };
         let pure = match i {
             AddI | SubI | MulI => {
                 let f = match i {
@@ -2100,13 +2369,19 @@ impl<'a> Gen<'a> {
                     SubI => "pm_subi",
                     _ => "pm_muli",
                 };
-                format!("{f}({}, {})", a[0], a[1])
+                format!("{f}{width}({}, {})", a[0], a[1])
             }
-            NegI => format!("pm_negi({})", a[0]),
+            NegI => format!("pm_negi{width}({})", a[0]),
             DivI | ModI => {
                 let chk = self.check(i.name(), span);
                 let f = if i == DivI { "pm_divi" } else { "pm_modi" };
-                return self.bind(b, ty, format!("{f}({chk}, {}, {})", a[0], a[1]), dest, span);
+                return self.bind(
+                    b,
+                    ty,
+                    format!("{f}{width}({chk}, {}, {})", a[0], a[1]),
+                    dest,
+                    span,
+                );
             }
             AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
             | GtF | LeqF | GeqF | EqB | NeqB => {
@@ -2307,28 +2582,6 @@ impl Scrut {
             Scrut::Fields(name, fs) => {
                 let items: Vec<String> = fs.iter().map(|(_, v)| v.c()).collect();
                 format!("{name}{{{}}}", items.join(", "))
-            }
-        }
-    }
-}
-
-/// The C condition under which a pattern matches `s`; `None` when it always does.
-fn pattern_cond(p: &Pat, s: &Scrut) -> Option<String> {
-    match &p.kind {
-        PatKind::Wild | PatKind::Bind(_) | PatKind::Lit(Lit::Unit) => None,
-        PatKind::Lit(Lit::Bool(true)) => Some(s.c()),
-        PatKind::Lit(Lit::Bool(false)) => Some(format!("!{}", s.c())),
-        PatKind::Lit(Lit::Int(i)) => Some(format!("({} == {})", s.c(), int_lit(*i))),
-        PatKind::Lit(Lit::Float(x)) => Some(format!("({} == {})", s.c(), float_lit(*x))),
-        PatKind::Record(fs) => {
-            let conds: Vec<String> = fs
-                .iter()
-                .filter_map(|(l, p)| pattern_cond(p, &s.field(l)))
-                .collect();
-            match conds.len() {
-                0 => None,
-                1 => conds.into_iter().next(),
-                _ => Some(format!("({})", conds.join(" && "))),
             }
         }
     }
@@ -2734,6 +2987,137 @@ mod tests {
         assert_eq!(types, ["pm_tensor<double>", "double", "long long"]);
     }
 
+    /// Every type the runtime's number traits implement gets a module, uniform ones first.
+    #[test]
+    fn instantiations_cover_the_runtime_types() {
+        use NumType::*;
+        let (a, b, c) = (TyVar(0), TyVar(1), TyVar(2));
+        let tags = |insts: Vec<Instantiation>| -> Vec<String> {
+            insts.iter().map(instantiation_suffix).collect()
+        };
+        assert_eq!(instantiations(&[]), vec![Instantiation::new()]);
+        assert_eq!(
+            tags(instantiations(&[(a, Numeric::Num)])),
+            ["_i64", "_f64", "_i32", "_f32"]
+        );
+        assert_eq!(
+            tags(instantiations(&[(a, Numeric::Scalar)])),
+            ["_i64", "_f64", "_i32", "_f32"]
+        );
+        assert_eq!(tags(instantiations(&[(a, Numeric::Int)])), ["_i64", "_i32"]);
+        assert_eq!(
+            tags(instantiations(&[(a, Numeric::Float)])),
+            ["_f64", "_f32"]
+        );
+        // An integer and a float: the same width first, then the mixes.
+        assert_eq!(
+            tags(instantiations(&[(a, Numeric::Int), (b, Numeric::Float)])),
+            ["_i64_f64", "_i32_f32", "_i64_f32", "_i32_f64"]
+        );
+        assert_eq!(
+            default_instantiation(&[(a, Numeric::Num), (b, Numeric::Float)]),
+            Instantiation::from([(a, I64), (b, F64)])
+        );
+        assert_eq!(
+            float_instantiation(&[(a, Numeric::Num), (b, Numeric::Int)]),
+            Instantiation::from([(a, F64), (b, I64)])
+        );
+        // Three numbers: 64 combinations, capped; the uniform ones are among those kept.
+        let three = instantiations(&[(a, Numeric::Num), (b, Numeric::Num), (c, Numeric::Num)]);
+        assert_eq!(three.len(), MAX_INSTANTIATIONS);
+        assert_eq!(
+            three[3],
+            Instantiation::from([(a, F32), (b, F32), (c, F32)])
+        );
+        assert_eq!(
+            three.iter().collect::<BTreeSet<_>>().len(),
+            MAX_INSTANTIATIONS,
+            "distinct"
+        );
+        // Many variables: the enumeration stops at the cap.
+        let many: Vec<(TyVar, Numeric)> = (0..40).map(|i| (TyVar(i), Numeric::Num)).collect();
+        assert_eq!(instantiations(&many).len(), MAX_INSTANTIATIONS);
+    }
+
+    /// `i32` and `f32` instantiations: `int` and `float` everywhere the number goes, 32-bit
+    /// wrapping helpers, `float` literals, and a literal too big for an `i32` as a check.
+    #[test]
+    fn narrow_numbers_are_not_widened() {
+        let site = crate::site::compile_for_test(
+            quote!(par_loop(n, |i| {
+                let x = tensor_get(t, [i]);
+                tensor_set(t, [i], -(x * 3 + x / 2) + get(s, i))
+            })),
+            &[],
+        )
+        .unwrap();
+        let program = site.program.as_ref().unwrap();
+        let [(v, Numeric::Int)] = site.mono.numeric[..] else {
+            panic!("{:?}", site.mono.numeric)
+        };
+        let i32_inst = Instantiation::from([(v, NumType::I32)]);
+        let m = generate(program, &i32_inst, &CudaOptions::for_site("x")).unwrap();
+        assert_eq!(m.namespace, "pm_x_i32");
+        let params: Vec<(&str, &CLayout)> = m.kernels[0]
+            .params
+            .iter()
+            .map(|p| (p.c_type.as_str(), &p.layout))
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("pm_tensor<int>", &CLayout::Tensor(Box::new(CLayout::I32))),
+                ("pm_seq<int>", &CLayout::Seq(Box::new(CLayout::I32))),
+                ("long long", &CLayout::I64),
+            ]
+        );
+        let own = &m.source[m.source.find("namespace pm_x_i32").unwrap()..];
+        assert!(own.contains("pm_muli32(x_"), "{own}");
+        assert!(own.contains("pm_divi32("), "{own}");
+        assert!(own.contains("pm_negi32("), "{own}");
+        assert!(!own.contains("pm_addi("), "no 64-bit arithmetic: {own}");
+        // The index arithmetic stays 64-bit, the numbers' literals are `int`s.
+        assert!(own.contains(", 3)") && !own.contains("3LL"), "{own}");
+
+        let site = crate::site::compile_for_test(
+            quote!(par_loop(n, |i| tensor_set(
+                t,
+                [i],
+                tensor_get(t, [i]) * 0.1 + 3000000000
+            ))),
+            &[],
+        );
+        // An integer literal where a float is: rejected before code generation.
+        assert!(site.is_err());
+        let site = crate::site::compile_for_test(
+            quote!(par_loop(n, |i| {
+                let k = tensor_get(u, [i]) + 3000000000;
+                tensor_set(t, [i], tensor_get(t, [i]) * 0.1 + 1e39)
+            })),
+            &[],
+        )
+        .unwrap();
+        let program = site.program.as_ref().unwrap();
+        let narrow: Vec<Instantiation> = instantiations(&site.mono.numeric)
+            .into_iter()
+            .filter(|i| i.values().all(|t| matches!(t, NumType::I32 | NumType::F32)))
+            .collect();
+        assert_eq!(narrow.len(), 1);
+        let m = generate(program, &narrow[0], &CudaOptions::for_site("x")).unwrap();
+        let own = &m.source[m.source.find("namespace pm_x_").unwrap()..];
+        assert!(!own.contains("double"), "{own}");
+        assert!(own.contains("* 0.1f)"), "{own}");
+        assert!(
+            own.contains("__int_as_float(0x7f800000)"),
+            "1e39 is inf as f32: {own}"
+        );
+        assert!(
+            own.contains("pm_literal_too_big<int>(") && own.contains("3000000000LL"),
+            "{own}"
+        );
+        assert!(m.checks.iter().any(|c| c.construct == "integer literal"));
+    }
+
     /// The error codes of the prelude are those of [`DeviceError`].
     #[test]
     fn error_codes_match_the_prelude() {
@@ -2750,6 +3134,7 @@ mod tests {
             "PM_SUB_OUT_OF_BOUNDS",
             "PM_NEVER",
             "PM_NO_MATCH",
+            "PM_LITERAL_TOO_BIG",
         ];
         for (name, e) in names.iter().zip(DeviceError::ALL) {
             assert!(
@@ -2780,6 +3165,17 @@ mod tests {
             (48, 8)
         );
         assert_eq!(CLayout::Seq(Box::new(CLayout::Bool)).size_align(3), (16, 8));
+        let narrow = CLayout::Struct {
+            name: "tuple1".into(),
+            fields: vec![
+                ("_0".into(), CLayout::F32),
+                ("_1".into(), CLayout::I64),
+                ("_2".into(), CLayout::I32),
+                ("_3".into(), CLayout::F32),
+            ],
+        };
+        assert_eq!(narrow.size_align(3), (24, 8));
+        assert_eq!(narrow.field_offsets(3), [0, 8, 16, 20]);
         let empty = CLayout::Struct {
             name: "e".into(),
             fields: vec![],
@@ -2804,6 +3200,16 @@ mod tests {
         assert_eq!(float_lit(1.0), "1.0");
         assert_eq!(float_lit(1e-7), "1e-7");
         assert!(float_lit(f64::NAN).contains("0x7ff8"));
+        assert_eq!(int32_lit(i32::MIN), "(-2147483647 - 1)");
+        assert_eq!(int32_lit(-3), "(-3)");
+        assert_eq!(int32_lit(7), "7");
+        assert_eq!(float32_lit(1.1), "1.1f");
+        assert_eq!(float32_lit(-0.5), "(-0.5f)");
+        assert_eq!(float32_lit(1e-7), "1e-7f");
+        assert_eq!(float32_lit(f32::MAX), "3.4028235e38f");
+        assert_eq!(float32_lit(f32::NEG_INFINITY), "__int_as_float((-8388608))");
+        assert_eq!(f32::NEG_INFINITY.to_bits() as i32, -8388608);
+        assert!(float32_lit(f32::NAN).contains("0x7fc00000"));
         assert_eq!(strip_parens("(a < b)"), "a < b");
         assert_eq!(strip_parens("(a) && (b)"), "(a) && (b)");
     }

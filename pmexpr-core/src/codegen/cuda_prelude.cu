@@ -39,7 +39,8 @@ enum pm_error_code {
     PM_SUB_NEGATIVE_LENGTH = 9,
     PM_SUB_OUT_OF_BOUNDS = 10,
     PM_NEVER = 11,
-    PM_NO_MATCH = 12
+    PM_NO_MATCH = 12,
+    PM_LITERAL_TOO_BIG = 13
 };
 
 __device__ __noinline__ void pm_fail(int code, int check, long long a, long long b) {
@@ -83,6 +84,30 @@ __device__ __forceinline__ long long pm_modi(int check, long long a, long long b
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
     if (b == -1) return 0;
     return a % b;
+}
+// The same for `i32` (`int`): 32-bit wrapping, as Rust's `i32` wraps.
+__device__ __forceinline__ int pm_addi32(int a, int b) {
+    return (int)((unsigned)a + (unsigned)b);
+}
+__device__ __forceinline__ int pm_subi32(int a, int b) {
+    return (int)((unsigned)a - (unsigned)b);
+}
+__device__ __forceinline__ int pm_muli32(int a, int b) {
+    return (int)((unsigned)a * (unsigned)b);
+}
+__device__ __forceinline__ int pm_negi32(int a) {
+    return (int)(0U - (unsigned)a);
+}
+__device__ __forceinline__ int pm_divi32(int check, int a, int b) {
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
+    if (b == -1) return pm_negi32(a);
+    return a / b;
+}
+// An integer literal that does not fit the number type the captured values gave it (the CPU
+// targets check it when they evaluate it, too): [2] the literal, [3] the type's bits.
+template <typename T> __device__ __forceinline__ T pm_literal_too_big(int check, long long v) {
+    pm_fail(PM_LITERAL_TOO_BIG, check, v, (long long)(8 * sizeof(T)));
+    return T();
 }
 // `floorfi`, saturating like Rust's `as i64` (NaN gives 0); the C++ conversion would be undefined.
 __device__ __forceinline__ long long pm_floorfi(double x) {

@@ -156,7 +156,7 @@ impl<'a> Call<'a> {
             say_once(
                 format!("{site} {instantiation:?}"),
                 &format!(
-                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code is generated for its numbers as {} (only i64, f64 and bool)",
+                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, at most 16 combinations of them a site)",
                     instantiation.join(", ")
                 ),
             );

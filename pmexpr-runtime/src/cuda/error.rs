@@ -25,6 +25,8 @@ pub fn describe(record: [u64; 4]) -> Option<String> {
         12 => {
             "no pattern matched the value (`match` inside `accelerate!` is not checked for exhaustiveness)"
         }
+        // Worded as `Int::from_lit` words it on the CPU.
+        13 => return Some(format!("the integer literal {a} does not fit in i{b}")),
         other => return Some(format!("unknown device error code {other}")),
     };
     Some(match code {
@@ -54,6 +56,10 @@ mod tests {
         assert_eq!(
             describe([6, 1, (-2_i64) as u64, 0]).as_deref(),
             Some("Negative index used to access tensor: -2")
+        );
+        assert_eq!(
+            describe([13, 1, 3_000_000_000, 32]).as_deref(),
+            Some("the integer literal 3000000000 does not fit in i32")
         );
         assert!(describe([99, 0, 0, 0]).unwrap().contains("99"));
     }

@@ -1,5 +1,5 @@
 //! A number whose type the captured values fix (`a`, the elements of `x` and `y`): one module per
-//! instantiation (i64, then f64), concatenated here as one program.
+//! instantiation (i64, f64, i32, then f32), concatenated here as one program.
 fn main() {
     accelerate!(par_loop(n, |i| tensor_set(
         y,
