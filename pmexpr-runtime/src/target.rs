@@ -2,7 +2,8 @@
 //!
 //! `PMEXPR_BACKEND=auto|cpu|seq|cuda|cuda-emulator|futhark` chooses one for the whole process
 //! (`auto` when unset: CUDA-class sites on the GPU when there is a usable one, Futhark-class sites
-//! on their Futhark library when the build compiled one, everything else on all CPU cores); `PMEXPR_DEBUG=1` switches on debug mode (the sequential backend with runtime checks)
+//! on their Futhark library when the build compiled a `cuda` one and there is a GPU, everything
+//! else on all CPU cores); `PMEXPR_DEBUG=1` switches on debug mode (the sequential backend with runtime checks)
 //! and takes precedence.
 //! [`with_target`] overrides both for the calls made inside a closure on the current thread, which
 //! is how tests run one expression on several backends in one process.
@@ -19,8 +20,8 @@ use crate::site::Site;
 #[non_exhaustive]
 pub enum Target {
     /// The default: CUDA-class sites on the GPU when one is usable (else, said once on stderr,
-    /// on the CPU), Futhark-class sites on their Futhark library when the build compiled a
-    /// `multicore` one (or a `cuda` one and there is a GPU), every other site on all CPU cores.
+    /// on the CPU), Futhark-class sites on their Futhark library when the build compiled a `cuda`
+    /// one and there is a GPU, every other site on all CPU cores.
     Auto,
     /// Sequential Rust: the reference semantics.
     Seq,

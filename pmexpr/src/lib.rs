@@ -159,7 +159,7 @@
 //!
 //! | target | what runs | chosen by |
 //! |---|---|---|
-//! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; Futhark-class sites on their Futhark library when the build made a `multicore` one (or a `cuda` one and there is a GPU); other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
+//! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; Futhark-class sites on their Futhark library when the build made a `cuda` one and there is a GPU; other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
 //! | `cpu` | all cores, through rayon | `PMEXPR_BACKEND=cpu` |
 //! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |

@@ -460,8 +460,8 @@ fn say_once(key: String, line: &str) {
 
 impl<'a> FutharkCall<'a> {
     /// Starts a call of the site's entry point for `instantiation` (the Rust types of its number
-    /// type variables). `None`: run on the CPU — for [`Target::Auto`] when the library is the
-    /// sequential `c` flavour or cannot be used (said once on stderr), and for any target when the
+    /// type variables). `None`: run on the CPU — for [`Target::Auto`] unless the library is the
+    /// `cuda` flavour and usable (else said once on stderr), and for any target when the
     /// library has no entry point for these number types (said once under the `futhark` target).
     /// An explicit `futhark` target whose library cannot be used (no GPU for the `cuda` flavour,
     /// a context that cannot be created) fails at the site.
@@ -486,8 +486,9 @@ impl<'a> FutharkCall<'a> {
             );
             None
         };
-        if !explicit && library.backend == "c" {
-            // Sequential C is no faster than the multicore CPU target.
+        if !explicit && library.backend != "cuda" {
+            // On the CPU the `cpu` target is at least as fast (the library copies every array
+            // result out of its context: see BENCHMARKS.md); the library is for `futhark`.
             return None;
         }
         if library.backend == "cuda"

@@ -9,8 +9,8 @@
 //!
 //! Flavours: `multicore` (the default) and `c` are linked into the program; `cuda` is a shared
 //! library opened only after the GPU probe found a usable GPU. The `auto` target runs a site on
-//! its library when it is `multicore`, or `cuda` with a GPU; `PMEXPR_BACKEND=futhark` asks for
-//! the library whatever its flavour; a site without one runs on the CPU (said once on stderr).
+//! its library when it is `cuda` and there is a GPU (on the CPU, the `cpu` target is at least as
+//! fast); `PMEXPR_BACKEND=futhark` asks for the library whatever its flavour; a site without one runs on the CPU (said once on stderr).
 
 pub mod call;
 pub mod leaf;
