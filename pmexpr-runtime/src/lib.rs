@@ -14,6 +14,27 @@
 
 #![warn(missing_docs)]
 
+/// Calls the macro `$m` with the tuple arities that marshaling supports (1 to 12), each as
+/// `(A 0, B 1, …)`: type parameter and field index.
+macro_rules! for_tuples {
+    ($m:ident) => {
+        $m! {
+            (A 0)
+            (A 0, B 1)
+            (A 0, B 1, C 2)
+            (A 0, B 1, C 2, D 3)
+            (A 0, B 1, C 2, D 3, E 4)
+            (A 0, B 1, C 2, D 3, E 4, F 5)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+        }
+    };
+}
+
 pub mod backend;
 pub mod checks;
 pub mod cuda;

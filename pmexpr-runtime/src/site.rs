@@ -37,6 +37,20 @@ impl Site {
     }
 }
 
+/// Prints `line` to stderr once per process per `key`: how fallbacks to the CPU are reported.
+pub(crate) fn say_once(key: String, line: &str) {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static SAID: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let mut said = SAID
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if said.insert(key) {
+        eprintln!("{line}");
+    }
+}
+
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)

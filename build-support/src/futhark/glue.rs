@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use pmexpr_core::codegen::futhark::{EntrySignature, Prim as CorePrim};
+use pmexpr_core::codegen::futhark::EntrySignature;
 
 use super::manifest::{EntryPoint, Manifest, TypeInfo, primitive};
 
@@ -116,11 +116,6 @@ fn variant(rust: &str) -> &'static str {
         "f32" => "F32",
         _ => "Bool",
     }
-}
-
-/// The tag of a number type as the runtime's `Scalar::NAME` spells it.
-pub fn tag(p: CorePrim) -> &'static str {
-    p.name()
 }
 
 /// The glue of one site: `entries` are its entry points that passed [`check`], each with the
@@ -275,6 +270,8 @@ fn call_fn(
     let mut out_types = Vec::new();
     let mut out_args = Vec::new();
     let mut after = String::new();
+    // Arrays the entry returned are ours to free, whatever happens next.
+    let mut owned = String::new();
     for (o, output) in entry.outputs.iter().enumerate() {
         match kind(m, &output.ty)? {
             Kind::Prim(p) => {
@@ -299,6 +296,11 @@ fn call_fn(
                     "    c.array_out::<{elem}>(out{o}, {rank}, {:?}, {:?})?;",
                     ops.shape, ops.values
                 );
+                let _ = writeln!(
+                    owned,
+                    "    if !out{o}.is_null() {{\n        c.own(out{o}, {:?}, {:?})?;\n    }}",
+                    ops.free, entry.cfun
+                );
                 used.extend([ops.free.clone(), ops.shape.clone(), ops.values.clone()]);
             }
         }
@@ -319,20 +321,7 @@ fn call_fn(
             .collect::<String>(),
         in_args.iter().map(|a| format!(", {a}")).collect::<String>(),
     );
-    // Arrays the entry returned are ours to free, whatever happens next.
-    for (o, output) in entry.outputs.iter().enumerate() {
-        if let Kind::Array {
-            info: TypeInfo::Array { ops, .. },
-            ..
-        } = kind(m, &output.ty)?
-        {
-            let _ = writeln!(
-                body,
-                "    if !out{o}.is_null() {{\n        c.own(out{o}, {:?}, {:?})?;\n    }}",
-                ops.free, entry.cfun
-            );
-        }
-    }
+    body.push_str(&owned);
     let _ = writeln!(
         body,
         "    c.check(rc, {:?})?;\n    c.sync()?;\n{after}    ::core::result::Result::Ok(())",
@@ -348,7 +337,9 @@ fn call_fn(
 mod tests {
     use super::*;
     use crate::futhark::manifest::SAMPLE;
-    use pmexpr_core::codegen::futhark::{EntryParam, EntryResult, FutType, Instantiation, Leaf};
+    use pmexpr_core::codegen::futhark::{
+        EntryParam, EntryResult, FutType, Instantiation, Leaf, Prim as CorePrim,
+    };
 
     fn leaf(name: &str, ty: FutType) -> Leaf {
         Leaf {

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use pmexpr_core::codegen::futhark::{CrateFuthark, EntrySignature};
+use pmexpr_core::codegen::futhark_host::glue_file;
 use pmexpr_core::types::TyVar;
 
 use super::Flavour;
-use super::glue::{Linkage, check, site_glue, tag};
+use super::glue::{Linkage, check, site_glue};
 use super::manifest::Manifest;
 use crate::write::write_if_changed;
 
@@ -37,12 +38,6 @@ pub struct Built {
 /// The directory of the library's files.
 pub fn futhark_dir(out_dir: &Path) -> PathBuf {
     out_dir.join("pmexpr").join("futhark")
-}
-
-/// The glue file of a site (named like its entry points, without the number types).
-pub fn glue_file(out_dir: &Path, site: &str) -> PathBuf {
-    let name = pmexpr_core::codegen::futhark::entry_name(site, &Default::default());
-    futhark_dir(out_dir).join("glue").join(format!("{name}.rs"))
 }
 
 /// Removes every site's glue (when there is no library to call).
@@ -144,7 +139,7 @@ pub fn build(
         let order = numeric_order.get(&sig.site).cloned().unwrap_or_default();
         let tags: Option<Vec<&'static str>> = order
             .iter()
-            .map(|v| sig.instantiation.get(v).map(|p| tag(*p)))
+            .map(|v| sig.instantiation.get(v).map(|p| p.name()))
             .collect();
         let Some(tags) = tags else {
             continue;

@@ -2,6 +2,8 @@
 //! the compiled library's manifest (`pmexpr-build`, `futhark::glue`), which the site's expansion
 //! `include!`s, or the reason the site has none.
 
+use std::path::{Path, PathBuf};
+
 use crate::classify::Backend;
 use crate::codegen::cuda_host::CudaBuild;
 use crate::codegen::futhark::entry_name;
@@ -16,19 +18,27 @@ pub enum FutharkHost {
     Missing,
 }
 
+/// Where the build hook writes the glue of the site `site` (`file:line:column`) under `OUT_DIR`:
+/// named like its entry points, without the number types.
+pub fn glue_file(out_dir: &Path, site: &str) -> PathBuf {
+    let name = entry_name(site, &Default::default());
+    out_dir
+        .join("pmexpr")
+        .join("futhark")
+        .join("glue")
+        .join(format!("{name}.rs"))
+}
+
 /// The glue of a site, where the build hook wrote it under `OUT_DIR` (`None`: not a Futhark-class
 /// site).
 pub fn futhark_host(program: &SiteProgram, build: &CudaBuild) -> Option<FutharkHost> {
     if program.backend != Backend::Futhark {
         return None;
     }
-    let file = build.out_dir.as_ref().map(|d| {
-        let name = entry_name(&build.site_name, &Default::default());
-        d.join("pmexpr")
-            .join("futhark")
-            .join("glue")
-            .join(format!("{name}.rs"))
-    });
+    let file = build
+        .out_dir
+        .as_ref()
+        .map(|d| glue_file(d, &build.site_name));
     Some(
         match file
             .filter(|f| f.is_file())

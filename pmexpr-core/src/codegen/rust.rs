@@ -143,14 +143,17 @@ pub fn generate_site(
             let (#(#cap_locals,)*) = __pm_capture(#(#cap_args,)* &__PM_SITE);
         }
     };
+    // The Rust types of the number type variables, in order: how the runtime picks the CUDA
+    // module or the Futhark entry point generated for them.
+    let names: Vec<TokenStream> = g
+        .numeric
+        .iter()
+        .map(|(v, _)| Gen::numeric_param(*v))
+        .map(|n| quote!(<#n as #rt::Scalar>::NAME))
+        .collect();
     let (cuda_item, cuda_arm) = match cuda_fn {
         None => (quote!(), quote!()),
         Some((cuda_body, kernels)) => {
-            let names = g
-                .numeric
-                .iter()
-                .map(|(v, _)| Gen::numeric_param(*v))
-                .map(|n| quote!(<#n as #rt::Scalar>::NAME));
             (
                 quote! {
                     #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
@@ -189,11 +192,6 @@ pub fn generate_site(
             },
         ),
         Some(FutharkHost::Glue(path)) => {
-            let names = g
-                .numeric
-                .iter()
-                .map(|(v, _)| Gen::numeric_param(*v))
-                .map(|n| quote!(<#n as #rt::Scalar>::NAME));
             let pushes = mono.free_vars.iter().map(|fv| {
                 let local = g.local(fv.id);
                 let name = &fv.name;

@@ -192,17 +192,4 @@ macro_rules! tuples {
         }
     )*};
 }
-tuples! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
-}
+for_tuples!(tuples);

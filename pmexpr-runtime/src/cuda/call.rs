@@ -9,13 +9,13 @@
 //! also when it fails: sequences are the caller's (a CUDA-class site cannot build one), so a loop
 //! uploads each once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::cuda::arg::{DeviceArg, DeviceScalar, pad};
 use crate::cuda::device::{DevPtr, Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
 use crate::cuda::{driver, emulator, error};
-use crate::site::Site;
+use crate::site::{Site, say_once};
 use crate::target::Target;
 use crate::tensor::{Element, MAX_RANK};
 
@@ -58,16 +58,6 @@ fn slot(device: &'static dyn Device, data: &'static ModuleData) -> DeviceResult<
     }));
     map.insert(key, s);
     Ok(s)
-}
-
-/// Prints `line` to stderr once per process per `key`: how fallbacks are reported.
-fn say_once(key: String, line: &str) {
-    static SAID: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    let said = SAID.get_or_init(Default::default);
-    let mut said = said.lock().unwrap_or_else(|e| e.into_inner());
-    if said.insert(key) {
-        eprintln!("{line}");
-    }
 }
 
 thread_local! {

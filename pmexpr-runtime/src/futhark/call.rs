@@ -11,7 +11,7 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Mutex, OnceLock};
 
 use super::leaf::{Data, FutharkPrim, Leaf, Prim};
-use crate::site::Site;
+use crate::site::{Site, say_once};
 use crate::target::Target;
 
 /// Where the library's functions are.
@@ -265,9 +265,7 @@ impl<'c> EntryCall<'c> {
     /// Input `i`, a scalar.
     pub fn scalar_in<T: FutharkPrim>(&self, i: usize) -> Result<T, String> {
         let leaf = self.input(i, T::PRIM, 0)?;
-        T::elems(leaf_static(leaf))
-            .and_then(|v| v.first().copied())
-            .ok_or_else(|| format!("input {i} is not one {}", T::PRIM.name()))
+        T::first(&leaf.data).ok_or_else(|| format!("input {i} is not one {}", T::PRIM.name()))
     }
 
     /// Input `i`, an array of rank `rank`: its elements and shape, for the `futhark_new_…`
@@ -391,18 +389,6 @@ impl<'c> EntryCall<'c> {
     }
 }
 
-/// Reborrows a leaf's data as owned (only for a one-element scalar).
-fn leaf_static(leaf: &Leaf<'_>) -> Data<'static> {
-    use std::borrow::Cow::Owned;
-    match &leaf.data {
-        Data::I64(d) => Data::I64(Owned(d.to_vec())),
-        Data::F64(d) => Data::F64(Owned(d.to_vec())),
-        Data::I32(d) => Data::I32(Owned(d.to_vec())),
-        Data::F32(d) => Data::F32(Owned(d.to_vec())),
-        Data::Bool(d) => Data::Bool(Owned(d.to_vec())),
-    }
-}
-
 impl Drop for EntryCall<'_> {
     fn drop(&mut self) {
         type FreeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
@@ -420,6 +406,7 @@ impl Drop for EntryCall<'_> {
 pub struct FutharkCall<'a> {
     site: &'static Site,
     library: &'static Library,
+    context: &'static Mutex<Context>,
     entry: &'static Entry,
     params: Vec<(&'static str, Vec<Leaf<'a>>)>,
 }
@@ -444,18 +431,6 @@ pub fn futhark_missing(site: &'static Site) {
             "pmexpr: accelerate! at {site} runs on the CPU: it has no Futhark library (the build did not find the `futhark` compiler or could not build the library; see its warnings)"
         ),
     );
-}
-
-/// Prints `line` to stderr once per process per `key`.
-fn say_once(key: String, line: &str) {
-    static SAID: OnceLock<Mutex<std::collections::HashSet<String>>> = OnceLock::new();
-    let mut said = SAID
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if said.insert(key) {
-        eprintln!("{line}");
-    }
 }
 
 impl<'a> FutharkCall<'a> {
@@ -513,12 +488,14 @@ impl<'a> FutharkCall<'a> {
             }
             return None;
         };
-        if let Err(why) = context(library) {
-            return refuse(why);
-        }
+        let context = match context(library) {
+            Ok(c) => c,
+            Err(why) => return refuse(why),
+        };
         Some(FutharkCall {
             site,
             library,
+            context,
             entry,
             params: Vec::new(),
         })
@@ -547,6 +524,7 @@ impl<'a> FutharkCall<'a> {
     fn run_leaves(self) -> Result<Vec<Leaf<'static>>, String> {
         let FutharkCall {
             library,
+            context,
             entry,
             mut params,
             ..
@@ -573,7 +551,6 @@ impl<'a> FutharkCall<'a> {
                 entry.name, entry.inputs
             ));
         }
-        let context = context(library)?;
         let guard = context.lock().unwrap_or_else(|e| e.into_inner());
         let mut call = EntryCall {
             context: &guard,

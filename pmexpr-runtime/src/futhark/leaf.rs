@@ -142,6 +142,8 @@ pub trait FutharkPrim: Copy + 'static {
     fn data(elems: Cow<'_, [Self]>) -> Data<'_>;
     /// Unwraps elements of this type.
     fn elems(data: Data<'static>) -> Option<Vec<Self>>;
+    /// The first element, if the elements have this type.
+    fn first(data: &Data<'_>) -> Option<Self>;
 }
 
 macro_rules! prims {
@@ -154,6 +156,12 @@ macro_rules! prims {
             fn elems(data: Data<'static>) -> Option<Vec<Self>> {
                 match data {
                     Data::$v(d) => Some(d.into_owned()),
+                    _ => None,
+                }
+            }
+            fn first(data: &Data<'_>) -> Option<Self> {
+                match data {
+                    Data::$v(d) => d.first().copied(),
                     _ => None,
                 }
             }
@@ -369,20 +377,7 @@ macro_rules! tuples {
         }
     )*};
 }
-tuples! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
-}
+for_tuples!(tuples);
 
 #[cfg(test)]
 mod tests {
