@@ -1,7 +1,7 @@
 //! Classification (paper appendix, "Classification"): which backend compiles an accelerated
 //! binding, from the parallel keywords it uses, directly or through the bindings it reaches.
 //!
-//! `P_F` counts `map`, `map2`, `reduce` and `flatten`; `P_C` counts `loop` (`par_loop`). The
+//! `P_F` counts `map`, `map2`, `reduce`, `flatten` and (beyond the paper) `hist`; `P_C` counts `loop` (`par_loop`). The
 //! sequential loops `seq_loop` and `seq_loop_acc` count for neither: they are legal inside CUDA
 //! kernels, and the well-formedness check rejects them for Futhark.
 
@@ -16,7 +16,7 @@ use crate::lift::{Def, Lifted};
 /// An accelerate backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Backend {
-    /// The functional backend: `map map2 reduce flatten`.
+    /// The functional backend: `map map2 reduce flatten` and `hist`.
     Futhark,
     /// The imperative backend: `par_loop` over tensors.
     Cuda,
@@ -69,7 +69,9 @@ pub struct Classification {
 /// The backend a keyword counts for, if any.
 pub fn keyword_backend(k: Keyword) -> Option<Backend> {
     match k {
-        Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten => Some(Backend::Futhark),
+        Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist => {
+            Some(Backend::Futhark)
+        }
         Keyword::ParLoop => Some(Backend::Cuda),
         Keyword::SeqLoop | Keyword::SeqLoopAcc => None,
     }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::ast::{BinOp, Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
 use crate::error::{Error, Errors, SpanRange};
-use crate::intrinsics::Intrinsic;
+use crate::intrinsics::{Intrinsic, Keyword};
 use crate::record::Records;
 use crate::resolve::{FreeVar, Resolved};
 use crate::types::{Annotation, Label, TyVar, Type, TypeAnn};
@@ -913,6 +913,10 @@ impl Infer<'_> {
             ExprKind::Keyword { kw, args } => {
                 let kw = *kw;
                 let (ps, r) = kw.signature(&mut || self.fresh());
+                if let (Keyword::Hist, Some(Type::Seq(ix))) = (kw, ps.get(3)) {
+                    // `hist`'s bin indices are `i64` or `i32` (the signature's fresh variable).
+                    let _ = self.constrain(ix, Kind::IntNum);
+                }
                 let name = format!("`{}`", kw.name());
                 self.apply(&name, span, Type::arrows(ps, r), args, None)
             }

@@ -171,7 +171,8 @@ impl Intrinsic {
 }
 
 /// A parallel keyword (paper, Figure "extensions": `map map2 reduce flatten` for Futhark,
-/// `loop` for CUDA) or one of the sequential loops legal inside kernels.
+/// `loop` for CUDA; beyond the paper `hist`, Futhark's histogram) or one of the sequential loops
+/// legal inside kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Keyword {
     /// `map(f, s)`.
@@ -182,6 +183,8 @@ pub enum Keyword {
     Reduce,
     /// `flatten(s)`.
     Flatten,
+    /// `hist(f, ne, k, is, vs)`: a histogram of `k` bins (Futhark's `hist`).
+    Hist,
     /// `par_loop(n, f)`: the paper's `loop`.
     ParLoop,
     /// `seq_loop(n, f)`.
@@ -197,6 +200,7 @@ impl Keyword {
         Keyword::Map2,
         Keyword::Reduce,
         Keyword::Flatten,
+        Keyword::Hist,
         Keyword::ParLoop,
         Keyword::SeqLoop,
         Keyword::SeqLoopAcc,
@@ -209,6 +213,7 @@ impl Keyword {
             Keyword::Map2 => "map2",
             Keyword::Reduce => "reduce",
             Keyword::Flatten => "flatten",
+            Keyword::Hist => "hist",
             Keyword::ParLoop => "par_loop",
             Keyword::SeqLoop => "seq_loop",
             Keyword::SeqLoopAcc => "seq_loop_acc",
@@ -227,6 +232,7 @@ impl Keyword {
             Keyword::Map2 => "map2(f, a, b)",
             Keyword::Reduce => "reduce(f, ne, s)",
             Keyword::Flatten => "flatten(s)",
+            Keyword::Hist => "hist(f, ne, k, is, vs)",
             Keyword::ParLoop => "par_loop(n, f)",
             Keyword::SeqLoop => "seq_loop(n, f)",
             Keyword::SeqLoopAcc => "seq_loop_acc(acc, n, f)",
@@ -270,6 +276,21 @@ impl Keyword {
                 let a = fresh();
                 (vec![Type::seq(Type::seq(a.clone()))], Type::seq(a))
             }
+            Keyword::Hist => {
+                // The indices are an integer type (`i64` or `i32`): inference constrains the
+                // fresh variable, so that an `i32` image indexes without a conversion.
+                let (a, ix) = (fresh(), fresh());
+                (
+                    vec![
+                        Type::arrows([a.clone(), a.clone()], a.clone()),
+                        a.clone(),
+                        Int,
+                        Type::seq(ix),
+                        Type::seq(a.clone()),
+                    ],
+                    Type::seq(a),
+                )
+            }
             Keyword::ParLoop | Keyword::SeqLoop => {
                 (vec![Int, Type::arrow(Int, Type::unit())], Type::unit())
             }
@@ -292,7 +313,7 @@ impl Keyword {
     pub fn is_functional(self) -> bool {
         matches!(
             self,
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten
+            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist
         )
     }
 

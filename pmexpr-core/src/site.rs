@@ -310,7 +310,7 @@ fn choose_backend(
                     "The accelerate expression does not use any parallel keywords. This is not allowed.",
                 )
                 .help(
-                    "use `map`, `map2`, `reduce` or `flatten` (Futhark) or `par_loop` (CUDA), or name \
+                    "use `map`, `map2`, `reduce`, `flatten` or `hist` (Futhark) or `par_loop` (CUDA), or name \
                      the backend: `accelerate!(backend = futhark, …)`, `backend = cuda`, or \
                      `backend = cpu` for the CPU targets only",
                 ),

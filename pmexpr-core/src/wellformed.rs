@@ -10,7 +10,7 @@
 //! - CUDA (WF-EC, WF-BC, WF-HC): functions are defined with one lambda per parameter and take no
 //!   function; an application does not return a function unless it is the function argument of
 //!   `par_loop`, `seq_loop`, `seq_loop_acc` or `foldl`, which must be a variable or a partial
-//!   application; no `map`, `map2`, `reduce`, `flatten`; no sequence construction (`create`,
+//!   application; no `map`, `map2`, `reduce`, `flatten`, `hist`; no sequence construction (`create`,
 //!   `concat`, …: sequences are read-only, tensors are allocated by the caller);
 //! - Futhark (WF-EF): no recursion, no `par_loop`, `seq_loop`, `seq_loop_acc`, no tensors;
 //!   `map`/`create` do not produce functions and folds do not accumulate them.
@@ -128,11 +128,11 @@ impl WfError {
                 "CUDA code cannot hold functions in sequences or records".into()
             }
             (WfKind::Expr(_), Backend::Futhark) => "the Futhark backend runs `map`, `map2`, \
-                `reduce`, `flatten` and sequential `foldl`; loops over tensors belong in a \
+                `reduce`, `flatten`, `hist` and sequential `foldl`; loops over tensors belong in a \
                 separate `accelerate!` with `par_loop` (CUDA)"
                 .into(),
             (WfKind::Expr(_), Backend::Cuda) => "the CUDA backend runs `par_loop`, `seq_loop` and \
-                `seq_loop_acc`; `map`, `map2`, `reduce` and `flatten` belong in a separate \
+                `seq_loop_acc`; `map`, `map2`, `reduce`, `flatten` and `hist` belong in a separate \
                 `accelerate!` (Futhark)"
                 .into(),
             (WfKind::RecLet, _) => "Futhark has no recursion: write the loop with `foldl`, \
@@ -406,7 +406,11 @@ impl Checker {
                     _ => None,
                 };
                 let allowed = match kw {
-                    Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten => futhark,
+                    Keyword::Map
+                    | Keyword::Map2
+                    | Keyword::Reduce
+                    | Keyword::Flatten
+                    | Keyword::Hist => futhark,
                     Keyword::ParLoop | Keyword::SeqLoop | Keyword::SeqLoopAcc => cuda,
                 };
                 if !allowed {
@@ -415,6 +419,9 @@ impl Checker {
                     match kw {
                         Keyword::Map | Keyword::Map2 if elem_is_arrow(&e.ty) => {
                             self.error(WfKind::FunctionFromMap, e.span)
+                        }
+                        Keyword::Hist if elem_is_arrow(&e.ty) => {
+                            self.error(WfKind::FunctionFromFold, e.span)
                         }
                         Keyword::Reduce if e.ty.is_arrow() => {
                             self.error(WfKind::FunctionFromFold, e.span)

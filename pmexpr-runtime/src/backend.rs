@@ -52,6 +52,27 @@ pub trait Backend: 'static {
     where
         T: Clone + Send + Sync;
 
+    /// `hist f ne k is vs`: `k` bins, each starting as `ne`; for every `j < n`, the value
+    /// `value(j)` is combined into bin `index(j)` with `f` (an index outside `0..k` is skipped, as
+    /// in Futhark). `n` and `nv` are the lengths of the index and value sequences, which must be
+    /// equal. Assumes `f` is associative with neutral element `ne`.
+    #[allow(clippy::too_many_arguments)]
+    fn hist<'a, T, I, V, F>(
+        site: &Site,
+        k: i64,
+        ne: T,
+        n: usize,
+        nv: usize,
+        index: I,
+        value: V,
+        f: F,
+    ) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync,
+        I: Fn(usize) -> i64 + Sync + Send,
+        V: Fn(usize) -> T + Sync + Send,
+        F: Fn(T, T) -> T + Sync + Send;
+
     /// `par_loop n f`: `f i` for every `i` in `0..n`, in any order. (`f` is `Clone` so that each
     /// task can work on its own copy.)
     fn par_loop<F>(n: i64, f: F)
@@ -77,6 +98,42 @@ fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
     site.fail(format_args!(
         "map2 on sequences of different lengths ({a} and {b})"
     ))
+}
+
+/// The checks every target makes before a `hist`: the number of bins and the lengths.
+fn hist_checks(site: &Site, k: i64, n: usize, nv: usize) -> usize {
+    if k < 0 {
+        site.fail(format_args!("hist with a negative number of bins: {k}"));
+    }
+    if n != nv {
+        site.fail(format_args!(
+            "hist with {n} indices but {nv} values (the sequences must have the same length)"
+        ));
+    }
+    k as usize
+}
+
+/// Combines the values `lo..hi` into `bins`, in order. Every value is computed, also one whose
+/// index is out of range, so that the result and the failures are those of the materialized
+/// sequences.
+#[inline]
+fn hist_into<T, I, V, F>(bins: &mut [T], lo: usize, hi: usize, index: &I, value: &V, f: &F)
+where
+    T: Clone,
+    I: Fn(usize) -> i64,
+    V: Fn(usize) -> T,
+    F: Fn(T, T) -> T,
+{
+    let k = bins.len() as u64;
+    for j in lo..hi {
+        let i = index(j);
+        let v = value(j);
+        // A negative index becomes a large unsigned one: one comparison checks both ends.
+        if (i as u64) < k {
+            let b = &mut bins[i as usize];
+            *b = f(b.clone(), v);
+        }
+    }
 }
 
 macro_rules! sequential_backend {
@@ -129,6 +186,28 @@ macro_rules! sequential_backend {
                 T: Clone + Send + Sync,
             {
                 crate::intrinsics::flatten(s)
+            }
+
+            fn hist<'a, T, I, V, F>(
+                site: &Site,
+                k: i64,
+                ne: T,
+                n: usize,
+                nv: usize,
+                index: I,
+                value: V,
+                f: F,
+            ) -> Seq<'a, T>
+            where
+                T: Clone + Send + Sync,
+                I: Fn(usize) -> i64 + Sync + Send,
+                V: Fn(usize) -> T + Sync + Send,
+                F: Fn(T, T) -> T + Sync + Send,
+            {
+                let k = hist_checks(site, k, n, nv);
+                let mut bins = vec![ne; k];
+                hist_into(&mut bins, 0, n, &index, &value, &f);
+                Seq::from_vec(bins)
             }
 
             fn par_loop<F>(n: i64, f: F)
@@ -197,6 +276,64 @@ impl Backend for CpuBackend {
         T: Clone + Send + Sync,
     {
         Seq::from_vec(s.par_iter().flat_map_iter(|x| x.iter().cloned()).collect())
+    }
+
+    fn hist<'a, T, I, V, F>(
+        site: &Site,
+        k: i64,
+        ne: T,
+        n: usize,
+        nv: usize,
+        index: I,
+        value: V,
+        f: F,
+    ) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync,
+        I: Fn(usize) -> i64 + Sync + Send,
+        V: Fn(usize) -> T + Sync + Send,
+        F: Fn(T, T) -> T + Sync + Send,
+    {
+        let k = hist_checks(site, k, n, nv);
+        // One private histogram per contiguous chunk of the input, merged bin by bin in the
+        // order of the chunks: each bin then combines its values in input order, so an
+        // associative `f` gives the sequential result. A chunk must have more values than bins
+        // to pay for its histogram; otherwise the work is sequential.
+        let threads = rayon::current_num_threads();
+        let chunks = (n / k.max(1)).clamp(1, threads);
+        if chunks == 1 {
+            let mut bins = vec![ne; k];
+            hist_into(&mut bins, 0, n, &index, &value, &f);
+            return Seq::from_vec(bins);
+        }
+        let per = n.div_ceil(chunks);
+        let mut partial: Vec<Vec<T>> = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let mut bins = vec![ne.clone(); k];
+                hist_into(
+                    &mut bins,
+                    c * per,
+                    ((c + 1) * per).min(n),
+                    &index,
+                    &value,
+                    &f,
+                );
+                bins
+            })
+            .collect();
+        let rest = partial.split_off(1);
+        let mut bins = partial.pop().expect("at least two chunks");
+        let grain = (k / (threads * 4)).max(1024);
+        bins.par_chunks_mut(grain).enumerate().for_each(|(c, out)| {
+            let lo = c * grain;
+            for (b, x) in out.iter_mut().enumerate() {
+                for p in &rest {
+                    *x = f(x.clone(), p[lo + b].clone());
+                }
+            }
+        });
+        Seq::from_vec(bins)
     }
 
     fn par_loop<F>(n: i64, f: F)
@@ -274,5 +411,69 @@ mod tests {
             msg.contains("map2 on sequences of different lengths (1 and 2)"),
             "{msg}"
         );
+    }
+
+    fn hist_of<B: Backend>(n: usize, k: i64) -> (Vec<i64>, Vec<i64>) {
+        // Indices out of range (negative, k and beyond) are skipped.
+        let index = |j: usize| (j as i64 * 7919) % (k + 3) - 1;
+        let sum = B::hist(&SITE, k, 0, n, n, index, |j| j as i64, |a, b| a + b).into_vec();
+        // "The first value": associative, not commutative, so merging out of order shows.
+        let first = B::hist(
+            &SITE,
+            k,
+            -1,
+            n,
+            n,
+            index,
+            |j| j as i64,
+            |a, b| {
+                if a == -1 { b } else { a }
+            },
+        )
+        .into_vec();
+        (sum, first)
+    }
+
+    #[test]
+    fn hist_backends_agree_and_keep_order() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        for (n, k) in [
+            (0, 0),
+            (0, 5),
+            (10, 0),
+            (10, 3),
+            (100_000, 17),
+            (5000, 4000),
+        ] {
+            let seq = hist_of::<SeqBackend>(n, k);
+            assert_eq!(seq.0.len(), k as usize);
+            let expected: i64 = (0..n as i64)
+                .filter(|&j| (0..k).contains(&((j * 7919) % (k + 3) - 1)))
+                .sum();
+            assert_eq!(seq.0.iter().sum::<i64>(), expected);
+            assert_eq!(
+                pool.install(|| hist_of::<CpuBackend>(n, k)),
+                seq,
+                "n={n} k={k}"
+            );
+            assert_eq!(hist_of::<DebugBackend>(n, k), seq);
+        }
+    }
+
+    #[test]
+    fn hist_checks_bins_and_lengths() {
+        for (k, nv, want) in [
+            (-1, 2, "hist with a negative number of bins: -1"),
+            (3, 1, "hist with 2 indices but 1 values"),
+        ] {
+            let r = std::panic::catch_unwind(|| {
+                CpuBackend::hist(&SITE, k, 0_i64, 2, nv, |j| j as i64, |_| 1, |a, b| a + b)
+            });
+            let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap();
+            assert!(msg.contains(want) && msg.contains("b.rs:1:1"), "{msg}");
+        }
     }
 }

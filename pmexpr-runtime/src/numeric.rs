@@ -75,14 +75,15 @@ pub trait Num: Scalar + Element {
     fn neg(self) -> Self;
 }
 
-/// An integer: `i64` or `i32` (what an integer literal may be).
+/// An integer: `i64` or `i32` (what an integer literal may be; `Into<i64>` is how `hist` reads an
+/// `i32` bin index).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an integer that `accelerate!` computes with",
     label = "`accelerate!` uses values of this type as integers",
     note = "integers inside `accelerate!` are i64 or i32; an integer literal like `2` makes the \
             values it is used with integers: write `2.0` for a float"
 )]
-pub trait Int: Num {
+pub trait Int: Num + Into<i64> {
     /// The literal `v`, which must fit (checked at `site`).
     fn from_lit(site: &Site, v: i64) -> Self;
 }

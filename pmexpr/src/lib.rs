@@ -38,12 +38,25 @@
 //! | `[e1, e2]` | `[e1, e2]`, `vec![e1, e2]`, `[e; n]`, `s[i]` (`get`) |
 //! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice` |
 //! | operators | `+ - * / % == != < <= > >= && \|\| !`, unary `-`, resolved by type (`+` on `i64` is `addi`) |
-//! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)` |
+//! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper `hist(f, ne, k, is, vs)` |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
 //!
 //! Integer arithmetic wraps; `divi`, `modi` and `/`, `%` on integers round toward zero.
 //! `reduce(f, ne, s)` assumes `f` is associative with neutral element `ne`; the iterations of
-//! `par_loop` run in any order and must not depend on each other. `match` is not checked for
+//! `par_loop` run in any order and must not depend on each other.
+//!
+//! `hist(f, ne, k, is, vs)` is Futhark's histogram (`hist`, a generalized reduce-by-index): `k`
+//! bins (an `i64`), each starting as `ne`; for every position `j` in order, `vs[j]` is combined
+//! into bin `is[j]` with `f` — `bins[is[j]] = f(bins[is[j]], vs[j])` — and an index outside
+//! `0..k` is skipped (so a computed index of `-1` means "no bin"). The indices are `i64` or
+//! `i32`; `is` and `vs` must have the same length and `k` must not be negative (checked on every
+//! target, the failure naming the site). Like `reduce`, it assumes `f` is associative with
+//! neutral element `ne`, and the Futhark backend also assumes it is commutative. On `cpu` each
+//! worker fills a private histogram of a contiguous part of the input, and these are merged bin by
+//! bin in input order (when there are fewer values than bins times workers, it runs
+//! sequentially); `is` and `vs` written as `map(g, s)` or `create(n, g)` are not built, `g` is
+//! applied where the value is read. `hist` is a Futhark-class keyword: a CUDA-class site cannot
+//! use it (a well-formedness error). `match` is not checked for
 //! exhaustiveness: a value no arm matches stops the expression with an error. Unlike Rust's,
 //! `fn` items inside `accelerate!` may use the variables of enclosing blocks and the `let`s above
 //! them; a run of consecutive `fn` items is one recursive group.
@@ -55,7 +68,7 @@
 //! ## Backends: classification and well-formedness
 //!
 //! At compile time every `accelerate!` is classified as in the paper: a site that uses `map`,
-//! `map2`, `reduce` or `flatten` belongs to the Futhark backend, one that uses `par_loop` to the
+//! `map2`, `reduce`, `flatten` or `hist` belongs to the Futhark backend, one that uses `par_loop` to the
 //! CUDA backend, counting the keywords of the functions it uses. A site with keywords of both, or
 //! with none, is a compile error. The site must then be *well-formed* for its backend (the paper's
 //! rules, with the reference compiler's messages): Futhark code has no recursion, no tensors and no

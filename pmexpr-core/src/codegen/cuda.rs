@@ -2059,13 +2059,15 @@ impl<'a> Gen<'a> {
                     &callee,
                 )
             }
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten => unsupported(
-                e.span,
-                format!(
-                    "`{}` in CUDA code (a Futhark-class keyword: use a separate `accelerate!`)",
-                    kw.name()
-                ),
-            ),
+            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist => {
+                unsupported(
+                    e.span,
+                    format!(
+                        "`{}` in CUDA code (a Futhark-class keyword: use a separate `accelerate!`)",
+                        kw.name()
+                    ),
+                )
+            }
         }
     }
 

@@ -36,13 +36,14 @@
 //! | `create n f` | `tabulate n f` |
 //! | `foldl f a s` | `loop acc = a for x in s do f acc x` |
 //! | `map`, `map2`, `reduce`, `flatten` | `map`, `map2`, `reduce`, `flatten` |
+//! | `hist f ne k is vs` | `hist f ne k is vs` (`map i64.i32 is` for `i32` indices; `vs` takes the size of `is`) |
 //! | an intrinsic passed as a function | an operator section (`(+)`), a prelude function, or a lambda |
 //!
 //! # Sizes
 //!
 //! Futhark checks array sizes statically where PMExpr does not. The generator inserts the run-time
 //! checked coercions the common cases need, through small helper functions emitted at the top of
-//! the program when used: the second array of `map2` takes the size of the first, the rows of the
+//! the program when used: the second array of `map2` (and the values of `hist`) takes the size of the first, the rows of the
 //! right operand of `++`, the neutral element of a `reduce` over rows and the row written by `set`
 //! take the row size of the array, the array elements of a literal take the size of the first.
 //! Functions' return types are left to inference, so that a size that depends on the parameters

@@ -1372,7 +1372,7 @@ impl Gen<'_> {
         };
         // The runtime may run these functions on several threads: they cannot launch.
         let parallel_fn = match kw {
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce => Some(&args[0]),
+            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Hist => Some(&args[0]),
             Keyword::ParLoop => Some(&args[1]),
             _ => None,
         };
@@ -1432,6 +1432,25 @@ impl Gen<'_> {
                 let s = self.arg(&args[0]);
                 quote!(B::flatten((#s).as_slice()))
             }
+            Keyword::Hist => {
+                // Arguments are evaluated in the order they are written: f, ne, k, is, vs.
+                let acc = args[1].ty.clone();
+                let (pre_op, op) =
+                    self.adaptor(&args[0], &[(acc.clone(), false, true), (acc, false, true)]);
+                let ne = self.value(&args[1]);
+                let k = self.value(&args[2]);
+                let (nev, kv) = (self.fresh("ne"), self.fresh("k"));
+                let (pre_i, n_i, index) = self.hist_producer(&args[3], true);
+                let (pre_v, n_v, value) = self.hist_producer(&args[4], false);
+                quote!({
+                    #pre_op
+                    let #nev = #ne;
+                    let #kv: i64 = #k;
+                    #pre_i
+                    #pre_v
+                    B::hist(#site, #kv, #nev, #n_i, #n_v, #index, #value, #op)
+                })
+            }
             Keyword::ParLoop
                 if let Some(&k) = self
                     .cuda
@@ -1482,6 +1501,72 @@ impl Gen<'_> {
                 quote!({ let #accv = #acc; let #nv = #n; #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
             }
         }
+    }
+
+    /// A sequence argument of `hist` as the runtime takes it: statements to run first, its
+    /// length (`usize`) and a closure from a position to the element (an `i64` for the indices).
+    /// `map(g, s)` and `create(n, g)` are not built: the closure applies `g` where it is read.
+    fn hist_producer(&mut self, e: &Expr, index: bool) -> (TokenStream, TokenStream, TokenStream) {
+        let rt = self.rt.clone();
+        let site = self.site();
+        let (src, len) = (self.fresh("src"), self.fresh("len"));
+        let g = self.fresh("g");
+        let j = format_ident!("__pm_j");
+        let (pre, len_expr, read) = match &e.kind {
+            ExprKind::Keyword {
+                kw: Keyword::Map,
+                args: margs,
+            } => {
+                let elem = match &margs[1].ty {
+                    Type::Seq(a) => (**a).clone(),
+                    t => t.clone(),
+                };
+                let (pre_g, gf) = self.adaptor(&margs[0], &[(elem, true, false)]);
+                let s = self.arg(&margs[1]);
+                (
+                    quote!(#pre_g let #g = #gf; let #src = #s; let #src = (#src).as_slice();),
+                    quote!(#src.len()),
+                    quote!(#g(&#src[#j])),
+                )
+            }
+            ExprKind::App { func, args: cargs }
+                if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create))
+                    && cargs.len() == 2 =>
+            {
+                let n = self.value(&cargs[0]);
+                let (pre_g, gf) = self.adaptor(&cargs[1], &[(Type::Int, false, true)]);
+                (
+                    quote!(
+                        let #src: i64 = #n;
+                        if #src < 0 {
+                            #rt::Site::fail(#site, ::core::format_args!("create with negative length: {}", #src));
+                        }
+                        #pre_g
+                        let #g = #gf;
+                    ),
+                    quote!(#src as usize),
+                    quote!(#g(#j as i64)),
+                )
+            }
+            _ => {
+                let s = self.arg(e);
+                (
+                    quote!(let #src = #s; let #src = (#src).as_slice();),
+                    quote!(#src.len()),
+                    quote!(::core::clone::Clone::clone(&#src[#j])),
+                )
+            }
+        };
+        let read = if index {
+            quote!(::core::convert::Into::<i64>::into(#read))
+        } else {
+            read
+        };
+        (
+            quote!(#pre let #len: usize = #len_expr;),
+            quote!(#len),
+            quote!(|#j: usize| #read),
+        )
     }
 
     /// Whether this keyword application is a kernel launch of host code for the CUDA targets.

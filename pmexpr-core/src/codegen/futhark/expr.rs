@@ -451,6 +451,27 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let s = self.expr(s)?;
                 Ok(apply_text("flatten", &[s]))
             }
+            (Keyword::Hist, [f, ne, k, is, vs]) => {
+                let fc = self.fn_value(f)?;
+                let nc = self.expr(ne)?;
+                let kc = self.expr(k)?;
+                let mut ic = self.expr(is)?;
+                let vc = self.expr(vs)?;
+                // Futhark's bin indices are i64: an i32 index sequence is converted.
+                let ix = match &is.ty {
+                    Type::Seq(e) => self.prim(e)?,
+                    t => self.prim(t)?,
+                };
+                if ix != Prim::I64 {
+                    ic = apply_text("map", &[Code::atom(format!("i64.{}", ix.name())), ic]);
+                }
+                // The values take the size of the indices (checked), as for `map2`.
+                let mut lines = Vec::new();
+                let ic = self.share(ic, "is", &mut lines);
+                self.helpers.insert(Helper::SameSize);
+                let vc = apply_text(Helper::SameSize.name(), &[ic.clone(), vc]);
+                Ok(with_lets(lines, apply_text("hist", &[fc, nc, kc, ic, vc])))
+            }
             _ => Err(GenError::Unsupported(format!("`{}`", kw.usage()))),
         }
     }
@@ -775,7 +796,7 @@ pub(super) fn is_rows(t: &Type) -> bool {
 pub(super) fn is_fresh(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Seq(_) => true,
-        ExprKind::Keyword { kw, .. } => matches!(kw, Keyword::Map | Keyword::Map2),
+        ExprKind::Keyword { kw, .. } => matches!(kw, Keyword::Map | Keyword::Map2 | Keyword::Hist),
         ExprKind::App { func, .. } => matches!(
             func.kind,
             ExprKind::Intrinsic(Intrinsic::Create | Intrinsic::Set | Intrinsic::Concat)

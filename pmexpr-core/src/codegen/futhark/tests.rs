@@ -447,6 +447,35 @@ fn control_flow() {
     golden_crate("control", &p);
 }
 
+/// `hist` becomes Futhark's `hist`: the values take the indices' size; `i32` indices are
+/// converted to `i64`; the bin indices may be computed (`create`).
+#[test]
+fn hist() {
+    let p = program(
+        &[
+            ("src/hist.rs:1:1", quote!(hist(addi, 0, k, is, vs))),
+            (
+                "src/hist.rs:2:1",
+                quote!(hist(
+                    |a, b| if a + b > 255 { 255 } else { a + b },
+                    0,
+                    k,
+                    img,
+                    map(|x| x - x + 1, img)
+                )),
+            ),
+            (
+                "src/hist.rs:3:1",
+                quote!(hist(addf, 0.0, 4, create(n, |j| j % 4), fs)),
+            ),
+        ],
+        &[],
+    );
+    let f = golden_crate("hist", &p);
+    let names: Vec<&str> = f.program.entries.iter().map(|e| e.name.as_str()).collect();
+    assert!(names.contains(&"site_src_hist_rs_2_1_i32"), "{names:?}");
+}
+
 /// Number types fixed by the captured values: one entry per instantiation.
 #[test]
 fn numeric_instantiations() {
