@@ -1,8 +1,10 @@
 //! `pmexpr-suite`: the examples, integration tests and benchmarks of pmexpr (not published).
 //!
-//! This library holds only what they share: deterministic input data.
+//! This library holds what they share: deterministic input data, and the programs of the ODE and
+//! Parboil examples with their hand-written baselines.
 
 pub mod ode;
+pub mod parboil;
 
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
 /// files of the package use (the build hook shows them its definition).
