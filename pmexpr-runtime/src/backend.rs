@@ -93,6 +93,48 @@ pub enum CpuBackend {}
 #[derive(Debug, Clone, Copy)]
 pub enum DebugBackend {}
 
+/// Nested parallelism on the `cpu` target: a keyword whose own level already gives every worker
+/// several tasks marks its tasks (this flag, per thread, while a task runs), and the keywords
+/// nested inside them run sequentially — as a hand-written rayon program parallelizes the outer
+/// loop only. Measured on the Parboil ports: rayon's splitting and joining of short inner
+/// sequences (a dot product per element of a `map`) was most of their time.
+mod nesting {
+    use std::cell::Cell;
+
+    thread_local! {
+        static SATURATED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Whether this thread runs a task of a level that saturates the workers.
+    #[inline]
+    pub(super) fn saturated() -> bool {
+        SATURATED.with(Cell::get)
+    }
+
+    /// Whether a level of `tasks` parallel items saturates the workers.
+    #[inline]
+    pub(super) fn saturates(tasks: usize) -> bool {
+        tasks >= 4 * rayon::current_num_threads()
+    }
+
+    /// Sets the flag until dropped (restoring it also when a task panics).
+    pub(super) struct Guard(bool);
+
+    impl Guard {
+        #[inline]
+        pub(super) fn new() -> Guard {
+            Guard(SATURATED.with(|c| c.replace(true)))
+        }
+    }
+
+    impl Drop for Guard {
+        #[inline]
+        fn drop(&mut self) {
+            SATURATED.with(|c| c.set(self.0))
+        }
+    }
+}
+
 #[cold]
 fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
     site.fail(format_args!(
@@ -232,6 +274,16 @@ impl Backend for CpuBackend {
         U: Send,
         F: Fn(&T) -> U + Sync + Send,
     {
+        if nesting::saturated() {
+            return SeqBackend::map(s, f);
+        }
+        if nesting::saturates(s.len()) {
+            return Seq::from_vec(
+                s.par_iter()
+                    .map_init(nesting::Guard::new, |_, x| f(x))
+                    .collect(),
+            );
+        }
         Seq::from_vec(s.par_iter().map(f).collect())
     }
 
@@ -242,8 +294,19 @@ impl Backend for CpuBackend {
         V: Send,
         F: Fn(&T, &U) -> V + Sync + Send,
     {
+        if nesting::saturated() {
+            return SeqBackend::map2(site, a, b, f);
+        }
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
+        }
+        if nesting::saturates(a.len()) {
+            return Seq::from_vec(
+                a.par_iter()
+                    .zip(b.par_iter())
+                    .map_init(nesting::Guard::new, |_, (x, y)| f(x, y))
+                    .collect(),
+            );
         }
         Seq::from_vec(
             a.par_iter()
@@ -258,6 +321,9 @@ impl Backend for CpuBackend {
         T: Clone + Send + Sync,
         F: Fn(T, T) -> T + Sync + Send,
     {
+        if nesting::saturated() {
+            return SeqBackend::reduce(s, ne, f);
+        }
         s.par_iter().cloned().reduce(|| ne.clone(), f)
     }
 
@@ -268,6 +334,15 @@ impl Backend for CpuBackend {
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
+        if nesting::saturated() {
+            return SeqBackend::map_reduce(s, ne, g, f);
+        }
+        if nesting::saturates(s.len()) {
+            return s
+                .par_iter()
+                .map_init(nesting::Guard::new, |_, x| g(x))
+                .reduce(|| ne.clone(), f);
+        }
         s.par_iter().map(g).reduce(|| ne.clone(), f)
     }
 
@@ -275,6 +350,9 @@ impl Backend for CpuBackend {
     where
         T: Clone + Send + Sync,
     {
+        if nesting::saturated() {
+            return SeqBackend::flatten(s);
+        }
         Seq::from_vec(s.par_iter().flat_map_iter(|x| x.iter().cloned()).collect())
     }
 
@@ -294,13 +372,21 @@ impl Backend for CpuBackend {
         V: Fn(usize) -> T + Sync + Send,
         F: Fn(T, T) -> T + Sync + Send,
     {
+        if nesting::saturated() {
+            return SeqBackend::hist(site, k, ne, n, nv, index, value, f);
+        }
         let k = hist_checks(site, k, n, nv);
-        // One private histogram per contiguous chunk of the input, merged bin by bin in the
-        // order of the chunks: each bin then combines its values in input order, so an
-        // associative `f` gives the sequential result. A chunk must have more values than bins
-        // to pay for its histogram; otherwise the work is sequential.
+        // One private histogram per contiguous chunk of the input (one chunk per worker), merged
+        // bin by bin in the order of the chunks: each bin then combines its values in input
+        // order, so an associative `f` gives the sequential result. Filling and merging the
+        // private histograms streams through memory while the updates are scattered, about ten
+        // times dearer each: worth it unless the bins outnumber the values eight to one.
         let threads = rayon::current_num_threads();
-        let chunks = (n / k.max(1)).clamp(1, threads);
+        let chunks = if n.saturating_mul(8) >= k {
+            threads.min(n).max(1)
+        } else {
+            1
+        };
         if chunks == 1 {
             let mut bins = vec![ne; k];
             hist_into(&mut bins, 0, n, &index, &value, &f);
@@ -310,6 +396,8 @@ impl Backend for CpuBackend {
         let mut partial: Vec<Vec<T>> = (0..chunks)
             .into_par_iter()
             .map(|c| {
+                // One task per worker: what it runs inside is sequential.
+                let _nested = nesting::Guard::new();
                 let mut bins = vec![ne.clone(); k];
                 hist_into(
                     &mut bins,
@@ -343,6 +431,9 @@ impl Backend for CpuBackend {
         // Each task runs a contiguous chunk in a plain loop, so that the body is inlined into it
         // (rayon calls a per-item closure through a reference and does not inline it). Eight
         // chunks per thread leave work stealing room to balance uneven iterations.
+        if nesting::saturated() {
+            return SeqBackend::par_loop(n, f);
+        }
         let n = n.max(0);
         let threads = rayon::current_num_threads() as i64;
         let chunk = (n / (threads * 8)).max(1);
@@ -351,6 +442,7 @@ impl Backend for CpuBackend {
             // A local copy of the body (generated bodies are `move` closures over references and
             // `Copy` values) lets the compiler keep what it captures in registers.
             let f = f.clone();
+            let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
             let lo = c as i64 * chunk;
             let hi = (lo + chunk).min(n);
             for i in lo..hi {
@@ -475,5 +567,27 @@ mod tests {
             let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap();
             assert!(msg.contains(want) && msg.contains("b.rs:1:1"), "{msg}");
         }
+    }
+
+    #[test]
+    fn keywords_nested_in_a_saturated_level_run_in_order() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let outer: Vec<i64> = (0..64).collect();
+        let orders = pool.install(|| {
+            CpuBackend::map(&outer, |_| {
+                let seen = std::sync::Mutex::new(Vec::new());
+                CpuBackend::par_loop(1000, |i| seen.lock().unwrap().push(i));
+                let seen = seen.into_inner().unwrap();
+                seen.windows(2).all(|w| w[0] < w[1]) && seen.len() == 1000
+            })
+            .into_vec()
+        });
+        assert!(orders.iter().all(|&in_order| in_order));
+        // The flag does not outlive the level: a top-level loop is parallel again (it runs all
+        // iterations either way).
+        assert!(!nesting::saturated());
     }
 }

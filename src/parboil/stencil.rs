@@ -29,26 +29,50 @@ pub fn accelerated(iterations: i64, nx: i64, a0_slice: &[Vec<f32>]) -> Vec<Vec<f
         let c1 = 1.0 / 6.0 / 6.0;
         let ny = length(a0_slice);
         let nz = length(head(a0_slice));
-        let next = |a, i: i64, j: i64, k: i64| {
-            if i == 0 || i == nx - 1 || j == 0 || j == ny - 1 || k == 0 || k == nz - 1 {
-                a[i][j][k]
-            } else {
-                (a[i][j][k + 1]
-                    + a[i][j][k - 1]
-                    + a[i][j - 1][k]
-                    + a[i][j + 1][k]
-                    + a[i - 1][j][k]
-                    + a[i + 1][j][k])
-                    * c1
-                    + a[i][j][k] * c0
-            }
-        };
         let is = create(nx, |i| i);
         let js = create(ny, |j| j);
         let ks = create(nz, |k| k);
         let a0 = create(nx, |_| a0_slice);
+        // The original's `next` for every point; the rows a point reads are looked up once per
+        // row (as Futhark hoists them), then the innermost map reads them by `k`.
         let a = foldl(
-            |a, _| map(|i| map(|j| map(|k| next(a, i, j, k), ks), js), is),
+            |a, _| {
+                map(
+                    |i| {
+                        let ai = a[i];
+                        let below = a[if i == 0 { i } else { i - 1 }];
+                        let above = a[if i == nx - 1 { i } else { i + 1 }];
+                        map(
+                            |j| {
+                                let r = ai[j];
+                                let left = ai[if j == 0 { j } else { j - 1 }];
+                                let right = ai[if j == ny - 1 { j } else { j + 1 }];
+                                let (rb, ra) = (below[j], above[j]);
+                                let edge_row = i == 0 || i == nx - 1 || j == 0 || j == ny - 1;
+                                map(
+                                    |k| {
+                                        if edge_row || k == 0 || k == nz - 1 {
+                                            r[k]
+                                        } else {
+                                            (r[k + 1]
+                                                + r[k - 1]
+                                                + left[k]
+                                                + right[k]
+                                                + rb[k]
+                                                + ra[k])
+                                                * c1
+                                                + r[k] * c0
+                                        }
+                                    },
+                                    ks,
+                                )
+                            },
+                            js,
+                        )
+                    },
+                    is,
+                )
+            },
             a0,
             create(iterations, |t| t),
         );

@@ -86,16 +86,18 @@ pub fn accelerated(input: &Input) -> Vec<i32> {
             let cd = cos(decrad);
             (cos(rarad) * cd, sin(rarad) * cd, sin(decrad))
         };
+        // One step of the binary search for `dot` (defined once: a closure made inside `bin_of`
+        // would take a new reference to `binb` at every pair).
+        let step = |dot: f64, mm: (i64, i64)| {
+            if mm.0 + 1 < mm.1 {
+                let k = (mm.0 + mm.1) / 2;
+                if dot >= binb[k] { (mm.0, k) } else { (k, mm.1) }
+            } else {
+                mm
+            }
+        };
         let bin_of = |dot: f64| {
-            let step = |mm: (i64, i64)| {
-                if mm.0 + 1 < mm.1 {
-                    let k = (mm.0 + mm.1) / 2;
-                    if dot >= binb[k] { (mm.0, k) } else { (k, mm.1) }
-                } else {
-                    mm
-                }
-            };
-            let (lo, hi) = step(step(step(step(step((0, 20))))));
+            let (lo, hi) = step(dot, step(dot, step(dot, step(dot, step(dot, (0, 20))))));
             if dot >= binb[lo] {
                 lo
             } else if dot < binb[hi] {
@@ -190,14 +192,25 @@ fn bin_of(binb: &[f64], dot: f64) -> usize {
     }
 }
 
-/// The histogram of the pairs `(p, q)`, `q` of `rnd` (of `q` up to `p`'s index when `same`).
-fn pairs(binb: &[f64], dps: &[[f64; 3]], rnd: &[[f64; 3]], same: bool) -> [i32; NUM_BINS + 2] {
+/// The histogram of the pairs `k` in `range` of `0..n²`: `p = dps[k / n]`, `q = rnd[k % n]`
+/// (skipped when `same` and `q` comes after `p`) — the original's formulation: one flat index
+/// space over the pairs, as its `tabulate` gives it.
+fn pairs(
+    binb: &[f64],
+    dps: &[[f64; 3]],
+    rnd: &[[f64; 3]],
+    same: bool,
+    range: std::ops::Range<usize>,
+) -> [i32; NUM_BINS + 2] {
+    let n = dps.len();
     let mut h = [0; NUM_BINS + 2];
-    for (i, p) in dps.iter().enumerate() {
-        let qs = if same { &rnd[..=i] } else { rnd };
-        for q in qs {
-            h[bin_of(binb, p[0] * q[0] + p[1] * q[1] + p[2] * q[2])] += 1;
+    for k in range {
+        let (i, j) = (k / n, k % n);
+        if same && j > i {
+            continue;
         }
+        let (p, q) = (dps[i], rnd[j]);
+        h[bin_of(binb, p[0] * q[0] + p[1] * q[1] + p[2] * q[2])] += 1;
     }
     h
 }
@@ -226,20 +239,21 @@ pub fn sequential(input: &Input) -> Vec<i32> {
         .map(|(x, y)| points(x, y))
         .collect();
     let zero = [0; NUM_BINS + 2];
+    let all = 0..dps.len() * dps.len();
     let dr = rnds
         .iter()
-        .map(|r| pairs(&binb, &dps, r, false))
+        .map(|r| pairs(&binb, &dps, r, false, all.clone()))
         .fold(zero, add);
     let rr = rnds
         .iter()
-        .map(|r| pairs(&binb, r, r, true))
+        .map(|r| pairs(&binb, r, r, true, all.clone()))
         .fold(zero, add);
-    let dd = pairs(&binb, &dps, &dps, true);
+    let dd = pairs(&binb, &dps, &dps, true, all);
     result(&dd, &dr, &rr)
 }
 
-/// Hand-written rayon: the random sets in parallel, and the observed points' rows of each
-/// histogram in parallel (private histograms summed).
+/// Hand-written rayon: the random sets in parallel, and blocks of each histogram's pairs in
+/// parallel (private histograms summed; enough blocks for DD, which runs alone).
 pub fn rayon(input: &Input) -> Vec<i32> {
     let binb = boundaries();
     let dps = points(&input.datapoints_x, &input.datapoints_y);
@@ -251,19 +265,11 @@ pub fn rayon(input: &Input) -> Vec<i32> {
         .collect();
     let zero = [0; NUM_BINS + 2];
     let par_pairs = |a: &[[f64; 3]], b: &[[f64; 3]], same: bool| {
-        (0..a.len())
+        let l = a.len() * a.len();
+        let block = l.div_ceil(8 * rayon::current_num_threads()).max(1);
+        (0..l.div_ceil(block))
             .into_par_iter()
-            .fold(
-                || zero,
-                |mut h, i| {
-                    let qs = if same { &b[..=i] } else { b };
-                    let p = a[i];
-                    for q in qs {
-                        h[bin_of(&binb, p[0] * q[0] + p[1] * q[1] + p[2] * q[2])] += 1;
-                    }
-                    h
-                },
-            )
+            .map(|c| pairs(&binb, a, b, same, c * block..((c + 1) * block).min(l)))
             .reduce(|| zero, add)
     };
     let dr = rnds
