@@ -47,6 +47,16 @@ pub trait Backend: 'static {
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send;
 
+    /// `reduce f ne (map2 g a b)` without building the intermediate sequence (a dot product);
+    /// the sequences must have the same length.
+    fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
+    where
+        T: Sync,
+        U: Sync,
+        V: Clone + Send + Sync,
+        G: Fn(&T, &U) -> V + Sync + Send,
+        F: Fn(V, V) -> V + Sync + Send;
+
     /// `flatten s`: the concatenation of the inner sequences.
     fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
     where
@@ -223,6 +233,20 @@ macro_rules! sequential_backend {
                 s.iter().map(g).fold(ne, f)
             }
 
+            fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
+            where
+                T: Sync,
+                U: Sync,
+                V: Clone + Send + Sync,
+                G: Fn(&T, &U) -> V + Sync + Send,
+                F: Fn(V, V) -> V + Sync + Send,
+            {
+                if a.len() != b.len() {
+                    map2_lengths(site, a.len(), b.len());
+                }
+                a.iter().zip(b).map(|(x, y)| g(x, y)).fold(ne, f)
+            }
+
             fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
             where
                 T: Clone + Send + Sync,
@@ -346,6 +370,29 @@ impl Backend for CpuBackend {
         s.par_iter().map(g).reduce(|| ne.clone(), f)
     }
 
+    fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
+    where
+        T: Sync,
+        U: Sync,
+        V: Clone + Send + Sync,
+        G: Fn(&T, &U) -> V + Sync + Send,
+        F: Fn(V, V) -> V + Sync + Send,
+    {
+        if nesting::saturated() {
+            return SeqBackend::map2_reduce(site, a, b, ne, g, f);
+        }
+        if a.len() != b.len() {
+            map2_lengths(site, a.len(), b.len());
+        }
+        let pairs = a.par_iter().zip(b.par_iter());
+        if nesting::saturates(a.len()) {
+            return pairs
+                .map_init(nesting::Guard::new, |_, (x, y)| g(x, y))
+                .reduce(|| ne.clone(), f);
+        }
+        pairs.map(|(x, y)| g(x, y)).reduce(|| ne.clone(), f)
+    }
+
     fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
     where
         T: Clone + Send + Sync,
@@ -465,6 +512,10 @@ mod tests {
         let m2 = B::map2(&SITE, &s, &m, |x, y| x + y).into_vec();
         let r = B::reduce(&s, 0, |a, b| a + b);
         let mr = B::map_reduce(&s, 0, |x| x * x, |a, b| a + b);
+        assert_eq!(
+            B::map2_reduce(&SITE, &s, &s, 0, |x, y| x * y, |a, b| a + b),
+            mr
+        );
         let nested = vec![
             Seq::from_vec(vec![1_i64, 2]),
             Seq::empty(),

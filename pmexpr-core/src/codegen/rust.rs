@@ -1423,6 +1423,22 @@ impl Gen<'_> {
                     let s = self.arg(&margs[1]);
                     let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
                     quote!({ #pre_op let #nev = #ne; #pre_g B::map_reduce((#s).as_slice(), #nev, #g, #op) })
+                } else if let ExprKind::Keyword {
+                    kw: Keyword::Map2,
+                    args: margs,
+                } = &args[2].kind
+                {
+                    // reduce(f, ne, map2(g, a, b)) (a dot product) neither.
+                    let a = self.arg(&margs[1]);
+                    let b = self.arg(&margs[2]);
+                    let (pre_g, g) = self.adaptor(
+                        &margs[0],
+                        &[
+                            (elem(&margs[1].ty), true, false),
+                            (elem(&margs[2].ty), true, false),
+                        ],
+                    );
+                    quote!({ #pre_op let #nev = #ne; #pre_g B::map2_reduce(#site, (#a).as_slice(), (#b).as_slice(), #nev, #g, #op) })
                 } else {
                     let s = self.arg(&args[2]);
                     quote!({ #pre_op let #nev = #ne; B::reduce((#s).as_slice(), #nev, #op) })
@@ -2068,6 +2084,8 @@ mod tests {
     fn reduce_of_map_is_fused() {
         let code = generated(quote!(reduce(addi, 0, map(|x| x * 2, s))));
         assert!(code.contains("B :: map_reduce"), "{code}");
+        let code = generated(quote!(reduce(addi, 0, map2(|x, y| x * y, s, s))));
+        assert!(code.contains("B :: map2_reduce"), "{code}");
         assert!(!code.contains("B :: map ("), "{code}");
     }
 
