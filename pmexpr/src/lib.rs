@@ -43,7 +43,10 @@
 //!
 //! Integer arithmetic wraps; `divi`, `modi` and `/`, `%` on integers round toward zero.
 //! `reduce(f, ne, s)` assumes `f` is associative with neutral element `ne`; the iterations of
-//! `par_loop` run in any order and must not depend on each other.
+//! `par_loop` run in any order and must not depend on each other. `match` is not checked for
+//! exhaustiveness: a value no arm matches stops the expression with an error. Unlike Rust's,
+//! `fn` items inside `accelerate!` may use the variables of enclosing blocks and the `let`s above
+//! them; a run of consecutive `fn` items is one recursive group.
 //!
 //! `hist(f, ne, k, is, vs)` is Futhark's histogram (`hist`, a generalized reduce-by-index): `k`
 //! bins (an `i64`), each starting as `ne`; for every position `j` in order, `vs[j]` is combined
@@ -52,14 +55,11 @@
 //! `i32`; `is` and `vs` must have the same length and `k` must not be negative (checked on every
 //! target, the failure naming the site). Like `reduce`, it assumes `f` is associative with
 //! neutral element `ne`, and the Futhark backend also assumes it is commutative. On `cpu` each
-//! worker fills a private histogram of a contiguous part of the input, and these are merged bin by
-//! bin in input order (when there are fewer values than bins times workers, it runs
+//! worker fills a private histogram of a contiguous part of the input, and these are merged bin
+//! by bin in input order (when the bins outnumber the values eight to one, it runs
 //! sequentially); `is` and `vs` written as `map(g, s)` or `create(n, g)` are not built, `g` is
 //! applied where the value is read. `hist` is a Futhark-class keyword: a CUDA-class site cannot
-//! use it (a well-formedness error). `match` is not checked for
-//! exhaustiveness: a value no arm matches stops the expression with an error. Unlike Rust's,
-//! `fn` items inside `accelerate!` may use the variables of enclosing blocks and the `let`s above
-//! them; a run of consecutive `fn` items is one recursive group.
+//! use it (a well-formedness error).
 //!
 //! Names inside `accelerate!` are matched by their text: procedural macros cannot see Rust's
 //! `macro_rules!` hygiene on stable, so a `macro_rules!` macro that expands to `accelerate!` and
@@ -173,7 +173,7 @@
 //! | target | what runs | chosen by |
 //! |---|---|---|
 //! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; Futhark-class sites on their Futhark library when the build made a `cuda` one and there is a GPU; other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
-//! | `cpu` | all cores, through rayon | `PMEXPR_BACKEND=cpu` |
+//! | `cpu` | all cores, through rayon; a keyword nested inside a parallel level that already gives every core several tasks runs sequentially, as a hand-written program parallelizes the outer loop | `PMEXPR_BACKEND=cpu` |
 //! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
 //! | `cuda` | CUDA-class sites on the GPU (an error at the site without one) | `PMEXPR_BACKEND=cuda` |

@@ -100,10 +100,10 @@ fn point(input: &Input, mag: &[f64], i: usize) -> (f64, f64) {
     let (xe, ye, ze) = (input.x[i], input.y[i], input.z[i]);
     let mut qr = 0.0;
     let mut qi = 0.0;
-    for k in 0..mag.len() {
+    for (k, &m) in mag.iter().enumerate() {
         let e = TWO_PI * (input.kx[k] * xe + input.ky[k] * ye + input.kz[k] * ze);
-        qr += mag[k] * e.cos();
-        qi += mag[k] * e.sin();
+        qr += m * e.cos();
+        qi += m * e.sin();
     }
     (qr, qi)
 }
