@@ -44,7 +44,8 @@ pub mod gpu;
 pub mod intrinsics;
 pub mod marshal;
 pub mod numeric;
-pub mod nvrtc;
+/// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
+pub use pmexpr_nvrtc as nvrtc;
 pub mod seq;
 pub mod site;
 pub mod target;
