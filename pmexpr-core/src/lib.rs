@@ -31,6 +31,7 @@ pub mod extract;
 pub mod infer;
 pub mod intrinsics;
 pub mod lift;
+pub mod mangle;
 pub mod mono;
 pub mod parse;
 pub mod pretty;
