@@ -2,6 +2,7 @@
 //!
 //! This library holds only what they share: deterministic input data.
 
+pub mod nn;
 pub mod ode;
 
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
