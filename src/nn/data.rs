@@ -97,18 +97,8 @@ fn read_bytes(file: &Path) -> Result<Vec<u8>, DataError> {
 /// An IDX file of unsigned bytes with `rank` dimensions: its dimensions and its data.
 pub fn read_idx(file: &Path, rank: usize) -> Result<(Vec<usize>, Vec<u8>), DataError> {
     let bytes = read_bytes(file)?;
-    let header = 4 + 4 * rank;
-    if bytes.len() < header {
-        return error(
-            file,
-            format!(
-                "truncated: {} bytes, shorter than the {header}-byte header of an IDX file",
-                bytes.len()
-            ),
-        );
-    }
     let want = [0, 0, 0x08, rank as u8];
-    if bytes[..4] != want {
+    if bytes.len() >= 4 && bytes[..4] != want {
         return error(
             file,
             format!(
@@ -123,6 +113,16 @@ pub fn read_idx(file: &Path, rank: usize) -> Result<(Vec<usize>, Vec<u8>), DataE
                 want[2],
                 want[3],
                 if rank == 1 { "" } else { "s" }
+            ),
+        );
+    }
+    let header = 4 + 4 * rank;
+    if bytes.len() < header {
+        return error(
+            file,
+            format!(
+                "truncated: {} bytes, shorter than the {header}-byte header of an IDX file",
+                bytes.len()
             ),
         );
     }
