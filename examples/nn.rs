@@ -35,8 +35,9 @@ options:
                   (DIR or DIR/package/src/digits holding 0.json … 9.json); CIFAR-10 binary
                   batches (data_batch_1.bin … data_batch_5.bin, test_batch.bin).
                   Without it: a deterministic synthetic data set of the same shape.
-  --train N       training samples (default 600, the reference's reduced size)
-  --valid N       validation samples (default 100)
+  --train N       training samples (default: 600 MNIST, the reference's reduced size; 128
+                  CIFAR-10, whose 600 take minutes on a 2-core machine)
+  --valid N       validation samples (default: 100 MNIST, 64 CIFAR-10)
   --full          all the data: 60000/10000 (MNIST) or 50000/10000 (CIFAR-10)
   --epochs E      epochs (default 1)
   --batch B       batch size (default: 128 MNIST, 64 CIFAR-10)
@@ -51,8 +52,8 @@ options:
 struct Options {
     kinds: Vec<Kind>,
     data: Option<PathBuf>,
-    train: usize,
-    valid: usize,
+    train: Option<usize>,
+    valid: Option<usize>,
     full: bool,
     epochs: Option<i64>,
     batch: Option<usize>,
@@ -66,8 +67,8 @@ fn parse() -> Result<Options, String> {
     let mut o = Options {
         kinds: Vec::new(),
         data: None,
-        train: 600,
-        valid: 100,
+        train: None,
+        valid: None,
         full: false,
         epochs: None,
         batch: None,
@@ -82,14 +83,15 @@ fn parse() -> Result<Options, String> {
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         fn num<T: std::str::FromStr>(name: &str, v: String) -> Result<T, String> {
-            v.parse().map_err(|_| format!("{name}: `{v}` is not a valid number"))
+            v.parse()
+                .map_err(|_| format!("{name}: `{v}` is not a valid number"))
         }
         match a.as_str() {
             "mnist" => o.kinds.push(Kind::Mnist),
             "cifar10" | "cifar-10" => o.kinds.push(Kind::Cifar10),
             "--data" => o.data = Some(PathBuf::from(value("--data")?)),
-            "--train" => o.train = num("--train", value("--train")?)?,
-            "--valid" => o.valid = num("--valid", value("--valid")?)?,
+            "--train" => o.train = Some(num("--train", value("--train")?)?),
+            "--valid" => o.valid = Some(num("--valid", value("--valid")?)?),
             "--full" => o.full = true,
             "--epochs" => o.epochs = Some(num("--epochs", value("--epochs")?)?),
             "--batch" => o.batch = Some(num("--batch", value("--batch")?)?),
@@ -101,9 +103,11 @@ fn parse() -> Result<Options, String> {
                     .split(',')
                     .map(|s| s.trim().to_string())
                     .collect();
-                if let Some(bad) = o.versions.iter().find(|v| {
-                    !["seq", "cpu", "cuda", "rayon", "matmul"].contains(&v.as_str())
-                }) {
+                if let Some(bad) = o
+                    .versions
+                    .iter()
+                    .find(|v| !["seq", "cpu", "cuda", "rayon", "matmul"].contains(&v.as_str()))
+                {
                     return Err(format!("--versions: unknown version `{bad}`"));
                 }
             }
@@ -120,7 +124,7 @@ fn parse() -> Result<Options, String> {
     if o.data.is_some() && o.kinds.len() != 1 {
         return Err("--data needs exactly one data set named (mnist or cifar10)".into());
     }
-    if o.train == 0 || o.valid == 0 || o.runs == 0 || o.batch == Some(0) {
+    if o.train == Some(0) || o.valid == Some(0) || o.runs == 0 || o.batch == Some(0) {
         return Err("--train, --valid, --batch and --runs must be positive".into());
     }
     if o.epochs.is_some_and(|e| e < 0) {
@@ -169,14 +173,14 @@ fn main() {
     }
     let mut table = Vec::new();
     for &kind in &o.kinds {
-        let (sizes, batch, rate, decay) = match kind {
-            Kind::Mnist => ([784, 784, 128, 10], 128, 0.9, 0.1),
-            Kind::Cifar10 => ([3072, 3072, 1024, 10], 64, 0.01, 0.01),
+        let (sizes, batch, rate, decay, def_train, def_valid) = match kind {
+            Kind::Mnist => ([784, 784, 128, 10], 128, 0.9, 0.1, 600, 100),
+            Kind::Cifar10 => ([3072, 3072, 1024, 10], 64, 0.01, 0.01, 128, 64),
         };
         let (n_train, n_valid) = match (o.full, kind) {
             (true, Kind::Mnist) => (60_000, 10_000),
             (true, Kind::Cifar10) => (50_000, 10_000),
-            (false, _) => (o.train, o.valid),
+            (false, _) => (o.train.unwrap_or(def_train), o.valid.unwrap_or(def_valid)),
         };
         let batch = o.batch.unwrap_or(batch);
         let hyper = Hyper {
@@ -275,10 +279,7 @@ fn main() {
         let reference = outcomes.first().map(|r| r.weights.clone());
         println!(
             "  {:<28} {:>10} {:>18}  {:>14}",
-            "version",
-            "time (s)",
-            "accuracy",
-            "max |Δw| vs 1st"
+            "version", "time (s)", "accuracy", "max |Δw| vs 1st"
         );
         for r in &outcomes {
             println!(

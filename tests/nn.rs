@@ -50,7 +50,11 @@ fn a_tiny_network_trains_identically_everywhere() {
         (p.to_vec(), net.weights())
     };
     let seq = run(Target::Seq);
-    assert_eq!(seq.0.len(), 5 * 20, "predictions before and after each epoch");
+    assert_eq!(
+        seq.0.len(),
+        5 * 20,
+        "predictions before and after each epoch"
+    );
     for t in [Target::Cpu, Target::Debug] {
         assert_eq!(run(t), seq, "on {t}");
     }
@@ -76,7 +80,10 @@ fn a_tiny_network_trains_identically_everywhere() {
     // And it learned the problem.
     let (first, last) = (&seq.0[..20], &seq.0[4 * 20..]);
     let (before, after) = (accuracy(first, &valid_b), accuracy(last, &valid_b));
-    assert!(after >= 0.5 && after > before, "{before} → {after}: {last:?}");
+    assert!(
+        after >= 0.5 && after > before,
+        "{before} → {after}: {last:?}"
+    );
     assert_ne!(w, initial);
 }
 

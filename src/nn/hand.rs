@@ -106,7 +106,8 @@ impl Products for Gemm {
     fn forward(l: &mut Layer, x: &[f64], n: usize, relu: bool) {
         let (ins, outs) = (l.ins, l.outs);
         let a = &mut l.a[..n * outs];
-        a.par_chunks_mut(outs).for_each(|row| row.copy_from_slice(&l.b));
+        a.par_chunks_mut(outs)
+            .for_each(|row| row.copy_from_slice(&l.b));
         // a[n × outs] += x[n × ins] · wᵀ[ins × outs]
         // SAFETY: the dimensions and strides describe memory inside the three slices.
         unsafe {
@@ -225,7 +226,9 @@ fn classify<P: Products>(net: &mut [Layer], x: &[f64], batch: usize) -> Vec<i64>
         let a = &net[2].a;
         let best: Vec<i64> = a[..n * CLASSES]
             .par_chunks(CLASSES)
-            .map(|row| (0..CLASSES).fold(0, |best, j| if row[j] > row[best] { j } else { best }) as i64)
+            .map(|row| {
+                (0..CLASSES).fold(0, |best, j| if row[j] > row[best] { j } else { best }) as i64
+            })
             .collect();
         out.extend(best);
     }

@@ -98,7 +98,9 @@ pub fn softmax_delta(l: Dense, y: Tensor<i64>, n: i64) {
             let v = tensor_get(l.a, [s, j]);
             if v > m { v } else { m }
         });
-        let sum = seq_loop_acc(0.0, classes, |acc, j| acc + exp(tensor_get(l.a, [s, j]) - m));
+        let sum = seq_loop_acc(0.0, classes, |acc, j| {
+            acc + exp(tensor_get(l.a, [s, j]) - m)
+        });
         let label = tensor_get(y, [s]);
         seq_loop(classes, |j| {
             let p = exp(tensor_get(l.a, [s, j]) - m) / sum;
@@ -120,7 +122,15 @@ pub fn dense_backward(next: Dense, l: Dense, n: i64) {
         let g = seq_loop_acc(0.0, outs, |acc, o| {
             acc + tensor_get(next.w, [o, i]) * tensor_get(next.delta, [s, o])
         });
-        tensor_set(l.delta, [s, i], if tensor_get(l.a, [s, i]) > 0.0 { g } else { 0.0 })
+        tensor_set(
+            l.delta,
+            [s, i],
+            if tensor_get(l.a, [s, i]) > 0.0 {
+                g
+            } else {
+                0.0
+            },
+        )
     })
 }
 
