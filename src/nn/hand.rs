@@ -249,7 +249,6 @@ fn step<P: Products>(net: &mut [Layer], x: &[f64], y: &[i64], rate: f64) {
     P::update(l1, x, n, rate);
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run<P: Products>(
     weights: &Weights,
     batch: usize,

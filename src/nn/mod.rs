@@ -163,7 +163,7 @@ pub fn dense_update(l: Dense, x: Tensor<f64>, n: i64, rate: f64) {
 /// `delta`). The whole run is one `accelerate!`.
 pub fn train(net: &Mlp, batches: &[Batch], valid: &[Batch], hyper: Hyper) -> Tensor<i64> {
     let valid_n: usize = valid.iter().map(|b| b.y.len()).sum();
-    let predictions = Tensor::<i64>::zeros(&[hyper.epochs as usize + 1, valid_n]);
+    let predictions = Tensor::<i64>::zeros(&[hyper.epochs.max(0) as usize + 1, valid_n]);
     let starts: Vec<i64> = valid
         .iter()
         .scan(0, |acc, b| {
