@@ -14,6 +14,8 @@
 //!   needed.
 //! * The validation set is classified before the first epoch and after each epoch, inside the
 //!   same expression; [`train`] returns the predictions and [`accuracy`] counts the hits.
+//! * Numbers are `f64`, as the reference's `Float` (`exp` and `int2float` are `f64` intrinsics, so
+//!   an `f32` network would need them for `f32` first).
 //!
 //! [`rayon_train`] and [`matmul_train`] are the same algorithm hand-written in Rust (rayon loops,
 //! and over the `matrixmultiply` GEMM) that the example compares against; [`data`] reads MNIST,
