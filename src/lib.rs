@@ -1,7 +1,10 @@
 //! `pmexpr-suite`: the examples, integration tests and benchmarks of pmexpr (not published).
 //!
-//! This library holds only what they share: deterministic input data.
+//! This library holds what they share: deterministic input data, the ODE example's accelerated
+//! expression ([`ode`]) and the neural-network example's training, data loaders and hand-written
+//! baselines ([`nn`]).
 
+pub mod nn;
 pub mod ode;
 
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
