@@ -1,8 +1,10 @@
 //! `pmexpr-suite`: the examples, integration tests and benchmarks of pmexpr (not published).
 //!
-//! This library holds what they share: deterministic input data, and the programs of the ODE and
-//! Parboil examples with their hand-written baselines.
+//! This library holds what they share: deterministic input data, the ODE example's accelerated
+//! expression ([`ode`]), the neural-network example's training, data loaders and hand-written
+//! baselines ([`nn`]), and the Parboil ports with their hand-written baselines ([`parboil`]).
 
+pub mod nn;
 pub mod ode;
 pub mod parboil;
 

@@ -33,7 +33,7 @@
 
 mod cuda;
 pub mod futhark;
-pub use pmexpr_runtime::nvrtc;
+pub use pmexpr_nvrtc as nvrtc;
 mod report;
 mod scan;
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub(crate) fn duplicate_fns(registry: &Registry) -> Vec<String> {
 }
 
 fn location(item: &RegistryItem) -> String {
-    format!("{}:{}:{}", item.file, item.line, item.column)
+    item.location()
 }
 
 /// One warning per file that the scan skipped.

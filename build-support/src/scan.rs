@@ -107,12 +107,7 @@ fn site_at(tokens: &[TokenTree], i: usize, file: &str) -> Option<SiteSource> {
         return None;
     }
     let (line, column) = position(name.span());
-    Some(SiteSource {
-        file: file.to_owned(),
-        line,
-        column,
-        tokens: input.stream().to_string(),
-    })
+    Some(SiteSource::new(file, line, column, &input.stream()))
 }
 
 /// Whether the tokens before a macro name leave it a path to pmexpr's macro: no path at all, or
@@ -249,6 +244,26 @@ mod tests {
                 (5, 13, "map (f , v)"),
             ]
         );
+    }
+
+    #[test]
+    fn differently_formatted_copies_of_a_site_share_the_key_the_macro_computes() {
+        let scan = scan_one(concat!(
+            "fn f() {\n",
+            "    let a = accelerate!(reduce(addi, 0, map(|x| x + 1, s)));\n",
+            "    let b = accelerate!(\n",
+            "        reduce( addi , 0 ,\n",
+            "            map(| x |x+1, s) ) // the same site\n",
+            "    );\n",
+            "    let c = accelerate!(reduce(addi, 1, map(|x| x + 1, s)));\n",
+            "}\n",
+        ));
+        let keys: Vec<u64> = scan.registry.sites.iter().map(|s| s.key).collect();
+        // What the macro sees: the tokens as rustc hands them over, here with other spacing.
+        let macro_input: TokenStream = "reduce(addi,0,map(|x|x+1,s))".parse().unwrap();
+        let key = pmexpr_core::mangle::site_key(&macro_input);
+        assert_eq!(keys[..2], [key, key]);
+        assert_ne!(keys[2], key);
     }
 
     #[test]

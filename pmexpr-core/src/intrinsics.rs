@@ -368,3 +368,68 @@ mod tests {
         assert_eq!(Intrinsic::Length.numeric_twin(), None);
     }
 }
+
+/// The user documentation lists exactly the intrinsics of the table, and every keyword.
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// The names in backticks on the table row `| intrinsics | … |` of a document.
+    fn documented_intrinsics(doc: &str) -> BTreeSet<String> {
+        let row = doc
+            .lines()
+            .find(|l| l.contains("| intrinsics |"))
+            .expect("the document has an `| intrinsics |` table row");
+        row.split('`')
+            .skip(1)
+            .step_by(2)
+            .flat_map(|names| names.split_whitespace())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn docs() -> Vec<(&'static str, String)> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        ["README.md", "pmexpr/src/lib.rs"]
+            .into_iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(format!("{root}/{p}"))
+                    .unwrap_or_else(|e| panic!("read {p}: {e}"));
+                (p, text)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_intrinsic_lists_in_the_docs_match_the_table() {
+        let table: BTreeSet<String> = Intrinsic::ALL
+            .iter()
+            .filter(|i| !i.is_generic_numeric())
+            .map(|i| i.name().to_owned())
+            .collect();
+        for (path, text) in docs() {
+            let listed = documented_intrinsics(&text);
+            let missing: Vec<_> = table.difference(&listed).collect();
+            let unknown: Vec<_> = listed.difference(&table).collect();
+            assert!(
+                missing.is_empty() && unknown.is_empty(),
+                "{path}: intrinsics missing from its list: {missing:?}; listed but not intrinsics: {unknown:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_keyword_is_documented() {
+        for (path, text) in docs() {
+            for k in Keyword::ALL {
+                let call = format!("`{}(", k.name());
+                assert!(
+                    text.contains(&call),
+                    "{path} does not document `{}`",
+                    k.name()
+                );
+            }
+        }
+    }
+}

@@ -9,7 +9,17 @@
 //! 2. [`resolve`]: unique identifiers, intrinsics and keywords, free variables;
 //! 3. [`infer`]: Hindley–Milner type inference, operators resolved by type;
 //! 4. [`mono`]: monomorphization and normalization;
-//! 5. [`codegen`]: Rust code for the CPU backends.
+//! 5. [`lift`]: accelerated bindings and lambda lifting (free non-function variables become
+//!    parameters);
+//! 6. [`extract`]: Algorithm 1, only what each accelerated binding reaches (shared between sites);
+//! 7. [`classify`]: the backend class, `P_F` (Futhark) or `P_C` (CUDA);
+//! 8. [`wellformed`]: the common, CUDA and Futhark well-formedness rules;
+//! 9. [`codegen`]: Rust for the CPU targets and the host side of the GPU targets, CUDA C++ for
+//!    the CUDA-class sites, Futhark for the Futhark-class sites.
+//!
+//! [`site::compile`] runs the whole pipeline over one site; [`program`] merges the sites of a
+//! crate for the build hook, which writes the CUDA and Futhark sources; [`registry`] is what the
+//! hook tells the macros (the crate's `#[pmexpr]` functions, derived structs and sites).
 //!
 //! Named records (`#[derive(pmexpr::Record)]` structs) are described in [`record`].
 
@@ -21,6 +31,7 @@ pub mod extract;
 pub mod infer;
 pub mod intrinsics;
 pub mod lift;
+pub mod mangle;
 pub mod mono;
 pub mod parse;
 pub mod pretty;

@@ -904,7 +904,9 @@ impl Parser<'_> {
                                 span(t),
                                 format!("`{name}` is not supported inside `accelerate!` yet"),
                             )
-                            .help("PMExpr numbers are i64 and f64"),
+                            .help(
+                                "annotations inside `accelerate!` name `i64` or `f64`; captured `i32` and `f32` values are computed as `i32` and `f32` without one: leave the type out",
+                            ),
                         );
                         TypeAnn::Infer
                     }

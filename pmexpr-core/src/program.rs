@@ -187,7 +187,7 @@ pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
         .sites
         .iter()
         .map(|s| CrateSite {
-            name: format!("{}:{}:{}", s.file, s.line, s.column),
+            name: s.name(),
             tokens: s.tokens.clone(),
             result: match s.tokens.parse::<proc_macro2::TokenStream>() {
                 Err(e) => Err(SiteFailure::Unparsable(e.to_string())),
@@ -234,17 +234,8 @@ pub fn crate_output(sites: &[CrateSite], dump: bool) -> CrateOutput {
             },
         }
         if dump {
-            let file: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '.' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            out.files.push((format!("pmexpr-dump/{file}.txt"), text));
+            let file = crate::mangle::dump_file(&name);
+            out.files.push((format!("pmexpr-dump/{file}"), text));
         }
     }
     out.sites = programs

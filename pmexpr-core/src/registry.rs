@@ -20,8 +20,9 @@
 //! <source>
 //! record <line> <column> <name-bytes> <file-bytes> <source-bytes>
 //! …
-//! site <line> <column> <file-bytes> <tokens-bytes>
+//! site <line> <column> <file-bytes> <key-bytes> <tokens-bytes>
 //! <file>
+//! <key, 16 hexadecimal digits>
 //! <tokens>
 //! end
 //! ```
@@ -43,7 +44,7 @@ use syn::{Attribute, FnArg, Item, ItemFn, ItemStruct, Token, Visibility};
 pub const DEFAULT_DIRS: &[&str] = &["src", "examples", "tests", "benches"];
 
 /// The first line of the text format; the number changes with the format.
-const FORMAT_HEADER: &str = "pmexpr-registry 1";
+const FORMAT_HEADER: &str = "pmexpr-registry 2";
 
 /// The last line of the text format.
 const END: &str = "end";
@@ -96,6 +97,34 @@ pub struct SiteSource {
     pub column: usize,
     /// The macro input as text, delimiters excluded.
     pub tokens: String,
+    /// [`crate::mangle::site_key`] of the macro input: how the macro finds this entry.
+    pub key: u64,
+}
+
+impl SiteSource {
+    /// The site whose `accelerate` identifier is at `line`:`column` of `file`, with its macro
+    /// input.
+    pub fn new(file: &str, line: usize, column: usize, input: &proc_macro2::TokenStream) -> Self {
+        SiteSource {
+            file: file.to_owned(),
+            line,
+            column,
+            tokens: input.to_string(),
+            key: crate::mangle::site_key(input),
+        }
+    }
+
+    /// The site's name ([`crate::mangle::site_name`]).
+    pub fn name(&self) -> String {
+        crate::mangle::site_name(&self.file, self.line, self.column)
+    }
+}
+
+impl RegistryItem {
+    /// Where the item is defined, `file:line:column`.
+    pub fn location(&self) -> String {
+        crate::mangle::site_name(&self.file, self.line, self.column)
+    }
 }
 
 /// Everything the build hook found in a crate, sorted by (file, line, column) so that the
@@ -149,7 +178,7 @@ impl Registry {
             .filter(|i| i.kind == ItemKind::Fn)
             .map(|i| crate::site::PreludeItem {
                 name: i.name.clone(),
-                location: format!("{}:{}:{}", i.file, i.line, i.column),
+                location: i.location(),
                 source: i.source.clone(),
             })
             .collect()
@@ -164,8 +193,7 @@ impl Registry {
             .filter(|i| i.kind == ItemKind::Record)
             .filter_map(|i| {
                 let item = syn::parse_str::<syn::ItemStruct>(&i.source).ok()?;
-                let location = format!("{}:{}:{}", i.file, i.line, i.column);
-                crate::record::record_def(&item, &location).ok()
+                crate::record::record_def(&item, &i.location()).ok()
             })
             .collect();
         crate::record::Records::new(defs)
@@ -188,7 +216,8 @@ impl Registry {
             write_entry(&mut out, item.kind.tag(), item.line, item.column, &fields);
         }
         for site in &self.sites {
-            let fields = [&site.file, &site.tokens];
+            let key = format!("{:016x}", site.key);
+            let fields = [&site.file, &key, &site.tokens];
             write_entry(&mut out, "site", site.line, site.column, &fields);
         }
         out.push_str(END);
@@ -232,12 +261,19 @@ impl Registry {
                         source: reader.field(source)?.to_owned(),
                     });
                 }
-                ("site", &[line, column, file, tokens]) => registry.sites.push(SiteSource {
-                    file: reader.field(file)?.to_owned(),
-                    line,
-                    column,
-                    tokens: reader.field(tokens)?.to_owned(),
-                }),
+                ("site", &[line, column, file, key, tokens]) => {
+                    let file = reader.field(file)?.to_owned();
+                    let key = reader.field(key)?;
+                    let key = u64::from_str_radix(key, 16)
+                        .map_err(|_| at(format!("`{key}` is not a site key")))?;
+                    registry.sites.push(SiteSource {
+                        file,
+                        line,
+                        column,
+                        key,
+                        tokens: reader.field(tokens)?.to_owned(),
+                    })
+                }
                 _ => return Err(at(format!("unexpected entry `{header}`"))),
             }
         }
@@ -559,12 +595,14 @@ mod tests {
         }
     }
 
+    /// A site with any text as its tokens (the format must carry text that does not parse too).
     fn site(file: &str, line: usize, column: usize, tokens: &str) -> SiteSource {
         SiteSource {
             file: file.into(),
             line,
             column,
             tokens: tokens.into(),
+            key: 0x0123_4567_89ab_cdef,
         }
     }
 
@@ -615,7 +653,7 @@ mod tests {
             ],
         );
         let text = registry.to_text();
-        assert!(text.starts_with("pmexpr-registry 1\n"));
+        assert!(text.starts_with("pmexpr-registry 2\n"));
         assert_eq!(Registry::from_text(&text), Ok(registry));
     }
 
@@ -646,7 +684,7 @@ mod tests {
             assert!(Registry::from_text(&text[..cut]).is_err(), "cut at {cut}");
         }
         assert!(Registry::from_text(&text.replace("fn 3", "fn x")).is_err());
-        assert!(Registry::from_text(&text.replace("registry 1", "registry 2")).is_err());
+        assert!(Registry::from_text(&text.replace("registry 2", "registry 1")).is_err());
         assert!(Registry::from_text(&text.replace(" 4\n", " 99\n")).is_err());
         assert!(Registry::from_text(&format!("{text}more")).is_err());
         assert!(Registry::from_text(&text.replace("fn 3", "enum 3")).is_err());
@@ -655,7 +693,8 @@ mod tests {
     #[test]
     fn from_text_rejects_a_length_inside_a_character() {
         let text = Registry::new(vec![], vec![site("é", 1, 1, "")]).to_text();
-        let damaged = text.replace("site 1 1 2 0", "site 1 1 1 1");
+        let damaged = text.replace("site 1 1 2 16 0", "site 1 1 1 17 0");
+        assert_ne!(damaged, text);
         assert!(Registry::from_text(&damaged).is_err());
     }
 

@@ -34,7 +34,7 @@ fn find_item(name: &str) -> Option<String> {
     if let Some(root) = std::env::var_os("CARGO_MANIFEST_DIR")
         && let Some(item) = pmexpr_core::registry::find_pmexpr_fn_in_sources(Path::new(&root), name)
     {
-        return Some(format!("{}:{}:{}", item.file, item.line, item.column));
+        return Some(item.location());
     }
     let file = proc_macro::Span::call_site().local_file()?;
     let shown = file.display().to_string();
@@ -57,30 +57,31 @@ fn with_context<T>(f: impl FnOnce(Context<'_>, Option<&Registry>) -> T) -> T {
 }
 
 /// The site as the build hook names it (`file:line:column` of the `accelerate` identifier, which
-/// names the CUDA modules the hook compiled): found in the registry by file and tokens, else the
-/// location of the macro call (then the binary embeds the CUDA source instead of the hook's PTX).
+/// names the CUDA modules the hook compiled): found in the registry by file and by the key of its
+/// tokens ([`pmexpr_core::mangle::site_key`], independent of layout and of the toolchain's token
+/// printing), else the location of the macro call (then the binary embeds the CUDA source instead
+/// of the hook's PTX).
 fn site_name(input: &TokenStream, registry: Option<&Registry>) -> String {
     let span = proc_macro::Span::call_site();
     let (line, column) = (span.line(), span.column());
     let file = span.local_file();
-    let text = |t: &str| t.split_whitespace().collect::<String>();
-    let wanted = text(&input.to_string());
     if let (Some(reg), Some(file)) = (registry, file.as_ref()) {
+        let key = pmexpr_core::mangle::site_key(&input.clone().into());
         let found: Vec<_> = reg
             .sites
             .iter()
-            .filter(|s| file.ends_with(&s.file) && text(&s.tokens) == wanted)
+            .filter(|s| s.key == key && file.ends_with(&s.file))
             .collect();
         let one = match found.as_slice() {
             [one] => Some(*one),
             many => many.iter().copied().find(|s| s.line == line),
         };
         if let Some(s) = one {
-            return format!("{}:{}:{}", s.file, s.line, s.column);
+            return s.name();
         }
     }
     let file = file.map_or_else(|| span.file(), |f| f.display().to_string());
-    format!("{file}:{line}:{column}")
+    pmexpr_core::mangle::site_name(&file, line, column)
 }
 
 /// Accelerates an expression: checks it at compile time and runs it on the target selected at run

@@ -5,10 +5,14 @@
 //! [`Target`], [`with_target`] and [`current_target`]. Everything under [`__private`] is for
 //! generated code only and may change in any release.
 //!
-//! - [`Tensor`] — mutable, shaped arrays of `i64` or `f64`, shared with accelerated code.
+//! - [`Tensor`] — mutable, shaped arrays of `i64`, `f64`, `i32` or `f32`, shared with accelerated
+//!   code.
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (rayon) and
 //!   [`backend::DebugBackend`] (sequential with debug mode's runtime checks).
-//! - Target selection — `PMEXPR_BACKEND=seq|cpu`, `PMEXPR_DEBUG=1`, or [`with_target`].
+//! - Target selection — `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`, `PMEXPR_DEBUG=1`,
+//!   or [`with_target`].
+//! - GPU and Futhark execution — [`gpu::probe`] (never panics), [`cuda`] (the CUDA device through
+//!   cudarc, and the `cuda-emulator` device), [`futhark`] (the Futhark C library's context and calls).
 //! - Marshaling — [`marshal::Capture`] borrows free variables, [`marshal::IntoRust`] converts
 //!   results back.
 
@@ -44,7 +48,8 @@ pub mod gpu;
 pub mod intrinsics;
 pub mod marshal;
 pub mod numeric;
-pub mod nvrtc;
+/// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
+pub use pmexpr_nvrtc as nvrtc;
 pub mod seq;
 pub mod site;
 pub mod target;

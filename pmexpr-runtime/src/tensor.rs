@@ -157,7 +157,7 @@ impl fmt::Display for TensorError {
 
 impl std::error::Error for TensorError {}
 
-/// A mutable, shaped, row-major array of `i64` or `f64`.
+/// A mutable, shaped, row-major array of `i64`, `f64`, `i32` or `f32`.
 ///
 /// Capture it in `accelerate!` and write it with `tensor_set`; the writes are visible afterwards.
 /// Like a PMExpr tensor it is a *handle*: `accelerate!` reads and writes it through a shared

@@ -36,7 +36,7 @@
 //! | `e1 e2 e3` | `e1(e2, e3)`; `f(a)(b)` is `f(a, b)` |
 //! | records | tuples `(a, b)`, `t.0` |
 //! | `[e1, e2]` | `[e1, e2]`, `vec![e1, e2]`, `[e; n]`, `s[i]` (`get`) |
-//! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice` |
+//! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf eqb neqb not int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice` |
 //! | operators | `+ - * / % == != < <= > >= && \|\| !`, unary `-`, resolved by type (`+` on `i64` is `addi`) |
 //! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper `hist(f, ne, k, is, vs)` |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |

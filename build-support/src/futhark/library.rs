@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use pmexpr_core::codegen::futhark::{CrateFuthark, EntrySignature};
-use pmexpr_core::codegen::futhark_host::glue_file;
+use pmexpr_core::mangle::{fnv1a, glue_file};
 use pmexpr_core::types::TyVar;
 
 use super::Flavour;
@@ -45,13 +45,6 @@ pub fn remove_glue(out_dir: &Path) {
     let _ = fs::remove_dir_all(futhark_dir(out_dir).join("glue"));
 }
 
-/// FNV-1a, 64 bits: a stable hash (not `DefaultHasher`, which may change between releases).
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
-    })
-}
-
 /// Builds the library and the glue; an error says why the Futhark-class sites run on the CPU.
 pub fn build(
     out_dir: &Path,
@@ -73,12 +66,14 @@ pub fn build(
         .map_or(0, |d| d.as_nanos());
     let id = format!(
         "{:016x}",
-        fnv(format!(
-            "{source}\n{}\n{}\n{compiler_time}",
-            flavour.command(),
-            compiler.display()
+        fnv1a(
+            format!(
+                "{source}\n{}\n{}\n{compiler_time}",
+                flavour.command(),
+                compiler.display()
+            )
+            .as_bytes()
         )
-        .as_bytes())
     );
     let lib_name = format!("{BASE}_{}", &id[..12]);
     let artifact = match flavour {
@@ -469,15 +464,5 @@ mod tests {
         assert!(uses("map g_2 s", "g_2") && !uses("g_20 x", "g_2"));
         let saved = rejected_text(&[("site_a".into(), "line 1\nline 2".into())]);
         assert_eq!(saved, "site_a\tline 1\\nline 2\n");
-    }
-
-    #[test]
-    fn glue_files_are_named_after_the_site() {
-        let f = glue_file(Path::new("/out"), "src/lib.rs:3:5");
-        assert_eq!(
-            f,
-            Path::new("/out/pmexpr/futhark/glue/site_src_lib_rs_3_5.rs")
-        );
-        assert_ne!(fnv(b"a"), fnv(b"b"));
     }
 }

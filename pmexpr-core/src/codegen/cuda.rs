@@ -265,7 +265,7 @@ pub fn instantiation_suffix(inst: &Instantiation) -> String {
 /// How to generate a module.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CudaOptions {
-    /// The start of every name the module defines (a C identifier): see [`site_prefix`].
+    /// The start of every name the module defines (a C identifier): see [`crate::mangle::cuda_prefix`].
     pub prefix: String,
     /// The maximum tensor rank: the length of `pm_tensor::dims`. Every module of one program must
     /// use the same (the prelude is shared), and it must match the runtime's.
@@ -276,19 +276,10 @@ impl CudaOptions {
     /// Options for the site called `site_name` (`file:line:column`) with the default rank.
     pub fn for_site(site_name: &str) -> Self {
         CudaOptions {
-            prefix: site_prefix(site_name),
+            prefix: crate::mangle::cuda_prefix(site_name),
             max_rank: DEFAULT_MAX_RANK,
         }
     }
-}
-
-/// A C identifier for a site: `examples/listing1.rs:45:5` gives `pm_examples_listing1_rs_45_5`.
-pub fn site_prefix(site_name: &str) -> String {
-    let body: String = site_name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    format!("pm_{body}")
 }
 
 /// Why a site's CUDA code could not be generated: a construct the generator does not support.
@@ -2721,14 +2712,14 @@ mod tests {
     }
 
     /// The `accelerate!(…)` inputs among `tokens`, in order (the build hook's scan, in small).
-    fn sites_in(tokens: TokenStream, out: &mut Vec<String>) {
+    fn sites_in(tokens: TokenStream, out: &mut Vec<TokenStream>) {
         let trees: Vec<TokenTree> = tokens.into_iter().collect();
         for (k, t) in trees.iter().enumerate() {
             match (t, trees.get(k + 1), trees.get(k + 2)) {
                 (TokenTree::Ident(i), Some(TokenTree::Punct(p)), Some(TokenTree::Group(g)))
                     if i == "accelerate" && p.as_char() == '!' =>
                 {
-                    out.push(g.stream().to_string());
+                    out.push(g.stream());
                 }
                 (TokenTree::Group(g), _, _) => sites_in(g.stream(), out),
                 _ => {}
@@ -2755,12 +2746,7 @@ mod tests {
             sites_in(tokens, &mut found);
             for (k, tokens) in found.into_iter().enumerate() {
                 // Line and column stand for the position (the order in the file).
-                sites.push(SiteSource {
-                    file: file.clone(),
-                    line: k + 1,
-                    column: 1,
-                    tokens,
-                });
+                sites.push(SiteSource::new(&file, k + 1, 1, &tokens));
             }
         }
         let registry = Registry::new(items, sites);
@@ -3187,10 +3173,6 @@ mod tests {
 
     #[test]
     fn names_and_literals() {
-        assert_eq!(
-            site_prefix("examples/listing1.rs:45:5"),
-            "pm_examples_listing1_rs_45_5"
-        );
         assert_eq!(c_ident("x", VarId(7)), "x_7");
         assert_eq!(c_ident("_", VarId(2)), "v_2");
         assert_eq!(c_ident("lambda11", VarId(11)), "lambda11");

@@ -389,21 +389,9 @@ impl std::error::Error for GenError {}
 // Public functions
 // ---------------------------------------------------------------------------------------------
 
-/// The name of a site's entry point: `site_` and the site (`file:line:column`) with every
-/// character other than an ASCII letter or digit replaced by `_`, then one suffix per number type
-/// of the instantiation, in type-variable order (`site_src_main_rs_12_5_i32`). The runtime calls
-/// the entry by this name.
+/// The name of a site's entry point for one instantiation ([`crate::mangle::futhark_entry`]).
 pub fn entry_name(site: &str, inst: &Instantiation) -> String {
-    let mut name = String::from("site_");
-    name.extend(
-        site.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
-    );
-    for p in inst.values() {
-        name.push('_');
-        name.push_str(p.name());
-    }
-    name
+    crate::mangle::futhark_entry(site, inst.values().map(|p| p.name()))
 }
 
 /// The most instantiations [`instantiations`] lists for one site.

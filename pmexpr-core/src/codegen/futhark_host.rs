@@ -2,11 +2,9 @@
 //! the compiled library's manifest (`pmexpr-build`, `futhark::glue`), which the site's expansion
 //! `include!`s, or the reason the site has none.
 
-use std::path::{Path, PathBuf};
-
 use crate::classify::Backend;
 use crate::codegen::cuda_host::CudaBuild;
-use crate::codegen::futhark::entry_name;
+use crate::mangle::glue_file;
 use crate::site::SiteProgram;
 
 /// How a Futhark-class site reaches its library.
@@ -16,17 +14,6 @@ pub enum FutharkHost {
     Glue(String),
     /// The site has no library: it runs on the CPU targets.
     Missing,
-}
-
-/// Where the build hook writes the glue of the site `site` (`file:line:column`) under `OUT_DIR`:
-/// named like its entry points, without the number types.
-pub fn glue_file(out_dir: &Path, site: &str) -> PathBuf {
-    let name = entry_name(site, &Default::default());
-    out_dir
-        .join("pmexpr")
-        .join("futhark")
-        .join("glue")
-        .join(format!("{name}.rs"))
 }
 
 /// The glue of a site, where the build hook wrote it under `OUT_DIR` (`None`: not a Futhark-class

@@ -728,11 +728,8 @@ fn the_crate_program_skips_what_it_cannot_generate() {
 fn compile_crate_writes_the_futhark_program() {
     use crate::program::{FUTHARK_FILE, compile_crate};
     use crate::registry::{Registry, SiteSource};
-    let site = |line: usize, tokens: &str| SiteSource {
-        file: "src/main.rs".into(),
-        line,
-        column: 5,
-        tokens: tokens.into(),
+    let site = |line: usize, tokens: &str| {
+        SiteSource::new("src/main.rs", line, 5, &tokens.parse().unwrap())
     };
     let registry = Registry::new(
         Vec::new(),

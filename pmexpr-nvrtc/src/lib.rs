@@ -20,6 +20,8 @@
 //! the GPU at hand); the `arch` given to [`compile_ptx`] is the oldest virtual architecture the
 //! PTX may use (`compute_80` for A100 and newer).
 
+#![warn(missing_docs)]
+
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::fmt;
 use std::path::{Path, PathBuf};
