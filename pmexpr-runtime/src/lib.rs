@@ -69,9 +69,9 @@ pub mod __private {
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
     };
-    pub use crate::numeric::{Float, Int, Num, Scalar};
+    pub use crate::numeric::{Float, Int, Num, Scalar, Value};
     pub use crate::seq::Seq;
-    pub use crate::site::Site;
+    pub use crate::site::{Site, open_types_on_cpu};
     pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Tensor, TensorRef};
 }

@@ -22,7 +22,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use crate::ast::{Expr, ExprKind, FnDef, Lit, NeverKind, Param, Pat, PatKind, VarId};
 use crate::codegen::cuda_host::CudaHost;
@@ -77,7 +77,7 @@ pub fn generate_site(
         let local = g.local(fv.id);
         let pty = g.pty(ty);
         params.push(quote!(#local: #pty));
-        let by_ref = !is_copy(ty);
+        let by_ref = !is_copy(ty, &mono.numeric);
         g.bindings.insert(
             fv.id,
             Binding::Value {
@@ -101,11 +101,31 @@ pub fn generate_site(
         cap_args.push(quote_spanned!(span=> &#user));
         cap_locals.push(cap.clone());
         args.push(if by_ref { quote!(&#cap) } else { quote!(#cap) });
-        if ty.has_nested_seq() {
+        if ty.has_nested_seq() || may_nest(ty, &mono.numeric) {
             let what = format!("captured variable `{name}`");
             checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
         }
     }
+    // The GPU paths need concrete types: a site whose captured values leave a type open runs on
+    // the CPU there (said once, by `open_types_on_cpu`).
+    let open = mono.numeric.iter().any(|(_, k)| *k == Numeric::Open);
+    let open_targets = match (cuda.is_some(), futhark.is_some()) {
+        (true, _) => Some(quote!(#rt::Target::Cuda | #rt::Target::CudaEmulator)),
+        (false, true) => Some(quote!(#rt::Target::Futhark)),
+        (false, false) => None,
+    };
+    let open_arm = if let Some(targets) = open_targets.filter(|_| open && !sequential) {
+        let infer_numeric = mono.numeric.iter().map(|_| quote!(_));
+        quote! {
+            __pm_t @ (#targets) => {
+                #rt::open_types_on_cpu(&__PM_SITE, __pm_t);
+                __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
+            }
+        }
+    } else {
+        quote!()
+    };
+    let (cuda, futhark) = if open { (None, None) } else { (cuda, futhark) };
     let cuda_fn = match cuda {
         Some(host) if !sequential => g.cuda_body(mono, host).ok().map(|b| (b, &host.kernels)),
         _ => None,
@@ -126,7 +146,17 @@ pub fn generate_site(
     };
     let generics = g.generics();
     let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
-    let numeric_bounds = g.numeric_bounds();
+    // In the capture function an open variable is the canonical Rust type (`Vec<i64>`), not the
+    // generated code's representation of it (`Seq<i64>`): it has no bound there.
+    let numeric_bounds: Vec<TokenStream> = g
+        .numeric_bounds()
+        .into_iter()
+        .zip(&g.numeric)
+        .map(|(b, (v, k))| match k {
+            Numeric::Open => Gen::numeric_param(*v).into_token_stream(),
+            _ => b,
+        })
+        .collect();
     let cap_locals_types: Vec<proc_macro2::Ident> = (0..cap_locals.len())
         .map(|i| format_ident!("R{}", i))
         .collect();
@@ -238,6 +268,7 @@ pub fn generate_site(
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
             #cuda_arm
             #futhark_arm
+            #open_arm
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
         #convert(__pm_result)
@@ -254,7 +285,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         .iter()
         .zip(&mono.free_var_types)
         .map(|(fv, ty)| {
-            let by_ref = !is_copy(ty);
+            let by_ref = !is_copy(ty, &mono.numeric);
             let ty = ty.clone();
             (fv.id, Binding::Value { by_ref, ty })
         })
@@ -271,12 +302,30 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
     g.cuda_body(mono, host).err()
 }
 
-fn is_copy(t: &Type) -> bool {
+fn is_copy(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
-        // The only variables left are numbers whose type the captured values fix.
-        Type::Int | Type::Float | Type::Bool | Type::Tensor(_) | Type::Var(_) => true,
-        Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t)),
+        // The variables left are numbers whose type the captured values fix, or values of any
+        // type they fix (`Numeric::Open`), which may be sequences: those are cloned.
+        Type::Var(v) => !is_open(*v, numeric),
+        Type::Int | Type::Float | Type::Bool | Type::Tensor(_) => true,
+        Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t, numeric)),
         Type::Seq(_) | Type::Arrow(..) => false,
+    }
+}
+
+/// Whether `v` stands for a value of any type that the captured values fix.
+fn is_open(v: TyVar, numeric: &[(TyVar, Numeric)]) -> bool {
+    numeric.iter().any(|(w, k)| *w == v && *k == Numeric::Open)
+}
+
+/// Whether a value of type `t` may be a nested sequence because it has a sequence of a value of
+/// any type the captured values fix (which may itself be a sequence): debug mode checks it.
+fn may_nest(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
+    match t {
+        Type::Seq(a) => matches!(**a, Type::Var(v) if is_open(v, numeric)) || may_nest(a, numeric),
+        Type::Tensor(a) => may_nest(a, numeric),
+        Type::Record(fs) => fs.iter().any(|(_, t)| may_nest(t, numeric)),
+        Type::Int | Type::Float | Type::Bool | Type::Var(_) | Type::Arrow(..) => false,
     }
 }
 
@@ -493,6 +542,7 @@ impl Gen<'_> {
                     Numeric::Scalar => quote!(#n: #rt::Scalar),
                     Numeric::Int => quote!(#n: #rt::Int),
                     Numeric::Float => quote!(#n: #rt::Float),
+                    Numeric::Open => quote!(#n: #rt::Value),
                 }
             })
             .collect()
@@ -539,10 +589,15 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether values of the type are `Copy` in generated code (and so passed by value).
+    fn is_copy(&self, t: &Type) -> bool {
+        is_copy(t, &self.numeric)
+    }
+
     /// The Rust type of a parameter of type `t`: by value or by reference.
     fn pty(&self, t: &Type) -> TokenStream {
         let r = self.rty(t);
-        if is_copy(t) { r } else { quote!(&#r) }
+        if self.is_copy(t) { r } else { quote!(&#r) }
     }
 
     fn with_scope<R>(&mut self, binds: Vec<(VarId, Binding)>, f: impl FnOnce(&mut Self) -> R) -> R {
@@ -604,7 +659,7 @@ impl Gen<'_> {
                 let idx = field_index(&expr.ty, label);
                 if is_place(expr, &self.bindings) {
                     let base = self.arg(expr);
-                    if is_copy(&e.ty) {
+                    if self.is_copy(&e.ty) {
                         quote!((#base).#idx)
                     } else {
                         quote!((#base).#idx.clone())
@@ -646,7 +701,7 @@ impl Gen<'_> {
 
     /// The expression as an argument: a value for `Copy` types, a reference otherwise.
     fn arg(&mut self, e: &Expr) -> TokenStream {
-        if is_copy(&e.ty) {
+        if self.is_copy(&e.ty) {
             return self.value(e);
         }
         let rt = self.rt.clone();
@@ -701,7 +756,7 @@ impl Gen<'_> {
         match self.bindings.get(&id).cloned() {
             Some(Binding::Value { .. }) => {
                 let x = self.local(id);
-                if is_copy(ty) {
+                if self.is_copy(ty) {
                     quote!(#x)
                 } else {
                     quote!(#x.clone())
@@ -730,7 +785,7 @@ impl Gen<'_> {
             Arg::Expr(e) => self.arg(e),
             Arg::Src {
                 tokens, ty, by_ref, ..
-            } => match (is_copy(ty), by_ref) {
+            } => match (self.is_copy(ty), by_ref) {
                 (true, true) => quote!(*#tokens),
                 (true, false) | (false, true) => quote!(#tokens),
                 (false, false) => quote!(&#tokens),
@@ -747,7 +802,7 @@ impl Gen<'_> {
                 ty,
                 by_ref,
                 once,
-            } => match (is_copy(ty), by_ref, once) {
+            } => match (self.is_copy(ty), by_ref, once) {
                 (true, true, _) => quote!(*#tokens),
                 (true, false, _) | (false, false, true) => quote!(#tokens),
                 (false, _, _) => quote!(#tokens.clone()),
@@ -871,7 +926,7 @@ impl Gen<'_> {
         let x = self.local(id);
         match self.bindings.get(&id).cloned() {
             Some(Binding::Value { by_ref, .. }) => {
-                if is_copy(ty) || by_ref {
+                if self.is_copy(ty) || by_ref {
                     quote!(#x)
                 } else {
                     quote!(&#x)
@@ -999,7 +1054,7 @@ impl Gen<'_> {
             let x = self.local(id);
             match self.bindings.get(&id).cloned() {
                 Some(Binding::Value { ty, .. }) => {
-                    if is_copy(&ty) {
+                    if self.is_copy(&ty) {
                         stmts.push(quote!(let #x = #x;));
                     } else {
                         stmts.push(quote!(let #x = #x.clone();));
@@ -1092,7 +1147,7 @@ impl Gen<'_> {
                     scope.push((
                         p.ident.id,
                         Binding::Value {
-                            by_ref: !is_copy(&p.ty),
+                            by_ref: !self.is_copy(&p.ty),
                             ty: p.ty.clone(),
                         },
                     ));
@@ -1134,7 +1189,7 @@ impl Gen<'_> {
                 let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
                 quote!({ #stmt #b })
             }
-            _ if !is_copy(&value.ty) && is_place(value, &self.bindings) => {
+            _ if !self.is_copy(&value.ty) && is_place(value, &self.bindings) => {
                 let v = self.arg(value);
                 let b = self.with_scope(
                     vec![(
@@ -1235,7 +1290,7 @@ impl Gen<'_> {
                 inner.insert(
                     p.ident.id,
                     Binding::Value {
-                        by_ref: !is_copy(&p.ty),
+                        by_ref: !self.is_copy(&p.ty),
                         ty: p.ty.clone(),
                     },
                 );
@@ -1247,7 +1302,7 @@ impl Gen<'_> {
                 inner.insert(
                     *id,
                     Binding::Value {
-                        by_ref: !is_copy(ty),
+                        by_ref: !self.is_copy(ty),
                         ty: ty.clone(),
                     },
                 );
@@ -1288,7 +1343,7 @@ impl Gen<'_> {
             };
         }
         let s = self.fresh("scrutinee");
-        let by_ref = !is_copy(&scrutinee.ty);
+        let by_ref = !self.is_copy(&scrutinee.ty);
         let setup = if !by_ref {
             let v = self.value(scrutinee);
             quote!(let #s = #v;)
@@ -1327,7 +1382,7 @@ impl Gen<'_> {
                     return;
                 }
                 let x = self.local(ident.id);
-                if is_copy(&p.ty) {
+                if self.is_copy(&p.ty) {
                     stmts.push(quote!(let #x = #path;));
                     scope.push((
                         ident.id,
@@ -1521,7 +1576,7 @@ impl Gen<'_> {
         let mut scope = Vec::new();
         for id in self.captures(f.free_vars()) {
             match self.bindings.get(&id).cloned() {
-                Some(Binding::Value { by_ref: false, ty }) if !is_copy(&ty) => {
+                Some(Binding::Value { by_ref: false, ty }) if !self.is_copy(&ty) => {
                     let x = self.local(id);
                     refs.push(quote!(let #x = &#x;));
                     scope.push((id, Binding::Value { by_ref: true, ty }));
@@ -1538,7 +1593,7 @@ impl Gen<'_> {
                         unreachable!()
                     };
                     let x = self.local(p.ident.id);
-                    if is_copy(&p.ty) {
+                    if self.is_copy(&p.ty) {
                         let v = if *by_ref {
                             quote!(*#tokens)
                         } else {
@@ -1574,14 +1629,14 @@ impl Gen<'_> {
                 let mut all = Vec::new();
                 for a in args {
                     if matches!(a.kind, ExprKind::Lit(_))
-                        || (matches!(a.kind, ExprKind::Var { .. }) && is_copy(&a.ty))
+                        || (matches!(a.kind, ExprKind::Var { .. }) && self.is_copy(&a.ty))
                     {
                         all.push(Arg::Expr(a));
                     } else {
                         let h = self.fresh("hoisted");
                         let v = self.value(a);
                         pre.push(quote!(let #h = #v;));
-                        let by_ref = !is_copy(&a.ty);
+                        let by_ref = !self.is_copy(&a.ty);
                         if by_ref {
                             refs.push(quote!(let #h = &#h;));
                         }
@@ -1712,7 +1767,7 @@ impl Gen<'_> {
                 } else {
                     quote!(#rt::rt::head(#site, (#s).as_slice()))
                 };
-                if is_copy(ty) {
+                if self.is_copy(ty) {
                     quote!((*#r))
                 } else {
                     quote!(#r.clone())
