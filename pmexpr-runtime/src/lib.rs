@@ -42,6 +42,7 @@ pub mod func;
 pub mod futhark;
 pub mod gpu;
 pub mod intrinsics;
+pub mod laws;
 pub mod marshal;
 pub mod numeric;
 pub mod nvrtc;
@@ -66,6 +67,7 @@ pub mod __private {
         Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
     };
     pub use crate::intrinsics as rt;
+    pub use crate::laws::{Law, check_reduce, track};
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
     };

@@ -9,6 +9,7 @@
 use std::fmt::Debug;
 
 use crate::checks::Regular;
+use crate::laws::Law;
 use crate::marshal::IntoRust;
 use crate::site::Site;
 use crate::tensor::Element;
@@ -23,9 +24,9 @@ use crate::tensor::Element;
             `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
             pmexpr::Tensor<i64, f64, i32 or f32>"
 )]
-pub trait Value: Clone + Send + Sync + Debug + Regular + IntoRust {}
+pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust {}
 
-impl<T: Clone + Send + Sync + Debug + Regular + IntoRust> Value for T {}
+impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust> Value for T {}
 
 /// A value that `==` and `!=` compare: a number or `bool`.
 #[diagnostic::on_unimplemented(
@@ -41,6 +42,7 @@ pub trait Scalar:
     + PartialOrd
     + Debug
     + Regular
+    + Law
     + IntoRust<Out = Self>
     + for<'a> crate::cuda::arg::DeviceArg<'a>
     + crate::futhark::FutharkPrim

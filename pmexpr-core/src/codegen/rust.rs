@@ -1463,6 +1463,7 @@ impl Gen<'_> {
                 self.checked(out, ty, "the result of `map2`")
             }
             Keyword::Reduce => {
+                let name = self.operator_name(&args[0]);
                 let ne = self.value(&args[1]);
                 let acc = args[1].ty.clone();
                 let (pre_op, op) =
@@ -1477,10 +1478,29 @@ impl Gen<'_> {
                 {
                     let s = self.arg(&margs[1]);
                     let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
-                    quote!({ #pre_op let #nev = #ne; #pre_g B::map_reduce((#s).as_slice(), #nev, #g, #op) })
+                    // Debug mode checks the operator's laws on the mapped elements.
+                    quote!({
+                        #pre_op let #nev = #ne; #pre_g
+                        let __pm_op = #op;
+                        let __pm_g = #g;
+                        let __pm_s = (#s).as_slice();
+                        if B::CHECKS {
+                            let __pm_m: ::std::vec::Vec<_> = __pm_s.iter().map(&__pm_g).collect();
+                            #rt::check_reduce(#site, #name, &__pm_m, &#nev, &__pm_op);
+                        }
+                        B::map_reduce(__pm_s, #nev, __pm_g, __pm_op)
+                    })
                 } else {
                     let s = self.arg(&args[2]);
-                    quote!({ #pre_op let #nev = #ne; B::reduce((#s).as_slice(), #nev, #op) })
+                    quote!({
+                        #pre_op let #nev = #ne;
+                        let __pm_op = #op;
+                        let __pm_s = (#s).as_slice();
+                        if B::CHECKS {
+                            #rt::check_reduce(#site, #name, __pm_s, &#nev, &__pm_op);
+                        }
+                        B::reduce(__pm_s, #nev, __pm_op)
+                    })
                 }
             }
             Keyword::Flatten => {
@@ -1670,6 +1690,43 @@ impl Gen<'_> {
         )
     }
 
+    /// How debug mode's failures name a tensor: its variable, or what made it.
+    fn tensor_name(&self, t: &Expr) -> String {
+        match &t.kind {
+            ExprKind::Var { ident, .. } => ident.name.clone(),
+            ExprKind::App { func, .. } => match &func.kind {
+                ExprKind::Intrinsic(i) => format!("{}(…)", i.name()),
+                ExprKind::Var { ident, .. } => format!("{}(…)", ident.name),
+                _ => "(a computed tensor)".into(),
+            },
+            _ => "(a computed tensor)".into(),
+        }
+    }
+
+    /// How debug mode's failures name `reduce`'s operator: the intrinsic or function it applies
+    /// (`subi` is eta-expanded to `|a, b| subi(a, b)` by then), or `the closure`.
+    fn operator_name(&self, f: &Expr) -> String {
+        let named = |e: &Expr| match &e.kind {
+            ExprKind::Intrinsic(i) => Some(format!("`{}`", i.name())),
+            ExprKind::Var { ident, .. } => Some(format!("`{}`", ident.name)),
+            _ => None,
+        };
+        if let Some(n) = named(f) {
+            return n;
+        }
+        if let ExprKind::Lam { params, body } = &f.kind
+            && let ExprKind::App { func, args } = &body.kind
+            && args.len() == params.len()
+            && args.iter().zip(params).all(
+                |(a, p)| matches!(&a.kind, ExprKind::Var { ident, .. } if ident.id == p.ident.id),
+            )
+            && let Some(n) = named(func)
+        {
+            return n;
+        }
+        "the closure".into()
+    }
+
     // ----- intrinsics -----
 
     fn intrinsic(&mut self, i: Intrinsic, args: &[&Expr], ty: &Type) -> TokenStream {
@@ -1838,12 +1895,26 @@ impl Gen<'_> {
                         quote!((#s).as_slice())
                     }
                 };
+                let tensor = self.tensor_name(args[0]);
                 match i {
-                    TensorGet => quote!((#t).get(#site, #idx)),
+                    TensorGet => quote!({
+                        let (__pm_t, __pm_i): (_, &[i64]) = (#t, #idx);
+                        if B::CHECKS {
+                            #rt::track(#site, #tensor, &__pm_t, __pm_i, false, false);
+                        }
+                        __pm_t.get(#site, __pm_i)
+                    }),
                     TensorSlice => quote!((#t).slice(#site, #idx)),
                     _ => {
                         let x = v(self, 2);
-                        quote!((#t).set(#site, #idx, #x))
+                        quote!({
+                            let (__pm_t, __pm_i): (_, &[i64]) = (#t, #idx);
+                            let __pm_x = #x;
+                            if B::CHECKS {
+                                #rt::track(#site, #tensor, &__pm_t, __pm_i, false, true);
+                            }
+                            __pm_t.set(#site, __pm_i, __pm_x)
+                        })
                     }
                 }
             }
@@ -1881,11 +1952,25 @@ impl Gen<'_> {
             }
             TensorLinearGet => {
                 let (t, ix) = (v(self, 0), v(self, 1));
-                quote!((#t).linear_get(#site, #ix))
+                let tensor = self.tensor_name(args[0]);
+                quote!({
+                    let (__pm_t, __pm_i) = (#t, #ix);
+                    if B::CHECKS {
+                        #rt::track(#site, #tensor, &__pm_t, &[__pm_i], true, false);
+                    }
+                    __pm_t.linear_get(#site, __pm_i)
+                })
             }
             TensorLinearSet => {
                 let (t, ix, x) = (v(self, 0), v(self, 1), v(self, 2));
-                quote!((#t).linear_set(#site, #ix, #x))
+                let tensor = self.tensor_name(args[0]);
+                quote!({
+                    let (__pm_t, __pm_i, __pm_x) = (#t, #ix, #x);
+                    if B::CHECKS {
+                        #rt::track(#site, #tensor, &__pm_t, &[__pm_i], true, true);
+                    }
+                    __pm_t.linear_set(#site, __pm_i, __pm_x)
+                })
             }
             TensorRank => {
                 let t = v(self, 0);
