@@ -21,6 +21,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use crate::backend::Backend;
 use crate::func::Func;
 use crate::seq::Seq;
 use crate::site::Site;
@@ -314,4 +315,103 @@ pub fn track<T: Element>(
             "write conflict in `par_loop`: {what} element {element} of tensor `{tensor}` (the iterations of a `par_loop` may run in any order, in parallel, so each element may be written by one iteration and then read only by it)"
         ));
     }
+}
+
+/// `reduce` on backend `B`, whose debug instance first checks the operator's laws (generated
+/// code calls this, so that the check is one constant test).
+#[doc(hidden)]
+#[inline(always)]
+pub fn reduce<B: Backend, T, F>(site: &Site, op: &str, s: &[T], ne: T, f: F) -> T
+where
+    T: Law + Clone + Send + Sync,
+    F: Fn(T, T) -> T + Sync + Send,
+{
+    if B::CHECKS {
+        check_reduce(site, op, s, &ne, &f);
+    }
+    B::reduce(s, ne, f)
+}
+
+/// `reduce f ne (map g s)` on backend `B`, whose debug instance first checks the operator's laws
+/// on the mapped elements.
+#[doc(hidden)]
+#[inline(always)]
+pub fn map_reduce<B: Backend, T, U, G, F>(site: &Site, op: &str, s: &[T], ne: U, g: G, f: F) -> U
+where
+    T: Sync,
+    U: Law + Clone + Send + Sync,
+    G: Fn(&T) -> U + Sync + Send,
+    F: Fn(U, U) -> U + Sync + Send,
+{
+    if B::CHECKS {
+        let mapped: Vec<U> = s.iter().map(&g).collect();
+        check_reduce(site, op, &mapped, &ne, &f);
+    }
+    B::map_reduce(s, ne, g, f)
+}
+
+/// `tensor_get`; with `checks` (debug mode), recorded for the running `par_loop`s.
+#[doc(hidden)]
+#[inline(always)]
+pub fn tensor_get<T: Element>(
+    checks: bool,
+    site: &Site,
+    name: &str,
+    t: TensorRef<'_, T>,
+    index: &[i64],
+) -> T {
+    if checks {
+        track(site, name, &t, index, false, false);
+    }
+    t.get(site, index)
+}
+
+/// `tensor_set`; with `checks` (debug mode), recorded for the running `par_loop`s.
+#[doc(hidden)]
+#[inline(always)]
+pub fn tensor_set<T: Element>(
+    checks: bool,
+    site: &Site,
+    name: &str,
+    t: TensorRef<'_, T>,
+    index: &[i64],
+    value: T,
+) {
+    if checks {
+        track(site, name, &t, index, false, true);
+    }
+    t.set(site, index, value)
+}
+
+/// `tensor_linear_get`; with `checks` (debug mode), recorded for the running `par_loop`s.
+#[doc(hidden)]
+#[inline(always)]
+pub fn tensor_linear_get<T: Element>(
+    checks: bool,
+    site: &Site,
+    name: &str,
+    t: TensorRef<'_, T>,
+    i: i64,
+) -> T {
+    if checks {
+        track(site, name, &t, &[i], true, false);
+    }
+    t.linear_get(site, i)
+}
+
+/// `tensor_linear_set`; with `checks` (debug mode), recorded for the running `par_loop`s.
+#[doc(hidden)]
+#[inline(always)]
+pub fn tensor_linear_set<T: Element>(
+    checks: bool,
+    site: &Site,
+    name: &str,
+    t: TensorRef<'_, T>,
+    i: i64,
+    value: T,
+) {
+    if checks {
+        track(site, name, &t, &[i], true, true);
+    }
+    t.linear_set(site, i, value)
 }

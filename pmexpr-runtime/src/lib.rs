@@ -67,7 +67,10 @@ pub mod __private {
         Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
     };
     pub use crate::intrinsics as rt;
-    pub use crate::laws::{Law, check_reduce, track};
+    pub use crate::laws::{
+        Law, check_reduce, map_reduce, reduce, tensor_get, tensor_linear_get, tensor_linear_set,
+        tensor_set, track,
+    };
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
     };

@@ -1479,28 +1479,10 @@ impl Gen<'_> {
                     let s = self.arg(&margs[1]);
                     let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
                     // Debug mode checks the operator's laws on the mapped elements.
-                    quote!({
-                        #pre_op let #nev = #ne; #pre_g
-                        let __pm_op = #op;
-                        let __pm_g = #g;
-                        let __pm_s = (#s).as_slice();
-                        if B::CHECKS {
-                            let __pm_m: ::std::vec::Vec<_> = __pm_s.iter().map(&__pm_g).collect();
-                            #rt::check_reduce(#site, #name, &__pm_m, &#nev, &__pm_op);
-                        }
-                        B::map_reduce(__pm_s, #nev, __pm_g, __pm_op)
-                    })
+                    quote!({ #pre_op let #nev = #ne; #pre_g #rt::map_reduce::<B, _, _, _, _>(#site, #name, (#s).as_slice(), #nev, #g, #op) })
                 } else {
                     let s = self.arg(&args[2]);
-                    quote!({
-                        #pre_op let #nev = #ne;
-                        let __pm_op = #op;
-                        let __pm_s = (#s).as_slice();
-                        if B::CHECKS {
-                            #rt::check_reduce(#site, #name, __pm_s, &#nev, &__pm_op);
-                        }
-                        B::reduce(__pm_s, #nev, __pm_op)
-                    })
+                    quote!({ #pre_op let #nev = #ne; #rt::reduce::<B, _, _>(#site, #name, (#s).as_slice(), #nev, #op) })
                 }
             }
             Keyword::Flatten => {
@@ -1897,24 +1879,11 @@ impl Gen<'_> {
                 };
                 let tensor = self.tensor_name(args[0]);
                 match i {
-                    TensorGet => quote!({
-                        let (__pm_t, __pm_i): (_, &[i64]) = (#t, #idx);
-                        if B::CHECKS {
-                            #rt::track(#site, #tensor, &__pm_t, __pm_i, false, false);
-                        }
-                        __pm_t.get(#site, __pm_i)
-                    }),
+                    TensorGet => quote!(#rt::tensor_get(B::CHECKS, #site, #tensor, #t, #idx)),
                     TensorSlice => quote!((#t).slice(#site, #idx)),
                     _ => {
                         let x = v(self, 2);
-                        quote!({
-                            let (__pm_t, __pm_i): (_, &[i64]) = (#t, #idx);
-                            let __pm_x = #x;
-                            if B::CHECKS {
-                                #rt::track(#site, #tensor, &__pm_t, __pm_i, false, true);
-                            }
-                            __pm_t.set(#site, __pm_i, __pm_x)
-                        })
+                        quote!(#rt::tensor_set(B::CHECKS, #site, #tensor, #t, #idx, #x))
                     }
                 }
             }
@@ -1953,24 +1922,12 @@ impl Gen<'_> {
             TensorLinearGet => {
                 let (t, ix) = (v(self, 0), v(self, 1));
                 let tensor = self.tensor_name(args[0]);
-                quote!({
-                    let (__pm_t, __pm_i) = (#t, #ix);
-                    if B::CHECKS {
-                        #rt::track(#site, #tensor, &__pm_t, &[__pm_i], true, false);
-                    }
-                    __pm_t.linear_get(#site, __pm_i)
-                })
+                quote!(#rt::tensor_linear_get(B::CHECKS, #site, #tensor, #t, #ix))
             }
             TensorLinearSet => {
                 let (t, ix, x) = (v(self, 0), v(self, 1), v(self, 2));
                 let tensor = self.tensor_name(args[0]);
-                quote!({
-                    let (__pm_t, __pm_i, __pm_x) = (#t, #ix, #x);
-                    if B::CHECKS {
-                        #rt::track(#site, #tensor, &__pm_t, &[__pm_i], true, true);
-                    }
-                    __pm_t.linear_set(#site, __pm_i, __pm_x)
-                })
+                quote!(#rt::tensor_linear_set(B::CHECKS, #site, #tensor, #t, #ix, #x))
             }
             TensorRank => {
                 let t = v(self, 0);
