@@ -741,7 +741,15 @@ fn arguments_are_evaluated_in_the_order_written() {
             });
             // An operator with 5 as its neutral element (debug mode checks it is one): the
             // neutral element is read before the sequence's block sets 7.
-            let plus5 = |x, y| if x == 5 { y } else if y == 5 { x } else { x + y };
+            let plus5 = |x, y| {
+                if x == 5 {
+                    y
+                } else if y == 5 {
+                    x
+                } else {
+                    x + y
+                }
+            };
             let b = reduce(plus5, tensor_get(t, [0]), {
                 tensor_set(t, [0], 7);
                 [1]
