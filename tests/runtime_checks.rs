@@ -2,7 +2,8 @@
 //!
 //! Checks that safe Rust needs anyway (indices, division by zero) run on every backend; debug mode
 //! (`PMEXPR_DEBUG=1`, or `with_target(Target::Debug, …)`) adds the checks of the assumptions
-//! accelerated backends make: regular nested sequences. A tensor above the maximum rank is refused
+//! accelerated backends make: regular nested sequences, independent `par_loop` iterations, and
+//! `reduce` operators that are associative with a neutral element on the data at hand. A tensor above the maximum rank is refused
 //! when it is captured, on every backend.
 
 mod common;
