@@ -118,3 +118,10 @@ fn open_types_on_a_cuda_class_site() {
     accelerate!(par_loop(length(ids), |i| tensor_set(t, [i], i * 3)));
     assert_eq!(t.to_vec(), vec![0, 3, 6, 9]);
 }
+
+#[test]
+fn tensors_whose_elements_are_not_used() {
+    let t = Tensor::<f32>::zeros(&[2, 3]);
+    let r: Vec<i64> = on_every_target(|| accelerate!(backend = cpu, tensor_shape(t)));
+    assert_eq!(r, vec![2, 3]);
+}

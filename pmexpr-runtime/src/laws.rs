@@ -415,3 +415,73 @@ pub fn tensor_linear_set<T: Element>(
     }
     t.linear_set(site, i, value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SITE: Site = Site::new("src/main.rs", 3, 9);
+
+    fn failure(f: impl FnOnce()) -> Option<String> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .err()
+            .map(|p| p.downcast_ref::<String>().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn lawful_operators_pass_and_floats_compare_within_tolerance() {
+        let s: Vec<i64> = (1..=100).collect();
+        check_reduce(&SITE, "`addi`", &s, &0, &|a: i64, b: i64| a.wrapping_add(b));
+        check_reduce(&SITE, "max", &s, &i64::MIN, &|a: i64, b: i64| a.max(b));
+        // Sums of floats regroup with rounding differences: not a broken law.
+        let xs: Vec<f64> = (0..1000)
+            .map(|i| 0.1 * i as f64 + 1e-3 / (i as f64 + 1.0))
+            .collect();
+        check_reduce(&SITE, "`addf`", &xs, &0.0, &|a: f64, b: f64| a + b);
+        let ps: Vec<(i64, f64)> = (0..50).map(|i| (i, i as f64)).collect();
+        check_reduce(
+            &SITE,
+            "pair",
+            &ps,
+            &(0, 0.0),
+            &|a: (i64, f64), b: (i64, f64)| (a.0 + b.0, a.1 + b.1),
+        );
+    }
+
+    #[test]
+    fn broken_laws_are_found_on_short_sequences_too() {
+        // One element: the neutral element is tried on it.
+        let m = failure(|| check_reduce(&SITE, "`subi`", &[5_i64], &0, &|a: i64, b: i64| a - b));
+        let m = m.expect("subi has no neutral element");
+        assert!(
+            m.starts_with("pmexpr: accelerate! at src/main.rs:3:9: "),
+            "{m}"
+        );
+        assert!(m.contains("f(0, 5) is -5, not 5"), "{m}");
+        // Two elements, a lawful neutral element, a non-associative operator: sampled triples
+        // repeat elements, so they find it.
+        let f = |a: i64, b: i64| {
+            if a == 0 {
+                b
+            } else if b == 0 {
+                a
+            } else {
+                a + 2 * b
+            }
+        };
+        let m = failure(|| check_reduce(&SITE, "the closure", &[1_i64, 3], &0, &f));
+        assert!(
+            m.expect("not associative")
+                .contains("the closure is associative, but it is not")
+        );
+        // Empty: nothing to check.
+        check_reduce(&SITE, "`subi`", &[] as &[i64], &0, &|a: i64, b: i64| a - b);
+    }
+
+    #[test]
+    fn loop_record_ends_when_an_iteration_fails() {
+        let r = failure(|| tracked_par_loop(3, |i| assert!(i < 1, "iteration {i} fails")));
+        assert!(r.is_some());
+        assert!(LOOPS.with(|l| l.borrow().is_empty()));
+    }
+}

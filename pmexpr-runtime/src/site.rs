@@ -56,6 +56,10 @@ pub(crate) fn say_once(key: String, line: &str) {
 /// and only the Rust code is generic over them.
 #[doc(hidden)]
 pub fn open_types_on_cpu(site: &'static Site, target: crate::Target) {
+    // Under `auto` a CUDA-class site runs on the CPU anyway without a GPU: nothing to say then.
+    if target == crate::Target::Auto && crate::gpu::probe().is_err() {
+        return;
+    }
     say_once(
         format!("{site} open"),
         &format!(

@@ -107,10 +107,13 @@ pub fn generate_site(
         }
     }
     // The GPU paths need concrete types: a site whose captured values leave a type open runs on
-    // the CPU there (said once, by `open_types_on_cpu`).
+    // the CPU there (said once, by `open_types_on_cpu`; under `auto` only where a GPU would have
+    // run it).
     let open = mono.numeric.iter().any(|(_, k)| *k == Numeric::Open);
     let open_targets = match (cuda.is_some(), futhark.is_some()) {
-        (true, _) => Some(quote!(#rt::Target::Cuda | #rt::Target::CudaEmulator)),
+        (true, _) => {
+            Some(quote!(#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator))
+        }
         (false, true) => Some(quote!(#rt::Target::Futhark)),
         (false, false) => None,
     };
