@@ -125,3 +125,46 @@ fn tensors_whose_elements_are_not_used() {
     let r: Vec<i64> = on_every_target(|| accelerate!(backend = cpu, tensor_shape(t)));
     assert_eq!(r, vec![2, 3]);
 }
+
+#[test]
+fn open_values_through_functions_branches_and_sequence_intrinsics() {
+    let s: Vec<(i64, f64)> = vec![(1, 0.5), (2, 1.5), (3, 2.5), (4, 3.5)];
+    let m: Vec<Vec<bool>> = vec![vec![true, false], vec![false, false], vec![true, true]];
+    // A polymorphic `let` lambda and a local `fn` item over open values.
+    let r = on_every_target(|| {
+        accelerate!({
+            let id = |x| x;
+            fn pick(first: bool, a: (i64, f64), b: (i64, f64)) -> (i64, f64) {
+                if first { a } else { b }
+            }
+            map(
+                |i| pick(i % 2 == 0, id(get(s, i)), get(s, 0)),
+                create(length(s), |i| i),
+            )
+        })
+    });
+    assert_eq!(r, vec![(1, 0.5), (1, 0.5), (3, 2.5), (1, 0.5)]);
+    // `foldl`, `set`, `tail`, `subsequence`, `null` and `match` on open values.
+    let r = on_every_target(|| {
+        accelerate!(backend = cpu, {
+            let last = foldl(|_acc, x| x, head(m), m);
+            let swapped = set(m, 0, get(m, 2));
+            let rest = tail(subsequence(m, 1, 2));
+            let empty = null(rest);
+            match (last, empty) {
+                (l, false) => (l, swapped),
+                (_, true) => (head(m), swapped),
+            }
+        })
+    });
+    assert_eq!(
+        r,
+        (
+            vec![true, true],
+            vec![vec![true, true], vec![false, false], vec![true, true]]
+        )
+    );
+    // Open values in a record built inside and returned.
+    let r = on_every_target(|| accelerate!(map2(|a, b| (b, a, length(a)), m, tail(s))));
+    assert_eq!(r[2], ((4, 3.5), vec![true, true], 2));
+}
