@@ -267,6 +267,11 @@ pub fn expand_derive_record(item: TokenStream, rt: &TokenStream) -> TokenStream 
                     #name { #(#idents: <#tys as #rt::FromAccel<#cs, #rs>>::from_accel(r.#index),)* }
                 }
             }
+            // A struct that a site only moves comes back as itself.
+            #[automatically_derived]
+            impl #rt::ResultRust for #name {
+                type Out = #name;
+            }
         };
     }
 }

@@ -72,7 +72,8 @@ pub mod __private {
         tensor_set, track,
     };
     pub use crate::marshal::{
-        Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
+        Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
+        capture, from_accel, from_accel_as,
     };
     pub use crate::numeric::{Float, Int, Num, Scalar, Value};
     pub use crate::seq::Seq;

@@ -140,12 +140,17 @@ pub fn generate_site(
         quote!(#rt::select)
     };
     let ret = g.rty(&mono.expr.ty);
-    let convert = if has_named_record(&mono.expr.ty) {
+    // A result holding values of a type the captured values fix (`Numeric::Open`) comes back as
+    // the Rust type they were captured from: the capture function names it.
+    let open_result = open_result_type(mono, rt);
+    let convert = if open_result.is_some() {
+        quote!(#rt::from_accel_as(__pm_marker, __pm_result))
+    } else if has_named_record(&mono.expr.ty) {
         // Named by its canonical form, so that only a type with the result's field names fits.
         let canon = canonical(&mono.expr.ty, rt, true);
-        quote!(#rt::from_accel::<#canon, _, _>)
+        quote!(#rt::from_accel::<#canon, _, _>(__pm_result))
     } else {
-        quote!(#rt::IntoRust::into_rust)
+        quote!(#rt::IntoRust::into_rust(__pm_result))
     };
     let generics = g.generics();
     let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
@@ -165,6 +170,18 @@ pub fn generate_site(
         .collect();
     let captures = if cap_locals.is_empty() {
         quote!()
+    } else if let Some((rust, canon, bounds)) = &open_result {
+        quote! {
+            #[allow(non_snake_case, clippy::all, clippy::type_complexity)]
+            #[inline(always)]
+            fn __pm_capture<'a #(, #numeric_bounds)* #(, #cap_params)*>(#(#cap_bounds,)* site: &#rt::Site) -> (#(#cap_locals_types,)* ::core::marker::PhantomData<fn() -> (#rust, #canon)>)
+            where #(#bounds,)*
+            {
+                (#(#cap_calls,)* ::core::marker::PhantomData)
+            }
+            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
+            let (#(#cap_locals,)* __pm_marker) = __pm_capture(#(#cap_args,)* &__PM_SITE);
+        }
     } else {
         quote! {
             #[allow(non_snake_case, clippy::all)]
@@ -274,7 +291,7 @@ pub fn generate_site(
             #open_arm
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
-        #convert(__pm_result)
+        #convert
     }}
 }
 
@@ -313,6 +330,120 @@ fn is_copy(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
         Type::Int | Type::Float | Type::Bool | Type::Tensor(_) => true,
         Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t, numeric)),
         Type::Seq(_) | Type::Arrow(..) => false,
+    }
+}
+
+/// For a result that holds values of a type the captured values fix (`Numeric::Open`): its Rust
+/// type and its canonical form, as the capture function names them — an open type is the Rust
+/// type of the captured value it occurs in, projected along its path there (`T0`'s elements,
+/// a tuple's field), so that a derived struct that is only moved comes back as itself. `None`
+/// when the result has no open type, holds a derived struct of its own, or an open type occurs
+/// only inside a derived struct's fields (then the canonical conversion applies).
+fn open_result_type(
+    mono: &Mono,
+    rt: &TokenStream,
+) -> Option<(TokenStream, TokenStream, Vec<TokenStream>)> {
+    let ty = &mono.expr.ty;
+    let mut vars = Vec::new();
+    vars_in(ty, &mut vars);
+    if !vars.iter().any(|v| is_open(*v, &mono.numeric)) || has_named_record(ty) {
+        return None;
+    }
+    fn path_to(t: &Type, v: TyVar, path: &mut Vec<Option<usize>>) -> bool {
+        match t {
+            Type::Var(w) => *w == v,
+            Type::Seq(a) => {
+                path.push(None);
+                if path_to(a, v, path) {
+                    return true;
+                }
+                path.pop();
+                false
+            }
+            Type::Record(fs) if matches!(fs.first(), Some((Label::Index(_), _))) => {
+                for (k, (_, f)) in fs.iter().enumerate() {
+                    path.push(Some(k));
+                    if path_to(f, v, path) {
+                        return true;
+                    }
+                    path.pop();
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+    fn rust(
+        t: &Type,
+        mono: &Mono,
+        rt: &TokenStream,
+        found: &HashMap<TyVar, TokenStream>,
+    ) -> Option<TokenStream> {
+        Some(match t {
+            Type::Int => quote!(i64),
+            Type::Float => quote!(f64),
+            Type::Bool => quote!(bool),
+            Type::Seq(a) => {
+                let a = rust(a, mono, rt, found)?;
+                quote!(::std::vec::Vec<#a>)
+            }
+            Type::Tensor(a) => {
+                let a = rust(a, mono, rt, found)?;
+                quote!(#rt::Tensor<#a>)
+            }
+            Type::Record(fs) => {
+                let fs = fs
+                    .iter()
+                    .map(|(_, t)| rust(t, mono, rt, found))
+                    .collect::<Option<Vec<_>>>()?;
+                quote!((#(#fs,)*))
+            }
+            Type::Var(v) if is_open(*v, &mono.numeric) => found.get(v)?.clone(),
+            Type::Var(v) => Gen::numeric_param(*v).into_token_stream(),
+            Type::Arrow(..) => return None,
+        })
+    }
+    let mut found = HashMap::new();
+    // The capture function's bounds that make the projections well-formed.
+    let mut bounds = Vec::new();
+    for v in vars.iter().filter(|v| is_open(**v, &mono.numeric)) {
+        let (i, path) = mono.free_var_types.iter().enumerate().find_map(|(i, t)| {
+            let mut path = Vec::new();
+            path_to(t, *v, &mut path).then_some((i, path))
+        })?;
+        let t = format_ident!("T{}", i);
+        bounds.push(quote!(#t: #rt::ResultRust));
+        let mut proj = quote!(<#t as #rt::ResultRust>::Out);
+        for step in path {
+            proj = match step {
+                None => {
+                    bounds.push(quote!(#proj: #rt::VecElem));
+                    quote!(<#proj as #rt::VecElem>::Elem)
+                }
+                Some(k) => {
+                    let k = Literal::usize_unsuffixed(k);
+                    bounds.push(quote!(#proj: #rt::TupleField<#k>));
+                    quote!(<#proj as #rt::TupleField<#k>>::Field)
+                }
+            };
+        }
+        found.insert(*v, proj);
+    }
+    let r = rust(ty, mono, rt, &found)?;
+    Some((r, canonical(ty, rt, false), bounds))
+}
+
+/// The type variables of a type.
+fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
+    match t {
+        Type::Var(v) => out.push(*v),
+        Type::Seq(a) | Type::Tensor(a) => vars_in(a, out),
+        Type::Arrow(a, b) => {
+            vars_in(a, out);
+            vars_in(b, out);
+        }
+        Type::Record(fs) => fs.iter().for_each(|(_, t)| vars_in(t, out)),
+        Type::Int | Type::Float | Type::Bool => {}
     }
 }
 
