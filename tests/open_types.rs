@@ -172,20 +172,20 @@ fn open_values_through_functions_branches_and_sequence_intrinsics() {
 /// A derived struct moved without naming its fields: the element type is open, and the result
 /// comes back as the struct it was captured as.
 #[derive(pmexpr::Record, Debug, Clone, PartialEq)]
-struct Body {
+struct Mover {
     x: f64,
     id: i64,
 }
 
 #[test]
 fn open_results_come_back_as_the_captured_rust_types() {
-    let bodies = vec![Body { x: 1.0, id: 1 }, Body { x: 2.0, id: 2 }];
+    let bodies = vec![Mover { x: 1.0, id: 1 }, Mover { x: 2.0, id: 2 }];
     let r = on_every_target(|| accelerate!(map(|b| b, reverse(bodies))));
-    assert_eq!(r, vec![Body { x: 2.0, id: 2 }, Body { x: 1.0, id: 1 }]);
+    assert_eq!(r, vec![Mover { x: 2.0, id: 2 }, Mover { x: 1.0, id: 1 }]);
     // Inside tuples and beside other values; from a tuple field of a captured value.
-    let tagged: Vec<(i64, Body)> = vec![(7, Body { x: 0.5, id: 3 })];
+    let tagged: Vec<(i64, Mover)> = vec![(7, Mover { x: 0.5, id: 3 })];
     let r = on_every_target(|| accelerate!(map(|p| (p.1, p.0 + 1), tagged)));
-    assert_eq!(r, vec![(Body { x: 0.5, id: 3 }, 8)]);
+    assert_eq!(r, vec![(Mover { x: 0.5, id: 3 }, 8)]);
     // Arrays and slices come back as `Vec`s.
     let rows: [[i64; 2]; 2] = [[1, 2], [3, 4]];
     let r: Vec<Vec<i64>> = on_every_target(|| accelerate!(map(|r| r, reverse(rows))));

@@ -287,6 +287,13 @@ impl<T: Element> FromAccel<Tensor<T>, TensorRef<'_, T>> for Tensor<T> {
 /// derived structs as themselves (the derive implements it). Generated code names the result's
 /// Rust type through it, projecting with [`VecElem`] and [`TupleField`].
 #[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot come back from `accelerate!`",
+    label = "the result holds values this site only moves, which come back as the Rust type they were captured as",
+    note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>"
+)]
 pub trait ResultRust {
     /// The owned Rust type.
     type Out;

@@ -131,8 +131,9 @@
 //! `m: Vec<Vec<i64>>`, `map(|p| p, reverse(s))` over a `Vec<(i64, f64)>`, `create(length(s), …)`
 //! need no annotation (the CPU code is generic over it; the `cuda`, `cuda-emulator` and `futhark`
 //! targets run such a site on the CPU, said once, since their code needs concrete types:
-//! annotate, e.g. `let s: Vec<i64> = s;`, to run it there). A derived struct moved whole comes
-//! back as the tuple of its fields unless the site names it (`|p: Particle| p`). A type that no
+//! annotate, e.g. `let s: Vec<i64> = s;`, to run it there). Such values come back as the Rust
+//! type they were captured as (a derived struct that is only moved is itself again; arrays and
+//! slices come back as `Vec`s). A type that no
 //! captured value fixes — a result made inside the expression, like `map(|x| x, [])` — is a
 //! compile error that asks for an annotation. Functions cannot be captured: define them inside
 //! the expression.
