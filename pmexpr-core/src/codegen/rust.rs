@@ -295,7 +295,6 @@ pub fn generate_site(
     }}
 }
 
-/// Whether values of the type are `Copy` in generated code (and so passed by value).
 /// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
 /// when it can: the check [`generate_site`] makes, for [`super::cuda_host`] and the build hook.
 pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
@@ -322,6 +321,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
     g.cuda_body(mono, host).err()
 }
 
+/// Whether values of the type are `Copy` in generated code (and so passed by value).
 fn is_copy(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
         // The variables left are numbers whose type the captured values fix, or values of any
