@@ -209,12 +209,24 @@ where
     }
 }
 
-/// What iterations of one running `par_loop` did to one tensor element.
-#[derive(Default)]
+/// No iteration (iterations are `0..n`, never negative).
+const NONE: i64 = -1;
+
+/// What iterations of one running `par_loop` did to one tensor element (24 bytes: debug mode
+/// keeps one per element touched).
 struct Touched {
-    writer: Option<i64>,
+    writer: i64,
     /// Up to two distinct reading iterations: enough to find one that differs from a writer.
-    readers: [Option<i64>; 2],
+    readers: [i64; 2],
+}
+
+impl Default for Touched {
+    fn default() -> Self {
+        Touched {
+            writer: NONE,
+            readers: [NONE; 2],
+        }
+    }
 }
 
 /// One running `par_loop` under the debug backend.
@@ -283,23 +295,24 @@ pub fn track<T: Element>(
         for lp in loops.iter_mut().rev() {
             let me = lp.iteration;
             let e = lp.elements.entry(key).or_default();
+            let w = e.writer;
             if write {
-                if let Some(w) = e.writer.filter(|&w| w != me) {
+                if w != NONE && w != me {
                     return Some(format!("iterations {w} and {me} both write"));
                 }
-                if let Some(r) = e.readers.iter().flatten().find(|&&r| r != me) {
+                if let Some(r) = e.readers.iter().find(|&&r| r != NONE && r != me) {
                     return Some(format!("iteration {r} reads, and iteration {me} writes,"));
                 }
-                e.writer = Some(me);
+                e.writer = me;
             } else {
-                if let Some(w) = e.writer.filter(|&w| w != me) {
+                if w != NONE && w != me {
                     return Some(format!("iteration {w} writes, and iteration {me} reads,"));
                 }
                 match e.readers {
-                    [Some(a), _] if a == me => {}
-                    [Some(_), Some(_)] => {}
-                    [Some(_), None] => e.readers[1] = Some(me),
-                    [None, _] => e.readers[0] = Some(me),
+                    [a, _] if a == me => {}
+                    [NONE, _] => e.readers[0] = me,
+                    [_, NONE] => e.readers[1] = me,
+                    _ => {}
                 }
             }
         }
