@@ -7,6 +7,7 @@
 pub mod nn;
 pub mod ode;
 pub mod parboil;
+pub mod parity;
 
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
 /// files of the package use (the build hook shows them its definition).
@@ -96,4 +97,28 @@ pub fn inc(x: i64) -> i64 {
 #[pmexpr::pmexpr]
 pub fn sum_of_squares(s: Vec<i64>) -> i64 {
     reduce(addi, 0, map(|x| x * x, s))
+}
+
+/// Whether a sequence has an even length: a `#[pmexpr]` function whose helper is mutually
+/// recursive with one in another module ([`parity::odd_from`]).
+#[pmexpr::pmexpr]
+pub fn even_len(s: Vec<i64>) -> bool {
+    even_from(length(s))
+}
+
+/// Whether `n` is even, counting down through [`parity::odd_from`].
+#[pmexpr::pmexpr]
+pub fn even_from(n: i64) -> bool {
+    if n == 0 { true } else { parity_odd(n - 1) }
+}
+
+/// `n` stepped down to 0 one at a time through [`parity::steps_down`], plus `acc` (mutual
+/// recursion across modules).
+#[pmexpr::pmexpr]
+pub fn steps_up(n: i64, acc: i64) -> i64 {
+    if n == 0 {
+        acc
+    } else {
+        steps_down(n - 1) + acc + 1
+    }
 }

@@ -4,6 +4,8 @@
 
 use pmexpr::{Tensor, accelerate, pmexpr};
 use pmexpr_suite::{inc, sum_of_squares};
+#[allow(unused_imports)]
+use pmexpr_suite::{parity::steps_down, steps_up};
 
 mod common;
 use common::on_every_target;
@@ -102,4 +104,44 @@ fn slices_tensors_and_unit_results() {
     let u = Tensor::<i64>::zeros(&[3]);
     on_every_target(|| accelerate!(backend = cuda, fill(u, 7)));
     assert_eq!(u.to_vec(), [7, 8, 9]);
+}
+
+/// Mutually recursive `#[pmexpr]` functions in one file.
+#[pmexpr]
+fn is_even(n: i64) -> bool {
+    if n == 0 { true } else { is_odd(n - 1) }
+}
+
+#[pmexpr]
+fn is_odd(n: i64) -> bool {
+    if n == 0 { false } else { is_even(n - 1) }
+}
+
+#[test]
+fn mutually_recursive_pmexpr_functions() {
+    // As Rust functions.
+    assert!(is_even(10) && !is_even(7) && is_odd(7) && !is_odd(0));
+    // Across modules (src/lib.rs and src/parity.rs).
+    assert_eq!(pmexpr_suite::parity::steps_down(9), 9);
+    assert!(pmexpr_suite::even_len(vec![1, 2, 3, 4]));
+    // From a CPU site and from a CUDA-class site (the recursion runs on the host and in kernels).
+    let k: i64 = 13;
+    let odd: bool = on_every_target(|| accelerate!(backend = cpu, is_odd(k) && !is_even(k)));
+    assert!(odd);
+    let n: i64 = 12;
+    let got = on_every_target(|| {
+        let t = Tensor::<i64>::zeros(&[n as usize]);
+        accelerate!(par_loop(n, |i| tensor_set(
+            t,
+            [i],
+            if is_even(i) { 1 } else { 0 }
+        )));
+        t.to_vec()
+    });
+    assert_eq!(
+        got,
+        (0..12).map(|i| (i % 2 == 0) as i64).collect::<Vec<_>>()
+    );
+    let d: i64 = on_every_target(|| accelerate!(backend = cpu, steps_down(k) + steps_up(0, 0)));
+    assert_eq!(d, 13);
 }

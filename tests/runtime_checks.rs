@@ -2,7 +2,8 @@
 //!
 //! Checks that safe Rust needs anyway (indices, division by zero) run on every backend; debug mode
 //! (`PMEXPR_DEBUG=1`, or `with_target(Target::Debug, …)`) adds the checks of the assumptions
-//! accelerated backends make: regular nested sequences. A tensor above the maximum rank is refused
+//! accelerated backends make: regular nested sequences, independent `par_loop` iterations, and
+//! `reduce` operators that are associative with a neutral element on the data at hand. A tensor above the maximum rank is refused
 //! when it is captured, on every backend.
 
 mod common;
@@ -252,4 +253,185 @@ fn environment_selects_the_target() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
+}
+
+// ----- debug mode: `par_loop` iterations independent, `reduce` laws -----
+
+#[test]
+fn par_loop_write_conflict_is_reported_in_debug_mode() {
+    let t = Tensor::<i64>::zeros(&[4]);
+    let line = line!();
+    // Every iteration writes element 0.
+    let run = || accelerate!(par_loop(4, |i| tensor_set(t, [0], i)));
+    let msg = failure(Target::Debug, run);
+    names_site(&msg, line, "write conflict in `par_loop`");
+    assert!(
+        msg.contains("iterations 0 and 1 both write element [0] of tensor `t`"),
+        "{msg}"
+    );
+    // The linear accessors are tracked too.
+    let u = Tensor::<f64>::zeros(&[2, 2]);
+    let line = line!();
+    let run = || accelerate!(par_loop(2, |i| tensor_linear_set(u, 3, int2float(i))));
+    let msg = failure(Target::Debug, run);
+    names_site(
+        &msg,
+        line,
+        "both write element linear position 3 of tensor `u`",
+    );
+}
+
+#[test]
+fn par_loop_read_of_another_iterations_write_is_reported() {
+    let t = Tensor::<i64>::from_vec(vec![1, 2, 3, 4], &[4]);
+    let line = line!();
+    // A prefix sum written as a par_loop: iteration i reads what iteration i - 1 writes.
+    let run = || {
+        accelerate!(par_loop(3, |i| tensor_set(
+            t,
+            [i + 1],
+            tensor_get(t, [i]) + tensor_get(t, [i + 1])
+        )))
+    };
+    let msg = failure(Target::Debug, run);
+    names_site(&msg, line, "write conflict in `par_loop`");
+    assert!(
+        msg.contains("iteration 0 writes, and iteration 1 reads, element [1] of tensor `t`"),
+        "{msg}"
+    );
+    // Through views: `tensor_sub` rows share the tensor's elements.
+    let m = Tensor::<i64>::zeros(&[2, 2]);
+    let line = line!();
+    let run = || {
+        accelerate!(par_loop(2, |i| {
+            let row = tensor_sub(m, 0, 1);
+            tensor_set(row, [0, 0], i)
+        }))
+    };
+    let msg = failure(Target::Debug, run);
+    names_site(&msg, line, "both write element [0, 0] of tensor `row`");
+}
+
+#[test]
+fn independent_par_loops_are_not_flagged() {
+    // Each iteration reads and writes its own elements, and reads shared ones nobody writes.
+    let run = || {
+        let a = Tensor::<i64>::from_vec((0..8).collect(), &[8]);
+        let b = Tensor::<i64>::from_vec(vec![10; 8], &[8]);
+        let c = Tensor::<i64>::zeros(&[2, 4]);
+        accelerate!(par_loop(8, |i| tensor_set(
+            a,
+            [i],
+            tensor_get(a, [i]) + tensor_get(b, [0]) + tensor_get(b, [7 - i])
+        )));
+        // Nested: each (i, j) writes its own element.
+        accelerate!(par_loop(2, |i| par_loop(4, |j| tensor_set(
+            c,
+            [i, j],
+            i * 4 + j
+        ))));
+        (a.to_vec(), c.to_vec())
+    };
+    let dbg = with_target(Target::Debug, run);
+    assert_eq!(dbg, with_target(Target::Seq, run));
+    assert_eq!(dbg.0, (0..8).map(|i| i + 20).collect::<Vec<i64>>());
+    assert_eq!(dbg.1, (0..8).collect::<Vec<i64>>());
+}
+
+#[test]
+fn nested_par_loop_conflict_between_outer_iterations() {
+    // Inner iterations are independent, but outer iterations 0 and 1 write the same elements.
+    let c = Tensor::<i64>::zeros(&[4]);
+    let line = line!();
+    let run = || accelerate!(par_loop(2, |i| par_loop(4, |j| tensor_set(c, [j], i))));
+    let msg = failure(Target::Debug, run);
+    names_site(
+        &msg,
+        line,
+        "iterations 0 and 1 both write element [0] of tensor `c`",
+    );
+}
+
+#[test]
+fn reduce_with_a_non_neutral_element_or_a_non_associative_operator() {
+    let s: Vec<i64> = (1..=1000).collect();
+    let line = line!();
+    let run = || accelerate!(reduce(subi, 0, s));
+    let msg = failure(Target::Debug, run);
+    names_site(
+        &msg,
+        line,
+        "`reduce` assumes that 0 is a neutral element of `subi`",
+    );
+    assert!(
+        msg.contains("element 0: with f = `subi`, f(0, 1) is -1, not 1"),
+        "{msg}"
+    );
+    // A neutral element that is neutral, but an operator that is not associative.
+    let line = line!();
+    let run = || accelerate!(reduce(|a, b| a * 2 + b, 0, map(|x| x, s)));
+    let msg = failure(Target::Debug, run);
+    names_site(
+        &msg,
+        line,
+        "`reduce` assumes that 0 is a neutral element of the closure",
+    );
+    let ones: Vec<i64> = vec![1; 10];
+    let line = line!();
+    let run = || {
+        accelerate!(reduce(
+            |a, b| if a == 0 {
+                b
+            } else if b == 0 {
+                a
+            } else {
+                a + 2 * b
+            },
+            0,
+            ones
+        ))
+    };
+    let msg = failure(Target::Debug, run);
+    names_site(
+        &msg,
+        line,
+        "`reduce` assumes that the closure is associative",
+    );
+    assert!(
+        msg.contains("on elements 0, 1 and 2 (a, b, c = 1, 1, 1): with f = the closure, f(f(a, b), c) is 5 but f(a, f(b, c)) is 7"),
+        "{msg}"
+    );
+    // A neutral element that is not neutral for `addf`.
+    let xs: Vec<f64> = vec![0.5, 1.5];
+    let line = line!();
+    let run = || accelerate!(reduce(addf, 1.0, xs));
+    let msg = failure(Target::Debug, run);
+    names_site(&msg, line, "1.0 is a neutral element of `addf`");
+}
+
+#[test]
+fn lawful_reductions_are_not_flagged() {
+    let s: Vec<i64> = (1..=1000).collect();
+    let xs: Vec<f64> = (0..1000).map(|i| 1.0 / (i as f64 + 1.0)).collect();
+    let rows: Vec<Vec<i64>> = vec![vec![1, 2], vec![3, 4], vec![5, 6]];
+    let run = || {
+        let a: i64 = accelerate!(reduce(addi, 0, s));
+        let b: i64 = accelerate!(reduce(|x, y| if x > y { x } else { y }, 0, s));
+        // Float sums round differently when regrouped: within tolerance, not flagged.
+        let c: f64 = accelerate!(reduce(addf, 0.0, map(|x| x * 3.0, xs)));
+        let d: (i64, i64) = accelerate!(reduce(
+            |p, q| (p.0 + q.0, p.1 * q.1),
+            (0, 1),
+            map(|x| (x, 1), s)
+        ));
+        let e: Vec<i64> = accelerate!(reduce(|p, q| map2(addi, p, q), [0, 0], rows));
+        (a, b, c, d, e)
+    };
+    let dbg = with_target(Target::Debug, run);
+    let seq = with_target(Target::Seq, run);
+    assert_eq!(dbg, seq);
+    assert_eq!(dbg.0, 500500);
+    assert_eq!(dbg.1, 1000);
+    assert_eq!(dbg.3, (500500, 1));
+    assert_eq!(dbg.4, vec![9, 12]);
 }

@@ -5,8 +5,10 @@
 //! Operand types of the numeric operators carry a constraint (`Num`: `i64` or `f64`; `Eq`: also
 //! `bool`); a constrained variable is never generalized, and one still unknown at the end defaults
 //! to `i64`, as in Standard ML. Only `let`-bound lambdas and `fn` items are generalized (the
-//! value restriction). A captured variable's type must be fully known at the end; when it is not,
-//! the error asks for an annotation and shows where to put it.
+//! value restriction). A type variable in a captured variable's type is left open for the Rust
+//! value to fix ([`Numeric`]); a type no captured value fixes (a value made and consumed inside
+//! the expression, or a result that no captured value determines) gets an error that asks for an
+//! annotation and shows where to put it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -29,6 +31,11 @@ pub enum Numeric {
     Int,
     /// A floating-point number (`f64`, `f32`): a float literal is one.
     Float,
+    /// Any value (an element type the expression only moves, stores or counts, as in
+    /// `flatten(m)` or `reverse(s)`): the captured value's Rust type fixes it, whatever it is —
+    /// a number, a tuple, a nested sequence. The CPU code is generic over it; the GPU paths,
+    /// which need concrete types, leave such a site to the CPU.
+    Open,
 }
 
 /// A typed expression: every node's type known, quantified variables left as variables in the
@@ -1093,6 +1100,8 @@ impl Infer<'_> {
                 Kind::Eq => (Numeric::Scalar, Type::Int),
                 Kind::IntNum => (Numeric::Int, Type::Int),
                 Kind::FloatNum => (Numeric::Float, Type::Float),
+                // A value of any type that a captured value fixes: kept open, for rustc to fix.
+                Kind::Any if reachable.contains(&v) => (Numeric::Open, Type::unit()),
                 _ => continue,
             };
             if reachable.contains(&v) {
@@ -1273,7 +1282,9 @@ impl Infer<'_> {
             self.errors.push(
                 Error::new(
                     e.span,
-                    format!("cannot infer the type of the result, `{t}`"),
+                    format!(
+                        "cannot infer the type of the result, `{t}`: no captured value fixes the `_`, so no Rust type exists for it (the value is made inside the expression)"
+                    ),
                 )
                 .help("annotate it inside the expression, e.g. `{ let r: Vec<i64> = …; r }`"),
             );
@@ -1469,11 +1480,21 @@ mod tests {
     }
 
     #[test]
-    fn uninferable_capture_asks_for_annotation() {
-        let e = errors(quote!(length(s)));
-        assert_eq!(e.len(), 1);
-        assert!(e[0].starts_with("cannot infer the type of `s`"), "{}", e[0]);
-        assert!(e[0].contains("`let s: Vec<i64> = s;`"), "{}", e[0]);
+    fn open_element_types_of_captures_are_kept() {
+        // rustc knows the element type: it stays open, for the captured value to fix.
+        let t = typed(quote!(length(s)));
+        assert_eq!(t.free_var_types[0].to_string(), "Vec<_>");
+        assert!(matches!(t.numeric[..], [(_, Numeric::Open)]));
+        let t = typed(quote!(map(|p| (p.1, p.0), reverse(s))));
+        assert_eq!(t.numeric.len(), 2, "{:?}", t.numeric);
+        assert!(t.numeric.iter().all(|(_, k)| *k == Numeric::Open));
+        // A number used in arithmetic stays a number beside an open type.
+        let t = typed(quote!(map2(|x, y| (y, x + x), a, b)));
+        let kinds: Vec<Numeric> = t.numeric.iter().map(|(_, k)| *k).collect();
+        assert!(
+            kinds.contains(&Numeric::Num) && kinds.contains(&Numeric::Open),
+            "{kinds:?}"
+        );
         assert_eq!(
             captured(quote!({
                 let s: Vec<bool> = s;
@@ -1481,6 +1502,22 @@ mod tests {
             })),
             ["Vec<bool>"]
         );
+    }
+
+    #[test]
+    fn a_type_no_rust_value_fixes_asks_for_annotation() {
+        // The result is made inside the expression: no Rust type exists for its elements.
+        let e = errors(quote!(map(|x| x, [])));
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].starts_with("cannot infer the type of the result"),
+            "{}",
+            e[0]
+        );
+        assert!(e[0].contains("no captured value fixes"), "{}", e[0]);
+        assert!(e[0].contains("let r: Vec<i64>"), "{}", e[0]);
+        // Made and consumed inside: nothing depends on it, so nothing is asked.
+        typed(quote!(length([])));
     }
 
     #[test]

@@ -187,11 +187,26 @@ pub fn expand_pmexpr_fn(
     let others: Option<Vec<PreludeItem>> = cx
         .prelude
         .map(|p| p.iter().filter(|i| i.name != name_str).cloned().collect());
-    let cx = Context {
+    let alone = Context {
         prelude: others.as_deref(),
         ..cx
     };
-    match site::compile(site, cx) {
+    // The function is compiled from its own tokens (errors at them), with the other `#[pmexpr]`
+    // functions as the prelude. When one of those calls this one back (mutual recursion), the
+    // prelude must hold this one too, so that the group is one recursive binding: then the
+    // hook's copy of it joins the prelude (the local item shadows it for the body).
+    let calls_back = |errors: &Errors| {
+        let missing = format!("the PMExpr function `{name_str}`");
+        let uses = format!("uses `{name_str}`, which is neither");
+        errors
+            .iter()
+            .any(|e| e.message.contains(&missing) || e.message.contains(&uses))
+    };
+    let compiled = match site::compile(site.clone(), alone) {
+        Err((errors, _)) if cx.prelude.is_some() && calls_back(&errors) => site::compile(site, cx),
+        other => other,
+    };
+    match compiled {
         Ok(site) => {
             let body = codegen::rust::generate_site(&site.mono, rt, true, None, None);
             quote!(#(#attrs)* #vis #sig { #body })
@@ -262,6 +277,11 @@ pub fn expand_derive_record(item: TokenStream, rt: &TokenStream) -> TokenStream 
                 fn from_accel(r: (#(#rs,)*)) -> Self {
                     #name { #(#idents: <#tys as #rt::FromAccel<#cs, #rs>>::from_accel(r.#index),)* }
                 }
+            }
+            // A struct that a site only moves comes back as itself.
+            #[automatically_derived]
+            impl #rt::ResultRust for #name {
+                type Out = #name;
             }
         };
     }

@@ -523,3 +523,88 @@ pub(crate) fn compile_for_test(
     )
     .map_err(|(e, _)| e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    const EVEN: (&str, &str) = (
+        "is_even",
+        "fn is_even(n: i64) -> bool { if n == 0 { true } else { is_odd(n - 1) } }",
+    );
+    const ODD: (&str, &str) = (
+        "is_odd",
+        "fn is_odd(n: i64) -> bool { if n == 0 { false } else { is_even(n - 1) } }",
+    );
+
+    #[test]
+    fn mutually_recursive_pmexpr_functions_on_cuda_and_cpu_sites() {
+        let cuda = compile_for_test(
+            quote!(par_loop(n, |i| tensor_set(
+                t,
+                [i],
+                if is_even(i) { 1 } else { 0 }
+            ))),
+            &[EVEN, ODD],
+        );
+        assert!(cuda.is_ok(), "{:?}", cuda.err().map(|e| e[0].text()));
+        let cpu = compile_for_test(quote!(backend = cpu, is_odd(k)), &[EVEN, ODD]);
+        assert!(cpu.is_ok(), "{:?}", cpu.err().map(|e| e[0].text()));
+    }
+
+    #[test]
+    fn mutually_recursive_pmexpr_functions_on_a_futhark_site_are_refused() {
+        let Err(e) = compile_for_test(quote!(map(|x| is_even(x), s)), &[EVEN, ODD]) else {
+            panic!("Futhark has no recursion: the site must be refused");
+        };
+        assert!(
+            e[0].text().contains(
+                "Well-formedness check failed for Futhark backend: Recursive let-expressions are not supported"
+            ),
+            "{}",
+            e[0].text()
+        );
+    }
+
+    #[test]
+    fn a_pmexpr_function_expands_with_its_mutually_recursive_partner() {
+        let prelude: Vec<PreludeItem> = [EVEN, ODD]
+            .iter()
+            .map(|(name, source)| PreludeItem {
+                name: name.to_string(),
+                location: format!("src/lib.rs ({name})"),
+                source: source.to_string(),
+            })
+            .collect();
+        let item: TokenStream = EVEN.1.parse().unwrap();
+        let out = crate::expand_pmexpr_fn(
+            TokenStream::new(),
+            item,
+            &quote!(::pmexpr::__private),
+            Context {
+                prelude: Some(&prelude),
+                ..Context::default()
+            },
+        )
+        .to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        // Without its partner in the crate, the call back is an unknown function.
+        let alone = &prelude[..1];
+        let item: TokenStream = EVEN.1.parse().unwrap();
+        let out = crate::expand_pmexpr_fn(
+            TokenStream::new(),
+            item,
+            &quote!(::pmexpr::__private),
+            Context {
+                prelude: Some(alone),
+                ..Context::default()
+            },
+        )
+        .to_string();
+        assert!(
+            out.contains("cannot find the PMExpr function `is_odd`"),
+            "{out}"
+        );
+    }
+}

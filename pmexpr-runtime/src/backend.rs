@@ -280,7 +280,12 @@ macro_rules! sequential_backend {
             where
                 F: Fn(i64) + Clone + Sync + Send,
             {
-                (0..n.max(0)).for_each(f)
+                if $checks {
+                    // Debug mode: the tensor elements each iteration touches are recorded.
+                    crate::laws::tracked_par_loop(n, f)
+                } else {
+                    (0..n.max(0)).for_each(f)
+                }
             }
         }
     };

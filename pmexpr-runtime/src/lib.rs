@@ -46,6 +46,7 @@ pub mod func;
 pub mod futhark;
 pub mod gpu;
 pub mod intrinsics;
+pub mod laws;
 pub mod marshal;
 pub mod numeric;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
@@ -71,12 +72,17 @@ pub mod __private {
         Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
     };
     pub use crate::intrinsics as rt;
-    pub use crate::marshal::{
-        Capture, CaptureElem, Field, FromAccel, IntoRust, Named, capture, from_accel,
+    pub use crate::laws::{
+        Law, check_reduce, map_reduce, map2_reduce, reduce, tensor_get, tensor_linear_get,
+        tensor_linear_set, tensor_set, track,
     };
-    pub use crate::numeric::{Float, Int, Num, Scalar};
+    pub use crate::marshal::{
+        Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
+        capture, from_accel, from_accel_as,
+    };
+    pub use crate::numeric::{Float, Int, Num, Scalar, Value};
     pub use crate::seq::Seq;
-    pub use crate::site::Site;
+    pub use crate::site::{Site, open_types_on_cpu};
     pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Tensor, TensorRef};
 }

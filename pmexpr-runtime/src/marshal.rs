@@ -282,6 +282,98 @@ impl<T: Element> FromAccel<Tensor<T>, TensorRef<'_, T>> for Tensor<T> {
     }
 }
 
+/// The Rust type a value of a captured Rust type comes back as when an `accelerate!` only moves
+/// it (an element type the expression leaves open): sequences as `Vec`, tuples field by field,
+/// derived structs as themselves (the derive implements it). Generated code names the result's
+/// Rust type through it, projecting with [`VecElem`] and [`TupleField`].
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot come back from `accelerate!`",
+    label = "the result holds values this site only moves, which come back as the Rust type they were captured as",
+    note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>"
+)]
+pub trait ResultRust {
+    /// The owned Rust type.
+    type Out;
+}
+
+macro_rules! result_scalar {
+    ($($t:ty),*) => {$( impl ResultRust for $t { type Out = $t; } )*};
+}
+result_scalar!(i64, f64, i32, f32, bool, ());
+
+impl<T: ResultRust> ResultRust for Vec<T> {
+    type Out = Vec<T::Out>;
+}
+impl<T: ResultRust> ResultRust for [T] {
+    type Out = Vec<T::Out>;
+}
+impl<T: ResultRust, const N: usize> ResultRust for [T; N] {
+    type Out = Vec<T::Out>;
+}
+impl<T: ResultRust> ResultRust for Box<[T]> {
+    type Out = Vec<T::Out>;
+}
+impl<T: ?Sized + ResultRust> ResultRust for &T {
+    type Out = T::Out;
+}
+impl<T: Element> ResultRust for Tensor<T> {
+    type Out = Tensor<T>;
+}
+
+/// The element type of a `Vec` (a step of the projections [`ResultRust`] describes).
+#[doc(hidden)]
+pub trait VecElem {
+    /// The element type.
+    type Elem;
+}
+impl<T> VecElem for Vec<T> {
+    type Elem = T;
+}
+
+/// The type of field `K` of a tuple (a step of the projections [`ResultRust`] describes).
+#[doc(hidden)]
+pub trait TupleField<const K: usize> {
+    /// The field's type.
+    type Field;
+}
+
+macro_rules! result_tuples {
+    ($(($($t:ident),+))*) => {$(
+        impl<$($t: ResultRust),+> ResultRust for ($($t,)+) {
+            type Out = ($($t::Out,)+);
+        }
+        result_tuples!(@fields ($($t),+) 0 $($t)+);
+    )*};
+    (@fields ($($all:ident),+) $k:tt $f:ident $($rest:ident)*) => {
+        impl<$($all),+> TupleField<{ $k }> for ($($all,)+) {
+            type Field = $f;
+        }
+        result_tuples!(@fields ($($all),+) ($k + 1) $($rest)*);
+    };
+    (@fields ($($all:ident),+) $k:tt) => {};
+}
+result_tuples! {
+    (A)
+    (A, B)
+    (A, B, C)
+    (A, B, C, D)
+    (A, B, C, D, E)
+    (A, B, C, D, E, F)
+    (A, B, C, D, E, F, G)
+    (A, B, C, D, E, F, G, H)
+}
+
+/// Converts a result whose canonical form is `C` to `T`, both named by the marker that the
+/// site's capture function returns (where the captured values' Rust types are known).
+#[doc(hidden)]
+#[inline]
+pub fn from_accel_as<C, R, T: FromAccel<C, R>>(_: PhantomData<fn() -> (T, C)>, r: R) -> T {
+    T::from_accel(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

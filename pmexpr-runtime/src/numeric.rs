@@ -9,9 +9,24 @@
 use std::fmt::Debug;
 
 use crate::checks::Regular;
+use crate::laws::Law;
 use crate::marshal::IntoRust;
 use crate::site::Site;
 use crate::tensor::Element;
+
+/// A value of any type that the captured values fix: an element type the expression only moves,
+/// stores or counts (`flatten(m)`, `reverse(s)`, `map(|p| p, ps)` over any captured `Vec`), which
+/// may be a number, a tuple, a nested sequence or a record. Generated CPU code is generic over it;
+/// implemented for every such representation.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an element of a value captured by `accelerate!`",
+    note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>"
+)]
+pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust {}
+
+impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust> Value for T {}
 
 /// A value that `==` and `!=` compare: a number or `bool`.
 #[diagnostic::on_unimplemented(
@@ -27,6 +42,7 @@ pub trait Scalar:
     + PartialOrd
     + Debug
     + Regular
+    + Law
     + IntoRust<Out = Self>
     + for<'a> crate::cuda::arg::DeviceArg<'a>
     + crate::futhark::FutharkPrim

@@ -472,6 +472,19 @@ impl<'a, T: Element> TensorRef<'a, T> {
         i as usize
     }
 
+    /// The address of the element at a full index (checked as `get` checks it): how debug mode
+    /// tells the elements that `par_loop` iterations touch apart, views included.
+    #[doc(hidden)]
+    pub fn address(&self, site: &Site, index: &[i64]) -> usize {
+        self.cell(self.offset(site, index)) as *const T::Cell as usize
+    }
+
+    /// The address of the element at a row-major position (checked as `linear_get` checks it).
+    #[doc(hidden)]
+    pub fn linear_address(&self, site: &Site, i: i64) -> usize {
+        self.cell(self.linear(site, i)) as *const T::Cell as usize
+    }
+
     /// `tensor_linear_get`: the element at a row-major position.
     #[inline(always)]
     pub fn linear_get(&self, site: &Site, i: i64) -> T {

@@ -139,10 +139,17 @@
 //! multiplication when `x` is an `f32`), so a `Vec<f32>` is computed with as `f32`, not widened.
 //! Integer literals must fit their type (checked when the expression runs). The paper's
 //! intrinsics keep their types (`addf`, `sqrt`, … are `f64`; `%` is `i64`): use the operators for
-//! `i32` and `f32`. Any other type that nothing fixes is a
-//! compile error that asks for an annotation at the start of the body, for example
-//! `accelerate!({ let s: Vec<bool> = s; length(s) })`. Functions cannot be captured: define them
-//! inside the expression.
+//! `i32` and `f32`. An element type that the expression only moves, stores or counts is left to
+//! the captured value too, whatever it is: `let r: Vec<i64> = accelerate!(flatten(m))` with
+//! `m: Vec<Vec<i64>>`, `map(|p| p, reverse(s))` over a `Vec<(i64, f64)>`, `create(length(s), …)`
+//! need no annotation (the CPU code is generic over it; the `cuda`, `cuda-emulator` and `futhark`
+//! targets run such a site on the CPU, said once, since their code needs concrete types:
+//! annotate, e.g. `let s: Vec<i64> = s;`, to run it there). Such values come back as the Rust
+//! type they were captured as (a derived struct that is only moved is itself again; arrays and
+//! slices come back as `Vec`s). A type that no
+//! captured value fixes — a result made inside the expression, like `map(|x| x, [])` — is a
+//! compile error that asks for an annotation. Functions cannot be captured: define them inside
+//! the expression.
 //!
 //! The result converts back to its Rust type: a number, `bool`, `()`, `Vec<…>` (nested),
 //! tuples, or a [`Tensor`] that shares memory with the captured one it is a view of.
@@ -193,7 +200,14 @@
 //! implementation's wording: `Out of bounds access in sequence`, `Division by zero`,
 //! `Invalid indices used to access tensor`, … Checks that memory safety needs (indices, division
 //! by zero) run on every target; debug mode adds the checks of the assumptions that accelerated
-//! backends make: every nested sequence is regular (all inner sequences of the same length).
+//! backends make: every nested sequence is regular (all inner sequences of the same length); no
+//! two iterations of a `par_loop` write the same tensor element, and none reads an element that
+//! another writes (every element each iteration touches is recorded for the call, views
+//! included); `reduce`'s neutral element is neutral for every element on both sides, and its
+//! operator is associative on every consecutive triple of elements and on `n` more triples drawn
+//! with a fixed seed (all n³ triples would change the complexity; this costs about 6n calls of the
+//! operator; floats compare within a relative 1e-9). A failure names the tensor and two
+//! iterations, or the operator and the elements.
 //! A tensor whose rank exceeds [`MAX_RANK`] (3 unless `PMEXPR_TENSOR_MAX_RANK` was set when
 //! building) is refused when it is captured.
 //!

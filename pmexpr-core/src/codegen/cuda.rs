@@ -172,7 +172,11 @@ pub type Instantiation = BTreeMap<TyVar, NumType>;
 /// that is only compared is not among them (such sites run on the CPU targets when it is one).
 fn choices(kind: Numeric) -> &'static [NumType] {
     match kind {
-        Numeric::Num | Numeric::Scalar => &[NumType::I64, NumType::F64, NumType::I32, NumType::F32],
+        // An open type's site runs on the CPU under the CUDA targets (`rust::generate_site`); its
+        // modules, as for numbers, keep the hook's per-site code uniform.
+        Numeric::Num | Numeric::Scalar | Numeric::Open => {
+            &[NumType::I64, NumType::F64, NumType::I32, NumType::F32]
+        }
         Numeric::Int => &[NumType::I64, NumType::I32],
         Numeric::Float => &[NumType::F64, NumType::F32],
     }

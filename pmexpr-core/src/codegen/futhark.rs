@@ -410,7 +410,11 @@ pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Instantiation> {
     for (v, kind) in numeric {
         let choices: &[Prim] = match kind {
             Numeric::Num => &[Prim::I64, Prim::F64, Prim::I32, Prim::F32],
-            Numeric::Scalar => &[Prim::I64, Prim::F64, Prim::I32, Prim::F32, Prim::Bool],
+            // An open type's site runs on the CPU under the `futhark` target
+            // (`rust::generate_site`); its entries keep the hook's per-site glue uniform.
+            Numeric::Scalar | Numeric::Open => {
+                &[Prim::I64, Prim::F64, Prim::I32, Prim::F32, Prim::Bool]
+            }
             Numeric::Int => &[Prim::I64, Prim::I32],
             Numeric::Float => &[Prim::F64, Prim::F32],
         };

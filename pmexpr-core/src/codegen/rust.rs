@@ -22,7 +22,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use crate::ast::{Expr, ExprKind, FnDef, Lit, NeverKind, Param, Pat, PatKind, VarId};
 use crate::codegen::cuda_host::CudaHost;
@@ -77,7 +77,7 @@ pub fn generate_site(
         let local = g.local(fv.id);
         let pty = g.pty(ty);
         params.push(quote!(#local: #pty));
-        let by_ref = !is_copy(ty);
+        let by_ref = !is_copy(ty, &mono.numeric);
         g.bindings.insert(
             fv.id,
             Binding::Value {
@@ -101,11 +101,34 @@ pub fn generate_site(
         cap_args.push(quote_spanned!(span=> &#user));
         cap_locals.push(cap.clone());
         args.push(if by_ref { quote!(&#cap) } else { quote!(#cap) });
-        if ty.has_nested_seq() {
+        if ty.has_nested_seq() || may_nest(ty, &mono.numeric) {
             let what = format!("captured variable `{name}`");
             checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
         }
     }
+    // The GPU paths need concrete types: a site whose captured values leave a type open runs on
+    // the CPU there (said once, by `open_types_on_cpu`; under `auto` only where a GPU would have
+    // run it).
+    let open = mono.numeric.iter().any(|(_, k)| *k == Numeric::Open);
+    let open_targets = match (cuda.is_some(), futhark.is_some()) {
+        (true, _) => {
+            Some(quote!(#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator))
+        }
+        (false, true) => Some(quote!(#rt::Target::Futhark)),
+        (false, false) => None,
+    };
+    let open_arm = if let Some(targets) = open_targets.filter(|_| open && !sequential) {
+        let infer_numeric = mono.numeric.iter().map(|_| quote!(_));
+        quote! {
+            __pm_t @ (#targets) => {
+                #rt::open_types_on_cpu(&__PM_SITE, __pm_t);
+                __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
+            }
+        }
+    } else {
+        quote!()
+    };
+    let (cuda, futhark) = if open { (None, None) } else { (cuda, futhark) };
     let cuda_fn = match cuda {
         Some(host) if !sequential => g.cuda_body(mono, host).ok().map(|b| (b, &host.kernels)),
         _ => None,
@@ -117,21 +140,48 @@ pub fn generate_site(
         quote!(#rt::select)
     };
     let ret = g.rty(&mono.expr.ty);
-    let convert = if has_named_record(&mono.expr.ty) {
+    // A result holding values of a type the captured values fix (`Numeric::Open`) comes back as
+    // the Rust type they were captured from: the capture function names it.
+    let open_result = open_result_type(mono, rt);
+    let convert = if open_result.is_some() {
+        quote!(#rt::from_accel_as(__pm_marker, __pm_result))
+    } else if has_named_record(&mono.expr.ty) {
         // Named by its canonical form, so that only a type with the result's field names fits.
         let canon = canonical(&mono.expr.ty, rt, true);
-        quote!(#rt::from_accel::<#canon, _, _>)
+        quote!(#rt::from_accel::<#canon, _, _>(__pm_result))
     } else {
-        quote!(#rt::IntoRust::into_rust)
+        quote!(#rt::IntoRust::into_rust(__pm_result))
     };
     let generics = g.generics();
     let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
-    let numeric_bounds = g.numeric_bounds();
+    // In the capture function an open variable is the canonical Rust type (`Vec<i64>`), not the
+    // generated code's representation of it (`Seq<i64>`): it has no bound there.
+    let numeric_bounds: Vec<TokenStream> = g
+        .numeric_bounds()
+        .into_iter()
+        .zip(&g.numeric)
+        .map(|(b, (v, k))| match k {
+            Numeric::Open => Gen::numeric_param(*v).into_token_stream(),
+            _ => b,
+        })
+        .collect();
     let cap_locals_types: Vec<proc_macro2::Ident> = (0..cap_locals.len())
         .map(|i| format_ident!("R{}", i))
         .collect();
     let captures = if cap_locals.is_empty() {
         quote!()
+    } else if let Some((rust, canon, bounds)) = &open_result {
+        quote! {
+            #[allow(non_snake_case, clippy::all, clippy::type_complexity)]
+            #[inline(always)]
+            fn __pm_capture<'a #(, #numeric_bounds)* #(, #cap_params)*>(#(#cap_bounds,)* site: &#rt::Site) -> (#(#cap_locals_types,)* ::core::marker::PhantomData<fn() -> (#rust, #canon)>)
+            where #(#bounds,)*
+            {
+                (#(#cap_calls,)* ::core::marker::PhantomData)
+            }
+            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
+            let (#(#cap_locals,)* __pm_marker) = __pm_capture(#(#cap_args,)* &__PM_SITE);
+        }
     } else {
         quote! {
             #[allow(non_snake_case, clippy::all)]
@@ -238,13 +288,13 @@ pub fn generate_site(
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
             #cuda_arm
             #futhark_arm
+            #open_arm
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
-        #convert(__pm_result)
+        #convert
     }}
 }
 
-/// Whether values of the type are `Copy` in generated code (and so passed by value).
 /// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
 /// when it can: the check [`generate_site`] makes, for [`super::cuda_host`] and the build hook.
 pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
@@ -254,7 +304,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         .iter()
         .zip(&mono.free_var_types)
         .map(|(fv, ty)| {
-            let by_ref = !is_copy(ty);
+            let by_ref = !is_copy(ty, &mono.numeric);
             let ty = ty.clone();
             (fv.id, Binding::Value { by_ref, ty })
         })
@@ -271,12 +321,145 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
     g.cuda_body(mono, host).err()
 }
 
-fn is_copy(t: &Type) -> bool {
+/// Whether values of the type are `Copy` in generated code (and so passed by value).
+fn is_copy(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
-        // The only variables left are numbers whose type the captured values fix.
-        Type::Int | Type::Float | Type::Bool | Type::Tensor(_) | Type::Var(_) => true,
-        Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t)),
+        // The variables left are numbers whose type the captured values fix, or values of any
+        // type they fix (`Numeric::Open`), which may be sequences: those are cloned.
+        Type::Var(v) => !is_open(*v, numeric),
+        Type::Int | Type::Float | Type::Bool | Type::Tensor(_) => true,
+        Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t, numeric)),
         Type::Seq(_) | Type::Arrow(..) => false,
+    }
+}
+
+/// For a result that holds values of a type the captured values fix (`Numeric::Open`): its Rust
+/// type and its canonical form, as the capture function names them — an open type is the Rust
+/// type of the captured value it occurs in, projected along its path there (`T0`'s elements,
+/// a tuple's field), so that a derived struct that is only moved comes back as itself. `None`
+/// when the result has no open type, holds a derived struct of its own, or an open type occurs
+/// only inside a derived struct's fields (then the canonical conversion applies).
+fn open_result_type(
+    mono: &Mono,
+    rt: &TokenStream,
+) -> Option<(TokenStream, TokenStream, Vec<TokenStream>)> {
+    let ty = &mono.expr.ty;
+    let mut vars = Vec::new();
+    vars_in(ty, &mut vars);
+    if !vars.iter().any(|v| is_open(*v, &mono.numeric)) || has_named_record(ty) {
+        return None;
+    }
+    fn path_to(t: &Type, v: TyVar, path: &mut Vec<Option<usize>>) -> bool {
+        match t {
+            Type::Var(w) => *w == v,
+            Type::Seq(a) => {
+                path.push(None);
+                if path_to(a, v, path) {
+                    return true;
+                }
+                path.pop();
+                false
+            }
+            Type::Record(fs) if matches!(fs.first(), Some((Label::Index(_), _))) => {
+                for (k, (_, f)) in fs.iter().enumerate() {
+                    path.push(Some(k));
+                    if path_to(f, v, path) {
+                        return true;
+                    }
+                    path.pop();
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+    fn rust(
+        t: &Type,
+        mono: &Mono,
+        rt: &TokenStream,
+        found: &HashMap<TyVar, TokenStream>,
+    ) -> Option<TokenStream> {
+        Some(match t {
+            Type::Int => quote!(i64),
+            Type::Float => quote!(f64),
+            Type::Bool => quote!(bool),
+            Type::Seq(a) => {
+                let a = rust(a, mono, rt, found)?;
+                quote!(::std::vec::Vec<#a>)
+            }
+            Type::Tensor(a) => {
+                let a = rust(a, mono, rt, found)?;
+                quote!(#rt::Tensor<#a>)
+            }
+            Type::Record(fs) => {
+                let fs = fs
+                    .iter()
+                    .map(|(_, t)| rust(t, mono, rt, found))
+                    .collect::<Option<Vec<_>>>()?;
+                quote!((#(#fs,)*))
+            }
+            Type::Var(v) if is_open(*v, &mono.numeric) => found.get(v)?.clone(),
+            Type::Var(v) => Gen::numeric_param(*v).into_token_stream(),
+            Type::Arrow(..) => return None,
+        })
+    }
+    let mut found = HashMap::new();
+    // The capture function's bounds that make the projections well-formed.
+    let mut bounds = Vec::new();
+    for v in vars.iter().filter(|v| is_open(**v, &mono.numeric)) {
+        let (i, path) = mono.free_var_types.iter().enumerate().find_map(|(i, t)| {
+            let mut path = Vec::new();
+            path_to(t, *v, &mut path).then_some((i, path))
+        })?;
+        let t = format_ident!("T{}", i);
+        bounds.push(quote!(#t: #rt::ResultRust));
+        let mut proj = quote!(<#t as #rt::ResultRust>::Out);
+        for step in path {
+            proj = match step {
+                None => {
+                    bounds.push(quote!(#proj: #rt::VecElem));
+                    quote!(<#proj as #rt::VecElem>::Elem)
+                }
+                Some(k) => {
+                    let k = Literal::usize_unsuffixed(k);
+                    bounds.push(quote!(#proj: #rt::TupleField<#k>));
+                    quote!(<#proj as #rt::TupleField<#k>>::Field)
+                }
+            };
+        }
+        found.insert(*v, proj);
+    }
+    let r = rust(ty, mono, rt, &found)?;
+    Some((r, canonical(ty, rt, false), bounds))
+}
+
+/// The type variables of a type.
+fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
+    match t {
+        Type::Var(v) => out.push(*v),
+        Type::Seq(a) | Type::Tensor(a) => vars_in(a, out),
+        Type::Arrow(a, b) => {
+            vars_in(a, out);
+            vars_in(b, out);
+        }
+        Type::Record(fs) => fs.iter().for_each(|(_, t)| vars_in(t, out)),
+        Type::Int | Type::Float | Type::Bool => {}
+    }
+}
+
+/// Whether `v` stands for a value of any type that the captured values fix.
+fn is_open(v: TyVar, numeric: &[(TyVar, Numeric)]) -> bool {
+    numeric.iter().any(|(w, k)| *w == v && *k == Numeric::Open)
+}
+
+/// Whether a value of type `t` may be a nested sequence because it has a sequence of a value of
+/// any type the captured values fix (which may itself be a sequence): debug mode checks it.
+fn may_nest(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
+    match t {
+        Type::Seq(a) => matches!(**a, Type::Var(v) if is_open(v, numeric)) || may_nest(a, numeric),
+        Type::Tensor(a) => may_nest(a, numeric),
+        Type::Record(fs) => fs.iter().any(|(_, t)| may_nest(t, numeric)),
+        Type::Int | Type::Float | Type::Bool | Type::Var(_) | Type::Arrow(..) => false,
     }
 }
 
@@ -493,6 +676,7 @@ impl Gen<'_> {
                     Numeric::Scalar => quote!(#n: #rt::Scalar),
                     Numeric::Int => quote!(#n: #rt::Int),
                     Numeric::Float => quote!(#n: #rt::Float),
+                    Numeric::Open => quote!(#n: #rt::Value),
                 }
             })
             .collect()
@@ -539,10 +723,15 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether values of the type are `Copy` in generated code (and so passed by value).
+    fn is_copy(&self, t: &Type) -> bool {
+        is_copy(t, &self.numeric)
+    }
+
     /// The Rust type of a parameter of type `t`: by value or by reference.
     fn pty(&self, t: &Type) -> TokenStream {
         let r = self.rty(t);
-        if is_copy(t) { r } else { quote!(&#r) }
+        if self.is_copy(t) { r } else { quote!(&#r) }
     }
 
     fn with_scope<R>(&mut self, binds: Vec<(VarId, Binding)>, f: impl FnOnce(&mut Self) -> R) -> R {
@@ -604,7 +793,7 @@ impl Gen<'_> {
                 let idx = field_index(&expr.ty, label);
                 if is_place(expr, &self.bindings) {
                     let base = self.arg(expr);
-                    if is_copy(&e.ty) {
+                    if self.is_copy(&e.ty) {
                         quote!((#base).#idx)
                     } else {
                         quote!((#base).#idx.clone())
@@ -646,7 +835,7 @@ impl Gen<'_> {
 
     /// The expression as an argument: a value for `Copy` types, a reference otherwise.
     fn arg(&mut self, e: &Expr) -> TokenStream {
-        if is_copy(&e.ty) {
+        if self.is_copy(&e.ty) {
             return self.value(e);
         }
         let rt = self.rt.clone();
@@ -701,7 +890,7 @@ impl Gen<'_> {
         match self.bindings.get(&id).cloned() {
             Some(Binding::Value { .. }) => {
                 let x = self.local(id);
-                if is_copy(ty) {
+                if self.is_copy(ty) {
                     quote!(#x)
                 } else {
                     quote!(#x.clone())
@@ -730,7 +919,7 @@ impl Gen<'_> {
             Arg::Expr(e) => self.arg(e),
             Arg::Src {
                 tokens, ty, by_ref, ..
-            } => match (is_copy(ty), by_ref) {
+            } => match (self.is_copy(ty), by_ref) {
                 (true, true) => quote!(*#tokens),
                 (true, false) | (false, true) => quote!(#tokens),
                 (false, false) => quote!(&#tokens),
@@ -747,7 +936,7 @@ impl Gen<'_> {
                 ty,
                 by_ref,
                 once,
-            } => match (is_copy(ty), by_ref, once) {
+            } => match (self.is_copy(ty), by_ref, once) {
                 (true, true, _) => quote!(*#tokens),
                 (true, false, _) | (false, false, true) => quote!(#tokens),
                 (false, _, _) => quote!(#tokens.clone()),
@@ -871,7 +1060,7 @@ impl Gen<'_> {
         let x = self.local(id);
         match self.bindings.get(&id).cloned() {
             Some(Binding::Value { by_ref, .. }) => {
-                if is_copy(ty) || by_ref {
+                if self.is_copy(ty) || by_ref {
                     quote!(#x)
                 } else {
                     quote!(&#x)
@@ -999,7 +1188,7 @@ impl Gen<'_> {
             let x = self.local(id);
             match self.bindings.get(&id).cloned() {
                 Some(Binding::Value { ty, .. }) => {
-                    if is_copy(&ty) {
+                    if self.is_copy(&ty) {
                         stmts.push(quote!(let #x = #x;));
                     } else {
                         stmts.push(quote!(let #x = #x.clone();));
@@ -1092,7 +1281,7 @@ impl Gen<'_> {
                     scope.push((
                         p.ident.id,
                         Binding::Value {
-                            by_ref: !is_copy(&p.ty),
+                            by_ref: !self.is_copy(&p.ty),
                             ty: p.ty.clone(),
                         },
                     ));
@@ -1134,7 +1323,7 @@ impl Gen<'_> {
                 let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
                 quote!({ #stmt #b })
             }
-            _ if !is_copy(&value.ty) && is_place(value, &self.bindings) => {
+            _ if !self.is_copy(&value.ty) && is_place(value, &self.bindings) => {
                 let v = self.arg(value);
                 let b = self.with_scope(
                     vec![(
@@ -1235,7 +1424,7 @@ impl Gen<'_> {
                 inner.insert(
                     p.ident.id,
                     Binding::Value {
-                        by_ref: !is_copy(&p.ty),
+                        by_ref: !self.is_copy(&p.ty),
                         ty: p.ty.clone(),
                     },
                 );
@@ -1247,7 +1436,7 @@ impl Gen<'_> {
                 inner.insert(
                     *id,
                     Binding::Value {
-                        by_ref: !is_copy(ty),
+                        by_ref: !self.is_copy(ty),
                         ty: ty.clone(),
                     },
                 );
@@ -1288,7 +1477,7 @@ impl Gen<'_> {
             };
         }
         let s = self.fresh("scrutinee");
-        let by_ref = !is_copy(&scrutinee.ty);
+        let by_ref = !self.is_copy(&scrutinee.ty);
         let setup = if !by_ref {
             let v = self.value(scrutinee);
             quote!(let #s = #v;)
@@ -1327,7 +1516,7 @@ impl Gen<'_> {
                     return;
                 }
                 let x = self.local(ident.id);
-                if is_copy(&p.ty) {
+                if self.is_copy(&p.ty) {
                     stmts.push(quote!(let #x = #path;));
                     scope.push((
                         ident.id,
@@ -1408,6 +1597,7 @@ impl Gen<'_> {
                 self.checked(out, ty, "the result of `map2`")
             }
             Keyword::Reduce => {
+                let name = self.operator_name(&args[0]);
                 let ne = self.value(&args[1]);
                 let acc = args[1].ty.clone();
                 let (pre_op, op) =
@@ -1422,7 +1612,8 @@ impl Gen<'_> {
                 {
                     let s = self.arg(&margs[1]);
                     let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
-                    quote!({ #pre_op let #nev = #ne; #pre_g B::map_reduce((#s).as_slice(), #nev, #g, #op) })
+                    // Debug mode checks the operator's laws on the mapped elements.
+                    quote!({ #pre_op let #nev = #ne; #pre_g #rt::map_reduce::<B, _, _, _, _>(#site, #name, (#s).as_slice(), #nev, #g, #op) })
                 } else if let ExprKind::Keyword {
                     kw: Keyword::Map2,
                     args: margs,
@@ -1438,10 +1629,10 @@ impl Gen<'_> {
                             (elem(&margs[2].ty), true, false),
                         ],
                     );
-                    quote!({ #pre_op let #nev = #ne; #pre_g B::map2_reduce(#site, (#a).as_slice(), (#b).as_slice(), #nev, #g, #op) })
+                    quote!({ #pre_op let #nev = #ne; #pre_g #rt::map2_reduce::<B, _, _, _, _, _>(#site, #name, (#a).as_slice(), (#b).as_slice(), #nev, #g, #op) })
                 } else {
                     let s = self.arg(&args[2]);
-                    quote!({ #pre_op let #nev = #ne; B::reduce((#s).as_slice(), #nev, #op) })
+                    quote!({ #pre_op let #nev = #ne; #rt::reduce::<B, _, _>(#site, #name, (#s).as_slice(), #nev, #op) })
                 }
             }
             Keyword::Flatten => {
@@ -1622,7 +1813,7 @@ impl Gen<'_> {
         let mut scope = Vec::new();
         for id in self.captures(f.free_vars()) {
             match self.bindings.get(&id).cloned() {
-                Some(Binding::Value { by_ref: false, ty }) if !is_copy(&ty) => {
+                Some(Binding::Value { by_ref: false, ty }) if !self.is_copy(&ty) => {
                     let x = self.local(id);
                     refs.push(quote!(let #x = &#x;));
                     scope.push((id, Binding::Value { by_ref: true, ty }));
@@ -1639,7 +1830,7 @@ impl Gen<'_> {
                         unreachable!()
                     };
                     let x = self.local(p.ident.id);
-                    if is_copy(&p.ty) {
+                    if self.is_copy(&p.ty) {
                         let v = if *by_ref {
                             quote!(*#tokens)
                         } else {
@@ -1675,14 +1866,14 @@ impl Gen<'_> {
                 let mut all = Vec::new();
                 for a in args {
                     if matches!(a.kind, ExprKind::Lit(_))
-                        || (matches!(a.kind, ExprKind::Var { .. }) && is_copy(&a.ty))
+                        || (matches!(a.kind, ExprKind::Var { .. }) && self.is_copy(&a.ty))
                     {
                         all.push(Arg::Expr(a));
                     } else {
                         let h = self.fresh("hoisted");
                         let v = self.value(a);
                         pre.push(quote!(let #h = #v;));
-                        let by_ref = !is_copy(&a.ty);
+                        let by_ref = !self.is_copy(&a.ty);
                         if by_ref {
                             refs.push(quote!(let #h = &#h;));
                         }
@@ -1714,6 +1905,43 @@ impl Gen<'_> {
             quote!(#(#pre)*),
             quote!({ #(#refs)* move |#(#params),*| #body }),
         )
+    }
+
+    /// How debug mode's failures name a tensor: its variable, or what made it.
+    fn tensor_name(&self, t: &Expr) -> String {
+        match &t.kind {
+            ExprKind::Var { ident, .. } => ident.name.clone(),
+            ExprKind::App { func, .. } => match &func.kind {
+                ExprKind::Intrinsic(i) => format!("{}(…)", i.name()),
+                ExprKind::Var { ident, .. } => format!("{}(…)", ident.name),
+                _ => "(a computed tensor)".into(),
+            },
+            _ => "(a computed tensor)".into(),
+        }
+    }
+
+    /// How debug mode's failures name `reduce`'s operator: the intrinsic or function it applies
+    /// (`subi` is eta-expanded to `|a, b| subi(a, b)` by then), or `the closure`.
+    fn operator_name(&self, f: &Expr) -> String {
+        let named = |e: &Expr| match &e.kind {
+            ExprKind::Intrinsic(i) => Some(format!("`{}`", i.name())),
+            ExprKind::Var { ident, .. } => Some(format!("`{}`", ident.name)),
+            _ => None,
+        };
+        if let Some(n) = named(f) {
+            return n;
+        }
+        if let ExprKind::Lam { params, body } = &f.kind
+            && let ExprKind::App { func, args } = &body.kind
+            && args.len() == params.len()
+            && args.iter().zip(params).all(
+                |(a, p)| matches!(&a.kind, ExprKind::Var { ident, .. } if ident.id == p.ident.id),
+            )
+            && let Some(n) = named(func)
+        {
+            return n;
+        }
+        "the closure".into()
     }
 
     // ----- intrinsics -----
@@ -1813,7 +2041,7 @@ impl Gen<'_> {
                 } else {
                     quote!(#rt::rt::head(#site, (#s).as_slice()))
                 };
-                if is_copy(ty) {
+                if self.is_copy(ty) {
                     quote!((*#r))
                 } else {
                     quote!(#r.clone())
@@ -1884,12 +2112,13 @@ impl Gen<'_> {
                         quote!((#s).as_slice())
                     }
                 };
+                let tensor = self.tensor_name(args[0]);
                 match i {
-                    TensorGet => quote!((#t).get(#site, #idx)),
+                    TensorGet => quote!(#rt::tensor_get(B::CHECKS, #site, #tensor, #t, #idx)),
                     TensorSlice => quote!((#t).slice(#site, #idx)),
                     _ => {
                         let x = v(self, 2);
-                        quote!((#t).set(#site, #idx, #x))
+                        quote!(#rt::tensor_set(B::CHECKS, #site, #tensor, #t, #idx, #x))
                     }
                 }
             }
@@ -1927,11 +2156,13 @@ impl Gen<'_> {
             }
             TensorLinearGet => {
                 let (t, ix) = (v(self, 0), v(self, 1));
-                quote!((#t).linear_get(#site, #ix))
+                let tensor = self.tensor_name(args[0]);
+                quote!(#rt::tensor_linear_get(B::CHECKS, #site, #tensor, #t, #ix))
             }
             TensorLinearSet => {
                 let (t, ix, x) = (v(self, 0), v(self, 1), v(self, 2));
-                quote!((#t).linear_set(#site, #ix, #x))
+                let tensor = self.tensor_name(args[0]);
+                quote!(#rt::tensor_linear_set(B::CHECKS, #site, #tensor, #t, #ix, #x))
             }
             TensorRank => {
                 let t = v(self, 0);
@@ -2083,10 +2314,12 @@ mod tests {
     #[test]
     fn reduce_of_map_is_fused() {
         let code = generated(quote!(reduce(addi, 0, map(|x| x * 2, s))));
-        assert!(code.contains("B :: map_reduce"), "{code}");
-        let code = generated(quote!(reduce(addi, 0, map2(|x, y| x * y, s, s))));
-        assert!(code.contains("B :: map2_reduce"), "{code}");
+        // Through the runtime's helper, which checks the operator's laws in debug mode.
+        assert!(code.contains("map_reduce :: < B"), "{code}");
         assert!(!code.contains("B :: map ("), "{code}");
+        let code = generated(quote!(reduce(addi, 0, map2(|x, y| x * y, s, s))));
+        assert!(code.contains("map2_reduce :: < B"), "{code}");
+        assert!(!code.contains("B :: map2 ("), "{code}");
     }
 
     #[test]
