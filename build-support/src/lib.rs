@@ -155,10 +155,25 @@ impl Build {
         }
         // A bug in a code generator must not fail the user's build: the sites still run on the CPU
         // targets, whose code the macros generate themselves.
+        // On a stack sized for the sources, as the macros do (a long `let` chain is deep).
+        let size = scan
+            .registry
+            .sites
+            .iter()
+            .map(|s| s.tokens.len())
+            .sum::<usize>()
+            + scan
+                .registry
+                .items
+                .iter()
+                .map(|i| i.source.len())
+                .sum::<usize>();
         let compiled = std::panic::catch_unwind(|| {
-            let sites = compile_sites(&scan.registry);
-            let cuda_warnings = cuda::build(out_dir, &sites);
-            (crate_output(&sites, flags.dump), cuda_warnings)
+            pmexpr_core::with_stack(size, || {
+                let sites = compile_sites(&scan.registry);
+                let cuda_warnings = cuda::build(out_dir, &sites);
+                (crate_output(&sites, flags.dump), cuda_warnings)
+            })
         })
         .map_err(|e| {
             e.downcast_ref::<String>()

@@ -174,8 +174,8 @@ impl Resolver {
                         err = match suggest(&ident.name) {
                                 Some(s) => err.help(format!("did you mean `{s}`?")),
                                 None => err.help(format!(
-                                    "`accelerate!` cannot call Rust functions or closures; define `{}` inside the accelerated expression with `let {} = |…| …;` or a `fn` item",
-                                    ident.name, ident.name
+                                    "`accelerate!` cannot call Rust functions or closures; define `{0}` inside the accelerated expression with `let {0} = |…| …;` or a `fn` item, or mark a function of this crate `#[pmexpr] fn {0}(…)` (every site can call it when the crate has the pmexpr build hook: `pmexpr_build::Build::new().compile()` in build.rs)",
+                                    ident.name
                                 )),
                             };
                         self.errors.push(err);
@@ -423,6 +423,9 @@ mod tests {
             error(quote!(lenght(s))),
             "cannot find the PMExpr function `lenght`\nhelp: did you mean `length`?"
         );
-        assert!(error(quote!(frobnicate(s))).contains("cannot call Rust functions"));
+        let e = error(quote!(frobnicate(s)));
+        assert!(e.contains("cannot call Rust functions"), "{e}");
+        assert!(e.contains("`#[pmexpr] fn frobnicate(…)`"), "{e}");
+        assert!(e.contains("build hook"), "{e}");
     }
 }

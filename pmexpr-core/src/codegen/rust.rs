@@ -88,7 +88,7 @@ pub fn generate_site(
         let cap = format_ident!("__pm_cap{}", i, span = Span::mixed_site());
         let canon = canonical(ty, rt, false);
         let span = fv.uses[0].start;
-        let user = proc_macro2::Ident::new(&fv.name, span);
+        let user = user_ident(&fv.name, span);
         let name = &fv.name;
         let (t, r, v) = (
             format_ident!("T{}", i),
@@ -1217,58 +1217,55 @@ impl Gen<'_> {
                 )
             })
             .collect();
-        // A `fn` item sees only items, its parameters and its lifted variables.
-        let outer = self.bindings.clone();
-        let mut items = Vec::new();
-        for f in fns {
-            let mut inner: HashMap<VarId, Binding> = outer
-                .iter()
-                .filter(|(_, b)| matches!(b, Binding::Item { .. }))
-                .map(|(k, v)| (*k, v.clone()))
-                .collect();
-            inner.extend(member_bindings.iter().cloned());
-            let mut sig = Vec::new();
-            for p in &f.params {
-                let x = self.local(p.ident.id);
-                let t = self.pty(&p.ty);
-                sig.push(quote!(#x: #t));
-                inner.insert(
-                    p.ident.id,
-                    Binding::Value {
-                        by_ref: !is_copy(&p.ty),
-                        ty: p.ty.clone(),
-                    },
-                );
+        // A `fn` item sees only items, its parameters and its lifted variables: every variable its
+        // body uses that is not an item is among the lifted ones (`captures`), rebound in its own
+        // scope, so the outer scope need not be filtered (a filtered copy per group made a chain
+        // of n groups cost n²).
+        self.with_scope(member_bindings, |g| {
+            let mut items = Vec::new();
+            for f in fns {
+                let mut own = Vec::new();
+                let mut sig = Vec::new();
+                for p in &f.params {
+                    let x = g.local(p.ident.id);
+                    let t = g.pty(&p.ty);
+                    sig.push(quote!(#x: #t));
+                    own.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: !is_copy(&p.ty),
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+                for (id, ty) in &extras {
+                    let x = g.local(*id);
+                    let t = g.pty(ty);
+                    sig.push(quote!(#x: #t));
+                    own.push((
+                        *id,
+                        Binding::Value {
+                            by_ref: !is_copy(ty),
+                            ty: ty.clone(),
+                        },
+                    ));
+                }
+                if launches {
+                    let rt = &g.rt;
+                    sig.push(quote!(__pm_call: &::core::cell::RefCell<#rt::CudaCall<'pm>>));
+                }
+                let ret = g.rty(&f.body.ty);
+                let name = g.local(f.ident.id);
+                let b = g.with_scope(own, |g| g.value(&f.body));
+                let generics = g.generics();
+                items.push(quote! {
+                    #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
+                    fn #name #generics (#(#sig),*) -> #ret { #b }
+                });
             }
-            for (id, ty) in &extras {
-                let x = self.local(*id);
-                let t = self.pty(ty);
-                sig.push(quote!(#x: #t));
-                inner.insert(
-                    *id,
-                    Binding::Value {
-                        by_ref: !is_copy(ty),
-                        ty: ty.clone(),
-                    },
-                );
-            }
-            if launches {
-                let rt = &self.rt;
-                sig.push(quote!(__pm_call: &::core::cell::RefCell<#rt::CudaCall<'pm>>));
-            }
-            let ret = self.rty(&f.body.ty);
-            let name = self.local(f.ident.id);
-            let saved = std::mem::replace(&mut self.bindings, inner);
-            let b = self.value(&f.body);
-            self.bindings = saved;
-            let generics = self.generics();
-            items.push(quote! {
-                #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
-                fn #name #generics (#(#sig),*) -> #ret { #b }
-            });
-        }
-        let b = self.with_scope(member_bindings, |g| g.value(body));
-        quote!({ #(#items)* #b })
+            let b = g.value(body);
+            quote!({ #(#items)* #b })
+        })
     }
 
     fn match_(
@@ -1909,6 +1906,25 @@ fn has_named_record(t: &Type) -> bool {
             .any(|(l, t)| matches!(l, Label::Name(_)) || has_named_record(t)),
         Type::Seq(a) | Type::Tensor(a) => has_named_record(a),
         Type::Arrow(..) | Type::Int | Type::Float | Type::Bool | Type::Var(_) => false,
+    }
+}
+
+/// The Rust identifier of a user's variable: names are kept without `r#` (`r#x` and `x` are the
+/// same variable in Rust), so a keyword is written raw again.
+pub fn user_ident(name: &str, span: Span) -> proc_macro2::Ident {
+    const KEYWORDS: &[&str] = &[
+        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do",
+        "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in",
+        "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+        "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe",
+        "unsized", "use", "virtual", "where", "while", "yield",
+    ];
+    let any = <syn::Ident as syn::ext::IdentExt>::parse_any;
+    match syn::parse::Parser::parse_str(any, name) {
+        _ if KEYWORDS.contains(&name) => proc_macro2::Ident::new_raw(name, span),
+        Ok(_) => proc_macro2::Ident::new(name, span),
+        // Not an identifier at all (never from the parser): a name that cannot clash.
+        Err(_) => format_ident!("__pm_invalid_name", span = span),
     }
 }
 
