@@ -177,13 +177,17 @@ enum Mismatch {
     MissingField(Label),
 }
 
+/// `1st`, `2nd`, `3rd`, `4th`, …, `11th`, `12th`, `13th`, `21st`, `22nd`, … of a 0-based index.
 fn ordinal(i: usize) -> String {
-    match i + 1 {
-        1 => "1st".into(),
-        2 => "2nd".into(),
-        3 => "3rd".into(),
-        n => format!("{n}th"),
-    }
+    let n = i + 1;
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 fn kind_name(k: &Kind) -> &'static str {
@@ -1381,6 +1385,21 @@ fn bad_tensor(t: &Type) -> Option<Type> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ordinals() {
+        let shown: Vec<String> = [0, 1, 2, 3, 10, 11, 12, 20, 21, 22, 100, 110, 111, 112]
+            .into_iter()
+            .map(super::ordinal)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd",
+                "101st", "111th", "112th", "113th"
+            ]
+        );
+    }
+
     use super::*;
     use crate::parse::parse_tokens;
     use crate::resolve::resolve;

@@ -511,30 +511,49 @@ impl Gen<'_> {
 
     /// The Rust type of values of `t`.
     fn rty(&self, t: &Type) -> TokenStream {
+        let mut out = TokenStream::new();
+        self.rty_into(t, &mut out);
+        out
+    }
+
+    /// Appends the Rust type of `t` to `out`: one stream for the whole type, since interpolating
+    /// each level's tokens into the next copied them once per level (nested `Vec`s cost depth²).
+    fn rty_into(&self, t: &Type, out: &mut TokenStream) {
         let rt = &self.rt;
         match t {
-            Type::Int => quote!(i64),
-            Type::Float => quote!(f64),
-            Type::Bool => quote!(bool),
+            Type::Int => out.extend(quote!(i64)),
+            Type::Float => out.extend(quote!(f64)),
+            Type::Bool => out.extend(quote!(bool)),
             Type::Seq(a) => {
-                let a = self.rty(a);
-                quote!(#rt::Seq<'pm, #a>)
+                out.extend(quote!(#rt::Seq<'pm,));
+                self.rty_into(a, out);
+                out.extend(quote!(>));
             }
             Type::Tensor(a) => {
-                let a = self.rty(a);
-                quote!(#rt::TensorRef<'pm, #a>)
+                out.extend(quote!(#rt::TensorRef<'pm,));
+                self.rty_into(a, out);
+                out.extend(quote!(>));
             }
             Type::Arrow(a, b) => {
-                let (a, b) = (self.rty(a), self.rty(b));
-                quote!(#rt::Func<'pm, #a, #b>)
+                out.extend(quote!(#rt::Func<'pm,));
+                self.rty_into(a, out);
+                out.extend(quote!(,));
+                self.rty_into(b, out);
+                out.extend(quote!(>));
             }
             Type::Record(fs) => {
-                let fs = fs.iter().map(|(_, t)| self.rty(t));
-                quote!((#(#fs,)*))
+                let mut inner = TokenStream::new();
+                for (_, t) in fs {
+                    self.rty_into(t, &mut inner);
+                    inner.extend(quote!(,));
+                }
+                out.extend(std::iter::once(proc_macro2::TokenTree::Group(
+                    proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, inner),
+                )));
             }
             Type::Var(v) => {
                 let n = Self::numeric_param(*v);
-                quote!(#n)
+                out.extend(quote!(#n));
             }
         }
     }
