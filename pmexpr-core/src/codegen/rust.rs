@@ -593,13 +593,7 @@ impl Gen<'_> {
                 let args: Vec<Arg> = args.iter().map(Arg::Expr).collect();
                 self.call(func, args, &e.ty)
             }
-            ExprKind::Let {
-                binder,
-                value,
-                body,
-                ..
-            } => self.let_in(binder, value, body),
-            ExprKind::RecLet { fns, body, .. } => self.rec_let(fns, body),
+            ExprKind::Let { .. } | ExprKind::RecLet { .. } => self.block_chain(e),
             ExprKind::Match {
                 scrutinee,
                 pat,
@@ -1085,12 +1079,58 @@ impl Gen<'_> {
 
     // ----- bindings -----
 
-    fn let_in(&mut self, binder: &Param, value: &Expr, body: &Expr) -> TokenStream {
+    /// A chain of `let`s and recursive groups (a block's statements) as one Rust block: a flat
+    /// list of statements, not one nested block per statement, which rustc's parser cannot take
+    /// 10,000 deep (and this loop needs no stack per statement either).
+    fn block_chain(&mut self, e: &Expr) -> TokenStream {
+        let mut stmts = Vec::new();
+        let mut saved: Vec<(VarId, Option<Binding>)> = Vec::new();
+        let mut cur = e;
+        loop {
+            let binds = match &cur.kind {
+                ExprKind::Let {
+                    binder,
+                    value,
+                    body,
+                    ..
+                } => {
+                    let (stmt, bind) = self.let_stmt(binder, value);
+                    stmts.push(stmt);
+                    cur = body;
+                    bind.into_iter().collect()
+                }
+                ExprKind::RecLet { fns, body, .. } => {
+                    let (items, binds) = self.rec_let_items(fns);
+                    stmts.extend(items);
+                    cur = body;
+                    binds
+                }
+                _ => break,
+            };
+            for (id, b) in binds {
+                saved.push((id, self.bindings.insert(id, b)));
+            }
+        }
+        let tail = self.value(cur);
+        for (id, old) in saved.into_iter().rev() {
+            match old {
+                Some(b) => self.bindings.insert(id, b),
+                None => self.bindings.remove(&id),
+            };
+        }
+        quote!({ #(#stmts)* #tail })
+    }
+
+    /// The statement of `let binder = value;` and the binding it adds to the scope after it.
+    fn let_stmt(
+        &mut self,
+        binder: &Param,
+        value: &Expr,
+    ) -> (TokenStream, Option<(VarId, Binding)>) {
         let x = self.local(binder.ident.id);
         if binder.ident.name == "_" {
             let v = self.value(value);
-            let b = self.value(body);
-            return quote!({ let _ = #v; #b });
+            return (quote!(let _ = #v;), None);
         }
         match &value.kind {
             ExprKind::Lam {
@@ -1123,8 +1163,10 @@ impl Gen<'_> {
                     params: params.iter().map(|p| p.ty.clone()).collect(),
                     ret: lam_body.ty.clone(),
                 };
-                let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
-                quote!({ let #x = { #(#clones)* move |#(#ps),*| -> #ret { #lb } }; #b })
+                (
+                    quote!(let #x = { #(#clones)* move |#(#ps),*| -> #ret { #lb } };),
+                    Some((binder.ident.id, binding)),
+                )
             }
             ExprKind::Var { ident, .. }
                 if matches!(
@@ -1150,43 +1192,31 @@ impl Gen<'_> {
                     }
                     item => (quote!(), item),
                 };
-                let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
-                quote!({ #stmt #b })
+                (stmt, Some((binder.ident.id, binding)))
             }
             _ if !is_copy(&value.ty) && is_place(value, &self.bindings) => {
                 let v = self.arg(value);
-                let b = self.with_scope(
-                    vec![(
-                        binder.ident.id,
-                        Binding::Value {
-                            by_ref: true,
-                            ty: value.ty.clone(),
-                        },
-                    )],
-                    |g| g.value(body),
-                );
-                quote!({ let #x = #v; #b })
+                let binding = Binding::Value {
+                    by_ref: true,
+                    ty: value.ty.clone(),
+                };
+                (quote!(let #x = #v;), Some((binder.ident.id, binding)))
             }
             _ => {
                 let v = self.value(value);
                 let t = self.rty(&value.ty);
-                let b = self.with_scope(
-                    vec![(
-                        binder.ident.id,
-                        Binding::Value {
-                            by_ref: false,
-                            ty: value.ty.clone(),
-                        },
-                    )],
-                    |g| g.value(body),
-                );
-                quote!({ let #x: #t = #v; #b })
+                let binding = Binding::Value {
+                    by_ref: false,
+                    ty: value.ty.clone(),
+                };
+                (quote!(let #x: #t = #v;), Some((binder.ident.id, binding)))
             }
         }
     }
 
     /// A recursive group: nested `fn` items lifted over the variables their bodies use.
-    fn rec_let(&mut self, fns: &[FnDef], body: &Expr) -> TokenStream {
+    /// Returns the items and the bindings of the members, for the scope after the group.
+    fn rec_let_items(&mut self, fns: &[FnDef]) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
         let members: BTreeSet<VarId> = fns.iter().map(|f| f.ident.id).collect();
         let mut free = BTreeSet::new();
         for f in fns {
@@ -1240,7 +1270,7 @@ impl Gen<'_> {
         // body uses that is not an item is among the lifted ones (`captures`), rebound in its own
         // scope, so the outer scope need not be filtered (a filtered copy per group made a chain
         // of n groups cost n²).
-        self.with_scope(member_bindings, |g| {
+        let items = self.with_scope(member_bindings.clone(), |g| {
             let mut items = Vec::new();
             for f in fns {
                 let mut own = Vec::new();
@@ -1282,9 +1312,9 @@ impl Gen<'_> {
                     fn #name #generics (#(#sig),*) -> #ret { #b }
                 });
             }
-            let b = g.value(body);
-            quote!({ #(#items)* #b })
-        })
+            items
+        });
+        (items, member_bindings)
     }
 
     fn match_(
