@@ -112,7 +112,7 @@ fn applying_identities_to_identities_is_fast() {
         ),
         "{o:?}"
     );
-    let args = vec!["|y| y"; 8].join(", ");
+    let args = ["|y| y"; 8].join(", ");
     let src = format!("map(|z| z, (|y| y)({args}, [1]))");
     assert_eq!(
         within(20, "(|y| y)(|y| y × 8)", move || accelerate(&src)),
