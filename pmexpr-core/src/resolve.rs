@@ -204,11 +204,10 @@ impl Resolver {
             }
             ExprKind::RecLet { fns, body, .. } => {
                 let n = self.scope.len();
+                // A set, not a scan of the group: a block may hold thousands of `fn`s.
+                let mut seen = std::collections::HashSet::new();
                 for f in fns.iter_mut() {
-                    if self.scope[n..]
-                        .iter()
-                        .any(|(name, _)| *name == f.ident.name)
-                    {
+                    if !seen.insert(f.ident.name.clone()) {
                         self.errors.push(Error::new(
                             f.ident.span,
                             format!(

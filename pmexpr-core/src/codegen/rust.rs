@@ -638,7 +638,11 @@ impl Gen<'_> {
                 } else {
                     let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
                     let et = self.rty(elem);
-                    quote!(#rt::Seq::<'pm, #et>::from_vec(::std::vec![#(#vs),*]))
+                    // What `vec!` expands to, without the macro: nested literals would count
+                    // against rustc's macro recursion limit (128).
+                    quote!(#rt::Seq::<'pm, #et>::from_vec(<[#et]>::into_vec(
+                        ::std::boxed::Box::new([#(#vs),*])
+                    )))
                 };
                 self.checked(out, &e.ty, "a sequence literal")
             }
