@@ -25,6 +25,10 @@
 //! (`PMEXPR_FUTHARK_BACKEND=multicore|c|cuda`), compiles the C with the `cc` crate and generates
 //! each site's glue from the manifest.
 //!
+//! Without `futhark`, the normal case, the build is quiet: a warning that the Futhark-class sites
+//! run on the CPU targets comes only when the user asked for Futhark ([`Build::futhark`],
+//! `PMEXPR_FUTHARK` or `PMEXPR_FUTHARK_BACKEND` set) or for the site dumps.
+//!
 //! Environment variables: `PMEXPR_DUMP` (set, and not `0`) asks the compiler for a dump of every
 //! site under `OUT_DIR/pmexpr-dump`; `PMEXPR_VERBOSE` (likewise) shows the files that the scan
 //! skipped because they do not parse.
@@ -53,6 +57,7 @@ pub use scan::{Scan, scan};
 pub struct Build {
     dirs: Vec<String>,
     exclude: Vec<PathBuf>,
+    futhark: bool,
 }
 
 impl Default for Build {
@@ -60,6 +65,7 @@ impl Default for Build {
         Build {
             dirs: DEFAULT_DIRS.iter().map(|d| d.to_string()).collect(),
             exclude: Vec::new(),
+            futhark: false,
         }
     }
 }
@@ -69,6 +75,9 @@ impl Default for Build {
 struct Flags {
     dump: bool,
     verbose: bool,
+    /// `PMEXPR_FUTHARK` or `PMEXPR_FUTHARK_BACKEND` is set: the user asked for the Futhark
+    /// backend, so its absence is worth a warning.
+    futhark_asked: bool,
 }
 
 impl Build {
@@ -91,6 +100,15 @@ impl Build {
         self
     }
 
+    /// Says that this package wants the Futhark backend: without the `futhark` compiler, the build
+    /// then warns that its Futhark-class sites run on the CPU targets. Without this (nor
+    /// `PMEXPR_FUTHARK`, `PMEXPR_FUTHARK_BACKEND` or `PMEXPR_DUMP` set) a missing `futhark`, the
+    /// normal case, is not worth a warning: those sites simply run on the CPU targets.
+    pub fn futhark(&mut self, wanted: bool) -> &mut Self {
+        self.futhark = wanted;
+        self
+    }
+
     /// Runs the hook from a build script. It never panics and never fails the build: problems
     /// are reported as Cargo warnings (outside a build script, one line on stderr).
     pub fn compile(&self) {
@@ -105,6 +123,9 @@ impl Build {
         let flags = Flags {
             dump: env_flag("PMEXPR_DUMP"),
             verbose: env_flag("PMEXPR_VERBOSE"),
+            futhark_asked: ["PMEXPR_FUTHARK", "PMEXPR_FUTHARK_BACKEND"]
+                .iter()
+                .any(|v| env::var_os(v).is_some_and(|v| !v.is_empty())),
         };
         for line in self.run(Path::new(&root), Path::new(&out_dir), flags) {
             println!("{line}");
@@ -134,10 +155,25 @@ impl Build {
         }
         // A bug in a code generator must not fail the user's build: the sites still run on the CPU
         // targets, whose code the macros generate themselves.
+        // On a stack sized for the sources, as the macros do (a long `let` chain is deep).
+        let size = scan
+            .registry
+            .sites
+            .iter()
+            .map(|s| s.tokens.len())
+            .sum::<usize>()
+            + scan
+                .registry
+                .items
+                .iter()
+                .map(|i| i.source.len())
+                .sum::<usize>();
         let compiled = std::panic::catch_unwind(|| {
-            let sites = compile_sites(&scan.registry);
-            let cuda_warnings = cuda::build(out_dir, &sites);
-            (crate_output(&sites, flags.dump), cuda_warnings)
+            pmexpr_core::with_stack(size, || {
+                let sites = compile_sites(&scan.registry);
+                let cuda_warnings = cuda::build(out_dir, &sites);
+                (crate_output(&sites, flags.dump), cuda_warnings)
+            })
         })
         .map_err(|e| {
             e.downcast_ref::<String>()
@@ -163,7 +199,7 @@ impl Build {
         for message in output.warnings.iter().chain(&cuda_warnings) {
             lines.extend(report::warning(message));
         }
-        lines.extend(self.futhark(out_dir, &output));
+        lines.extend(self.futhark_library(out_dir, &output, flags));
         if flags.dump {
             let dumps = out_dir.join("pmexpr-dump");
             let message = format!("pmexpr: site dumps written to {}", dumps.display());
@@ -173,9 +209,15 @@ impl Build {
     }
 
     /// The Futhark-class sites: compiled by `futhark` where it is found (the library and each
-    /// site's glue, see [`futhark::library`]), else one warning that names them (they run on the
-    /// CPU targets).
-    fn futhark(&self, out_dir: &Path, output: &pmexpr_core::program::CrateOutput) -> Vec<String> {
+    /// site's glue, see [`futhark::library`]), else they run on the CPU targets, which one warning
+    /// says when the user asked for Futhark ([`Build::futhark`], `PMEXPR_FUTHARK`,
+    /// `PMEXPR_FUTHARK_BACKEND`) or for the site dumps.
+    fn futhark_library(
+        &self,
+        out_dir: &Path,
+        output: &pmexpr_core::program::CrateOutput,
+        flags: Flags,
+    ) -> Vec<String> {
         let sites: Vec<String> = output
             .sites
             .iter()
@@ -184,6 +226,9 @@ impl Build {
             .collect();
         let (Some(compiler), Some(program)) = (futhark::find_compiler(), &output.futhark) else {
             futhark::library::remove_glue(out_dir);
+            if !(self.futhark || flags.futhark_asked || flags.dump) {
+                return Vec::new();
+            }
             return futhark::missing_compiler_warning(&sites)
                 .map(|w| report::warning(&w).collect())
                 .unwrap_or_default();
@@ -322,6 +367,7 @@ mod tests {
         let flags = Flags {
             dump: true,
             verbose: true,
+            futhark_asked: false,
         };
         let lines = Build::new().dirs(&["examples"]).run(&dir.path, &out, flags);
         let warnings: Vec<_> = lines
@@ -345,23 +391,45 @@ mod tests {
     }
 
     #[test]
-    fn futhark_class_sites_are_named_when_futhark_is_missing() {
+    fn futhark_class_sites_are_named_when_futhark_is_missing_and_was_asked_for() {
         let dir = TempDir::new();
         dir.write(
             "src/lib.rs",
             "fn f(s: Vec<i64>) -> i64 { accelerate!(reduce(addi, 0, s)) }",
         );
         let out = dir.path.join("out");
-        let lines = Build::new().run(&dir.path, &out, Flags::default());
-        let warned = lines.iter().any(|l| {
-            l.contains("the `futhark` compiler was not found")
-                && l.ends_with(
-                    "1 Futhark-class accelerate! site will run on the CPU targets: src/lib.rs:1:28",
-                )
-        });
+        let warned = |lines: &[String]| {
+            lines.iter().any(|l| {
+                l.contains("the `futhark` compiler was not found")
+                    && l.ends_with(
+                        "1 Futhark-class accelerate! site will run on the CPU targets: src/lib.rs:1:28",
+                    )
+            })
+        };
+        let missing = futhark::find_compiler().is_none();
+        // Asked for by the build script, by the environment, or with the site dumps.
+        let asked = Build::new()
+            .futhark(true)
+            .run(&dir.path, &out, Flags::default());
         // Where `futhark` is installed, the hook builds the library instead.
-        assert_eq!(warned, futhark::find_compiler().is_none(), "{lines:?}");
-        assert!(!out.join("pmexpr/futhark/glue").exists() || !warned);
+        assert_eq!(warned(&asked), missing, "{asked:?}");
+        assert!(!out.join("pmexpr/futhark/glue").exists() || missing);
+        for flags in [
+            Flags {
+                futhark_asked: true,
+                ..Flags::default()
+            },
+            Flags {
+                dump: true,
+                ..Flags::default()
+            },
+        ] {
+            let lines = Build::new().run(&dir.path, &out, flags);
+            assert_eq!(warned(&lines), missing, "{flags:?} {lines:?}");
+        }
+        // The default path: nothing asked for Futhark, so its absence is no warning.
+        let quiet = Build::new().run(&dir.path, &out, Flags::default());
+        assert!(!quiet.iter().any(|l| l.contains("futhark")), "{quiet:?}");
     }
 
     #[test]

@@ -326,7 +326,7 @@ impl Expr {
     /// The free variables of the expression (paper appendix, Figure "FV"), in identifier order.
     pub fn free_vars(&self) -> BTreeSet<VarId> {
         let mut out = BTreeSet::new();
-        free_vars(self, &mut Vec::new(), &mut out);
+        free_vars(self, &mut Bound::default(), &mut out);
         out
     }
 
@@ -454,7 +454,51 @@ impl Pat {
     }
 }
 
-fn free_vars(e: &Expr, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
+/// The variables bound around a subexpression: a stack (scopes end by truncation) with a count
+/// per variable, so that a lookup does not scan the stack (a chain of n `let`s binds n).
+#[derive(Default)]
+struct Bound {
+    stack: Vec<VarId>,
+    count: std::collections::HashMap<VarId, u32>,
+}
+
+impl Bound {
+    fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    fn push(&mut self, id: VarId) {
+        self.stack.push(id);
+        *self.count.entry(id).or_default() += 1;
+    }
+
+    fn extend(&mut self, ids: impl IntoIterator<Item = VarId>) {
+        ids.into_iter().for_each(|id| self.push(id));
+    }
+
+    fn pop(&mut self) {
+        let n = self.stack.len();
+        self.truncate(n.saturating_sub(1));
+    }
+
+    fn truncate(&mut self, n: usize) {
+        while self.stack.len() > n {
+            let id = self.stack.pop().expect("longer than n");
+            if let Some(c) = self.count.get_mut(&id) {
+                *c -= 1;
+                if *c == 0 {
+                    self.count.remove(&id);
+                }
+            }
+        }
+    }
+
+    fn contains(&self, id: &VarId) -> bool {
+        self.count.contains_key(id)
+    }
+}
+
+fn free_vars(e: &Expr, bound: &mut Bound, out: &mut BTreeSet<VarId>) {
     match &e.kind {
         ExprKind::Var { ident, .. } => {
             if !bound.contains(&ident.id) {

@@ -94,6 +94,9 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
         .collect();
     cx.expr(&mut expr);
     let numeric = cx.finish(&mut expr, &fv_types);
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
     let free_var_types: Vec<Type> = fv_types.iter().map(|t| cx.zonk(t)).collect();
     // Unknown types after another error are usually its consequence: report them only alone.
     if cx.errors.is_empty() {
@@ -165,6 +168,16 @@ struct Infer<'n> {
     records: Option<&'n Records>,
 }
 
+/// The largest type, in parts (`Vec<(i64, f64)>` has 4), that inference writes out; a bigger one
+/// is an error rather than exponential time and memory. Rust's own limit on type length is
+/// 1,048,576 by default; the generated code spells out each type several times.
+pub const MAX_TYPE_SIZE: usize = 10_000;
+
+/// The deepest type inference accepts: the generated code spells each type for rustc, whose trait
+/// solver and drop check stop at 128 nested obligations: a sequence literal nested 32 deep
+/// compiles, 60 deep does not.
+pub const MAX_TYPE_DEPTH: usize = 32;
+
 /// The largest tuple the runtime's marshaling and checks are implemented for.
 const MAX_TUPLE: usize = 8;
 
@@ -176,13 +189,17 @@ enum Mismatch {
     MissingField(Label),
 }
 
+/// `1st`, `2nd`, `3rd`, `4th`, …, `11th`, `12th`, `13th`, `21st`, `22nd`, … of a 0-based index.
 fn ordinal(i: usize) -> String {
-    match i + 1 {
-        1 => "1st".into(),
-        2 => "2nd".into(),
-        3 => "3rd".into(),
-        n => format!("{n}th"),
-    }
+    let n = i + 1;
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 fn kind_name(k: &Kind) -> &'static str {
@@ -284,7 +301,124 @@ impl Infer<'_> {
         }
     }
 
+    /// Points every variable on the chain of bindings from `t` at the chain's last variable:
+    /// path compression, which keeps [`Infer::find`] short (a sequence literal of n elements
+    /// otherwise chains n variables). The variable every one stands for does not change.
+    fn compress(&mut self, t: &Type) {
+        let Type::Var(mut v) = *t else { return };
+        let mut chain = Vec::new();
+        while let Some(Type::Var(w)) = &self.vars[v.0 as usize].binding {
+            chain.push(v);
+            v = *w;
+        }
+        chain.pop();
+        for u in chain {
+            self.vars[u.0 as usize].binding = Some(Type::Var(v));
+        }
+    }
+
+    /// The size of `t` with every binding applied, counted on the shared bindings (`memo`, per
+    /// variable), so in time linear in what inference built even where the written-out type
+    /// would be exponential; saturates at `usize::MAX`.
+    fn resolved_size(&self, t: &Type, memo: &mut HashMap<TyVar, usize>) -> usize {
+        match t {
+            Type::Var(v) => {
+                if let Some(&n) = memo.get(v) {
+                    return n;
+                }
+                let n = match &self.vars[v.0 as usize].binding {
+                    Some(b) => self.resolved_size(b, memo),
+                    None => 1,
+                };
+                memo.insert(*v, n);
+                n
+            }
+            Type::Int | Type::Float | Type::Bool => 1,
+            Type::Seq(a) | Type::Tensor(a) => self.resolved_size(a, memo).saturating_add(1),
+            Type::Arrow(a, b) => self
+                .resolved_size(a, memo)
+                .saturating_add(self.resolved_size(b, memo))
+                .saturating_add(1),
+            Type::Record(fs) => fs.iter().fold(1usize, |n, (_, t)| {
+                n.saturating_add(self.resolved_size(t, memo))
+            }),
+        }
+    }
+
+    /// How deeply `t` nests with every binding applied, counted like [`Infer::resolved_size`].
+    fn resolved_depth(&self, t: &Type, memo: &mut HashMap<TyVar, usize>) -> usize {
+        match t {
+            Type::Var(v) => {
+                if let Some(&n) = memo.get(v) {
+                    return n;
+                }
+                let n = match &self.vars[v.0 as usize].binding {
+                    Some(b) => self.resolved_depth(b, memo),
+                    None => 0,
+                };
+                memo.insert(*v, n);
+                n
+            }
+            Type::Int | Type::Float | Type::Bool => 0,
+            Type::Seq(a) | Type::Tensor(a) => self.resolved_depth(a, memo) + 1,
+            Type::Arrow(a, b) => {
+                self.resolved_depth(a, memo)
+                    .max(self.resolved_depth(b, memo))
+                    + 1
+            }
+            Type::Record(fs) => {
+                fs.iter()
+                    .map(|(_, t)| self.resolved_depth(t, memo))
+                    .max()
+                    .unwrap_or(0)
+                    + 1
+            }
+        }
+    }
+
+    /// Reports the first expression whose type, written out, would exceed [`MAX_TYPE_SIZE`]
+    /// (applying identities to identities doubles it per argument): the generated Rust would be as
+    /// large. Returns whether all are within.
+    fn check_type_sizes(&mut self, e: &Expr) -> bool {
+        let (mut memo, mut depths) = (HashMap::new(), HashMap::new());
+        let mut too_big = None;
+        let mut too_deep = None;
+        e.walk(&mut |x| {
+            if too_big.is_none() && self.resolved_size(&x.ty, &mut memo) > MAX_TYPE_SIZE {
+                too_big = Some(x.span);
+            }
+            if too_deep.is_none() && self.resolved_depth(&x.ty, &mut depths) > MAX_TYPE_DEPTH {
+                too_deep = Some(x.span);
+            }
+        });
+        if let (None, Some(span)) = (too_big, too_deep) {
+            self.errors.push(
+                Error::new(
+                    span,
+                    format!("the type of this expression nests more than {MAX_TYPE_DEPTH} levels deep (sequences of sequences, tuples or functions)"),
+                )
+                .help("rustc's trait solver stops at 128 levels, and the generated code needs several per level: split the value into flatter ones"),
+            );
+            return false;
+        }
+        match too_big {
+            None => true,
+            Some(span) => {
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!("the type of this expression is too large: written out, it has more than {MAX_TYPE_SIZE} parts"),
+                    )
+                    .help("annotate the functions and values involved, or split the expression with `let`"),
+                );
+                false
+            }
+        }
+    }
+
     fn unify(&mut self, a: &Type, b: &Type) -> Result<(), Mismatch> {
+        self.compress(a);
+        self.compress(b);
         let (a, b) = (self.find(a), self.find(b));
         match (&a, &b) {
             (Type::Var(v), Type::Var(w)) if v == w => Ok(()),
@@ -1110,7 +1244,12 @@ impl Infer<'_> {
                 self.vars[i].binding = Some(default);
             }
         }
-        self.zonk_expr(e);
+        for i in 0..self.vars.len() {
+            self.compress(&Type::Var(TyVar(i as u32)));
+        }
+        if self.check_type_sizes(e) {
+            self.zonk_expr(e);
+        }
         kept
     }
 
@@ -1311,6 +1450,21 @@ fn bad_tensor(t: &Type) -> Option<Type> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ordinals() {
+        let shown: Vec<String> = [0, 1, 2, 3, 10, 11, 12, 20, 21, 22, 100, 110, 111, 112]
+            .into_iter()
+            .map(super::ordinal)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd",
+                "101st", "111th", "112th", "113th"
+            ]
+        );
+    }
+
     use super::*;
     use crate::parse::parse_tokens;
     use crate::resolve::resolve;

@@ -50,11 +50,56 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::mono::Mono;
 pub use crate::site::{Context, PreludeItem};
 
+/// The stack every entry point runs its passes on, besides what it needs per token of input.
+const STACK_BASE: usize = 16 << 20;
+/// The stack per token of input. The passes recurse over the tree, whose depth grows with the
+/// number of `let` statements in a block (one binding in the scope of the previous one): nesting
+/// is bounded by [`parse::MAX_DEPTH`], a `let` chain is not, so the stack grows with the input.
+/// Measured (`examples/compile_cost.rs`, 10,000 `let`s, about 90,000 tokens): 512 bytes per token
+/// suffice and 256 overflow, in a release build and in a debug build (pmexpr-core at opt-level 3)
+/// alike; 4 KiB is an 8× margin. The stack is only reserved: untouched pages cost nothing.
+const STACK_PER_TOKEN: usize = 4 << 10;
+
+/// Runs `f` on a fresh stack sized for an input of `tokens` tokens (or bytes of source: either
+/// bounds the tree's depth), so that no input overflows rustc's 8 MiB main-thread stack. The
+/// stack is reserved, not touched: only the pages the passes use take memory.
+pub fn with_stack<R>(tokens: usize, f: impl FnOnce() -> R) -> R {
+    let size = STACK_BASE.saturating_add(tokens.saturating_mul(STACK_PER_TOKEN));
+    stacker::grow(size, f)
+}
+
+/// The number of tokens of `input`, delimiters and nested groups included (without recursion,
+/// since the input may nest deeply).
+pub fn token_count(input: &TokenStream) -> usize {
+    let mut n = 0;
+    let mut todo = vec![input.clone()];
+    while let Some(ts) = todo.pop() {
+        for t in ts {
+            n += 1;
+            if let proc_macro2::TokenTree::Group(g) = t {
+                n += 1;
+                todo.push(g.stream());
+            }
+        }
+    }
+    n
+}
+
+/// The size of the `#[pmexpr]` functions a site may include (they are parsed with it).
+fn prelude_size(cx: &Context<'_>) -> usize {
+    cx.prelude
+        .map_or(0, |p| p.iter().map(|i| i.source.len()).sum())
+}
+
 /// Runs the front end and the middle passes over the body of one `accelerate!` (no
 /// classification: see [`site::compile`] for the whole pipeline).
 ///
 /// On failure, returns the errors and the captured variables found so far.
 pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::FreeVar>)> {
+    with_stack(token_count(&input), || compile_site_here(input))
+}
+
+fn compile_site_here(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::FreeVar>)> {
     let expr = parse::parse_tokens(input).map_err(|e| (e, Vec::new()))?;
     let resolved = resolve::resolve(expr).map_err(|e| (e, Vec::new()))?;
     let free_vars = resolved.free_vars.clone();
@@ -69,7 +114,7 @@ fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStr
     // Keep the captured variables used, so that no "unused variable" warning joins the errors; a
     // variable that does not exist is reported at its own name.
     let uses = free_vars.iter().map(|fv| {
-        let n = proc_macro2::Ident::new(&fv.name, fv.uses[0].start);
+        let n = codegen::rust::user_ident(&fv.name, fv.uses[0].start);
         quote!(let _ = &#n;)
     });
     // A closure that never returns, called: its result type is inferred from the context, so the
@@ -84,6 +129,16 @@ fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStr
 /// `cuda` says where the build hook wrote the site's CUDA modules; without it a CUDA-class site
 /// runs on the CPU targets only.
 pub fn expand_accelerate(
+    input: TokenStream,
+    rt: &TokenStream,
+    cx: Context<'_>,
+    cuda: Option<&codegen::cuda_host::CudaBuild>,
+) -> TokenStream {
+    let size = token_count(&input) + prelude_size(&cx);
+    with_stack(size, || expand_accelerate_here(input, rt, cx, cuda))
+}
+
+fn expand_accelerate_here(
     input: TokenStream,
     rt: &TokenStream,
     cx: Context<'_>,
@@ -111,6 +166,16 @@ pub fn expand_accelerate(
 /// for the sequential target (the debug target in debug mode), so that sequential Rust code calls
 /// it like any function. Errors are reported at the function's own tokens.
 pub fn expand_pmexpr_fn(
+    attr: TokenStream,
+    item: TokenStream,
+    rt: &TokenStream,
+    cx: Context<'_>,
+) -> TokenStream {
+    let size = token_count(&attr) + token_count(&item) + prelude_size(&cx);
+    with_stack(size, || expand_pmexpr_fn_here(attr, item, rt, cx))
+}
+
+fn expand_pmexpr_fn_here(
     attr: TokenStream,
     item: TokenStream,
     rt: &TokenStream,
@@ -218,6 +283,10 @@ pub fn expand_pmexpr_fn(
 /// The expansion of `#[derive(pmexpr::Record)]`: the marshaling impls of the struct (see
 /// [`record`]), or errors at its tokens when it cannot be a PMExpr record.
 pub fn expand_derive_record(item: TokenStream, rt: &TokenStream) -> TokenStream {
+    with_stack(token_count(&item), || expand_derive_record_here(item, rt))
+}
+
+fn expand_derive_record_here(item: TokenStream, rt: &TokenStream) -> TokenStream {
     let s: syn::ItemStruct = match syn::parse2(item) {
         Ok(s) => s,
         Err(e) => {

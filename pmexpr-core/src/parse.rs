@@ -86,9 +86,23 @@ pub fn parse_field_type(t: &syn::Type) -> Result<TypeAnn, Errors> {
     }
 }
 
+/// The most fields a tuple can have. A projection `x.n` closes the tuple's type with `n + 1`
+/// fields, so the bound keeps `x.4294967295` from asking for billions of them; Rust's own traits
+/// stop at 12 fields, and no tuple that crosses to Rust can be bigger.
+pub const MAX_TUPLE_FIELDS: usize = 256;
+
+/// The deepest nesting of expressions, patterns or types the parser accepts: a clear error
+/// instead of a stack overflow, in our passes or in rustc compiling the generated code. A chain
+/// of `let` statements, `fn` items or `match` arms is not nesting and may be any length.
+pub const MAX_DEPTH: usize = 256;
+
 #[derive(Default)]
 struct Parser<'r> {
     errors: Errors,
+    /// How deep the node being parsed is nested.
+    depth: usize,
+    /// Whether the nesting error was reported (once is enough).
+    too_deep: bool,
     fresh: u32,
     /// The derived structs the code can name; `None` without the build hook.
     records: Option<&'r Records>,
@@ -98,6 +112,66 @@ struct Parser<'r> {
 
 fn span(node: &impl quote::ToTokens) -> SpanRange {
     SpanRange::of(node)
+}
+
+/// The span of an expression from its first and last tokens, found without printing the whole
+/// subtree (which made every node cost its size, and nesting quadratic); rare forms fall back to
+/// printing.
+fn expr_span(e: &SynExpr) -> SpanRange {
+    SpanRange {
+        start: first_token(e),
+        end: last_token(e),
+    }
+}
+
+fn first_token(e: &SynExpr) -> proc_macro2::Span {
+    let mut e = e;
+    loop {
+        e = match e {
+            SynExpr::Binary(b) if b.attrs.is_empty() => &b.left,
+            SynExpr::Call(c) if c.attrs.is_empty() => &c.func,
+            SynExpr::MethodCall(m) if m.attrs.is_empty() => &m.receiver,
+            SynExpr::Field(f) if f.attrs.is_empty() => &f.base,
+            SynExpr::Index(i) if i.attrs.is_empty() => &i.expr,
+            SynExpr::Cast(c) if c.attrs.is_empty() => &c.expr,
+            SynExpr::Paren(p) if p.attrs.is_empty() => return p.paren_token.span.open(),
+            SynExpr::Tuple(t) if t.attrs.is_empty() => return t.paren_token.span.open(),
+            SynExpr::Array(a) if a.attrs.is_empty() => return a.bracket_token.span.open(),
+            SynExpr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
+                return b.block.brace_token.span.open();
+            }
+            SynExpr::If(i) if i.attrs.is_empty() => return i.if_token.span,
+            SynExpr::Match(m) if m.attrs.is_empty() => return m.match_token.span,
+            SynExpr::Lit(l) if l.attrs.is_empty() => return l.lit.span(),
+            SynExpr::Unary(u) if u.attrs.is_empty() => return span(&u.op).start,
+            _ => return SpanRange::of(e).start,
+        };
+    }
+}
+
+fn last_token(e: &SynExpr) -> proc_macro2::Span {
+    let mut e = e;
+    loop {
+        e = match e {
+            SynExpr::Binary(b) => &b.right,
+            SynExpr::Unary(u) => &u.expr,
+            SynExpr::Closure(c) => &c.body,
+            SynExpr::If(i) => match &i.else_branch {
+                Some((_, e)) => e,
+                None => return i.then_branch.brace_token.span.close(),
+            },
+            SynExpr::Call(c) => return c.paren_token.span.close(),
+            SynExpr::MethodCall(m) => return m.paren_token.span.close(),
+            SynExpr::Index(i) => return i.bracket_token.span.close(),
+            SynExpr::Paren(p) => return p.paren_token.span.close(),
+            SynExpr::Tuple(t) => return t.paren_token.span.close(),
+            SynExpr::Array(a) => return a.bracket_token.span.close(),
+            SynExpr::Block(b) => return b.block.brace_token.span.close(),
+            SynExpr::Match(m) => return m.brace_token.span.close(),
+            SynExpr::Lit(l) => return l.lit.span(),
+            _ => return SpanRange::of(e).end,
+        };
+    }
 }
 
 fn mk(kind: ExprKind, span: SpanRange) -> Expr {
@@ -186,8 +260,36 @@ impl Parser<'_> {
         Ident::new(format!("__{what}{}", self.fresh), span)
     }
 
+    /// Enters one level of nesting, or reports (once) that the input nests too deeply.
+    fn enter(&mut self, what: impl FnOnce() -> SpanRange) -> bool {
+        if self.depth >= MAX_DEPTH {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.errors.push(
+                    Error::new(
+                        what(),
+                        format!("this nests more than {MAX_DEPTH} levels deep, more than `accelerate!` accepts"),
+                    )
+                    .help("bind the inner parts to variables with `let` (a block may hold any number of `let`s)"),
+                );
+            }
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
     fn expr(&mut self, e: &SynExpr) -> Expr {
-        let sp = span(e);
+        if !self.enter(|| expr_span(e)) {
+            return mk(ExprKind::Never(NeverKind::User), SpanRange::call_site());
+        }
+        let out = self.expr_here(e);
+        self.depth -= 1;
+        out
+    }
+
+    fn expr_here(&mut self, e: &SynExpr) -> Expr {
+        let sp = expr_span(e);
         match e {
             SynExpr::Paren(p) => self.expr(&p.expr),
             SynExpr::Group(g) => self.expr(&g.expr),
@@ -249,8 +351,17 @@ impl Parser<'_> {
             SynExpr::Field(f) => {
                 let base = self.expr(&f.base);
                 let label = match &f.member {
+                    syn::Member::Unnamed(i) if i.index as usize >= MAX_TUPLE_FIELDS => {
+                        return self.error(
+                            span(&f.member),
+                            format!(
+                                "tuple field `{}` does not exist: PMExpr tuples have at most {MAX_TUPLE_FIELDS} fields",
+                                i.index
+                            ),
+                        );
+                    }
                     syn::Member::Unnamed(i) => Label::Index(i.index),
-                    syn::Member::Named(n) => Label::Name(n.to_string()),
+                    syn::Member::Named(n) => Label::Name(field_name(n)),
                 };
                 mk(ExprKind::Proj { expr: Box::new(base), label }, sp)
             }
@@ -337,6 +448,11 @@ impl Parser<'_> {
                     );
                 }
                 match f.base10_parse::<f64>() {
+                    // Rust refuses `1e400` too ("could not evaluate float literal").
+                    Ok(v) if !v.is_finite() => self.error(
+                        sp,
+                        format!("the literal `{}` does not fit in an f64", f.base10_digits()),
+                    ),
                     Ok(v) => lit(Lit::Float(if negative { -v } else { v }), sp),
                     Err(e) => self.error(sp, e.to_string()),
                 }
@@ -353,7 +469,7 @@ impl Parser<'_> {
         if p.qself.is_none()
             && let Some(id) = p.path.get_ident()
         {
-            return var(&id.to_string(), sp);
+            return var(&field_name(id), sp);
         }
         self.error_help(
             sp,
@@ -542,7 +658,7 @@ impl Parser<'_> {
             }),
             syn::ReturnType::Type(_, t) => Some(self.annotation(t)),
         };
-        let ident = Ident::new(sig.ident.to_string(), span(&sig.ident));
+        let ident = Ident::new(field_name(&sig.ident), span(&sig.ident));
         FnDef {
             ident,
             params,
@@ -796,6 +912,19 @@ impl Parser<'_> {
     }
 
     fn pat(&mut self, p: &SynPat) -> Pat {
+        if !self.enter(|| span(p)) {
+            return Pat {
+                kind: PatKind::Wild,
+                span: SpanRange::call_site(),
+                ty: Type::unit(),
+            };
+        }
+        let out = self.pat_here(p);
+        self.depth -= 1;
+        out
+    }
+
+    fn pat_here(&mut self, p: &SynPat) -> Pat {
         let sp = span(p);
         let kind = match p {
             SynPat::Ident(i) => {
@@ -805,7 +934,7 @@ impl Parser<'_> {
                             .help("PMExpr values are immutable: remove `ref`, `mut` or `@`"),
                     );
                 }
-                PatKind::Bind(Ident::new(i.ident.to_string(), span(&i.ident)))
+                PatKind::Bind(Ident::new(field_name(&i.ident), span(&i.ident)))
             }
             SynPat::Wild(_) => PatKind::Wild,
             SynPat::Paren(p) => return self.pat(&p.pat),
@@ -843,6 +972,15 @@ impl Parser<'_> {
     }
 
     fn type_ann(&mut self, t: &syn::Type) -> TypeAnn {
+        if !self.enter(|| span(t)) {
+            return TypeAnn::Infer;
+        }
+        let out = self.type_ann_here(t);
+        self.depth -= 1;
+        out
+    }
+
+    fn type_ann_here(&mut self, t: &syn::Type) -> TypeAnn {
         match t {
             syn::Type::Infer(_) => TypeAnn::Infer,
             syn::Type::Paren(p) => self.type_ann(&p.elem),

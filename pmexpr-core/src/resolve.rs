@@ -174,8 +174,8 @@ impl Resolver {
                         err = match suggest(&ident.name) {
                                 Some(s) => err.help(format!("did you mean `{s}`?")),
                                 None => err.help(format!(
-                                    "`accelerate!` cannot call Rust functions or closures; define `{}` inside the accelerated expression with `let {} = |…| …;` or a `fn` item",
-                                    ident.name, ident.name
+                                    "`accelerate!` cannot call Rust functions or closures; define `{0}` inside the accelerated expression with `let {0} = |…| …;` or a `fn` item, or mark a function of this crate `#[pmexpr] fn {0}(…)` (every site can call it when the crate has the pmexpr build hook: `pmexpr_build::Build::new().compile()` in build.rs)",
+                                    ident.name
                                 )),
                             };
                         self.errors.push(err);
@@ -204,11 +204,10 @@ impl Resolver {
             }
             ExprKind::RecLet { fns, body, .. } => {
                 let n = self.scope.len();
+                // A set, not a scan of the group: a block may hold thousands of `fn`s.
+                let mut seen = std::collections::HashSet::new();
                 for f in fns.iter_mut() {
-                    if self.scope[n..]
-                        .iter()
-                        .any(|(name, _)| *name == f.ident.name)
-                    {
+                    if !seen.insert(f.ident.name.clone()) {
                         self.errors.push(Error::new(
                             f.ident.span,
                             format!(
@@ -423,6 +422,9 @@ mod tests {
             error(quote!(lenght(s))),
             "cannot find the PMExpr function `lenght`\nhelp: did you mean `length`?"
         );
-        assert!(error(quote!(frobnicate(s))).contains("cannot call Rust functions"));
+        let e = error(quote!(frobnicate(s)));
+        assert!(e.contains("cannot call Rust functions"), "{e}");
+        assert!(e.contains("`#[pmexpr] fn frobnicate(…)`"), "{e}");
+        assert!(e.contains("build hook"), "{e}");
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! The compiler is looked for where `PMEXPR_FUTHARK` names it, else on `PATH`. The flavour is
 //! `PMEXPR_FUTHARK_BACKEND=c|multicore|cuda` (`multicore` when unset). Without the compiler the
-//! build goes on: one warning names the Futhark-class sites, which then run on the CPU targets.
+//! build goes on and the Futhark-class sites run on the CPU targets; one warning names them when
+//! the user asked for Futhark (`PMEXPR_FUTHARK`, `PMEXPR_FUTHARK_BACKEND`,
+//! `pmexpr_build::Build::futhark`) or for the site dumps (`PMEXPR_DUMP`).
 
 pub mod glue;
 pub mod library;

@@ -88,7 +88,7 @@ pub fn generate_site(
         let cap = format_ident!("__pm_cap{}", i, span = Span::mixed_site());
         let canon = canonical(ty, rt, false);
         let span = fv.uses[0].start;
-        let user = proc_macro2::Ident::new(&fv.name, span);
+        let user = user_ident(&fv.name, span);
         let name = &fv.name;
         let (t, r, v) = (
             format_ident!("T{}", i),
@@ -695,30 +695,49 @@ impl Gen<'_> {
 
     /// The Rust type of values of `t`.
     fn rty(&self, t: &Type) -> TokenStream {
+        let mut out = TokenStream::new();
+        self.rty_into(t, &mut out);
+        out
+    }
+
+    /// Appends the Rust type of `t` to `out`: one stream for the whole type, since interpolating
+    /// each level's tokens into the next copied them once per level (nested `Vec`s cost depth²).
+    fn rty_into(&self, t: &Type, out: &mut TokenStream) {
         let rt = &self.rt;
         match t {
-            Type::Int => quote!(i64),
-            Type::Float => quote!(f64),
-            Type::Bool => quote!(bool),
+            Type::Int => out.extend(quote!(i64)),
+            Type::Float => out.extend(quote!(f64)),
+            Type::Bool => out.extend(quote!(bool)),
             Type::Seq(a) => {
-                let a = self.rty(a);
-                quote!(#rt::Seq<'pm, #a>)
+                out.extend(quote!(#rt::Seq<'pm,));
+                self.rty_into(a, out);
+                out.extend(quote!(>));
             }
             Type::Tensor(a) => {
-                let a = self.rty(a);
-                quote!(#rt::TensorRef<'pm, #a>)
+                out.extend(quote!(#rt::TensorRef<'pm,));
+                self.rty_into(a, out);
+                out.extend(quote!(>));
             }
             Type::Arrow(a, b) => {
-                let (a, b) = (self.rty(a), self.rty(b));
-                quote!(#rt::Func<'pm, #a, #b>)
+                out.extend(quote!(#rt::Func<'pm,));
+                self.rty_into(a, out);
+                out.extend(quote!(,));
+                self.rty_into(b, out);
+                out.extend(quote!(>));
             }
             Type::Record(fs) => {
-                let fs = fs.iter().map(|(_, t)| self.rty(t));
-                quote!((#(#fs,)*))
+                let mut inner = TokenStream::new();
+                for (_, t) in fs {
+                    self.rty_into(t, &mut inner);
+                    inner.extend(quote!(,));
+                }
+                out.extend(std::iter::once(proc_macro2::TokenTree::Group(
+                    proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, inner),
+                )));
             }
             Type::Var(v) => {
                 let n = Self::numeric_param(*v);
-                quote!(#n)
+                out.extend(quote!(#n));
             }
         }
     }
@@ -763,13 +782,7 @@ impl Gen<'_> {
                 let args: Vec<Arg> = args.iter().map(Arg::Expr).collect();
                 self.call(func, args, &e.ty)
             }
-            ExprKind::Let {
-                binder,
-                value,
-                body,
-                ..
-            } => self.let_in(binder, value, body),
-            ExprKind::RecLet { fns, body, .. } => self.rec_let(fns, body),
+            ExprKind::Let { .. } | ExprKind::RecLet { .. } => self.block_chain(e),
             ExprKind::Match {
                 scrutinee,
                 pat,
@@ -814,7 +827,11 @@ impl Gen<'_> {
                 } else {
                     let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
                     let et = self.rty(elem);
-                    quote!(#rt::Seq::<'pm, #et>::from_vec(::std::vec![#(#vs),*]))
+                    // What `vec!` expands to, without the macro: nested literals would count
+                    // against rustc's macro recursion limit (128).
+                    quote!(#rt::Seq::<'pm, #et>::from_vec(<[#et]>::into_vec(
+                        ::std::boxed::Box::new([#(#vs),*])
+                    )))
                 };
                 self.checked(out, &e.ty, "a sequence literal")
             }
@@ -1255,12 +1272,58 @@ impl Gen<'_> {
 
     // ----- bindings -----
 
-    fn let_in(&mut self, binder: &Param, value: &Expr, body: &Expr) -> TokenStream {
+    /// A chain of `let`s and recursive groups (a block's statements) as one Rust block: a flat
+    /// list of statements, not one nested block per statement, which rustc's parser cannot take
+    /// 10,000 deep (and this loop needs no stack per statement either).
+    fn block_chain(&mut self, e: &Expr) -> TokenStream {
+        let mut stmts = Vec::new();
+        let mut saved: Vec<(VarId, Option<Binding>)> = Vec::new();
+        let mut cur = e;
+        loop {
+            let binds = match &cur.kind {
+                ExprKind::Let {
+                    binder,
+                    value,
+                    body,
+                    ..
+                } => {
+                    let (stmt, bind) = self.let_stmt(binder, value);
+                    stmts.push(stmt);
+                    cur = body;
+                    bind.into_iter().collect()
+                }
+                ExprKind::RecLet { fns, body, .. } => {
+                    let (items, binds) = self.rec_let_items(fns);
+                    stmts.extend(items);
+                    cur = body;
+                    binds
+                }
+                _ => break,
+            };
+            for (id, b) in binds {
+                saved.push((id, self.bindings.insert(id, b)));
+            }
+        }
+        let tail = self.value(cur);
+        for (id, old) in saved.into_iter().rev() {
+            match old {
+                Some(b) => self.bindings.insert(id, b),
+                None => self.bindings.remove(&id),
+            };
+        }
+        quote!({ #(#stmts)* #tail })
+    }
+
+    /// The statement of `let binder = value;` and the binding it adds to the scope after it.
+    fn let_stmt(
+        &mut self,
+        binder: &Param,
+        value: &Expr,
+    ) -> (TokenStream, Option<(VarId, Binding)>) {
         let x = self.local(binder.ident.id);
         if binder.ident.name == "_" {
             let v = self.value(value);
-            let b = self.value(body);
-            return quote!({ let _ = #v; #b });
+            return (quote!(let _ = #v;), None);
         }
         match &value.kind {
             ExprKind::Lam {
@@ -1293,8 +1356,10 @@ impl Gen<'_> {
                     params: params.iter().map(|p| p.ty.clone()).collect(),
                     ret: lam_body.ty.clone(),
                 };
-                let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
-                quote!({ let #x = { #(#clones)* move |#(#ps),*| -> #ret { #lb } }; #b })
+                (
+                    quote!(let #x = { #(#clones)* move |#(#ps),*| -> #ret { #lb } };),
+                    Some((binder.ident.id, binding)),
+                )
             }
             ExprKind::Var { ident, .. }
                 if matches!(
@@ -1320,43 +1385,31 @@ impl Gen<'_> {
                     }
                     item => (quote!(), item),
                 };
-                let b = self.with_scope(vec![(binder.ident.id, binding)], |g| g.value(body));
-                quote!({ #stmt #b })
+                (stmt, Some((binder.ident.id, binding)))
             }
             _ if !self.is_copy(&value.ty) && is_place(value, &self.bindings) => {
                 let v = self.arg(value);
-                let b = self.with_scope(
-                    vec![(
-                        binder.ident.id,
-                        Binding::Value {
-                            by_ref: true,
-                            ty: value.ty.clone(),
-                        },
-                    )],
-                    |g| g.value(body),
-                );
-                quote!({ let #x = #v; #b })
+                let binding = Binding::Value {
+                    by_ref: true,
+                    ty: value.ty.clone(),
+                };
+                (quote!(let #x = #v;), Some((binder.ident.id, binding)))
             }
             _ => {
                 let v = self.value(value);
                 let t = self.rty(&value.ty);
-                let b = self.with_scope(
-                    vec![(
-                        binder.ident.id,
-                        Binding::Value {
-                            by_ref: false,
-                            ty: value.ty.clone(),
-                        },
-                    )],
-                    |g| g.value(body),
-                );
-                quote!({ let #x: #t = #v; #b })
+                let binding = Binding::Value {
+                    by_ref: false,
+                    ty: value.ty.clone(),
+                };
+                (quote!(let #x: #t = #v;), Some((binder.ident.id, binding)))
             }
         }
     }
 
     /// A recursive group: nested `fn` items lifted over the variables their bodies use.
-    fn rec_let(&mut self, fns: &[FnDef], body: &Expr) -> TokenStream {
+    /// Returns the items and the bindings of the members, for the scope after the group.
+    fn rec_let_items(&mut self, fns: &[FnDef]) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
         let members: BTreeSet<VarId> = fns.iter().map(|f| f.ident.id).collect();
         let mut free = BTreeSet::new();
         for f in fns {
@@ -1406,58 +1459,55 @@ impl Gen<'_> {
                 )
             })
             .collect();
-        // A `fn` item sees only items, its parameters and its lifted variables.
-        let outer = self.bindings.clone();
-        let mut items = Vec::new();
-        for f in fns {
-            let mut inner: HashMap<VarId, Binding> = outer
-                .iter()
-                .filter(|(_, b)| matches!(b, Binding::Item { .. }))
-                .map(|(k, v)| (*k, v.clone()))
-                .collect();
-            inner.extend(member_bindings.iter().cloned());
-            let mut sig = Vec::new();
-            for p in &f.params {
-                let x = self.local(p.ident.id);
-                let t = self.pty(&p.ty);
-                sig.push(quote!(#x: #t));
-                inner.insert(
-                    p.ident.id,
-                    Binding::Value {
-                        by_ref: !self.is_copy(&p.ty),
-                        ty: p.ty.clone(),
-                    },
-                );
+        // A `fn` item sees only items, its parameters and its lifted variables: every variable its
+        // body uses that is not an item is among the lifted ones (`captures`), rebound in its own
+        // scope, so the outer scope need not be filtered (a filtered copy per group made a chain
+        // of n groups cost n²).
+        let items = self.with_scope(member_bindings.clone(), |g| {
+            let mut items = Vec::new();
+            for f in fns {
+                let mut own = Vec::new();
+                let mut sig = Vec::new();
+                for p in &f.params {
+                    let x = g.local(p.ident.id);
+                    let t = g.pty(&p.ty);
+                    sig.push(quote!(#x: #t));
+                    own.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: !g.is_copy(&p.ty),
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+                for (id, ty) in &extras {
+                    let x = g.local(*id);
+                    let t = g.pty(ty);
+                    sig.push(quote!(#x: #t));
+                    own.push((
+                        *id,
+                        Binding::Value {
+                            by_ref: !g.is_copy(ty),
+                            ty: ty.clone(),
+                        },
+                    ));
+                }
+                if launches {
+                    let rt = &g.rt;
+                    sig.push(quote!(__pm_call: &::core::cell::RefCell<#rt::CudaCall<'pm>>));
+                }
+                let ret = g.rty(&f.body.ty);
+                let name = g.local(f.ident.id);
+                let b = g.with_scope(own, |g| g.value(&f.body));
+                let generics = g.generics();
+                items.push(quote! {
+                    #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
+                    fn #name #generics (#(#sig),*) -> #ret { #b }
+                });
             }
-            for (id, ty) in &extras {
-                let x = self.local(*id);
-                let t = self.pty(ty);
-                sig.push(quote!(#x: #t));
-                inner.insert(
-                    *id,
-                    Binding::Value {
-                        by_ref: !self.is_copy(ty),
-                        ty: ty.clone(),
-                    },
-                );
-            }
-            if launches {
-                let rt = &self.rt;
-                sig.push(quote!(__pm_call: &::core::cell::RefCell<#rt::CudaCall<'pm>>));
-            }
-            let ret = self.rty(&f.body.ty);
-            let name = self.local(f.ident.id);
-            let saved = std::mem::replace(&mut self.bindings, inner);
-            let b = self.value(&f.body);
-            self.bindings = saved;
-            let generics = self.generics();
-            items.push(quote! {
-                #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
-                fn #name #generics (#(#sig),*) -> #ret { #b }
-            });
-        }
-        let b = self.with_scope(member_bindings, |g| g.value(body));
-        quote!({ #(#items)* #b })
+            items
+        });
+        (items, member_bindings)
     }
 
     fn match_(
@@ -2241,6 +2291,25 @@ fn has_named_record(t: &Type) -> bool {
             .any(|(l, t)| matches!(l, Label::Name(_)) || has_named_record(t)),
         Type::Seq(a) | Type::Tensor(a) => has_named_record(a),
         Type::Arrow(..) | Type::Int | Type::Float | Type::Bool | Type::Var(_) => false,
+    }
+}
+
+/// The Rust identifier of a user's variable: names are kept without `r#` (`r#x` and `x` are the
+/// same variable in Rust), so a keyword is written raw again.
+pub fn user_ident(name: &str, span: Span) -> proc_macro2::Ident {
+    const KEYWORDS: &[&str] = &[
+        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do",
+        "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in",
+        "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+        "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe",
+        "unsized", "use", "virtual", "where", "while", "yield",
+    ];
+    let any = <syn::Ident as syn::ext::IdentExt>::parse_any;
+    match syn::parse::Parser::parse_str(any, name) {
+        _ if KEYWORDS.contains(&name) => proc_macro2::Ident::new_raw(name, span),
+        Ok(_) => proc_macro2::Ident::new(name, span),
+        // Not an identifier at all (never from the parser): a name that cannot clash.
+        Err(_) => format_ident!("__pm_invalid_name", span = span),
     }
 }
 

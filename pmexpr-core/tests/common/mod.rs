@@ -1,0 +1,167 @@
+//! Drives pmexpr-core's entry points as the macros and the build hook do, on a thread with
+//! rustc's 8 MiB main-thread stack, under a time limit.
+
+#![allow(dead_code)]
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use pmexpr_core::codegen::cuda::{CudaOptions, generate, instantiations};
+use pmexpr_core::codegen::cuda_host::CudaBuild;
+use pmexpr_core::program::{compile_sites, crate_output};
+use pmexpr_core::registry::{ItemKind, Registry, RegistryItem, SiteSource};
+use pmexpr_core::{Context, PreludeItem};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The stack rustc runs proc macros on.
+pub const RUSTC_STACK: usize = 8 << 20;
+
+/// What an entry point did with one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The expansion has no `compile_error!`.
+    Expanded,
+    /// The expansion reports errors; the first message.
+    Refused(String),
+    /// The input is not tokens.
+    NotTokens,
+}
+
+fn outcome(ts: &TokenStream) -> Outcome {
+    let text = ts.to_string();
+    match text.find("compile_error !") {
+        None => Outcome::Expanded,
+        Some(i) => {
+            let rest = &text[i..];
+            let start = rest.find('"').map_or(0, |j| j + 1);
+            let end = rest[start..].find('"').map_or(rest.len(), |j| start + j);
+            Outcome::Refused(rest[start..end].to_string())
+        }
+    }
+}
+
+fn rt() -> TokenStream {
+    quote!(::pmexpr::__private)
+}
+
+/// `accelerate!(src)` without the build hook.
+pub fn accelerate(src: &str) -> Outcome {
+    let Ok(tokens) = src.parse::<TokenStream>() else {
+        return Outcome::NotTokens;
+    };
+    outcome(&pmexpr_core::expand_accelerate(
+        tokens,
+        &rt(),
+        Context::default(),
+        None,
+    ))
+}
+
+/// `#[pmexpr] src` without the build hook.
+pub fn pmexpr_fn(src: &str) -> Outcome {
+    let Ok(item) = src.parse::<TokenStream>() else {
+        return Outcome::NotTokens;
+    };
+    outcome(&pmexpr_core::expand_pmexpr_fn(
+        TokenStream::new(),
+        item,
+        &rt(),
+        Context::default(),
+    ))
+}
+
+/// `#[derive(pmexpr::Record)] src`.
+pub fn derive(src: &str) -> Outcome {
+    let Ok(item) = src.parse::<TokenStream>() else {
+        return Outcome::NotTokens;
+    };
+    outcome(&pmexpr_core::expand_derive_record(item, &rt()))
+}
+
+/// The build hook's compilation of a crate with one site `accelerate!(site)` and one
+/// `#[pmexpr]` function `item` (when given): every site compiled, the CUDA modules of each
+/// instantiation generated, the crate output (Futhark program, dumps) made, then the macro's
+/// expansion of the site with the hook's context.
+pub fn hook(site: &str, item: Option<&str>) -> Outcome {
+    let items: Vec<RegistryItem> = item
+        .and_then(|src| {
+            let f: syn::ItemFn = syn::parse_str(src).ok()?;
+            Some(RegistryItem {
+                kind: ItemKind::Fn,
+                name: f.sig.ident.to_string(),
+                file: "src/lib.rs".into(),
+                line: 1,
+                column: 1,
+                source: src.to_string(),
+            })
+        })
+        .into_iter()
+        .collect();
+    let registry = Registry::new(
+        items,
+        vec![SiteSource {
+            file: "src/lib.rs".into(),
+            line: 2,
+            column: 1,
+            tokens: site.to_string(),
+            // Only the macro's lookup reads the key; the hook's compilation does not.
+            key: 0,
+        }],
+    );
+    pmexpr_core::with_stack(site.len() + item.map_or(0, str::len), || {
+        let sites = compile_sites(&registry);
+        for s in &sites {
+            let Ok(compiled) = &s.result else { continue };
+            let Some(program) = &compiled.program else {
+                continue;
+            };
+            for inst in instantiations(&compiled.mono.numeric) {
+                let _ = generate(program, &inst, &CudaOptions::for_site(&s.name));
+            }
+        }
+        let _ = crate_output(&sites, true);
+    });
+    let Ok(tokens) = site.parse::<TokenStream>() else {
+        return Outcome::NotTokens;
+    };
+    let prelude: Vec<PreludeItem> = registry.prelude();
+    let records = registry.records();
+    let cx = Context {
+        prelude: Some(&prelude),
+        find_item: None,
+        records: Some(&records),
+    };
+    let build = CudaBuild {
+        site_name: "src/lib.rs:2:1".into(),
+        out_dir: None,
+    };
+    outcome(&pmexpr_core::expand_accelerate(
+        tokens,
+        &rt(),
+        cx,
+        Some(&build),
+    ))
+}
+
+/// Runs `f` on a thread with rustc's stack; `None` when it took longer than `limit` (the thread
+/// is left behind) and a panic's message as `Err`.
+pub fn run_limited<R: Send + 'static>(
+    limit: Duration,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Option<Result<R, String>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(RUSTC_STACK)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            });
+            let _ = tx.send(r);
+        })
+        .expect("spawn");
+    rx.recv_timeout(limit).ok()
+}

@@ -1,0 +1,250 @@
+//! Inputs that once made the macros panic, abort, hang or overflow the stack (issue 16): each is
+//! now expanded or refused with a clear error, quickly, on rustc's 8 MiB stack.
+
+mod common;
+
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+use common::{Outcome, accelerate, derive, hook, pmexpr_fn, run_limited};
+
+/// Runs `f` on rustc's stack; fails on a panic or when it takes longer than `secs`.
+fn within<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let start = Instant::now();
+    match run_limited(Duration::from_secs(secs), f) {
+        None => panic!("{what}: still running after {secs} s"),
+        Some(Err(panic)) => panic!("{what}: panicked: {panic}"),
+        Some(Ok(r)) => {
+            eprintln!("{what}: {:?}", start.elapsed());
+            r
+        }
+    }
+}
+
+fn refused(o: &Outcome) -> &str {
+    match o {
+        Outcome::Refused(m) => m,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn repeat(n: usize, open: &str, middle: &str, close: &str) -> String {
+    let mut s = String::new();
+    for _ in 0..n {
+        s.push_str(open);
+    }
+    s.push_str(middle);
+    for _ in 0..n {
+        s.push_str(close);
+    }
+    s
+}
+
+#[test]
+fn a_float_literal_beyond_f64_is_an_error() {
+    let o = within(10, "1e400", || accelerate("1e400 + x"));
+    assert_eq!(refused(&o), "the literal `1e400` does not fit in an f64");
+    let o = within(10, "-1e400", || accelerate("-1e400"));
+    assert!(refused(&o).contains("does not fit in an f64"));
+}
+
+#[test]
+fn raw_identifiers_are_names() {
+    // Captured, bound, a parameter: `r#x` is `x`, as in Rust.
+    assert_eq!(
+        within(10, "r#x", || accelerate(
+            "{ let r#x: i64 = r#x; map(|y| y + x, [1, 2]) }"
+        )),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(10, "let r#x", || accelerate(
+            "{ let r#x = 1; map(|y| addi(x, r#x), [1]) }"
+        )),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(10, "r#match", || accelerate(
+            "map(|r#match| r#match + 1, [1, 2])"
+        )),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(10, "#[pmexpr] r#x", || pmexpr_fn(
+            "fn f(r#x: i64) -> i64 { r#x + 1 }"
+        )),
+        Outcome::Expanded
+    );
+    // The error expansion names a captured raw identifier too.
+    let o = within(10, "error with r#x", || accelerate("addi(r#x, 1e400)"));
+    assert!(refused(&o).contains("f64"));
+    let o = within(10, "hook r#x", || {
+        hook(
+            "map(|y| f(y), [1, 2])",
+            Some("fn f(r#x: i64) -> i64 { r#x }"),
+        )
+    });
+    assert_eq!(o, Outcome::Expanded);
+}
+
+#[test]
+fn a_huge_tuple_index_is_an_error() {
+    for src in ["x.4294967295", "x.10000000", "x.256"] {
+        let o = within(10, src, move || accelerate(src));
+        assert!(
+            refused(&o).contains("PMExpr tuples have at most 256 fields"),
+            "{o:?}"
+        );
+    }
+    let o = within(10, "x.255", || accelerate("addi(x.255, 1)"));
+    assert!(!refused(&o).contains("at most 256 fields"), "{o:?}");
+}
+
+#[test]
+fn applying_identities_to_identities_is_fast() {
+    // Each argument doubled the inferred type's tree once.
+    let args = vec!["|y| y"; 40].join(", ");
+    let src = format!("(|y| y)({args})");
+    let o = within(20, "(|y| y)(|y| y × 40)", move || accelerate(&src));
+    assert!(
+        refused(&o).starts_with(
+            "the type of this expression is too large: written out, it has more than 10000 parts"
+        ),
+        "{o:?}"
+    );
+    let args = ["|y| y"; 8].join(", ");
+    let src = format!("map(|z| z, (|y| y)({args}, [1]))");
+    assert_eq!(
+        within(20, "(|y| y)(|y| y × 8)", move || accelerate(&src)),
+        Outcome::Expanded
+    );
+}
+
+#[test]
+fn a_long_sequence_literal_is_fast() {
+    let elems = vec!["1"; 100_000].join(", ");
+    let src = format!("reduce(addi, 0, [{elems}])");
+    assert_eq!(
+        within(60, "[1; 100000 written out]", move || accelerate(&src)),
+        Outcome::Expanded
+    );
+}
+
+#[test]
+fn deep_nesting_is_a_clear_error() {
+    let cases = [
+        ("parentheses", repeat(3000, "(", "x", ")")),
+        ("maps", repeat(1500, "map(|x| x, ", "s", ")")),
+        ("closures", format!("{}0", "|x| ".repeat(2000))),
+        ("blocks", repeat(2500, "{ ", "1", " }")),
+        ("arrays", repeat(3000, "[", "1", "]")),
+        ("sums", format!("1{}", " + 1".repeat(4000))),
+        ("negations", format!("{}x", "-".repeat(4000))),
+        ("if-else", repeat(2000, "if b { 1 } else { ", "0", " }")),
+        (
+            "types",
+            format!("|v: {}| 0", repeat(2000, "Vec<", "i64", ">")),
+        ),
+        (
+            "tuple patterns",
+            format!("|{}| 0", repeat(2000, "(", "a", ",)")),
+        ),
+    ];
+    for (what, src) in cases {
+        let o = within(30, what, move || accelerate(&src));
+        assert!(
+            refused(&o).contains("levels deep, more than `accelerate!` accepts"),
+            "{what}: {o:?}"
+        );
+    }
+    // As deep as allowed is fine.
+    let ok = format!(
+        "{{ let s: Vec<i64> = s; {} }}",
+        repeat(120, "map(|x| x, ", "s", ")")
+    );
+    assert_eq!(
+        within(30, "120 maps", move || accelerate(&ok)),
+        Outcome::Expanded
+    );
+    let deep_fn = format!("fn f(x: i64) -> i64 {{ {} }}", repeat(3000, "(", "x", ")"));
+    let o = within(30, "#[pmexpr] deep", move || pmexpr_fn(&deep_fn));
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+}
+
+#[test]
+fn long_let_chains_and_many_fns_are_not_nesting() {
+    let mut lets = String::from("{ let x0 = 1;");
+    for i in 1..10_000 {
+        let _ = write!(lets, " let x{i} = x{} + 1;", i - 1);
+    }
+    lets.push_str(" map(|y| y + x9999, [1, 2]) }");
+    let l2 = lets.clone();
+    assert_eq!(
+        within(120, "10,000 lets", move || accelerate(&lets)),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(120, "10,000 lets, hook", move || hook(&l2, None)),
+        Outcome::Expanded
+    );
+    let mut fns = String::from("{");
+    for i in 0..3000 {
+        let _ = write!(fns, " fn f{i}(x: i64) -> i64 {{ x + {i} }}");
+    }
+    fns.push_str(" map(|y| f2999(y), [1, 2]) }");
+    assert_eq!(
+        within(120, "3,000 fns", move || accelerate(&fns)),
+        Outcome::Expanded
+    );
+    let mut arms = String::from("backend = cpu, map(|x| match x {");
+    for i in 0..5000 {
+        let _ = write!(arms, " {i} => {i},");
+    }
+    arms.push_str(" _ => 0 }, [1, 2])");
+    assert_eq!(
+        within(120, "5,000 arms", move || accelerate(&arms)),
+        Outcome::Expanded
+    );
+    let mut body = String::from("fn f(a: i64) -> i64 { let x0 = a;");
+    for i in 1..5000 {
+        let _ = write!(body, " let x{i} = x{} * 2;", i - 1);
+    }
+    body.push_str(" x4999 }");
+    assert_eq!(
+        within(120, "#[pmexpr] 5,000 lets", move || pmexpr_fn(&body)),
+        Outcome::Expanded
+    );
+}
+
+#[test]
+fn nested_vec_types_are_fast_and_bounded() {
+    // The Rust type is printed in one stream per use, not re-copied per level.
+    let src = format!(
+        "{{ let v = {}; map(|w| length(w), v) }}",
+        repeat(31, "[", "1", "]")
+    );
+    assert_eq!(
+        within(30, "31 nested arrays", move || accelerate(&src)),
+        Outcome::Expanded
+    );
+    // Deeper, rustc's trait solver would give up on the generated code: our error comes first.
+    let src = format!(
+        "{{ let v = {}; map(|w| length(w), v) }}",
+        repeat(120, "[", "1", "]")
+    );
+    let o = within(30, "120 nested arrays", move || accelerate(&src));
+    assert!(
+        refused(&o).contains("nests more than 32 levels deep"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn the_derive_never_panics() {
+    let o = within(10, "derive r#", || {
+        derive("struct P { r#type: i64, x: f64 }")
+    });
+    assert_eq!(o, Outcome::Expanded);
+    let o = within(10, "derive enum", || derive("enum E { A }"));
+    refused(&o);
+}
