@@ -410,6 +410,45 @@ fn reduce_with_a_non_neutral_element_or_a_non_associative_operator() {
 }
 
 #[test]
+fn hist_with_a_non_neutral_element_or_a_non_associative_operator() {
+    let is: Vec<i64> = vec![0, 1, 0, 5, 1, 0];
+    let vs: Vec<i64> = vec![1, 2, 3, 4, 5, 6];
+    let line = line!();
+    let run = || -> Vec<i64> { accelerate!(hist(subi, 0, 2, is, vs)) };
+    let msg = failure(Target::Debug, run);
+    names_site(
+        &msg,
+        line,
+        "`hist` assumes that 0 is a neutral element of `subi`",
+    );
+    assert!(msg.contains("f(0, 1) is -1, not 1"), "{msg}");
+    // Neutral, not associative; the value in no bin (index 5) is not among those checked.
+    let line = line!();
+    let run = || -> Vec<i64> {
+        accelerate!(hist(
+            |a, b| if a == 0 {
+                b
+            } else if b == 0 {
+                a
+            } else {
+                a + 2 * b
+            },
+            0,
+            2,
+            is,
+            vs
+        ))
+    };
+    let msg = failure(Target::Debug, run);
+    names_site(&msg, line, "`hist` assumes that the closure is associative");
+    // Lawful operators pass, on the values of every bin.
+    let sums = with_target(Target::Debug, || -> Vec<i64> {
+        accelerate!(hist(addi, 0, 2, is, vs))
+    });
+    assert_eq!(sums, [10, 7]);
+}
+
+#[test]
 fn lawful_reductions_are_not_flagged() {
     let s: Vec<i64> = (1..=1000).collect();
     let xs: Vec<f64> = (0..1000).map(|i| 1.0 / (i as f64 + 1.0)).collect();

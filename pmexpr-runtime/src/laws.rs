@@ -157,6 +157,15 @@ where
     T: Law + Clone,
     F: Fn(T, T) -> T,
 {
+    check_laws(site, "reduce", op, s, ne, f)
+}
+
+/// [`check_reduce`] for the keyword `keyword` (`reduce` or `hist`), which its messages name.
+fn check_laws<T, F>(site: &Site, keyword: &str, op: &str, s: &[T], ne: &T, f: &F)
+where
+    T: Law + Clone,
+    F: Fn(T, T) -> T,
+{
     let call = |a: &T, b: &T| f(a.clone(), b.clone());
     for (i, x) in s.iter().enumerate() {
         let scale = x.magnitude().max(ne.magnitude());
@@ -168,7 +177,7 @@ where
                     format!("f({}, {})", x.show(), ne.show())
                 };
                 site.fail(format_args!(
-                    "`reduce` assumes that {} is a neutral element of {op}, but it is not for element {i}: with f = {op}, {shown} is {}, not {} (backends that reduce in parallel use the neutral element once per chunk, so the result would depend on the backend)",
+                    "`{keyword}` assumes that {} is a neutral element of {op}, but it is not for element {i}: with f = {op}, {shown} is {}, not {} (backends that reduce in parallel use the neutral element once per chunk, so the result would depend on the backend)",
                     ne.show(),
                     r.show(),
                     x.show()
@@ -184,7 +193,7 @@ where
         let scale = a.magnitude().max(b.magnitude()).max(c.magnitude());
         if !left.same(&right, scale) {
             site.fail(format_args!(
-                "`reduce` assumes that {op} is associative, but it is not on elements {i}, {j} and {k} (a, b, c = {}, {}, {}): with f = {op}, f(f(a, b), c) is {} but f(a, f(b, c)) is {} (backends that reduce in parallel group the elements differently, so the result would depend on the backend)",
+                "`{keyword}` assumes that {op} is associative, but it is not on elements {i}, {j} and {k} (a, b, c = {}, {}, {}): with f = {op}, f(f(a, b), c) is {} but f(a, f(b, c)) is {} (backends that reduce in parallel group the elements differently, so the result would depend on the backend)",
                 a.show(),
                 b.show(),
                 c.show(),
@@ -344,6 +353,44 @@ where
         check_reduce(site, op, s, &ne, &f);
     }
     B::reduce(s, ne, f)
+}
+
+/// `hist f ne k is vs` on backend `B`, whose debug instance first checks the operator's laws on
+/// the values that land in a bin (`f` must be associative with neutral element `ne`, as for
+/// `reduce`: the `cpu` target combines private histograms, Futhark's `hist` assumes it too).
+/// The indices and values are computed in the order the backend computes them, so a failure in
+/// them is the one the other targets report.
+#[doc(hidden)]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn hist<'a, B: Backend, T, I, V, F>(
+    site: &Site,
+    op: &str,
+    k: i64,
+    ne: T,
+    n: usize,
+    nv: usize,
+    index: I,
+    value: V,
+    f: F,
+) -> Seq<'a, T>
+where
+    T: Law + Clone + Send + Sync,
+    I: Fn(usize) -> i64 + Sync + Send,
+    V: Fn(usize) -> T + Sync + Send,
+    F: Fn(T, T) -> T + Sync + Send,
+{
+    if B::CHECKS && k >= 0 && n == nv {
+        let binned: Vec<T> = (0..n)
+            .filter_map(|j| {
+                let i = index(j);
+                let v = value(j);
+                (0..k).contains(&i).then_some(v)
+            })
+            .collect();
+        check_laws(site, "hist", op, &binned, &ne, &f);
+    }
+    B::hist(site, k, ne, n, nv, index, value, f)
 }
 
 /// `reduce f ne (map g s)` on backend `B`, whose debug instance first checks the operator's laws

@@ -73,7 +73,7 @@ pub mod __private {
     };
     pub use crate::intrinsics as rt;
     pub use crate::laws::{
-        Law, check_reduce, map_reduce, map2_reduce, reduce, tensor_get, tensor_linear_get,
+        Law, check_reduce, hist, map_reduce, map2_reduce, reduce, tensor_get, tensor_linear_get,
         tensor_linear_set, tensor_set, track,
     };
     pub use crate::marshal::{

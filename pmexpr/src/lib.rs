@@ -203,10 +203,11 @@
 //! backends make: every nested sequence is regular (all inner sequences of the same length); no
 //! two iterations of a `par_loop` write the same tensor element, and none reads an element that
 //! another writes (every element each iteration touches is recorded for the call, views
-//! included); `reduce`'s neutral element is neutral for every element on both sides, and its
-//! operator is associative on every consecutive triple of elements and on `n` more triples drawn
-//! with a fixed seed (all n³ triples would change the complexity; this costs about 6n calls of the
-//! operator; floats compare within a relative 1e-9). A failure names the tensor and two
+//! included); the neutral element of `reduce` and `hist` is neutral for every element (for
+//! `hist`, every value that lands in a bin) on both sides, and the operator is associative on
+//! every consecutive triple of elements and on `n` more triples drawn with a fixed seed (all n³
+//! triples would change the complexity; this costs about 6n calls of the operator; floats compare
+//! within a relative 1e-9, `f32` within 1e-5). A failure names the tensor and two
 //! iterations, or the operator and the elements.
 //! A tensor whose rank exceeds [`MAX_RANK`] (3 unless `PMEXPR_TENSOR_MAX_RANK` was set when
 //! building) is refused when it is captured.

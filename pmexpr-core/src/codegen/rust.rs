@@ -1691,6 +1691,7 @@ impl Gen<'_> {
             }
             Keyword::Hist => {
                 // Arguments are evaluated in the order they are written: f, ne, k, is, vs.
+                let name = self.operator_name(&args[0]);
                 let acc = args[1].ty.clone();
                 let (pre_op, op) =
                     self.adaptor(&args[0], &[(acc.clone(), false, true), (acc, false, true)]);
@@ -1705,7 +1706,7 @@ impl Gen<'_> {
                     let #kv: i64 = #k;
                     #pre_i
                     #pre_v
-                    B::hist(#site, #kv, #nev, #n_i, #n_v, #index, #value, #op)
+                    #rt::hist::<B, _, _, _, _>(#site, #name, #kv, #nev, #n_i, #n_v, #index, #value, #op)
                 })
             }
             Keyword::ParLoop
