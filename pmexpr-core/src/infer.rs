@@ -17,7 +17,7 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::record::Records;
 use crate::resolve::{FreeVar, Resolved};
-use crate::types::{Annotation, Label, TyVar, Type, TypeAnn};
+use crate::types::{Annotation, Label, MAX_TUPLE, TyVar, Type, TypeAnn};
 
 /// What a numeric type variable of a site may become: its type comes from the Rust values the
 /// site captures (generated code is generic over it, and rustc fixes it).
@@ -177,9 +177,6 @@ pub const MAX_TYPE_SIZE: usize = 10_000;
 /// solver and drop check stop at 128 nested obligations: a sequence literal nested 32 deep
 /// compiles, 60 deep does not.
 pub const MAX_TYPE_DEPTH: usize = 32;
-
-/// The largest tuple the runtime's marshaling and checks are implemented for.
-const MAX_TUPLE: usize = 8;
 
 /// Why two types do not unify.
 enum Mismatch {

@@ -11,7 +11,7 @@ use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::Intrinsic;
 use crate::record::{Records, field_name};
-use crate::types::{Annotation, Label, Type, TypeAnn};
+use crate::types::{Annotation, Label, MAX_TUPLE, Type, TypeAnn};
 
 /// Parses a PMExpr expression; `records` are the derived structs it can name (`None` when the
 /// crate has no build hook).
@@ -85,11 +85,6 @@ pub fn parse_field_type(t: &syn::Type) -> Result<TypeAnn, Errors> {
         Err(p.errors)
     }
 }
-
-/// The most fields a tuple can have. A projection `x.n` closes the tuple's type with `n + 1`
-/// fields, so the bound keeps `x.4294967295` from asking for billions of them; Rust's own traits
-/// stop at 12 fields, and no tuple that crosses to Rust can be bigger.
-pub const MAX_TUPLE_FIELDS: usize = 256;
 
 /// The deepest nesting of expressions, patterns or types the parser accepts: a clear error
 /// instead of a stack overflow, in our passes or in rustc compiling the generated code. A chain
@@ -351,11 +346,11 @@ impl Parser<'_> {
             SynExpr::Field(f) => {
                 let base = self.expr(&f.base);
                 let label = match &f.member {
-                    syn::Member::Unnamed(i) if i.index as usize >= MAX_TUPLE_FIELDS => {
+                    syn::Member::Unnamed(i) if i.index as usize >= MAX_TUPLE => {
                         return self.error(
                             span(&f.member),
                             format!(
-                                "tuple field `{}` does not exist: PMExpr tuples have at most {MAX_TUPLE_FIELDS} fields",
+                                "tuple field `{}` does not exist: PMExpr tuples have at most {MAX_TUPLE} fields",
                                 i.index
                             ),
                         );

@@ -19,7 +19,7 @@
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Errors, SpanRange};
-use crate::types::TypeAnn;
+use crate::types::{MAX_TUPLE, TypeAnn};
 
 /// A struct with `#[derive(pmexpr::Record)]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,10 +153,6 @@ impl Records {
     }
 }
 
-/// The most fields a record has (the runtime's marshaling is implemented up to this size, as it is
-/// for tuples).
-pub const MAX_FIELDS: usize = 8;
-
 /// The definition a struct item gives, or errors at its tokens when it cannot be a record: it must
 /// have named fields of PMExpr types and no generic parameters.
 pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, Errors> {
@@ -191,11 +187,11 @@ pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, E
             .help("the record without fields is `()`"),
         );
     }
-    if let Some(extra) = named.named.iter().nth(MAX_FIELDS) {
+    if let Some(extra) = named.named.iter().nth(MAX_TUPLE) {
         errors.push(
             Error::new(
                 SpanRange::of(extra),
-                format!("a `#[derive(pmexpr::Record)]` struct has at most {MAX_FIELDS} fields"),
+                format!("a `#[derive(pmexpr::Record)]` struct has at most {MAX_TUPLE} fields"),
             )
             .help("group some fields into a record of their own"),
         );
