@@ -54,3 +54,46 @@ fn an_integer_literal_that_does_not_fit_is_an_error_at_the_site() {
         "{message}"
     );
 }
+
+#[test]
+fn math_functions_follow_the_float_type() {
+    let s: Vec<f32> = (1..200).map(|i| i as f32 * 0.37).collect();
+    // `sqrt` is correctly rounded everywhere: every target gives Rust's `f32::sqrt`.
+    let roots: Vec<f32> = on_every_target(|| accelerate!(map(|x| sqrt(x), s)));
+    assert_eq!(roots, s.iter().map(|x| x.sqrt()).collect::<Vec<f32>>());
+    // The sequential target is Rust's own `f32` functions; the others (a GPU's `sinf` among them)
+    // within a few units in the last place.
+    let f = || -> Vec<f32> {
+        accelerate!(map(
+            |x| sin(x) + cos(x) * exp(x / 100.0) - log(x) + pow(x, 0.5),
+            s
+        ))
+    };
+    let want: Vec<f32> = s
+        .iter()
+        .map(|&x| x.sin() + x.cos() * (x / 100.0).exp() - x.ln() + x.powf(0.5))
+        .collect();
+    assert_eq!(with_target(Target::Seq, f), want);
+    let mut targets = vec![Target::Cpu, Target::Debug];
+    targets.extend(common::accelerated_targets());
+    for t in targets {
+        for (got, want) in with_target(t, f).iter().zip(&want) {
+            assert!(
+                (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "on {t}: {got} vs {want}"
+            );
+        }
+    }
+    // On tensors in a CUDA-class site too, and an `f64` tensor beside it keeps `f64`.
+    let out = on_every_target(|| {
+        let t = Tensor::<f32>::from_vec(vec![2.0, 9.0, 0.25], &[3]);
+        let u = Tensor::<f64>::from_vec(vec![2.0, 9.0, 0.25], &[3]);
+        accelerate!(par_loop(3, |i| {
+            tensor_set(t, [i], sqrt(tensor_get(t, [i])));
+            tensor_set(u, [i], sqrt(tensor_get(u, [i])))
+        }));
+        (t.to_vec(), u.to_vec())
+    });
+    assert_eq!(out.0, vec![2.0_f32.sqrt(), 3.0, 0.5]);
+    assert_eq!(out.1, vec![2.0_f64.sqrt(), 3.0, 0.5]);
+}

@@ -169,12 +169,11 @@ fn sgemm() {
 
 #[test]
 fn mri_q() {
-    // Our port computes in f64 (PMExpr's sin and cos are f64).
     check(
         "mri-q",
         "mriq",
-        "_5",
-        "entry main [numK][numX] (kx: [numK]f32) (ky: [numK]f32) (kz: [numK]f32) (x: [numX]f32) (y: [numX]f32) (z: [numX]f32) (phiR: [numK]f32) (phiI: [numK]f32) : ([]f32, []f32) =\n  let f = map f64.f32\n  let (qr, qi) = mri_q_pmexpr (f phiR) (f phiI) (f kx) (f ky) (f kz) (f x) (f y) (f z)\n  in (map f32.f64 qr, map f32.f64 qi)",
+        "_f32",
+        "entry main [numK][numX] (kx: [numK]f32) (ky: [numK]f32) (kz: [numK]f32) (x: [numX]f32) (y: [numX]f32) (z: [numX]f32) (phiR: [numK]f32) (phiI: [numK]f32) : ([]f32, []f32) =\n  mri_q_pmexpr phiR phiI kx ky kz x y z",
     );
 }
 

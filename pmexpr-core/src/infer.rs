@@ -857,7 +857,13 @@ impl Infer<'_> {
             },
             ExprKind::Intrinsic(i) => {
                 let i = *i;
-                let (ps, r) = i.signature(&mut || self.fresh());
+                let (mut ps, mut r) = i.signature(&mut || self.fresh());
+                if i.is_float_math() {
+                    // `sqrt(x)` on captured `f32` values computes in `f32`; `f64` by default.
+                    let a = self.fresh_kind(Kind::FloatNum);
+                    ps.iter_mut().for_each(|p| *p = a.clone());
+                    r = a;
+                }
                 let t = Type::arrows(ps, r);
                 self.tensor_elements_numeric(&t);
                 t

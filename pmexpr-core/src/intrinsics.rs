@@ -48,6 +48,14 @@ impl Intrinsic {
             .find(|i| i.name() == name && !name.starts_with("__"))
     }
 
+    /// Whether this is a math function (`sqrt exp log pow sin cos`): typed `f64` in the table,
+    /// and instantiated by inference at the float type of its arguments (`f64` or `f32`), like
+    /// a float literal.
+    pub fn is_float_math(self) -> bool {
+        use Intrinsic::*;
+        matches!(self, Sqrt | Exp | Log | Pow | Sin | Cos)
+    }
+
     /// Whether this is an operator on a number whose type comes from the captured values.
     pub fn is_generic_numeric(self) -> bool {
         self.name().starts_with("__num_")

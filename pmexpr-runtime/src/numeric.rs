@@ -114,6 +114,18 @@ pub trait Int: Num + Into<i64> {
 pub trait Float: Num {
     /// The literal `v` (rounded to the nearest value of the type).
     fn from_lit(v: f64) -> Self;
+    /// `sqrt`, in the type's own precision.
+    fn sqrt(self) -> Self;
+    /// `exp`.
+    fn exp(self) -> Self;
+    /// `log` (the natural logarithm).
+    fn ln(self) -> Self;
+    /// `sin`.
+    fn sin(self) -> Self;
+    /// `cos`.
+    fn cos(self) -> Self;
+    /// `pow`.
+    fn powf(self, e: Self) -> Self;
 }
 
 macro_rules! ints {
@@ -167,6 +179,18 @@ macro_rules! floats {
         impl Float for $t {
             #[inline]
             fn from_lit(v: f64) -> Self { v as $t }
+            #[inline]
+            fn sqrt(self) -> Self { <$t>::sqrt(self) }
+            #[inline]
+            fn exp(self) -> Self { <$t>::exp(self) }
+            #[inline]
+            fn ln(self) -> Self { <$t>::ln(self) }
+            #[inline]
+            fn sin(self) -> Self { <$t>::sin(self) }
+            #[inline]
+            fn cos(self) -> Self { <$t>::cos(self) }
+            #[inline]
+            fn powf(self, e: Self) -> Self { <$t>::powf(self, e) }
         }
     )*};
 }

@@ -12,9 +12,8 @@
 //! `examples/parboil.rs` and `tests/golden/parboil/`).
 //!
 //! Number types follow the originals: `f32` for sgemm and stencil, `i32` for histo's image and
-//! counts and tpacf's counts, `f64` for tpacf's coordinates. mri-q is the exception: the original
-//! is `f32`, but PMExpr's `sin`/`cos` are `f64` intrinsics (the paper's types) and there is no
-//! `f32` → `f64` conversion, so the port computes in `f64` (hand-written versions too).
+//! counts and tpacf's counts, `f64` for tpacf's coordinates, `f32` for mri-q (its `sin`/`cos`
+//! follow the float type of the captured values).
 
 pub mod histo;
 pub mod mriq;

@@ -1,32 +1,32 @@
 //! mri-q: the Q matrix of MRI reconstruction (futhark-benchmarks `parboil/mri-q.fut`): for every
 //! point `x`, `Qr = Σ_k |φ_k|² cos(2π k·x)` and `Qi = Σ_k |φ_k|² sin(2π k·x)`.
 //!
-//! Computed in `f64`, not the original's `f32`: PMExpr's `sin` and `cos` are `f64` intrinsics.
+//! Computed in `f32`, as the original: `sin` and `cos` follow the float type of the captured values.
 
 use pmexpr::accelerate;
 use rayon::prelude::*;
 
-const TWO_PI: f64 = 2.0 * std::f64::consts::PI;
+const TWO_PI: f32 = 2.0 * std::f32::consts::PI;
 
 /// The inputs: `numK` k-space samples and `numX` points.
 #[derive(Debug, Clone)]
 pub struct Input {
     /// Sample coordinates (`numK` each).
-    pub kx: Vec<f64>,
+    pub kx: Vec<f32>,
     /// See `kx`.
-    pub ky: Vec<f64>,
+    pub ky: Vec<f32>,
     /// See `kx`.
-    pub kz: Vec<f64>,
+    pub kz: Vec<f32>,
     /// Point coordinates (`numX` each).
-    pub x: Vec<f64>,
+    pub x: Vec<f32>,
     /// See `x`.
-    pub y: Vec<f64>,
+    pub y: Vec<f32>,
     /// See `x`.
-    pub z: Vec<f64>,
+    pub z: Vec<f32>,
     /// Real part of φ (`numK`).
-    pub phi_r: Vec<f64>,
+    pub phi_r: Vec<f32>,
     /// Imaginary part of φ (`numK`).
-    pub phi_i: Vec<f64>,
+    pub phi_i: Vec<f32>,
 }
 
 /// The dataset's `(numK, numX)` (Parboil's mri-q small: 32³ points, 3072 samples; large: 64³
@@ -42,8 +42,9 @@ pub fn dims(dataset: &str) -> Option<(usize, usize)> {
 /// Deterministic inputs: coordinates in `[-0.5, 0.5)`, φ in `[-1, 1)`.
 pub fn input(num_k: usize, num_x: usize) -> Input {
     let mut rng = crate::Rng::new(0x3a1);
-    let mut v =
-        |n: usize, s: f64| -> Vec<f64> { (0..n).map(|_| s * (rng.float() - 0.5)).collect() };
+    let mut v = |n: usize, s: f64| -> Vec<f32> {
+        (0..n).map(|_| (s * (rng.float() - 0.5)) as f32).collect()
+    };
     Input {
         kx: v(num_k, 1.0),
         ky: v(num_k, 1.0),
@@ -58,7 +59,7 @@ pub fn input(num_k: usize, num_x: usize) -> Input {
 
 /// The accelerated port: one map over the points, a sum over the samples inside (both sums in one
 /// pass, as Futhark fuses the original's two).
-pub fn accelerated(input: &Input) -> (Vec<f64>, Vec<f64>) {
+pub fn accelerated(input: &Input) -> (Vec<f32>, Vec<f32>) {
     let Input {
         kx,
         ky,
@@ -96,7 +97,7 @@ pub fn accelerated(input: &Input) -> (Vec<f64>, Vec<f64>) {
     })
 }
 
-fn point(input: &Input, mag: &[f64], i: usize) -> (f64, f64) {
+fn point(input: &Input, mag: &[f32], i: usize) -> (f32, f32) {
     let (xe, ye, ze) = (input.x[i], input.y[i], input.z[i]);
     let mut qr = 0.0;
     let mut qi = 0.0;
@@ -108,7 +109,7 @@ fn point(input: &Input, mag: &[f64], i: usize) -> (f64, f64) {
     (qr, qi)
 }
 
-fn magnitudes(input: &Input) -> Vec<f64> {
+fn magnitudes(input: &Input) -> Vec<f32> {
     input
         .phi_r
         .iter()
@@ -118,13 +119,13 @@ fn magnitudes(input: &Input) -> Vec<f64> {
 }
 
 /// Hand-written sequential Rust: the reference.
-pub fn sequential(input: &Input) -> (Vec<f64>, Vec<f64>) {
+pub fn sequential(input: &Input) -> (Vec<f32>, Vec<f32>) {
     let mag = magnitudes(input);
     (0..input.x.len()).map(|i| point(input, &mag, i)).unzip()
 }
 
 /// Hand-written rayon: the points in parallel.
-pub fn rayon(input: &Input) -> (Vec<f64>, Vec<f64>) {
+pub fn rayon(input: &Input) -> (Vec<f32>, Vec<f32>) {
     let mag = magnitudes(input);
     (0..input.x.len())
         .into_par_iter()

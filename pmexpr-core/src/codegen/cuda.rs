@@ -2400,7 +2400,12 @@ impl<'a> Gen<'a> {
             Not => format!("(!{})", a[0]),
             Int2Float => format!("((double){})", a[0]),
             FloorFI => format!("pm_floorfi({})", a[0]),
+            // `sqrtf` … on `float`: the single-precision functions, as Rust's `f32` methods.
+            Sqrt | Exp | Log | Sin | Cos if operands == Some(NumType::F32) => {
+                format!("{}f({})", i.name(), a[0])
+            }
             Sqrt | Exp | Log | Sin | Cos => format!("{}({})", i.name(), a[0]),
+            Pow if operands == Some(NumType::F32) => format!("powf({}, {})", a[0], a[1]),
             Pow => format!("pow({}, {})", a[0], a[1]),
             Length => format!("{}.len", a[0]),
             Null => format!("({}.len == 0)", a[0]),

@@ -2070,11 +2070,19 @@ impl Gen<'_> {
                     }
                 );
                 let a = v(self, 0);
-                quote!(f64::#m(#a))
+                if matches!(args[0].ty, Type::Var(_)) {
+                    quote!(#rt::Float::#m(#a))
+                } else {
+                    quote!(f64::#m(#a))
+                }
             }
             Pow => {
                 let (a, b) = (v(self, 0), v(self, 1));
-                quote!(f64::powf(#a, #b))
+                if matches!(args[0].ty, Type::Var(_)) {
+                    quote!(#rt::Float::powf(#a, #b))
+                } else {
+                    quote!(f64::powf(#a, #b))
+                }
             }
             Length => {
                 let s = p(self, 0);

@@ -525,7 +525,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             NumNeg => Some(format!("{}.neg", self.prim(&params[0])?)),
             Not => Some("not".to_string()),
             Int2Float => Some("f64.i64".to_string()),
-            Sqrt | Exp | Log | Sin | Cos => Some(format!("f64.{}", i.name())),
+            Sqrt | Exp | Log | Sin | Cos => {
+                Some(format!("{}.{}", self.prim(&params[0])?, i.name()))
+            }
             Length | Null | Head | Tail | Reverse => Some(i.name().to_string()),
             _ => None,
         };
@@ -701,7 +703,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             Not => Ok(Code::closed(format!("!{}", a[0].arg()))),
             Int2Float => call("f64.i64", &a),
             FloorFI => Ok(apply_text("i64.f64", &[apply_text("f64.floor", &a)])),
-            Sqrt | Exp | Log | Sin | Cos => call(&format!("f64.{}", i.name()), &a),
+            Sqrt | Exp | Log | Sin | Cos => {
+                call(&format!("{}.{}", self.prim(&tys[0])?, i.name()), &a)
+            }
             Length | Null | Head | Tail | Reverse => call(i.name(), &a),
             Get => Ok(Code::closed(format!(
                 "{}[{}]",

@@ -8,12 +8,19 @@ def lambda2_0 (x_1: f64) =
 entry site_src_math_rs_1_1 (fs_3: []f64) : []f64 =
   map lambda2_0 fs_3
 
-def lambda2_4 (x_5: f64) =
+def lambda2_4_f64 (x_5: f64) =
   (((x_5 ** 2.5f64) + (f64.neg x_5)) + (-1.5f64)) + (1e-7f64 * 1.5e300f64)
 
--- accelerate! at src/math.rs:2:1
-entry site_src_math_rs_2_1 (fs_7: []f64) : []f64 =
-  map lambda2_4 fs_7
+def lambda2_4_f32 (x_5: f32) =
+  (((x_5 ** 2.5f32) + (f32.neg x_5)) + (-1.5f32)) + (1e-7f32 * 1.5e300f32)
+
+-- accelerate! at src/math.rs:2:1 with captured numbers of type f64
+entry site_src_math_rs_2_1_f64 (fs_7: []f64) : []f64 =
+  map lambda2_4_f64 fs_7
+
+-- accelerate! at src/math.rs:2:1 with captured numbers of type f32
+entry site_src_math_rs_2_1_f32 (fs_7: []f32) : []f32 =
+  map lambda2_4_f32 fs_7
 
 def lambda2_8 (i_9: i64) =
   (((i64.f64 (f64.floor ((f64.i64 i_9) / 2.0f64))) + (i_9 // 3i64)) + (i_9 %% (-3i64))) - (i64.neg i_9)
