@@ -314,62 +314,40 @@ impl Infer<'_> {
         }
     }
 
-    /// The size of `t` with every binding applied, counted on the shared bindings (`memo`, per
-    /// variable), so in time linear in what inference built even where the written-out type
-    /// would be exponential; saturates at `usize::MAX`.
-    fn resolved_size(&self, t: &Type, memo: &mut HashMap<TyVar, usize>) -> usize {
+    /// The size and the depth of `t` with every binding applied, counted on the shared bindings
+    /// (`memo`, per variable), so in time linear in what inference built even where the
+    /// written-out type would be exponential; the size saturates at `usize::MAX`.
+    fn resolved_measure(
+        &self,
+        t: &Type,
+        memo: &mut HashMap<TyVar, (usize, usize)>,
+    ) -> (usize, usize) {
+        let mut measure = |t: &Type| self.resolved_measure(t, memo);
         match t {
             Type::Var(v) => {
-                if let Some(&n) = memo.get(v) {
-                    return n;
+                if let Some(&m) = memo.get(v) {
+                    return m;
                 }
-                let n = match &self.vars[v.0 as usize].binding {
-                    Some(b) => self.resolved_size(b, memo),
-                    None => 1,
+                let m = match &self.vars[v.0 as usize].binding {
+                    Some(b) => self.resolved_measure(b, memo),
+                    None => (1, 0),
                 };
-                memo.insert(*v, n);
-                n
+                memo.insert(*v, m);
+                m
             }
-            Type::Int | Type::Float | Type::Bool => 1,
-            Type::Seq(a) | Type::Tensor(a) => self.resolved_size(a, memo).saturating_add(1),
-            Type::Arrow(a, b) => self
-                .resolved_size(a, memo)
-                .saturating_add(self.resolved_size(b, memo))
-                .saturating_add(1),
-            Type::Record(fs) => fs.iter().fold(1usize, |n, (_, t)| {
-                n.saturating_add(self.resolved_size(t, memo))
-            }),
-        }
-    }
-
-    /// How deeply `t` nests with every binding applied, counted like [`Infer::resolved_size`].
-    fn resolved_depth(&self, t: &Type, memo: &mut HashMap<TyVar, usize>) -> usize {
-        match t {
-            Type::Var(v) => {
-                if let Some(&n) = memo.get(v) {
-                    return n;
-                }
-                let n = match &self.vars[v.0 as usize].binding {
-                    Some(b) => self.resolved_depth(b, memo),
-                    None => 0,
-                };
-                memo.insert(*v, n);
-                n
+            Type::Int | Type::Float | Type::Bool => (1, 0),
+            Type::Seq(a) | Type::Tensor(a) => {
+                let (size, depth) = measure(a);
+                (size.saturating_add(1), depth + 1)
             }
-            Type::Int | Type::Float | Type::Bool => 0,
-            Type::Seq(a) | Type::Tensor(a) => self.resolved_depth(a, memo) + 1,
             Type::Arrow(a, b) => {
-                self.resolved_depth(a, memo)
-                    .max(self.resolved_depth(b, memo))
-                    + 1
+                let ((sa, da), (sb, db)) = (measure(a), measure(b));
+                (sa.saturating_add(sb).saturating_add(1), da.max(db) + 1)
             }
-            Type::Record(fs) => {
-                fs.iter()
-                    .map(|(_, t)| self.resolved_depth(t, memo))
-                    .max()
-                    .unwrap_or(0)
-                    + 1
-            }
+            Type::Record(fs) => fs.iter().fold((1, 1), |(size, depth), (_, t)| {
+                let (s, d) = measure(t);
+                (size.saturating_add(s), depth.max(d + 1))
+            }),
         }
     }
 
@@ -377,14 +355,15 @@ impl Infer<'_> {
     /// (applying identities to identities doubles it per argument): the generated Rust would be as
     /// large. Returns whether all are within.
     fn check_type_sizes(&mut self, e: &Expr) -> bool {
-        let (mut memo, mut depths) = (HashMap::new(), HashMap::new());
+        let mut memo = HashMap::new();
         let mut too_big = None;
         let mut too_deep = None;
         e.walk(&mut |x| {
-            if too_big.is_none() && self.resolved_size(&x.ty, &mut memo) > MAX_TYPE_SIZE {
+            let (size, depth) = self.resolved_measure(&x.ty, &mut memo);
+            if too_big.is_none() && size > MAX_TYPE_SIZE {
                 too_big = Some(x.span);
             }
-            if too_deep.is_none() && self.resolved_depth(&x.ty, &mut depths) > MAX_TYPE_DEPTH {
+            if too_deep.is_none() && depth > MAX_TYPE_DEPTH {
                 too_deep = Some(x.span);
             }
         });
