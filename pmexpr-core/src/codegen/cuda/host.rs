@@ -1,0 +1,481 @@
+//! Host analysis: which `par_loop`s of host code become kernels, which host functions launch
+//! them, the host code around the launches, and the kernels themselves.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write;
+
+use super::abi::{CLayout, Kernel, KernelParam};
+use super::code::c_ident;
+use super::expr::{Gen, lambda_of};
+use super::{Result, unsupported};
+use crate::ast::{Expr, ExprKind, VarId};
+use crate::error::SpanRange;
+use crate::intrinsics::{Intrinsic, Keyword};
+use crate::lift::Def;
+use crate::types::Type;
+
+/// Host code that launches kernels in a way other than one after the other.
+#[derive(Debug, Clone)]
+pub struct HostNote {
+    /// The host binding where it is.
+    pub binding: VarId,
+    /// What it is, in words.
+    pub construct: String,
+    /// Its tokens.
+    pub span: SpanRange,
+    /// The kernels launched inside it (indices into [`CudaModule::kernels`]).
+    pub kernels: Vec<usize>,
+}
+
+/// What the host must do beyond launching the kernels: nothing here is generated, since host
+/// code is sequential Rust.
+#[derive(Debug, Clone)]
+pub struct HostPlan {
+    /// The bindings that run on the host and launch kernels, the accelerated binding first, then
+    /// the functions that host code calls (or passes to a sequential loop) which launch kernels,
+    /// directly or not. Every other function host code uses is plain sequential code.
+    pub functions: Vec<(VarId, String)>,
+    /// The host code around launches that is more than a sequence of `let`s: loops, branches
+    /// and calls that contain launches.
+    pub notes: Vec<HostNote>,
+    /// Whether the accelerated binding launches its kernels one after the other, each once, with
+    /// only sequential code (no kernels) around them: no notes, no host function but the
+    /// accelerated binding. Host code that is not straight-line runs on the CUDA targets too
+    /// (see `codegen::cuda_host`); this only tells which description fits.
+    pub straight_line: bool,
+    /// The result type of the accelerated expression (an `i32` or `f32` in it is still its type
+    /// variable: PMExpr's types have no 32-bit numbers).
+    pub result: Type,
+}
+
+/// The runtime errors device code records (the codes of the prelude's `pm_error_code`), worded
+/// The lines of the source's header comment that describe the host side.
+pub(super) fn host_summary(kernels: &[Kernel], plan: &HostPlan, result: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for k in kernels {
+        let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
+        lines.push(format!(
+            "{}({}): `par_loop` #{} of `{}`, calls `{}` for each index in 0..n",
+            k.name,
+            params.join(", "),
+            k.ordinal,
+            k.binding_name,
+            k.function
+        ));
+    }
+    if plan.straight_line {
+        lines.push(format!(
+            "the accelerated expression launches these in order, each once; the rest of it is \
+             sequential code (result: {result})"
+        ));
+    } else {
+        let fns: Vec<&str> = plan.functions.iter().map(|(_, n)| n.as_str()).collect();
+        lines.push(format!(
+            "host functions that launch kernels: {}",
+            fns.join(", ")
+        ));
+        for n in &plan.notes {
+            let ks: Vec<String> = n.kernels.iter().map(|k| format!("k{k}")).collect();
+            lines.push(format!("{} (launches {})", n.construct, ks.join(", ")));
+        }
+    }
+    lines
+}
+
+/// A `par_loop` of host code, before its kernel is generated.
+pub(super) struct HostLoop<'a> {
+    pub(super) binding: VarId,
+    pub(super) ordinal: usize,
+    pub(super) node: &'a Expr,
+    pub(super) callee: VarId,
+}
+
+pub(super) struct HostAnalysis<'a> {
+    pub(super) functions: Vec<VarId>,
+    pub(super) loops: Vec<HostLoop<'a>>,
+    pub(super) notes: Vec<HostNote>,
+}
+
+impl<'a> Gen<'a> {
+    // ----- host analysis -----
+
+    /// The functions (extracted definitions) whose value refers to a definition.
+    pub(super) fn refs(&self, e: &Expr) -> Vec<VarId> {
+        let mut out = Vec::new();
+        e.walk(&mut |x| {
+            if let ExprKind::Var { ident, .. } = &x.kind
+                && self.defs.contains_key(&ident.id)
+                && !out.contains(&ident.id)
+            {
+                out.push(ident.id);
+            }
+        });
+        out
+    }
+
+    /// The definitions reachable from `roots` through references, roots included.
+    pub(super) fn reachable(&self, roots: &[VarId]) -> HashSet<VarId> {
+        let mut seen: HashSet<VarId> = HashSet::new();
+        let mut todo: Vec<VarId> = roots.to_vec();
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            if let Some(d) = self.defs.get(&id) {
+                todo.extend(self.refs(&d.value));
+            }
+        }
+        seen
+    }
+
+    /// Finds the host code: the accelerated binding and the functions it calls (or passes to a
+    /// sequential loop) that launch kernels; the `par_loop`s in them become kernels.
+    pub(super) fn host_analysis(&mut self, accelerated: &'a Def) -> Result<HostAnalysis<'a>> {
+        // The definitions that contain a `par_loop`, directly or through what they reference.
+        let mut launching: HashSet<VarId> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|id| has_par_loop(&self.defs[id].value))
+            .collect();
+        loop {
+            let more: Vec<VarId> = self
+                .order
+                .iter()
+                .copied()
+                .filter(|id| !launching.contains(id))
+                .filter(|id| {
+                    self.refs(&self.defs[id].value)
+                        .iter()
+                        .any(|r| launching.contains(r))
+                })
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            launching.extend(more);
+        }
+        let mut functions = vec![accelerated.ident.id];
+        let mut loops = Vec::new();
+        let mut host_refs: HashMap<VarId, Vec<VarId>> = HashMap::new();
+        let mut k = 0;
+        while k < functions.len() {
+            let id = functions[k];
+            k += 1;
+            let def: &'a Def = self.defs[&id];
+            let mut nodes: Vec<&'a Expr> = Vec::new();
+            def.value.walk(&mut |x| {
+                if matches!(
+                    x.kind,
+                    ExprKind::Keyword {
+                        kw: Keyword::ParLoop,
+                        ..
+                    }
+                ) {
+                    nodes.push(x);
+                }
+            });
+            // The function argument of each loop runs on the device; its head is not a host use.
+            let mut heads: HashSet<*const Expr> = HashSet::new();
+            for (ordinal, node) in nodes.iter().enumerate() {
+                let ExprKind::Keyword { args, .. } = &node.kind else {
+                    unreachable!("collected as par_loop")
+                };
+                let f = &args[1];
+                let head = match &f.kind {
+                    ExprKind::App { func, .. } => &**func,
+                    _ => f,
+                };
+                let callee = match &head.kind {
+                    ExprKind::Var { ident, .. } if self.defs.contains_key(&ident.id) => ident.id,
+                    _ => {
+                        return unsupported(
+                            f.span,
+                            "the function argument of `par_loop` must name a function (or \
+                             partially apply one)",
+                        );
+                    }
+                };
+                heads.insert(head as *const Expr);
+                loops.push(HostLoop {
+                    binding: id,
+                    ordinal,
+                    node,
+                    callee,
+                });
+            }
+            let mut uses = Vec::new();
+            def.value.walk(&mut |x| {
+                if let ExprKind::Var { ident, .. } = &x.kind
+                    && launching.contains(&ident.id)
+                    && ident.id != id
+                    && !heads.contains(&(x as *const Expr))
+                    && !uses.contains(&ident.id)
+                {
+                    uses.push(ident.id);
+                }
+            });
+            for u in &uses {
+                if !functions.contains(u) {
+                    functions.push(*u);
+                }
+            }
+            host_refs.insert(id, uses);
+        }
+        // The kernels each host function launches, through the host functions it uses too.
+        let mut launches: HashMap<VarId, BTreeSet<usize>> = HashMap::new();
+        for (i, l) in loops.iter().enumerate() {
+            launches.entry(l.binding).or_default().insert(i);
+        }
+        loop {
+            let mut changed = false;
+            for f in &functions {
+                let extra: BTreeSet<usize> = host_refs[f]
+                    .iter()
+                    .flat_map(|u| launches.get(u).cloned().unwrap_or_default())
+                    .collect();
+                let entry = launches.entry(*f).or_default();
+                let before = entry.len();
+                entry.extend(extra);
+                changed |= entry.len() != before;
+            }
+            if !changed {
+                break;
+            }
+        }
+        let kernel_of: HashMap<*const Expr, usize> = loops
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.node as *const Expr, i))
+            .collect();
+        let mut notes = Vec::new();
+        for f in &functions {
+            let def = self.defs[f];
+            let cx = NoteCx {
+                binding: *f,
+                kernel_of: &kernel_of,
+                launches: &launches,
+                host_fns: &functions,
+                names: &self.defs,
+            };
+            cx.walk(&def.value, &mut notes);
+        }
+        Ok(HostAnalysis {
+            functions,
+            loops,
+            notes,
+        })
+    }
+
+    // ----- kernels -----
+
+    pub(super) fn kernel(&mut self, name: String, l: &HostLoop<'_>) -> Result<(Kernel, String)> {
+        let ExprKind::Keyword { args, .. } = &l.node.kind else {
+            unreachable!("a par_loop node")
+        };
+        let (n, f) = (&args[0], &args[1]);
+        let bound: &[Expr] = match &f.kind {
+            ExprKind::App { args, .. } => args,
+            _ => &[],
+        };
+        let def = self.defs[&l.callee];
+        let (params, body) = lambda_of(def);
+        if params.len() != bound.len() + 1 {
+            return unsupported(
+                f.span,
+                format!(
+                    "`par_loop` needs a function of one index; `{}` takes {} parameters and is given {}",
+                    def.ident.name,
+                    params.len(),
+                    bound.len()
+                ),
+            );
+        }
+        let function = c_ident(&def.ident.name, def.ident.id);
+        let mut kparams = Vec::new();
+        for (p, value) in params.iter().zip(bound) {
+            kparams.push(KernelParam {
+                name: c_ident(&p.ident.name, p.ident.id),
+                ty: self.ity(&p.ty, value.span)?,
+                c_type: self.c_type(&p.ty, value.span)?,
+                layout: self.layout(&p.ty, value.span)?,
+                value: value.clone(),
+            });
+        }
+        kparams.push(KernelParam {
+            name: "n".into(),
+            ty: Type::Int,
+            c_type: "long long".into(),
+            layout: CLayout::I64,
+            value: n.clone(),
+        });
+        let index_ty = self.ity(&params[params.len() - 1].ty, f.span)?;
+        if index_ty != Type::Int || !self.ity(&body.ty, f.span)?.is_unit() {
+            return unsupported(
+                f.span,
+                format!(
+                    "`par_loop` needs a function from the index (`i64`) to `()`; `{}` is `{}`",
+                    def.ident.name, def.value.ty
+                ),
+            );
+        }
+        let decl: Vec<String> = kparams
+            .iter()
+            .map(|p| format!("{} {}", p.c_type, p.name))
+            .collect();
+        let mut call_args: Vec<&str> = kparams[..kparams.len() - 1]
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        call_args.push("i");
+        let binding_name = self.defs[&l.binding].ident.name.clone();
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "// `par_loop` #{} of `{binding_name}`: `{}` for every index in 0..n.",
+            l.ordinal, def.ident.name
+        );
+        let _ = writeln!(
+            text,
+            "extern \"C\" __global__ void {name}({}) {{",
+            decl.join(", ")
+        );
+        let _ = writeln!(
+            text,
+            "    const long long stride = (long long)gridDim.x * blockDim.x;"
+        );
+        let _ = writeln!(
+            text,
+            "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {{"
+        );
+        let _ = writeln!(text, "        {function}({});", call_args.join(", "));
+        let _ = writeln!(text, "    }}");
+        let _ = writeln!(text, "}}");
+        Ok((
+            Kernel {
+                name,
+                binding: l.binding,
+                binding_name,
+                ordinal: l.ordinal,
+                span: l.node.span,
+                function,
+                params: kparams,
+            },
+            text,
+        ))
+    }
+}
+
+pub(super) fn is_tensor_shape(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::App { func, .. }
+        if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorShape)))
+}
+
+pub(super) fn has_par_loop(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::Keyword {
+                kw: Keyword::ParLoop,
+                ..
+            }
+        );
+    });
+    found
+}
+
+/// The walk that finds host code around launches.
+pub(super) struct NoteCx<'a, 'b> {
+    pub(super) binding: VarId,
+    pub(super) kernel_of: &'b HashMap<*const Expr, usize>,
+    pub(super) launches: &'b HashMap<VarId, BTreeSet<usize>>,
+    pub(super) host_fns: &'b [VarId],
+    pub(super) names: &'b HashMap<VarId, &'a Def>,
+}
+
+impl NoteCx<'_, '_> {
+    /// The kernels launched while `e` runs; records a note for each construct that launches some
+    /// in a way other than once, in order.
+    pub(super) fn walk(&self, e: &Expr, notes: &mut Vec<HostNote>) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        e.children(&mut |c| out.extend(self.walk(c, notes)));
+        if let Some(k) = self.kernel_of.get(&(e as *const Expr)) {
+            out.insert(*k);
+        }
+        if let ExprKind::Var { ident, .. } = &e.kind
+            && self.host_fns.contains(&ident.id)
+            && ident.id != self.binding
+            && let Some(ks) = self.launches.get(&ident.id)
+        {
+            out.extend(ks.iter().copied());
+        }
+        if out.is_empty() {
+            return out;
+        }
+        let construct = match &e.kind {
+            ExprKind::Keyword {
+                kw: kw @ (Keyword::SeqLoop | Keyword::SeqLoopAcc),
+                ..
+            } => Some(format!(
+                "`{}` on the host (in `{}`): its function launches kernels in every iteration",
+                kw.name(),
+                self.name()
+            )),
+            ExprKind::Keyword {
+                kw: Keyword::ParLoop,
+                args,
+            } if !self.walk_quiet(&args[0]).is_empty() || !self.walk_quiet(&args[1]).is_empty() => {
+                Some(format!(
+                    "a `par_loop` in `{}` whose arguments launch kernels",
+                    self.name()
+                ))
+            }
+            ExprKind::Match { .. } => Some(format!(
+                "a `match`/`if` on the host (in `{}`) that launches kernels in a branch",
+                self.name()
+            )),
+            ExprKind::App { func, args } => match &func.kind {
+                ExprKind::Intrinsic(Intrinsic::Foldl) => Some(format!(
+                    "`foldl` on the host (in `{}`): its function launches kernels for every element",
+                    self.name()
+                )),
+                // A call; a partial application is the function argument of a loop, noted there.
+                ExprKind::Var { ident, .. }
+                    if self.host_fns.contains(&ident.id)
+                        && self
+                            .names
+                            .get(&ident.id)
+                            .is_some_and(|d| lambda_of(d).0.len() == args.len()) =>
+                {
+                    Some(format!(
+                        "a call of `{}` on the host (in `{}`), which launches kernels",
+                        ident.name,
+                        self.name()
+                    ))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(construct) = construct {
+            notes.push(HostNote {
+                binding: self.binding,
+                construct,
+                span: e.span,
+                kernels: out.iter().copied().collect(),
+            });
+        }
+        out
+    }
+
+    pub(super) fn walk_quiet(&self, e: &Expr) -> BTreeSet<usize> {
+        self.walk(e, &mut Vec::new())
+    }
+
+    pub(super) fn name(&self) -> &str {
+        self.names
+            .get(&self.binding)
+            .map_or("?", |d| d.ident.name.as_str())
+    }
+}

@@ -1,0 +1,280 @@
+//! Intrinsics: the PMExpr intrinsics as C++ operators, prelude calls and device functions.
+
+use super::expr::{Block, Dest, Gen};
+use super::host::is_tensor_shape;
+use super::instantiation::NumType;
+use super::{Result, unsupported};
+use crate::ast::{Expr, ExprKind};
+use crate::error::SpanRange;
+use crate::intrinsics::Intrinsic;
+use crate::types::Type;
+
+impl<'a> Gen<'a> {
+    // ----- intrinsics -----
+
+    pub(super) fn intrinsic(
+        &mut self,
+        b: &mut Block,
+        i: Intrinsic,
+        args: &[Expr],
+        ty: &Type,
+        dest: Option<Dest>,
+        span: SpanRange,
+    ) -> Result<String> {
+        use Intrinsic::*;
+        if args.len() != i.arity() {
+            return unsupported(
+                span,
+                format!("`{}` applied to {} arguments", i.name(), args.len()),
+            );
+        }
+        match i {
+            Foldl => {
+                // Evaluated in the order written: f, acc, s.
+                let callee = self.callee(b, &args[0])?;
+                let acc0 = self.value(b, &args[1], None)?;
+                let sty = self.ity(&args[2].ty, args[2].span)?;
+                let s = self.value(b, &args[2], None)?;
+                let s = self.atom(b, &sty, s, "seq", args[2].span)?;
+                let elem_ty = match &sty {
+                    Type::Seq(a) => (**a).clone(),
+                    t => return unsupported(span, format!("`foldl` over a `{t}`")),
+                };
+                self.accumulate(
+                    b,
+                    span,
+                    ty,
+                    acc0,
+                    dest,
+                    |k| {
+                        (
+                            format!("for (long long {k} = 0; {k} < {s}.len; ++{k}) {{"),
+                            format!("{s}.data[{k}]"),
+                            elem_ty,
+                        )
+                    },
+                    &callee,
+                )
+            }
+            Length | Get if is_tensor_shape(&args[0]) => {
+                let ExprKind::App { args: inner, .. } = &args[0].kind else {
+                    unreachable!("checked by is_tensor_shape")
+                };
+                let t = self.value(b, &inner[0], None)?;
+                if i == Length {
+                    return self.finish(b, ty, format!("{t}.rank"), dest, span);
+                }
+                let k = self.value(b, &args[1], None)?;
+                let chk = self.check("get(tensor_shape(..), ..)", span);
+                self.bind(b, ty, format!("pm_tensor_dim({chk}, {t}, {k})"), dest, span)
+            }
+            TensorShape => unsupported(
+                span,
+                "`tensor_shape` in CUDA code, except as `get(tensor_shape(t), k)` or \
+                 `length(tensor_shape(t))` (the shape would be a sequence, which CUDA code \
+                 cannot build)",
+            ),
+            TensorGet | TensorSet | TensorSlice => {
+                let t = self.value(b, &args[0], None)?;
+                let index = match &args[1].kind {
+                    ExprKind::Seq(es) => {
+                        let mut ix = Vec::new();
+                        for x in es {
+                            ix.push(self.value(b, x, None)?);
+                        }
+                        Ok(ix)
+                    }
+                    _ => Err(self.value(b, &args[1], None)?),
+                };
+                let v = if i == TensorSet {
+                    Some(self.value(b, &args[2], None)?)
+                } else {
+                    None
+                };
+                let chk = self.check(i.name(), span);
+                let base = match i {
+                    TensorGet => "pm_tensor_get",
+                    TensorSet => "pm_tensor_set",
+                    _ => "pm_tensor_slice",
+                };
+                let call = match (index, v) {
+                    (Ok(ix), None) => {
+                        let rest: String = ix.iter().map(|x| format!(", {x}")).collect();
+                        format!("{base}({chk}, {t}{rest})")
+                    }
+                    (Ok(ix), Some(v)) => {
+                        let rest: String = ix.iter().map(|x| format!(", {x}")).collect();
+                        format!("{base}({chk}, {t}, {v}{rest})")
+                    }
+                    (Err(s), None) => format!("{base}_seq({chk}, {t}, {s})"),
+                    (Err(s), Some(v)) => format!("{base}_seq({chk}, {t}, {s}, {v})"),
+                };
+                self.bind(b, ty, call, dest, span)
+            }
+            _ => {
+                let mut cargs = Vec::new();
+                let mut tys = Vec::new();
+                for a in args {
+                    cargs.push(self.value(b, a, None)?);
+                    tys.push(self.ity(&a.ty, a.span)?);
+                }
+                self.simple(b, i, cargs, &tys, ty, dest, span)
+            }
+        }
+    }
+
+    /// An intrinsic applied to evaluated arguments.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn simple(
+        &mut self,
+        b: &mut Block,
+        i: Intrinsic,
+        a: Vec<String>,
+        tys: &[Type],
+        ty: &Type,
+        dest: Option<Dest>,
+        span: SpanRange,
+    ) -> Result<String> {
+        use Intrinsic::*;
+        if a.len() != i.arity() {
+            return unsupported(span, format!("`{}` given {} arguments", i.name(), a.len()));
+        }
+        // The generic operators on numbers take the instantiated type of their operands.
+        let operands = tys.first().and_then(|t| self.num(t));
+        let float = operands.is_some_and(NumType::is_float);
+        let i = match (i, operands) {
+            (NumAdd, _) if float => AddF,
+            (NumSub, _) if float => SubF,
+            (NumMul, _) if float => MulF,
+            (NumDiv, _) if float => DivF,
+            (NumNeg, _) if float => NegF,
+            (NumEq, _) if float => EqF,
+            (NumNe, _) if float => NeqF,
+            (NumLt, _) if float => LtF,
+            (NumLe, _) if float => LeqF,
+            (NumGt, _) if float => GtF,
+            (NumGe, _) if float => GeqF,
+            (NumEq, Some(NumType::Bool)) => EqB,
+            (NumNe, Some(NumType::Bool)) => NeqB,
+            (NumAdd, _) => AddI,
+            (NumSub, _) => SubI,
+            (NumMul, _) => MulI,
+            (NumDiv, _) => DivI,
+            (NumNeg, _) => NegI,
+            (NumEq, _) => EqI,
+            (NumNe, _) => NeqI,
+            (NumLt, _) => LtI,
+            (NumLe, _) => LeqI,
+            (NumGt, _) => GtI,
+            (NumGe, _) => GeqI,
+            (other, _) => other,
+        };
+        // `i32` arithmetic has its own wrapping helpers (`pm_addi32` …); `f32` arithmetic is the
+        // C++ operators on `float` operands, which C++ computes in `float`.
+        let width = if operands == Some(NumType::I32) {
+            "32"
+        } else {
+            ""
+        };
+        let pure = match i {
+            AddI | SubI | MulI => {
+                let f = match i {
+                    AddI => "pm_addi",
+                    SubI => "pm_subi",
+                    _ => "pm_muli",
+                };
+                format!("{f}{width}({}, {})", a[0], a[1])
+            }
+            NegI => format!("pm_negi{width}({})", a[0]),
+            DivI | ModI => {
+                let chk = self.check(i.name(), span);
+                let f = if i == DivI { "pm_divi" } else { "pm_modi" };
+                return self.bind(
+                    b,
+                    ty,
+                    format!("{f}{width}({chk}, {}, {})", a[0], a[1]),
+                    dest,
+                    span,
+                );
+            }
+            AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
+            | GtF | LeqF | GeqF | EqB | NeqB => {
+                let op = match i {
+                    AddF => "+",
+                    SubF => "-",
+                    MulF => "*",
+                    DivF => "/",
+                    EqI | EqF | EqB => "==",
+                    NeqI | NeqF | NeqB => "!=",
+                    LtI | LtF => "<",
+                    GtI | GtF => ">",
+                    LeqI | LeqF => "<=",
+                    _ => ">=",
+                };
+                format!("({} {op} {})", a[0], a[1])
+            }
+            NegF => format!("(-{})", a[0]),
+            Not => format!("(!{})", a[0]),
+            Int2Float => format!("((double){})", a[0]),
+            FloorFI => format!("pm_floorfi({})", a[0]),
+            // `sqrtf` … on `float`: the single-precision functions, as Rust's `f32` methods.
+            Sqrt | Exp | Log | Sin | Cos if operands == Some(NumType::F32) => {
+                format!("{}f({})", i.name(), a[0])
+            }
+            Sqrt | Exp | Log | Sin | Cos => format!("{}({})", i.name(), a[0]),
+            Pow if operands == Some(NumType::F32) => format!("powf({}, {})", a[0], a[1]),
+            Pow => format!("pow({}, {})", a[0], a[1]),
+            Length => format!("{}.len", a[0]),
+            Null => format!("({}.len == 0)", a[0]),
+            Get => {
+                let chk = self.check("get", span);
+                return self.bind(
+                    b,
+                    ty,
+                    format!("pm_get({chk}, {}, {})", a[0], a[1]),
+                    dest,
+                    span,
+                );
+            }
+            TensorLinearGet | TensorLinearSet => {
+                let chk = self.check(i.name(), span);
+                let f = if i == TensorLinearGet {
+                    "pm_tensor_linear_get"
+                } else {
+                    "pm_tensor_linear_set"
+                };
+                return self.bind(b, ty, format!("{f}({chk}, {})", a.join(", ")), dest, span);
+            }
+            TensorRank => format!("{}.rank", a[0]),
+            TensorSub => {
+                let chk = self.check("tensor_sub", span);
+                return self.bind(
+                    b,
+                    ty,
+                    format!("pm_tensor_sub({chk}, {}, {}, {})", a[0], a[1], a[2]),
+                    dest,
+                    span,
+                );
+            }
+            Create | Set | Head | Tail | Concat | Reverse | Subsequence => {
+                return unsupported(
+                    span,
+                    format!(
+                        "`{}` in CUDA code (sequences are read-only there: allocate a `Tensor` in \
+                         Rust, capture it and write it with `tensor_set`)",
+                        i.name()
+                    ),
+                );
+            }
+            TensorGet | TensorSet | TensorSlice | TensorShape | Foldl => {
+                return unsupported(
+                    span,
+                    format!("`{}` as the function argument of a loop or fold", i.name()),
+                );
+            }
+            NumAdd | NumSub | NumMul | NumDiv | NumNeg | NumEq | NumNe | NumLt | NumLe | NumGt
+            | NumGe => unreachable!("resolved above"),
+        };
+        self.finish(b, ty, pure, dest, span)
+    }
+}
