@@ -91,6 +91,7 @@ use std::fmt;
 
 use crate::ast::{Expr, ExprKind, Pat, PatKind, VarId};
 use crate::classify::Backend;
+use crate::codegen::numbers::{self, Number};
 use crate::extract::extract;
 use crate::infer::Numeric;
 use crate::lift::{Binding, Def, Origin};
@@ -394,43 +395,34 @@ pub fn entry_name(site: &str, inst: &Instantiation) -> String {
     crate::mangle::futhark_entry(site, inst.values().map(|p| p.name()))
 }
 
-/// The most instantiations [`instantiations`] lists for one site.
-pub const MAX_INSTANTIATIONS: usize = 16;
+pub use crate::codegen::numbers::MAX_INSTANTIATIONS;
 
-/// The instantiations worth emitting for a site whose captured values fix `numeric`: every
-/// combination of the types the runtime's number traits implement — `i64`, `f64`, `i32`, `f32`
-/// for a number used in arithmetic (`Numeric::Num`), those and `bool` for one only compared
-/// (`Numeric::Scalar`), `i64`/`i32` for an integer and `f64`/`f32` for a float (a literal's
-/// type) — in a fixed order, at most [`MAX_INSTANTIATIONS`].
+impl From<Number> for Prim {
+    fn from(n: Number) -> Prim {
+        match n {
+            Number::I64 => Prim::I64,
+            Number::F64 => Prim::F64,
+            Number::I32 => Prim::I32,
+            Number::F32 => Prim::F32,
+            Number::Bool => Prim::Bool,
+        }
+    }
+}
+
+/// The instantiations worth emitting for a site whose captured values fix `numeric`:
+/// [`numbers::instantiations`], the combinations of the types the runtime's number traits
+/// implement — `i64`, `f64`, `i32`, `f32` for a number used in arithmetic (`Numeric::Num`),
+/// those and `bool` for one only compared (`Numeric::Scalar`), `i64`/`i32` for an integer and
+/// `f64`/`f32` for a float (a literal's type) — the uniform ones first, at most
+/// [`MAX_INSTANTIATIONS`]; the same as the CUDA modules'.
 ///
 /// The program itself cannot tell which types the Rust values will have, so every one the Rust
-/// side may pick gets an entry.
+/// side may pick gets an entry, up to the cap (the others run on the CPU targets).
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Instantiation> {
-    let mut out = vec![Instantiation::new()];
-    for (v, kind) in numeric {
-        let choices: &[Prim] = match kind {
-            Numeric::Num => &[Prim::I64, Prim::F64, Prim::I32, Prim::F32],
-            // An open type's site runs on the CPU under the `futhark` target
-            // (`rust::generate_site`); its entries keep the hook's per-site glue uniform.
-            Numeric::Scalar | Numeric::Open => {
-                &[Prim::I64, Prim::F64, Prim::I32, Prim::F32, Prim::Bool]
-            }
-            Numeric::Int => &[Prim::I64, Prim::I32],
-            Numeric::Float => &[Prim::F64, Prim::F32],
-        };
-        out = out
-            .iter()
-            .flat_map(|inst| {
-                choices.iter().map(move |p| {
-                    let mut i = inst.clone();
-                    i.insert(*v, *p);
-                    i
-                })
-            })
-            .take(MAX_INSTANTIATIONS)
-            .collect();
-    }
-    out
+    numbers::instantiations(numeric)
+        .into_iter()
+        .map(|c| c.into_iter().map(|(v, n)| (v, n.into())).collect())
+        .collect()
 }
 
 /// Every entry worth emitting for the Futhark-class sites of a program: each site with each of

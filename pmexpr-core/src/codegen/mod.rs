@@ -2,6 +2,8 @@
 //!
 //! - [`rust`]: Rust code for the CPU backends (`seq`, `cpu`, debug mode), generic over the backend.
 //! - [`futhark`]: the Futhark program of a crate's Futhark-class sites, one entry point per site.
+//! - [`numbers`]: the number types a site's type variables can stand for, and which combinations
+//!   the GPU generators emit code for.
 //! - [`cuda`]: CUDA C++ device code (kernels and `__device__` functions) for CUDA-class sites,
 //!   compiled by NVRTC.
 
@@ -9,4 +11,5 @@ pub mod cuda;
 pub mod cuda_host;
 pub mod futhark;
 pub mod futhark_host;
+pub mod numbers;
 pub mod rust;

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::codegen::numbers::MAX_INSTANTIATIONS;
+use crate::codegen::numbers::{self, Choice, Number};
 use crate::infer::Numeric;
 use crate::types::{TyVar, Type};
 
@@ -34,15 +36,16 @@ impl NumType {
         }
     }
 
-    /// The Rust name of the type (`"i64"`): how the runtime picks a module.
+    /// The Rust name of the type (`"i64"`, [`Number::name`]): how the runtime picks a module.
     pub fn tag(self) -> &'static str {
-        match self {
-            NumType::I64 => "i64",
-            NumType::F64 => "f64",
-            NumType::I32 => "i32",
-            NumType::F32 => "f32",
-            NumType::Bool => "bool",
-        }
+        let n = match self {
+            NumType::I64 => Number::I64,
+            NumType::F64 => Number::F64,
+            NumType::I32 => Number::I32,
+            NumType::F32 => Number::F32,
+            NumType::Bool => Number::Bool,
+        };
+        n.name()
     }
 
     /// The C++ type.
@@ -66,96 +69,44 @@ impl NumType {
 /// one module per instantiation it may need (their names differ: [`instantiation_suffix`]).
 pub type Instantiation = BTreeMap<TyVar, NumType>;
 
-/// The types a variable of each kind may stand for, the default first. `bool` for a variable
-/// that is only compared is not among them (such sites run on the CPU targets when it is one).
-pub(super) fn choices(kind: Numeric) -> &'static [NumType] {
-    match kind {
-        // An open type's site runs on the CPU under the CUDA targets (`rust::generate_site`); its
-        // modules, as for numbers, keep the hook's per-site code uniform.
-        Numeric::Num | Numeric::Scalar | Numeric::Open => {
-            &[NumType::I64, NumType::F64, NumType::I32, NumType::F32]
+impl From<Number> for NumType {
+    fn from(n: Number) -> NumType {
+        match n {
+            Number::I64 => NumType::I64,
+            Number::F64 => NumType::F64,
+            Number::I32 => NumType::I32,
+            Number::F32 => NumType::F32,
+            Number::Bool => NumType::Bool,
         }
-        Numeric::Int => &[NumType::I64, NumType::I32],
-        Numeric::Float => &[NumType::F64, NumType::F32],
     }
 }
 
-/// Every variable as `like` where its kind allows, else as the number of its kind with the same
-/// width (an integer variable under `f32` is `i32`, a float one under `i64` is `f64`).
-pub(super) fn uniform(numeric: &[(TyVar, Numeric)], like: NumType) -> Instantiation {
-    numeric
-        .iter()
-        .map(|(v, k)| {
-            let c = choices(*k);
-            let t = if c.contains(&like) {
-                like
-            } else {
-                let wide = matches!(like, NumType::I64 | NumType::F64);
-                *c.iter()
-                    .find(|t| matches!(t, NumType::I64 | NumType::F64) == wide)
-                    .unwrap_or(&c[0])
-            };
-            (*v, t)
-        })
-        .collect()
+/// The instantiation of a choice of [`Number`]s.
+fn of(choice: Choice) -> Instantiation {
+    choice.into_iter().map(|(v, n)| (v, n.into())).collect()
 }
 
 /// The instantiation that makes every numeric type variable its default: `f64` for a float (a
 /// float literal's type), `i64` for any other (the default of inference for a number nothing
 /// fixes).
 pub fn default_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
-    uniform(numeric, NumType::I64)
+    of(numbers::uniform(numeric, Number::I64))
 }
 
 /// The same variables as `f64` where they may be (an integer, [`Numeric::Int`], stays `i64`).
 pub fn float_instantiation(numeric: &[(TyVar, Numeric)]) -> Instantiation {
-    uniform(numeric, NumType::F64)
+    of(numbers::uniform(numeric, Number::F64))
 }
 
-/// The most instantiations [`instantiations`] lists for one site (each is a module that the
-/// build compiles and the binary embeds).
-pub const MAX_INSTANTIATIONS: usize = 16;
-
-/// The distinct instantiations a host generates modules for, in a fixed order: first every
-/// variable alike as far as its kind allows — `i64` ([`default_instantiation`]), `f64`
-/// ([`float_instantiation`]), `i32`, `f32` — then every other combination of the types each
-/// variable may be (`i64`, `f64`, `i32`, `f32` for a number, only the integers for an integer,
-/// the floats for a float), the last variable varying fastest, at most [`MAX_INSTANTIATIONS`] in
-/// all. Numbers of other types (beyond the cap, or a compared-only variable as `bool`) find no
-/// module and run on the CPU targets.
+/// The distinct instantiations a host generates modules for: [`numbers::instantiations`], the
+/// uniform ones first ([`default_instantiation`], [`float_instantiation`], then all `i32`, all
+/// `f32`, all `bool`), at most [`MAX_INSTANTIATIONS`]. Numbers of other types (beyond the cap)
+/// find no module and run on the CPU targets.
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Instantiation> {
-    let mut out: Vec<Instantiation> = Vec::new();
-    let add = |i: Instantiation, out: &mut Vec<Instantiation>| {
-        if out.len() < MAX_INSTANTIATIONS && !out.contains(&i) {
-            out.push(i);
-        }
-    };
-    for like in [NumType::I64, NumType::F64, NumType::I32, NumType::F32] {
-        add(uniform(numeric, like), &mut out);
-    }
-    // An odometer over the choices: stops once the cap is reached, however many variables.
-    let mut digits = vec![0_usize; numeric.len()];
-    while out.len() < MAX_INSTANTIATIONS {
-        let inst = numeric
-            .iter()
-            .zip(&digits)
-            .map(|((v, k), d)| (*v, choices(*k)[*d]))
-            .collect();
-        add(inst, &mut out);
-        let mut k = digits.len();
-        loop {
-            if k == 0 {
-                return out;
-            }
-            k -= 1;
-            digits[k] += 1;
-            if digits[k] < choices(numeric[k].1).len() {
-                break;
-            }
-            digits[k] = 0;
-        }
-    }
-    out
+    numbers::instantiations(numeric)
+        .into_iter()
+        .map(of)
+        .collect()
 }
 
 /// The part of a module's names that tells its instantiation: empty without type variables, else

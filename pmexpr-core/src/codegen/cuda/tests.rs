@@ -298,7 +298,7 @@ fn instantiations_cover_the_runtime_types() {
     );
     assert_eq!(
         tags(instantiations(&[(a, Numeric::Scalar)])),
-        ["_i64", "_f64", "_i32", "_f32"]
+        ["_i64", "_f64", "_i32", "_f32", "_bool"]
     );
     assert_eq!(tags(instantiations(&[(a, Numeric::Int)])), ["_i64", "_i32"]);
     assert_eq!(

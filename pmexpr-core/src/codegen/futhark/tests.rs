@@ -565,10 +565,14 @@ fn instantiations_cover_the_runtime_types() {
         two[0],
         Instantiation::from([(TyVar(0), Prim::I64), (TyVar(1), Prim::F64)])
     );
+    // The uniform ones first (as the CUDA modules: `codegen::numbers`).
     assert_eq!(
-        two[3],
+        two[1],
         Instantiation::from([(TyVar(0), Prim::I32), (TyVar(1), Prim::F32)])
     );
+    let three: Vec<(TyVar, Numeric)> = (0..3).map(|i| (TyVar(i), Numeric::Num)).collect();
+    let all_f64: Instantiation = (0..3).map(|i| (TyVar(i), Prim::F64)).collect();
+    assert!(instantiations(&three).contains(&all_f64));
     let mixed = instantiations(&[(TyVar(0), Numeric::Num), (TyVar(1), Numeric::Scalar)]);
     assert_eq!(
         mixed.len(),

@@ -1,0 +1,217 @@
+//! Every combination of number types the runtime can ask for has a CUDA module and a Futhark
+//! entry point, or is one the cap leaves out, which the runtime runs on the CPU.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::*;
+use crate::classify::Backend;
+use crate::codegen::{cuda, futhark};
+use crate::program::merge;
+use crate::site::{SiteProgram, compile_for_test};
+
+/// The Rust types the runtime's trait of each kind is implemented for (`pmexpr_runtime::numeric`:
+/// `Num`, `Scalar`, `Int`, `Float`), as their `Scalar::NAME`: what rustc may pick for a variable,
+/// and so what the generated code may ask for. Written out here, apart from [`choices`], so that
+/// the two are checked against each other.
+fn runtime_names(kind: Numeric) -> &'static [&'static str] {
+    match kind {
+        Numeric::Num => &["i64", "f64", "i32", "f32"],
+        Numeric::Scalar => &["i64", "f64", "i32", "f32", "bool"],
+        Numeric::Int => &["i64", "i32"],
+        Numeric::Float => &["f64", "f32"],
+        Numeric::Open => &[],
+    }
+}
+
+/// Every request the runtime can make for a site with these variables: one name per variable,
+/// in the order of `Mono::numeric` (how the generated code lists `Scalar::NAME`s).
+fn runtime_requests(numeric: &[(TyVar, Numeric)]) -> Vec<Vec<&'static str>> {
+    numeric.iter().fold(vec![Vec::new()], |acc, (_, k)| {
+        acc.into_iter()
+            .flat_map(|r| {
+                runtime_names(*k).iter().map(move |n| {
+                    let mut r = r.clone();
+                    r.push(*n);
+                    r
+                })
+            })
+            .collect()
+    })
+}
+
+/// How the runtime finds code for a request: the module or entry whose names equal the request
+/// (`CudaCall::begin`, `FutharkCall::begin`); `false` means it runs the site on the CPU targets.
+fn finds(available: &BTreeSet<Vec<&'static str>>, request: &[&'static str]) -> bool {
+    available.contains(request)
+}
+
+fn compile(tokens: TokenStream) -> (Vec<(TyVar, Numeric)>, SiteProgram) {
+    let site = compile_for_test(tokens.clone(), &[])
+        .unwrap_or_else(|e| panic!("{tokens} does not compile: {e:?}"));
+    (site.mono.numeric, site.program.expect("not backend = cpu"))
+}
+
+/// The names of the CUDA modules the hook generates for a site, as the runtime sees them
+/// (`cuda_host`: each instantiation's tags in `Mono::numeric` order); every module is generated.
+fn cuda_modules(
+    numeric: &[(TyVar, Numeric)],
+    program: &SiteProgram,
+) -> BTreeSet<Vec<&'static str>> {
+    assert_eq!(program.backend, Backend::Cuda);
+    let options = cuda::CudaOptions::for_site("src/numbers.rs:1:1");
+    cuda::instantiations(numeric)
+        .iter()
+        .map(|inst| {
+            cuda::generate(program, inst, &options).unwrap_or_else(|e| panic!("{inst:?}: {e}"));
+            numeric.iter().map(|(v, _)| inst[v].tag()).collect()
+        })
+        .collect()
+}
+
+/// The names of the Futhark entry points of a site, as the runtime sees them (the build's
+/// library glue: each entry's instantiation in the site's variable order).
+fn futhark_entries(program: &SiteProgram) -> (Vec<(TyVar, Numeric)>, BTreeSet<Vec<&'static str>>) {
+    assert_eq!(program.backend, Backend::Futhark);
+    let p = merge(&[("src/numbers.rs:1:1".to_string(), program)]);
+    let numeric = p.numeric[&p.sites[0].1].clone();
+    let f = futhark::generate_crate(&p).expect("a Futhark-class site");
+    assert!(f.skipped.is_empty(), "{:?}", f.skipped);
+    let entries = f
+        .program
+        .entries
+        .iter()
+        .map(|e| {
+            numeric
+                .iter()
+                .map(|(v, _)| e.instantiation[v].name())
+                .collect()
+        })
+        .collect();
+    (numeric, entries)
+}
+
+/// For sites with one, two and three number type variables, of numbers (`Num`) and of values
+/// only compared (`Scalar`, which may be `bool`), on both GPU generators: every request the
+/// runtime can make finds a module (CUDA) and an entry point (Futhark), except those the cap of
+/// [`MAX_INSTANTIATIONS`] leaves out — only when the site has more combinations than the cap,
+/// never a uniform one (all `f64`, all `f32`, …). For those the runtime's lookup finds nothing
+/// and it runs the site on the CPU targets (`CudaCall::begin` and `FutharkCall::begin` return
+/// `None`, said once on stderr), which is the clean fallback this test states.
+#[test]
+fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() {
+    let cuda_sites = [
+        (
+            1,
+            Numeric::Num,
+            quote!(par_loop(n, |i| tensor_set(
+                t,
+                [i],
+                tensor_get(t, [i]) * tensor_get(t, [i])
+            ))),
+        ),
+        (
+            2,
+            Numeric::Num,
+            quote!(par_loop(n, |i| {
+                tensor_set(t, [i], tensor_get(t, [i]) * tensor_get(t, [i]));
+                tensor_set(u, [i], tensor_get(u, [i]) + tensor_get(u, [i]))
+            })),
+        ),
+        (
+            3,
+            Numeric::Num,
+            quote!(par_loop(n, |i| {
+                tensor_set(t, [i], tensor_get(t, [i]) * tensor_get(t, [i]));
+                tensor_set(u, [i], tensor_get(u, [i]) + tensor_get(u, [i]));
+                tensor_set(w, [i], tensor_get(w, [i]) - tensor_get(w, [i]))
+            })),
+        ),
+    ];
+    let futhark_sites = [
+        (1, Numeric::Num, quote!(map(|x| x * x + x, s))),
+        (
+            2,
+            Numeric::Num,
+            quote!((map(|x| x * x, a), map(|y| y + y, b))),
+        ),
+        (
+            3,
+            Numeric::Num,
+            quote!((map(|x| x * x, a), map(|y| y + y, b), map(|z| z - z, c))),
+        ),
+        (1, Numeric::Scalar, quote!(map(|x| x == y, s))),
+        (
+            2,
+            Numeric::Scalar,
+            quote!((map(|x| x == y, s), map(|x| x != z, r))),
+        ),
+        (
+            3,
+            Numeric::Scalar,
+            quote!((map(|x| x == y, s), map(|x| x != z, r), map(|x| x == v, q))),
+        ),
+    ];
+    let mut cases = Vec::new();
+    for (vars, kind, tokens) in cuda_sites {
+        let (numeric, program) = compile(tokens);
+        let modules = cuda_modules(&numeric, &program);
+        cases.push(("CUDA", vars, kind, numeric, modules));
+    }
+    for (vars, kind, tokens) in futhark_sites {
+        let (_, program) = compile(tokens);
+        let (numeric, entries) = futhark_entries(&program);
+        // The same enumeration as the CUDA modules: one list for both generators.
+        assert_eq!(
+            entries,
+            instantiations(&numeric)
+                .iter()
+                .map(|c| numeric.iter().map(|(v, _)| c[v].name()).collect())
+                .collect::<BTreeSet<_>>()
+        );
+        cases.push(("Futhark", vars, kind, numeric, entries));
+    }
+    let mut fallbacks = Vec::new();
+    for (generator, vars, kind, numeric, available) in &cases {
+        let what = format!("{generator}, {vars} variable(s) of kind {kind:?}");
+        assert_eq!(numeric.len(), *vars, "{what}: {numeric:?}");
+        assert!(
+            numeric.iter().all(|(_, k)| k == kind),
+            "{what}: {numeric:?}"
+        );
+        let requests = runtime_requests(numeric);
+        assert_eq!(
+            available.len(),
+            requests.len().min(MAX_INSTANTIATIONS),
+            "{what}"
+        );
+        let mut missing = 0;
+        for request in &requests {
+            if finds(available, request) {
+                continue;
+            }
+            // Left out by the cap: only past it, and never a uniform request.
+            assert!(
+                requests.len() > MAX_INSTANTIATIONS,
+                "{what}: no code for {request:?}"
+            );
+            assert!(
+                request.iter().any(|n| *n != request[0]),
+                "{what}: the uniform request {request:?} has no code"
+            );
+            missing += 1;
+        }
+        assert_eq!(missing, requests.len() - available.len(), "{what}");
+        if missing > 0 {
+            fallbacks.push(format!(
+                "{what}: {missing} of {} requests run on the CPU",
+                requests.len()
+            ));
+        }
+    }
+    // With three variables the cap leaves combinations out (4³ = 64, 5³ = 125); with one or
+    // two (4, 16, 5, 25) only the two-`Scalar` site exceeds it.
+    assert_eq!(fallbacks.len(), 4, "the sites past the cap: {fallbacks:#?}");
+}
