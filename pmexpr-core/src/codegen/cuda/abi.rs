@@ -12,8 +12,9 @@ pub const DEFAULT_MAX_RANK: usize = 3;
 /// failed runtime check of a launch (see the module docs).
 pub const ERROR_SYMBOL: &str = "pmexpr_error";
 
-/// The shared prelude; `@MAX_RANK@` is replaced by the maximum rank.
-pub(super) const PRELUDE: &str = include_str!("prelude.cu");
+/// The shared prelude; `@MAX_RANK@` is replaced by the maximum rank. It stays beside this folder
+/// (`codegen/cuda_prelude.cu`): the runtime's CUDA emulator reads the same file.
+pub(super) const PRELUDE: &str = include_str!("../cuda_prelude.cu");
 
 /// The memory layout of a kernel parameter, for the host that builds it (as a `#[repr(C)]`
 /// mirror). Every parameter is passed by value.
