@@ -69,6 +69,36 @@ fn number_types_pick_their_module() {
     assert_eq!(on_cuda(1, || double(vec![0.1_f32, 3.5])), vec![0.2, 7.0]);
 }
 
+/// A value only compared may be a `bool`: a `bool` instantiation has its own module, launched
+/// on the device like the numbers' (`codegen::numbers`).
+#[test]
+fn compared_values_pick_their_module_bool_too() {
+    let s = vec![true, false, true];
+    let y = true;
+    let r = on_cuda(1, || {
+        let out = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(3, |i| tensor_set(
+            out,
+            [i],
+            if get(s, i) == y { 1 } else { 0 }
+        )));
+        out.to_vec()
+    });
+    assert_eq!(r, vec![1, 0, 1]);
+    let s = vec![3_i32, 4];
+    let y = 4_i32;
+    let r = on_cuda(1, || {
+        let out = Tensor::<i64>::zeros(&[2]);
+        accelerate!(par_loop(2, |i| tensor_set(
+            out,
+            [i],
+            if get(s, i) == y { 1 } else { 0 }
+        )));
+        out.to_vec()
+    });
+    assert_eq!(r, vec![0, 1]);
+}
+
 /// `i32` arithmetic on the device wraps at 32 bits and divides like Rust's `i32`.
 #[test]
 fn i32_arithmetic_wraps() {

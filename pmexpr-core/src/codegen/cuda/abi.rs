@@ -130,6 +130,7 @@ pub struct Kernel {
     pub params: Vec<KernelParam>,
 }
 
+/// The runtime errors device code records (the codes of the prelude's `pm_error_code`), worded
 /// as the CPU targets word them (reference implementation §3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeviceError {

@@ -422,7 +422,6 @@ impl<'a> Gen<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn keyword(
         &mut self,
         b: &mut Block,

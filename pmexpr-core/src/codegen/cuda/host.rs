@@ -48,7 +48,6 @@ pub struct HostPlan {
     pub result: Type,
 }
 
-/// The runtime errors device code records (the codes of the prelude's `pm_error_code`), worded
 /// The lines of the source's header comment that describe the host side.
 pub(super) fn host_summary(kernels: &[Kernel], plan: &HostPlan, result: &str) -> Vec<String> {
     let mut lines = Vec::new();

@@ -10,8 +10,6 @@ use crate::intrinsics::Intrinsic;
 use crate::types::Type;
 
 impl<'a> Gen<'a> {
-    // ----- intrinsics -----
-
     pub(super) fn intrinsic(
         &mut self,
         b: &mut Block,

@@ -11,6 +11,7 @@ use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind};
 use crate::types::{Label, Type};
 
 impl<'a> Gen<'a> {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn match_(
         &mut self,
         b: &mut Block,

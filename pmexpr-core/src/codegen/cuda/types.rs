@@ -18,8 +18,6 @@ pub(super) struct RecordStruct {
 }
 
 impl<'a> Gen<'a> {
-    // ----- types -----
-
     /// The type with the numeric type variables instantiated: those of the 64-bit numbers and
     /// `bool` become those types; those of `i32` and `f32` stay variables (PMExpr has no type
     /// for them), which [`Gen::num`] and the C types resolve.
