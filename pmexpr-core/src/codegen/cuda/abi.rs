@@ -113,7 +113,7 @@ pub struct Kernel {
     /// The `extern "C"` name (what the host looks up in the compiled module).
     pub name: String,
     /// The host binding whose body holds the `par_loop`: the accelerated binding, or a function
-    /// that host code calls (see [`HostPlan::functions`]).
+    /// that host code calls (see [`HostPlan::functions`](super::HostPlan::functions)).
     pub binding: VarId,
     /// Its name.
     pub binding_name: String,

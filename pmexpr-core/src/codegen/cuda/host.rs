@@ -23,7 +23,7 @@ pub struct HostNote {
     pub construct: String,
     /// Its tokens.
     pub span: SpanRange,
-    /// The kernels launched inside it (indices into [`CudaModule::kernels`]).
+    /// The kernels launched inside it (indices into [`CudaModule::kernels`](super::CudaModule::kernels)).
     pub kernels: Vec<usize>,
 }
 

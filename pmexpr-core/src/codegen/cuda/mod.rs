@@ -180,7 +180,7 @@ pub struct CudaModule {
     /// The C++ namespace of the module's definitions (also the start of its kernels' names).
     pub namespace: String,
     /// The kernels: those of the accelerated binding, then those of each other host function
-    /// ([`HostPlan::functions`], in order), each binding's in [`Expr::walk`] order.
+    /// ([`HostPlan::functions`], in order), each binding's in [`Expr::walk`](crate::ast::Expr::walk) order.
     pub kernels: Vec<Kernel>,
     /// The runtime checks, by number (`checks[k].id == k + 1`).
     pub checks: Vec<Check>,
