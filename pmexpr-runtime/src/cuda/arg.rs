@@ -12,13 +12,14 @@
 //! once per call and every view of it points into that one buffer, so `tensor_sub`/`tensor_slice`
 //! views keep sharing memory on the device; [`super::call::Call`] copies it back.
 //!
-//! The numbers get these traits here, for every [`Scalar`] and [`Element`] at once, from
-//! [`Which`] of them: the number traits know nothing of the CUDA target.
+//! [`DeviceArg`] is implemented here for every [`Scalar`] at once, from which primitive type it
+//! is ([`crate::prim::Which`]), as [`DeviceScalar`] is for every [`Element`]: the number traits
+//! know nothing of the CUDA target.
 
 use crate::cuda::device::DeviceResult;
+use crate::cuda::scalar::{DeviceScalar, put_prim};
 use crate::cuda::upload::Uploads;
 use crate::numeric::Scalar;
-use crate::prim::Which;
 use crate::seq::Seq;
 use crate::tensor::{Element, TensorRef};
 
@@ -41,69 +42,6 @@ pub trait DeviceArg<'a> {
     /// Appends the C layout of the value to `out` (the caller has aligned `out.len()`),
     /// uploading what it points to into the call's `uploads`.
     fn write(&self, uploads: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()>;
-}
-
-/// A number as the device stores it.
-pub trait DeviceScalar: Copy {
-    /// Its size in bytes (also its alignment).
-    const SIZE: usize;
-    /// Appends its bytes (native byte order: the device's and the host's are both little-endian).
-    fn put(self, out: &mut Vec<u8>);
-    /// Reads it back from `SIZE` bytes.
-    fn get(bytes: &[u8]) -> Self;
-}
-
-/// Appends the bytes of `v` (native byte order: the device's and the host's are both
-/// little-endian; `bool` is one byte, as in C++).
-fn put_prim<T>(which: Which<T>, v: T, out: &mut Vec<u8>) {
-    match which {
-        Which::I64(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
-        Which::F64(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
-        Which::I32(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
-        Which::F32(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
-        Which::Bool(w) => out.push(u8::from(w.to(v))),
-    }
-}
-
-/// Reads a value that [`put_prim`] wrote from the start of `bytes`.
-fn get_prim<T>(which: Which<T>, bytes: &[u8]) -> T {
-    fn first<const N: usize>(bytes: &[u8]) -> [u8; N] {
-        let mut b = [0u8; N];
-        b.copy_from_slice(&bytes[..N]);
-        b
-    }
-    match which {
-        Which::I64(w) => w.from(i64::from_ne_bytes(first(bytes))),
-        Which::F64(w) => w.from(f64::from_ne_bytes(first(bytes))),
-        Which::I32(w) => w.from(i32::from_ne_bytes(first(bytes))),
-        Which::F32(w) => w.from(f32::from_ne_bytes(first(bytes))),
-        Which::Bool(w) => w.from(bytes[0] != 0),
-    }
-}
-
-impl<T: Element> DeviceScalar for T {
-    const SIZE: usize = std::mem::size_of::<T>();
-    #[inline]
-    fn put(self, out: &mut Vec<u8>) {
-        put_prim(T::WHICH, self, out)
-    }
-    #[inline]
-    fn get(bytes: &[u8]) -> Self {
-        get_prim(T::WHICH, bytes)
-    }
-}
-
-/// Device pointers.
-impl DeviceScalar for u64 {
-    const SIZE: usize = 8;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_ne_bytes());
-    }
-    fn get(bytes: &[u8]) -> Self {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&bytes[..8]);
-        u64::from_ne_bytes(b)
-    }
 }
 
 impl<'a, T: Scalar> DeviceArg<'a> for T {
@@ -172,7 +110,7 @@ impl<'a, 'p: 'a, T: Element> DeviceArg<'a> for TensorRef<'p, T> {
     }
     fn write(&self, call: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
         let (root, offset) = self.storage();
-        let base = call.tensor::<T>(root, T::SIZE, T::put, T::get)?;
+        let base = call.tensor::<T>(root)?;
         (base + (offset * T::SIZE) as u64).put(out);
         let shape = self.shape();
         for k in 0..call.max_rank() {

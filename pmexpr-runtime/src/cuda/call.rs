@@ -12,8 +12,9 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use crate::cuda::arg::{DeviceArg, DeviceScalar, pad};
+use crate::cuda::arg::{DeviceArg, pad};
 use crate::cuda::device::{Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
+use crate::cuda::scalar::DeviceScalar;
 use crate::cuda::upload::Uploads;
 use crate::cuda::{driver, emulator, error};
 use crate::site::{Site, say_once};

@@ -20,6 +20,7 @@ pub mod device;
 pub mod driver;
 pub mod emulator;
 pub mod error;
+pub mod scalar;
 pub mod upload;
 
 pub use call::{Call, SiteKernels, launches_on_this_thread};

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cuda::device::{DevPtr, Device, DeviceResult};
+use crate::cuda::scalar::DeviceScalar;
 use crate::tensor::Element;
 
 thread_local! {
@@ -75,22 +76,18 @@ impl<'a> Uploads<'a> {
         self.seqs.insert(key, p);
     }
 
-    /// The device copy of a tensor's whole storage, uploaded at its first use in the call and
-    /// laid out by `put`; `get` reads one element back from its `size` bytes.
+    /// The device copy of a tensor's whole storage, uploaded at its first use in the call.
     pub(crate) fn tensor<T: Element>(
         &mut self,
         root: &'a Arc<Vec<T::Cell>>,
-        size: usize,
-        put: fn(T, &mut Vec<u8>),
-        get: fn(&[u8]) -> T,
     ) -> DeviceResult<DevPtr> {
         let key = Arc::as_ptr(root) as *const () as usize;
         if let Some(&i) = self.tensor_index.get(&key) {
             return Ok(self.tensors[i].dev);
         }
-        let mut bytes = Vec::with_capacity(root.len() * size);
+        let mut bytes = Vec::with_capacity(root.len() * T::SIZE);
         for c in root.iter() {
-            put(T::load(c), &mut bytes);
+            T::load(c).put(&mut bytes);
         }
         let dev = self.upload(&bytes)?;
         TENSOR_UPLOADS.with(|c| c.set(c.get() + 1));
@@ -100,8 +97,8 @@ impl<'a> Uploads<'a> {
             dev,
             bytes: bytes.len(),
             write_back: Box::new(move |b: &[u8]| {
-                for (c, chunk) in cells.iter().zip(b.chunks_exact(size)) {
-                    T::store(c, get(chunk));
+                for (c, chunk) in cells.iter().zip(b.chunks_exact(T::SIZE)) {
+                    T::store(c, T::get(chunk));
                 }
             }),
         });
