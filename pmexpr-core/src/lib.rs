@@ -32,6 +32,7 @@ pub mod infer;
 pub mod intrinsics;
 pub mod lift;
 pub mod mangle;
+pub mod merge;
 pub mod mono;
 pub mod parse;
 pub mod pretty;
@@ -297,7 +298,7 @@ fn expand_derive_record_here(item: TokenStream, rt: &TokenStream) -> TokenStream
             .to_compile_error();
         }
     };
-    if let Err(errors) = record::record_def(&s, "") {
+    if let Err(errors) = parse::record_def(&s, "") {
         return error::to_compile_errors(&errors);
     }
     let name = &s.ident;

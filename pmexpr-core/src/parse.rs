@@ -10,7 +10,7 @@ use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat, Stmt, UnOp};
 use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::Intrinsic;
-use crate::record::{Records, field_name};
+use crate::record::{RecordDef, Records, field_name};
 use crate::types::{Annotation, Label, MAX_TUPLE, Type, TypeAnn};
 
 /// Parses a PMExpr expression; `records` are the derived structs it can name (`None` when the
@@ -83,6 +83,68 @@ pub fn parse_field_type(t: &syn::Type) -> Result<TypeAnn, Errors> {
         Ok(out)
     } else {
         Err(p.errors)
+    }
+}
+
+/// The definition a struct item gives, or errors at its tokens when it cannot be a record: it must
+/// have named fields of PMExpr types and no generic parameters.
+pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, Errors> {
+    let mut errors = Vec::new();
+    if !item.generics.params.is_empty() {
+        errors.push(
+            Error::new(
+                SpanRange::of(&item.generics),
+                "a `#[derive(pmexpr::Record)]` struct cannot have generic parameters",
+            )
+            .help(
+                "name the field types: i64, f64, bool, tuples, Vec<T>, Tensor<T> or other records",
+            ),
+        );
+    }
+    let syn::Fields::Named(named) = &item.fields else {
+        errors.push(
+            Error::new(
+                SpanRange::of(&item.ident),
+                "a `#[derive(pmexpr::Record)]` struct has named fields",
+            )
+            .help("for positional fields use a tuple, which is a PMExpr record already"),
+        );
+        return Err(errors);
+    };
+    if named.named.is_empty() {
+        errors.push(
+            Error::new(
+                SpanRange::of(&item.ident),
+                "a `#[derive(pmexpr::Record)]` struct needs at least one field",
+            )
+            .help("the record without fields is `()`"),
+        );
+    }
+    if let Some(extra) = named.named.iter().nth(MAX_TUPLE) {
+        errors.push(
+            Error::new(
+                SpanRange::of(extra),
+                format!("a `#[derive(pmexpr::Record)]` struct has at most {MAX_TUPLE} fields"),
+            )
+            .help("group some fields into a record of their own"),
+        );
+    }
+    let mut fields = Vec::new();
+    for f in &named.named {
+        let Some(ident) = &f.ident else { continue };
+        match parse_field_type(&f.ty) {
+            Ok(t) => fields.push((field_name(ident), t)),
+            Err(es) => errors.extend(es),
+        }
+    }
+    if errors.is_empty() {
+        Ok(RecordDef {
+            name: item.ident.to_string(),
+            fields,
+            location: location.to_string(),
+        })
+    } else {
+        Err(errors)
     }
 }
 

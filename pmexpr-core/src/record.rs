@@ -18,8 +18,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::error::{Error, Errors, SpanRange};
-use crate::types::{MAX_TUPLE, TypeAnn};
+use crate::types::TypeAnn;
 
 /// A struct with `#[derive(pmexpr::Record)]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,68 +152,6 @@ impl Records {
     }
 }
 
-/// The definition a struct item gives, or errors at its tokens when it cannot be a record: it must
-/// have named fields of PMExpr types and no generic parameters.
-pub fn record_def(item: &syn::ItemStruct, location: &str) -> Result<RecordDef, Errors> {
-    let mut errors = Vec::new();
-    if !item.generics.params.is_empty() {
-        errors.push(
-            Error::new(
-                SpanRange::of(&item.generics),
-                "a `#[derive(pmexpr::Record)]` struct cannot have generic parameters",
-            )
-            .help(
-                "name the field types: i64, f64, bool, tuples, Vec<T>, Tensor<T> or other records",
-            ),
-        );
-    }
-    let syn::Fields::Named(named) = &item.fields else {
-        errors.push(
-            Error::new(
-                SpanRange::of(&item.ident),
-                "a `#[derive(pmexpr::Record)]` struct has named fields",
-            )
-            .help("for positional fields use a tuple, which is a PMExpr record already"),
-        );
-        return Err(errors);
-    };
-    if named.named.is_empty() {
-        errors.push(
-            Error::new(
-                SpanRange::of(&item.ident),
-                "a `#[derive(pmexpr::Record)]` struct needs at least one field",
-            )
-            .help("the record without fields is `()`"),
-        );
-    }
-    if let Some(extra) = named.named.iter().nth(MAX_TUPLE) {
-        errors.push(
-            Error::new(
-                SpanRange::of(extra),
-                format!("a `#[derive(pmexpr::Record)]` struct has at most {MAX_TUPLE} fields"),
-            )
-            .help("group some fields into a record of their own"),
-        );
-    }
-    let mut fields = Vec::new();
-    for f in &named.named {
-        let Some(ident) = &f.ident else { continue };
-        match crate::parse::parse_field_type(&f.ty) {
-            Ok(t) => fields.push((field_name(ident), t)),
-            Err(es) => errors.extend(es),
-        }
-    }
-    if errors.is_empty() {
-        Ok(RecordDef {
-            name: item.ident.to_string(),
-            fields,
-            location: location.to_string(),
-        })
-    } else {
-        Err(errors)
-    }
-}
-
 /// A field's name as PMExpr sees it (`r#type` is `type`).
 pub fn field_name(ident: &syn::Ident) -> String {
     let name = ident.to_string();
@@ -233,6 +170,7 @@ pub fn field_key(name: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::record_def;
 
     fn def(src: &str) -> RecordDef {
         record_def(&syn::parse_str(src).unwrap(), "src/lib.rs:1:1").unwrap()

@@ -193,7 +193,7 @@ impl Registry {
             .filter(|i| i.kind == ItemKind::Record)
             .filter_map(|i| {
                 let item = syn::parse_str::<syn::ItemStruct>(&i.source).ok()?;
-                crate::record::record_def(&item, &i.location()).ok()
+                crate::parse::record_def(&item, &i.location()).ok()
             })
             .collect();
         crate::record::Records::new(defs)

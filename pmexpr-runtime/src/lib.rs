@@ -49,6 +49,8 @@ pub mod intrinsics;
 pub mod laws;
 pub mod marshal;
 pub mod numeric;
+pub mod prim;
+pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
 pub use pmexpr_nvrtc as nvrtc;
 pub mod seq;
@@ -73,14 +75,14 @@ pub mod __private {
     };
     pub use crate::intrinsics as rt;
     pub use crate::laws::{
-        Law, check_reduce, hist, map_reduce, map2_reduce, reduce, tensor_get, tensor_linear_get,
-        tensor_linear_set, tensor_set, track,
+        Law, check_reduce, tensor_get, tensor_linear_get, tensor_linear_set, tensor_set, track,
     };
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
         capture, from_accel, from_accel_as,
     };
     pub use crate::numeric::{Float, Int, Num, Scalar, Value};
+    pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce};
     pub use crate::seq::Seq;
     pub use crate::site::{Site, open_types_on_cpu};
     pub use crate::target::{Target, select, select_sequential};

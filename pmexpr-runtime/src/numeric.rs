@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use crate::checks::Regular;
 use crate::laws::Law;
 use crate::marshal::IntoRust;
+use crate::prim::{Same, Which};
 use crate::site::Site;
 use crate::tensor::Element;
 
@@ -44,32 +45,36 @@ pub trait Scalar:
     + Regular
     + Law
     + IntoRust<Out = Self>
-    + for<'a> crate::cuda::arg::DeviceArg<'a>
-    + crate::futhark::FutharkPrim
-    + crate::futhark::FutharkArg
-    + crate::futhark::FutharkResult
     + Default
     + 'static
 {
     /// The type's name in Rust: how the CUDA target picks the module generated for it.
     #[doc(hidden)]
     const NAME: &'static str;
+    /// Which primitive type it is: how each backend implements its own traits for every scalar.
+    #[doc(hidden)]
+    const WHICH: Which<Self>;
 }
 
 impl Scalar for i64 {
     const NAME: &'static str = "i64";
+    const WHICH: Which<Self> = Which::I64(Same::REFL);
 }
 impl Scalar for f64 {
     const NAME: &'static str = "f64";
+    const WHICH: Which<Self> = Which::F64(Same::REFL);
 }
 impl Scalar for i32 {
     const NAME: &'static str = "i32";
+    const WHICH: Which<Self> = Which::I32(Same::REFL);
 }
 impl Scalar for f32 {
     const NAME: &'static str = "f32";
+    const WHICH: Which<Self> = Which::F32(Same::REFL);
 }
 impl Scalar for bool {
     const NAME: &'static str = "bool";
+    const WHICH: Which<Self> = Which::Bool(Same::REFL);
 }
 
 /// A number: `i64`, `f64`, `i32` or `f32`.

@@ -15,6 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
+use crate::prim::{Same, Which};
 use crate::seq::Seq;
 use crate::site::Site;
 
@@ -30,21 +31,17 @@ mod sealed {
 
 /// An element type of a tensor: `i64`, `f64`, `i32` or `f32`.
 pub trait Element:
-    Copy
-    + Send
-    + Sync
-    + PartialEq
-    + Default
-    + fmt::Debug
-    + 'static
-    + sealed::Sealed
-    + crate::cuda::arg::DeviceScalar
+    Copy + Send + Sync + PartialEq + Default + fmt::Debug + 'static + sealed::Sealed
 {
     /// How one element is stored.
     #[doc(hidden)]
     type Cell: Send + Sync;
     /// The element type's name in Rust.
     const NAME: &'static str;
+    /// Which primitive type it is: how each backend implements its own traits for every element
+    /// type.
+    #[doc(hidden)]
+    const WHICH: Which<Self>;
     #[doc(hidden)]
     fn new_cell(v: Self) -> Self::Cell;
     #[doc(hidden)]
@@ -56,6 +53,7 @@ pub trait Element:
 impl Element for i64 {
     type Cell = AtomicI64;
     const NAME: &'static str = "i64";
+    const WHICH: Which<Self> = Which::I64(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicI64 {
         AtomicI64::new(v)
@@ -73,6 +71,7 @@ impl Element for i64 {
 impl Element for f64 {
     type Cell = AtomicU64;
     const NAME: &'static str = "f64";
+    const WHICH: Which<Self> = Which::F64(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicU64 {
         AtomicU64::new(v.to_bits())
@@ -90,6 +89,7 @@ impl Element for f64 {
 impl Element for i32 {
     type Cell = AtomicI32;
     const NAME: &'static str = "i32";
+    const WHICH: Which<Self> = Which::I32(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicI32 {
         AtomicI32::new(v)
@@ -107,6 +107,7 @@ impl Element for i32 {
 impl Element for f32 {
     type Cell = AtomicU32;
     const NAME: &'static str = "f32";
+    const WHICH: Which<Self> = Which::F32(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicU32 {
         AtomicU32::new(v.to_bits())

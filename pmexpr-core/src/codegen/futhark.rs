@@ -95,7 +95,7 @@ use crate::codegen::numbers::{self, Number};
 use crate::extract::extract;
 use crate::infer::Numeric;
 use crate::lift::{Binding, Def, Origin};
-use crate::program::CrateProgram;
+use crate::merge::CrateProgram;
 use crate::types::{Label, TyVar, Type};
 
 use self::code::{comment, field_name, is_one_tuple, var_name};

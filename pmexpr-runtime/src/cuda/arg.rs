@@ -11,9 +11,15 @@
 //! Sequences are uploaded once per call (they are immutable). A tensor's whole storage is uploaded
 //! once per call and every view of it points into that one buffer, so `tensor_sub`/`tensor_slice`
 //! views keep sharing memory on the device; [`super::call::Call`] copies it back.
+//!
+//! [`DeviceArg`] is implemented here for every [`Scalar`] at once, from which primitive type it
+//! is ([`crate::prim::Which`]), as [`DeviceScalar`] is for every [`Element`]: the number traits
+//! know nothing of the CUDA target.
 
-use crate::cuda::call::Call;
 use crate::cuda::device::DeviceResult;
+use crate::cuda::scalar::{DeviceScalar, put_prim};
+use crate::cuda::upload::Uploads;
+use crate::numeric::Scalar;
 use crate::seq::Seq;
 use crate::tensor::{Element, TensorRef};
 
@@ -34,59 +40,19 @@ pub trait DeviceArg<'a> {
         Self: Sized;
 
     /// Appends the C layout of the value to `out` (the caller has aligned `out.len()`),
-    /// uploading what it points to through `call`.
-    fn write(&self, call: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()>;
+    /// uploading what it points to into the call's `uploads`.
+    fn write(&self, uploads: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()>;
 }
 
-/// A number as the device stores it.
-pub trait DeviceScalar: Copy {
-    /// Its size in bytes (also its alignment).
-    const SIZE: usize;
-    /// Appends its bytes (native byte order: the device's and the host's are both little-endian).
-    fn put(self, out: &mut Vec<u8>);
-    /// Reads it back from `SIZE` bytes.
-    fn get(bytes: &[u8]) -> Self;
-}
-
-macro_rules! device_scalars {
-    ($($t:ty),*) => {$(
-        impl DeviceScalar for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            fn put(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_ne_bytes());
-            }
-            fn get(bytes: &[u8]) -> Self {
-                let mut b = [0u8; std::mem::size_of::<$t>()];
-                b.copy_from_slice(&bytes[..Self::SIZE]);
-                <$t>::from_ne_bytes(b)
-            }
-        }
-    )*};
-}
-// `u64`: device pointers.
-device_scalars!(i64, f64, i32, f32, u64);
-
-macro_rules! scalars {
-    ($($t:ty),*) => {$(
-        impl<'a> DeviceArg<'a> for $t {
-            fn layout(_: usize) -> (usize, usize) {
-                (Self::SIZE, Self::SIZE)
-            }
-            fn write(&self, _: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
-                self.put(out);
-                Ok(())
-            }
-        }
-    )*};
-}
-scalars!(i64, f64, i32, f32);
-
-impl<'a> DeviceArg<'a> for bool {
+impl<'a, T: Scalar> DeviceArg<'a> for T {
     fn layout(_: usize) -> (usize, usize) {
-        (1, 1)
+        // `bool` is one byte in C++ too; the numbers are aligned to their size.
+        let size = std::mem::size_of::<T>();
+        (size, size)
     }
-    fn write(&self, _: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
-        out.push(u8::from(*self));
+    #[inline]
+    fn write(&self, _: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
+        put_prim(T::WHICH, *self, out);
         Ok(())
     }
 }
@@ -96,18 +62,9 @@ impl<'a> DeviceArg<'a> for () {
         // `pm_unit` is an empty struct: one byte in C++.
         (1, 1)
     }
-    fn write(&self, _: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
+    fn write(&self, _: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
         out.push(0);
         Ok(())
-    }
-}
-
-impl<'a, T: DeviceArg<'a>> DeviceArg<'a> for &T {
-    fn layout(max_rank: usize) -> (usize, usize) {
-        T::layout(max_rank)
-    }
-    fn write(&self, call: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
-        (**self).write(call, out)
     }
 }
 
@@ -115,7 +72,7 @@ impl<'a, T: DeviceArg<'a>> DeviceArg<'a> for Seq<'_, T> {
     fn layout(_: usize) -> (usize, usize) {
         (16, 8)
     }
-    fn write(&self, call: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
+    fn write(&self, call: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
         let elems = self.as_slice();
         let ptr = if elems.is_empty() {
             0
@@ -147,11 +104,11 @@ impl<'a, T: DeviceArg<'a>> DeviceArg<'a> for Seq<'_, T> {
     }
 }
 
-impl<'a, 'p: 'a, T: Element + DeviceScalar> DeviceArg<'a> for TensorRef<'p, T> {
+impl<'a, 'p: 'a, T: Element> DeviceArg<'a> for TensorRef<'p, T> {
     fn layout(max_rank: usize) -> (usize, usize) {
         (8 * (max_rank + 3), 8)
     }
-    fn write(&self, call: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
+    fn write(&self, call: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
         let (root, offset) = self.storage();
         let base = call.tensor::<T>(root)?;
         (base + (offset * T::SIZE) as u64).put(out);
@@ -177,7 +134,7 @@ macro_rules! tuples {
                 )+
                 (size.next_multiple_of(align), align)
             }
-            fn write(&self, call: &mut Call<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
+            fn write(&self, call: &mut Uploads<'a>, out: &mut Vec<u8>) -> DeviceResult<()> {
                 let start = out.len();
                 let (_, align) = Self::layout(call.max_rank());
                 $(

@@ -10,14 +10,16 @@
 //! uploads each once.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
-use crate::cuda::arg::{DeviceArg, DeviceScalar, pad};
-use crate::cuda::device::{DevPtr, Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
+use crate::cuda::arg::{DeviceArg, pad};
+use crate::cuda::device::{Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
+use crate::cuda::scalar::DeviceScalar;
+use crate::cuda::upload::Uploads;
 use crate::cuda::{driver, emulator, error};
 use crate::site::{Site, say_once};
 use crate::target::Target;
-use crate::tensor::{Element, MAX_RANK};
+use crate::tensor::MAX_RANK;
 
 /// The CUDA code of one site, as `accelerate!` embeds it: a module per instantiation of the
 /// site's number types.
@@ -62,7 +64,6 @@ fn slot(device: &'static dyn Device, data: &'static ModuleData) -> DeviceResult<
 
 thread_local! {
     static LAUNCHES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    static TENSOR_UPLOADS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How many kernels this thread has launched on a CUDA target: how tests tell that a site really
@@ -71,32 +72,13 @@ pub fn launches_on_this_thread() -> u64 {
     LAUNCHES.with(std::cell::Cell::get)
 }
 
-/// How many times this thread has copied a tensor's storage to a device: how tests tell that
-/// tensors stay on the device from one launch to the next.
-pub fn tensor_uploads_on_this_thread() -> u64 {
-    TENSOR_UPLOADS.with(std::cell::Cell::get)
-}
-
-/// Stores the bytes of a tensor's device copy into its host storage.
-type WriteBack<'a> = Box<dyn Fn(&[u8]) + 'a>;
-
-/// One tensor storage on the device, and how to copy it back.
-struct TensorBuf<'a> {
-    dev: DevPtr,
-    bytes: usize,
-    write_back: WriteBack<'a>,
-}
-
 /// One call of a site on a device. See the module docs.
 pub struct Call<'a> {
     site: &'static Site,
     device: &'static dyn Device,
     slot: &'static Slot,
     resident: bool,
-    allocations: Vec<DevPtr>,
-    seqs: HashMap<(usize, usize, usize), DevPtr>,
-    tensors: Vec<TensorBuf<'a>>,
-    tensor_index: HashMap<usize, usize>,
+    uploads: Uploads<'a>,
 }
 
 impl<'a> Call<'a> {
@@ -172,10 +154,7 @@ impl<'a> Call<'a> {
             device,
             slot,
             resident: kernels.resident,
-            allocations: Vec::new(),
-            seqs: HashMap::new(),
-            tensors: Vec::new(),
-            tensor_index: HashMap::new(),
+            uploads: Uploads::new(device, data.max_rank),
         })
     }
 
@@ -191,58 +170,11 @@ impl<'a> Call<'a> {
         self.slot.data.max_rank
     }
 
-    /// Copies bytes to new device memory that the call owns.
-    pub(crate) fn upload(&mut self, bytes: &[u8]) -> DeviceResult<DevPtr> {
-        let size = bytes.len().max(1);
-        let p = self.device.alloc(size)?;
-        self.allocations.push(p);
-        // SAFETY: `p` was just allocated with at least `bytes.len()` bytes.
-        unsafe { self.device.upload(p, bytes)? };
-        Ok(p)
-    }
-
-    pub(crate) fn cached_seq(&self, key: (usize, usize, usize)) -> Option<DevPtr> {
-        self.seqs.get(&key).copied()
-    }
-
-    pub(crate) fn cache_seq(&mut self, key: (usize, usize, usize), p: DevPtr) {
-        self.seqs.insert(key, p);
-    }
-
-    /// The device copy of a tensor's whole storage, uploaded at its first use in the call.
-    pub(crate) fn tensor<T: Element + DeviceScalar>(
-        &mut self,
-        root: &'a Arc<Vec<T::Cell>>,
-    ) -> DeviceResult<DevPtr> {
-        let key = Arc::as_ptr(root) as *const () as usize;
-        if let Some(&i) = self.tensor_index.get(&key) {
-            return Ok(self.tensors[i].dev);
-        }
-        let mut bytes = Vec::with_capacity(root.len() * T::SIZE);
-        for c in root.iter() {
-            T::load(c).put(&mut bytes);
-        }
-        let dev = self.upload(&bytes)?;
-        TENSOR_UPLOADS.with(|c| c.set(c.get() + 1));
-        let cells: &'a [T::Cell] = root.as_slice();
-        self.tensor_index.insert(key, self.tensors.len());
-        self.tensors.push(TensorBuf {
-            dev,
-            bytes: bytes.len(),
-            write_back: Box::new(move |b: &[u8]| {
-                for (c, chunk) in cells.iter().zip(b.chunks_exact(T::SIZE)) {
-                    T::store(c, T::get(chunk));
-                }
-            }),
-        });
-        Ok(dev)
-    }
-
     /// A kernel parameter: the value laid out as the kernel declares it.
     pub fn param<V: DeviceArg<'a>>(&mut self, value: &V) -> Vec<u8> {
         let (size, _) = V::layout(self.max_rank());
         let mut out = Vec::with_capacity(size);
-        if let Err(e) = value.write(self, &mut out) {
+        if let Err(e) = value.write(&mut self.uploads, &mut out) {
             self.fail("copying a captured value to the device", e);
         }
         out
@@ -327,29 +259,13 @@ impl<'a> Call<'a> {
     /// Copies every tensor the call uploaded back to the host, and forgets it (the next launch
     /// uploads it again).
     fn copy_back(&mut self) {
-        let tensors = std::mem::take(&mut self.tensors);
-        self.tensor_index.clear();
-        for t in &tensors {
-            let mut bytes = vec![0u8; t.bytes];
-            // SAFETY: `t.dev` holds `t.bytes` bytes, allocated by this call.
-            if let Err(e) = unsafe { self.device.download(t.dev, &mut bytes) } {
-                self.fail("copying a tensor back from the device", e);
-            }
-            (t.write_back)(&bytes);
+        if let Err(e) = self.uploads.copy_back() {
+            self.fail("copying a tensor back from the device", e);
         }
     }
 
     /// Ends the call: copies the tensors back (device memory is freed when the call is dropped).
     pub fn finish(mut self) {
         self.copy_back();
-    }
-}
-
-impl Drop for Call<'_> {
-    fn drop(&mut self) {
-        for p in self.allocations.drain(..) {
-            // SAFETY: allocated by this call on this device, and no longer used.
-            unsafe { self.device.free(p) };
-        }
     }
 }

@@ -20,6 +20,9 @@ pub mod device;
 pub mod driver;
 pub mod emulator;
 pub mod error;
+pub mod scalar;
+pub mod upload;
 
-pub use call::{Call, SiteKernels, launches_on_this_thread, tensor_uploads_on_this_thread};
+pub use call::{Call, SiteKernels, launches_on_this_thread};
 pub use device::{KernelData, ModuleData, ParamData};
+pub use upload::tensor_uploads_on_this_thread;

@@ -15,6 +15,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::numeric::Scalar;
+use crate::prim::{Same, Which};
 use crate::seq::Seq;
 
 /// A primitive type of the Futhark C API.
@@ -146,56 +148,97 @@ pub trait FutharkPrim: Copy + 'static {
     fn first(data: &Data<'_>) -> Option<Self>;
 }
 
-macro_rules! prims {
-    ($($t:ty => $v:ident),*) => {$(
-        impl FutharkPrim for $t {
-            const PRIM: Prim = Prim::$v;
-            fn data(elems: Cow<'_, [Self]>) -> Data<'_> {
-                Data::$v(elems)
-            }
-            fn elems(data: Data<'static>) -> Option<Vec<Self>> {
-                match data {
-                    Data::$v(d) => Some(d.into_owned()),
-                    _ => None,
-                }
-            }
-            fn first(data: &Data<'_>) -> Option<Self> {
-                match data {
-                    Data::$v(d) => d.first().copied(),
-                    _ => None,
-                }
-            }
-        }
+/// `Cow` elements of `A` as `Cow` elements of `B`, the same type.
+fn cow<'a, A: Clone, B: Clone>(w: &Same<A, B>, elems: Cow<'a, [A]>) -> Cow<'a, [B]> {
+    match elems {
+        Cow::Borrowed(s) => Cow::Borrowed(w.slice(s)),
+        Cow::Owned(v) => Cow::Owned(w.vec_to(v)),
+    }
+}
 
-        impl FutharkArg for $t {
-            fn stack<'s>(items: &[&'s Self], outer: &[i64], out: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
-                let elems: Vec<$t> = items.iter().map(|x| **x).collect();
-                out.push(Leaf { shape: outer.to_vec(), data: Data::$v(Cow::Owned(elems)) });
-                Ok(())
-            }
-            fn stack_slices<'s>(slices: &[&'s [Self]], outer: &[i64], out: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
-                let elems = match slices {
-                    // The common case, a captured `Vec` of numbers: no copy here.
-                    [one] => Cow::Borrowed(*one),
-                    many => Cow::Owned(many.concat()),
-                };
-                out.push(Leaf { shape: outer.to_vec(), data: Data::$v(elems) });
-                Ok(())
-            }
+// Every scalar crosses as itself: the number traits know nothing of Futhark, so it is
+// implemented here for all of them, from which primitive type each is.
+impl<T: Scalar> FutharkPrim for T {
+    const PRIM: Prim = match T::WHICH {
+        Which::I64(_) => Prim::I64,
+        Which::F64(_) => Prim::F64,
+        Which::I32(_) => Prim::I32,
+        Which::F32(_) => Prim::F32,
+        Which::Bool(_) => Prim::Bool,
+    };
+    fn data(elems: Cow<'_, [Self]>) -> Data<'_> {
+        match T::WHICH {
+            Which::I64(w) => Data::I64(cow(&w, elems)),
+            Which::F64(w) => Data::F64(cow(&w, elems)),
+            Which::I32(w) => Data::I32(cow(&w, elems)),
+            Which::F32(w) => Data::F32(cow(&w, elems)),
+            Which::Bool(w) => Data::Bool(cow(&w, elems)),
         }
+    }
+    fn elems(data: Data<'static>) -> Option<Vec<Self>> {
+        match (T::WHICH, data) {
+            (Which::I64(w), Data::I64(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::F64(w), Data::F64(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::I32(w), Data::I32(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::F32(w), Data::F32(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::Bool(w), Data::Bool(d)) => Some(w.vec_from(d.into_owned())),
+            _ => None,
+        }
+    }
+    fn first(data: &Data<'_>) -> Option<Self> {
+        match (T::WHICH, data) {
+            (Which::I64(w), Data::I64(d)) => d.first().map(|x| w.from(*x)),
+            (Which::F64(w), Data::F64(d)) => d.first().map(|x| w.from(*x)),
+            (Which::I32(w), Data::I32(d)) => d.first().map(|x| w.from(*x)),
+            (Which::F32(w), Data::F32(d)) => d.first().map(|x| w.from(*x)),
+            (Which::Bool(w), Data::Bool(d)) => d.first().map(|x| w.from(*x)),
+            _ => None,
+        }
+    }
+}
 
-        impl FutharkResult for $t {
-            fn unstack(leaves: &mut Leaves, outer: &[i64]) -> Result<Vec<Self>, MarshalError> {
-                let leaf = leaves.next(<$t as FutharkPrim>::PRIM, outer.len())?;
-                if leaf.shape != outer {
-                    return Err(MarshalError::Mismatch(format!(
-                        "an array of shape {:?} where {:?} was expected", leaf.shape, outer
-                    )));
-                }
-                <$t as FutharkPrim>::elems(leaf.data).ok_or_else(|| MarshalError::Mismatch("elements of another type".into()))
-            }
+impl<T: Scalar> FutharkArg for T {
+    fn stack<'s>(
+        items: &[&'s Self],
+        outer: &[i64],
+        out: &mut Vec<Leaf<'s>>,
+    ) -> Result<(), MarshalError> {
+        let elems: Vec<T> = items.iter().map(|x| **x).collect();
+        out.push(Leaf {
+            shape: outer.to_vec(),
+            data: T::data(Cow::Owned(elems)),
+        });
+        Ok(())
+    }
+    fn stack_slices<'s>(
+        slices: &[&'s [Self]],
+        outer: &[i64],
+        out: &mut Vec<Leaf<'s>>,
+    ) -> Result<(), MarshalError> {
+        let elems = match slices {
+            // The common case, a captured `Vec` of numbers: no copy here.
+            [one] => Cow::Borrowed(*one),
+            many => Cow::Owned(many.concat()),
+        };
+        out.push(Leaf {
+            shape: outer.to_vec(),
+            data: T::data(elems),
+        });
+        Ok(())
+    }
+}
+
+impl<T: Scalar> FutharkResult for T {
+    fn unstack(leaves: &mut Leaves, outer: &[i64]) -> Result<Vec<Self>, MarshalError> {
+        let leaf = leaves.next(T::PRIM, outer.len())?;
+        if leaf.shape != outer {
+            return Err(MarshalError::Mismatch(format!(
+                "an array of shape {:?} where {:?} was expected",
+                leaf.shape, outer
+            )));
         }
-    )*};
+        T::elems(leaf.data).ok_or_else(|| MarshalError::Mismatch("elements of another type".into()))
+    }
 }
 
 /// A value that crosses into a Futhark entry point as its leaves.
@@ -284,19 +327,6 @@ pub fn from_leaves<T: FutharkResult>(leaves: Vec<Leaf<'static>>) -> Result<T, Ma
         (Some(v), 0) => Ok(v),
         (None, _) => Err(MarshalError::Mismatch("no value".into())),
         (Some(_), _) => Err(MarshalError::Mismatch("more results than expected".into())),
-    }
-}
-
-prims!(i64 => I64, f64 => F64, i32 => I32, f32 => F32, bool => Bool);
-
-impl<T: FutharkArg + ?Sized> FutharkArg for &T {
-    fn stack<'s>(
-        items: &[&'s Self],
-        outer: &[i64],
-        out: &mut Vec<Leaf<'s>>,
-    ) -> Result<(), MarshalError> {
-        let inner: Vec<&'s T> = items.iter().map(|x| &***x).collect();
-        T::stack(&inner, outer, out)
     }
 }
 

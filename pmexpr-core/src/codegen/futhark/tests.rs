@@ -9,7 +9,7 @@ use quote::quote;
 use super::code::{comment, lit, stem};
 use super::*;
 use crate::ast::Lit;
-use crate::program::{CrateProgram, merge};
+use crate::merge::{CrateProgram, merge};
 use crate::site::{SiteProgram, compile_for_test};
 
 /// The merged program of `sites` (name, tokens), with `#[pmexpr]` functions `items`.
