@@ -21,10 +21,19 @@ fn shapes(c: &mut Criterion) {
         let mut shape = (entry.make)(Size::Bench);
         let mut g = c.benchmark_group(entry.name);
         for (id, v) in [
-            (BenchmarkId::new("accelerate", "cpu"), Variant::Accelerated(Target::Cpu)),
-            (BenchmarkId::new("accelerate", "seq"), Variant::Accelerated(Target::Seq)),
+            (
+                BenchmarkId::new("accelerate", "cpu"),
+                Variant::Accelerated(Target::Cpu),
+            ),
+            (
+                BenchmarkId::new("accelerate", "seq"),
+                Variant::Accelerated(Target::Seq),
+            ),
             (BenchmarkId::new("rayon", "hand-written"), Variant::Rayon),
-            (BenchmarkId::new("sequential", "hand-written"), Variant::Sequential),
+            (
+                BenchmarkId::new("sequential", "hand-written"),
+                Variant::Sequential,
+            ),
         ] {
             g.bench_function(id, |b| b.iter(|| shape.run(v)));
         }

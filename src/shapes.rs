@@ -614,7 +614,6 @@ impl Shape for FloatTuples {
 /// A dense layer `y = b + W x` (`W` is `outs × ins`, row-major): a `par_loop` over the outputs,
 /// each a `seq_loop_acc` dot product over tensors.
 pub struct MatVec {
-    outs: usize,
     ins: usize,
     w: Vec<f64>,
     x: Vec<f64>,
@@ -636,7 +635,6 @@ impl MatVec {
             tx: Tensor::from_vec(x.clone(), &[ins]),
             tb: Tensor::from_vec(b.clone(), &[outs]),
             ty: Tensor::zeros(&[outs]),
-            outs,
             ins,
             w,
             x,
@@ -671,9 +669,9 @@ impl Shape for MatVec {
     fn run(&mut self, v: Variant) {
         let (w, x, ins) = (&self.w, &self.x, self.ins);
         match v {
-            Variant::Accelerated(t) => {
-                with_target(t, || Self::accelerated(&self.tw, &self.tx, &self.tb, &self.ty))
-            }
+            Variant::Accelerated(t) => with_target(t, || {
+                Self::accelerated(&self.tw, &self.tx, &self.tb, &self.ty)
+            }),
             Variant::Rayon => {
                 let y = w
                     .par_chunks(ins)
@@ -691,7 +689,6 @@ impl Shape for MatVec {
                 self.out.set(v, y);
             }
         }
-        debug_assert_eq!(self.outs, self.b.len());
     }
     fn output(&self, v: Variant) -> Vec<f64> {
         match v {
@@ -889,7 +886,10 @@ impl Axpy {
         let n = pick(size, 1000, 4_000_000);
         let (x, y) = (rng.floats(n), rng.floats(n));
         Axpy {
-            acc: (Tensor::from_vec(x.clone(), &[n]), Tensor::from_vec(y.clone(), &[n])),
+            acc: (
+                Tensor::from_vec(x.clone(), &[n]),
+                Tensor::from_vec(y.clone(), &[n]),
+            ),
             x,
             rayon: y.clone(),
             seq: y,

@@ -70,5 +70,8 @@ fn every_shape_is_tested_and_the_check_catches_a_difference() {
     assert_eq!(SHAPES.len(), 10);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
-    assert_eq!(pmexpr_suite::shapes::rel_diff(&[3.0, -4.0], &[3.0, -4.0]), 0.0);
+    assert_eq!(
+        pmexpr_suite::shapes::rel_diff(&[3.0, -4.0], &[3.0, -4.0]),
+        0.0
+    );
 }
