@@ -2,12 +2,14 @@
 //!
 //! This library holds what they share: deterministic input data, the ODE example's accelerated
 //! expression ([`ode`]), the neural-network example's training, data loaders and hand-written
-//! baselines ([`nn`]), and the Parboil ports with their hand-written baselines ([`parboil`]).
+//! baselines ([`nn`]), the Parboil ports with their hand-written baselines ([`parboil`]), and the
+//! program shapes of the CPU benchmarks with theirs ([`shapes`]).
 
 pub mod nn;
 pub mod ode;
 pub mod parboil;
 pub mod parity;
+pub mod shapes;
 
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other
 /// files of the package use (the build hook shows them its definition).

@@ -1,0 +1,111 @@
+//! The program shapes of issue 15 (`pmexpr_suite::shapes`, the sites `benches/shapes.rs` times):
+//! a table of median times of each `accelerate!` site on the `cpu` and `seq` targets, of the same
+//! algorithm hand-written with rayon and as a sequential loop, and the ratios cpu/rayon and
+//! cpu/sequential. Every result is checked against the sequential loop first; the versions run in
+//! turn, one run of each per round.
+//!
+//! ```text
+//! cargo run --release --example shapes [-- --runs 15] [-- NAME…]
+//! cargo run --release --example shapes -- --only cpu NAME   # one version alone, for `perf record`
+//! ```
+
+use pmexpr::Target;
+use pmexpr_suite::shapes::{SHAPES, Size, Variant, check};
+use std::time::Instant;
+
+/// The median seconds of each version, the versions run in turn (one run of each per round), so
+/// that a change of the machine's load during the run falls on all of them alike.
+fn medians(run: &mut dyn FnMut(Variant), variants: &[Variant], rounds: usize) -> Vec<f64> {
+    for &v in variants {
+        run(v); // warm-up: page faults of fresh outputs, rayon's threads
+    }
+    let mut t = vec![Vec::with_capacity(rounds); variants.len()];
+    for _ in 0..rounds {
+        for (k, &v) in variants.iter().enumerate() {
+            let start = Instant::now();
+            run(v);
+            t[k].push(start.elapsed().as_secs_f64());
+        }
+    }
+    t.into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[rounds / 2]
+        })
+        .collect()
+}
+
+fn main() {
+    let mut runs = 11;
+    let mut names = Vec::new();
+    let mut only = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--runs" {
+            runs = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(runs)
+                .max(1);
+        } else if a == "--only" {
+            only = args.next().map(|v| match v.as_str() {
+                "cpu" => Variant::Accelerated(Target::Cpu),
+                "seq" => Variant::Accelerated(Target::Seq),
+                "rayon" => Variant::Rayon,
+                _ => Variant::Sequential,
+            });
+        } else {
+            names.push(a);
+        }
+    }
+    println!(
+        "median of {runs} rounds, ms; {} threads",
+        rayon::current_num_threads()
+    );
+    if only.is_none() {
+        println!(
+            "| shape | cpu | seq | rayon | sequential | cpu / rayon | cpu / sequential |\n|---|---:|---:|---:|---:|---:|---:|"
+        );
+    }
+    let (mut log_r, mut log_s, mut count) = (0.0, 0.0, 0);
+    for entry in SHAPES {
+        if !names.is_empty() && !names.iter().any(|n| entry.name.contains(n.as_str())) {
+            continue;
+        }
+        if let Err(e) = check(entry, Size::Bench, &[Target::Cpu, Target::Seq]) {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        let mut shape = (entry.make)(Size::Bench);
+        let mut run = |v| shape.run(v);
+        if let Some(v) = only {
+            let t = medians(&mut run, &[v], runs)[0] * 1e3;
+            println!("{} {v:?}: {t:.2} ms", entry.name);
+            continue;
+        }
+        let variants = [
+            Variant::Accelerated(Target::Cpu),
+            Variant::Accelerated(Target::Seq),
+            Variant::Rayon,
+            Variant::Sequential,
+        ];
+        let t = medians(&mut run, &variants, runs);
+        let [cpu, seq, ray, hand] = [t[0], t[1], t[2], t[3]].map(|x| x * 1e3);
+        println!(
+            "| {} | {cpu:.2} | {seq:.2} | {ray:.2} | {hand:.2} | **{:.2}** | {:.2} |",
+            entry.name,
+            cpu / ray,
+            cpu / hand
+        );
+        log_r += (cpu / ray).ln();
+        log_s += (cpu / hand).ln();
+        count += 1;
+    }
+    if count > 0 {
+        println!(
+            "geometric mean: cpu / rayon {:.2}, cpu / sequential {:.2}",
+            (log_r / count as f64).exp(),
+            (log_s / count as f64).exp()
+        );
+    }
+}

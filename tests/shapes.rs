@@ -1,0 +1,77 @@
+//! The program shapes of the CPU benchmarks (`pmexpr_suite::shapes`) at a small size: every
+//! `accelerate!` site on `seq`, `cpu` and debug mode, and the hand-written rayon version, agree
+//! with the hand-written sequential loop (integers exactly, floats within a relative 1e-9).
+
+use pmexpr::Target;
+use pmexpr_suite::shapes::{SHAPES, Size, check};
+
+const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
+
+fn shape(name: &str) {
+    let entry = SHAPES.iter().find(|e| e.name == name).expect("a shape");
+    if let Err(e) = check(entry, Size::Small, &TARGETS) {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn argmin_foldl_create() {
+    shape("argmin_foldl_create");
+}
+
+#[test]
+fn stencil2d() {
+    shape("stencil2d");
+}
+
+#[test]
+fn stencil3d() {
+    shape("stencil3d");
+}
+
+#[test]
+fn mandelbrot_foldl_tuple() {
+    shape("mandelbrot_foldl_tuple");
+}
+
+#[test]
+fn float_math_tuples() {
+    shape("float_math_tuples");
+}
+
+#[test]
+fn matvec_dense() {
+    shape("matvec_dense");
+}
+
+#[test]
+fn matmul_par_loop() {
+    shape("matmul_par_loop");
+}
+
+#[test]
+fn reduce_map() {
+    shape("reduce_map");
+}
+
+#[test]
+fn map2_addf() {
+    shape("map2_addf");
+}
+
+#[test]
+fn axpy_par_loop() {
+    shape("axpy_par_loop");
+}
+
+/// Every shape has a test above, and the check can fail: a wrong result is caught.
+#[test]
+fn every_shape_is_tested_and_the_check_catches_a_difference() {
+    assert_eq!(SHAPES.len(), 10);
+    assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
+    assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
+    assert_eq!(
+        pmexpr_suite::shapes::rel_diff(&[3.0, -4.0], &[3.0, -4.0]),
+        0.0
+    );
+}
