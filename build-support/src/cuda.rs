@@ -9,7 +9,7 @@ use std::path::Path;
 
 use pmexpr_core::classify::Backend;
 use pmexpr_core::codegen::cuda::{CudaOptions, generate, instantiations};
-use pmexpr_core::codegen::cuda_host::unsupported_host;
+use pmexpr_core::codegen::rust::cuda_host::unsupported_host;
 use pmexpr_core::program::CrateSite;
 
 use crate::nvrtc;

@@ -133,7 +133,7 @@ pub fn expand_accelerate(
     input: TokenStream,
     rt: &TokenStream,
     cx: Context<'_>,
-    cuda: Option<&codegen::cuda_host::CudaBuild>,
+    cuda: Option<&codegen::rust::CudaBuild>,
 ) -> TokenStream {
     let size = token_count(&input) + prelude_size(&cx);
     with_stack(size, || expand_accelerate_here(input, rt, cx, cuda))
@@ -143,18 +143,20 @@ fn expand_accelerate_here(
     input: TokenStream,
     rt: &TokenStream,
     cx: Context<'_>,
-    cuda: Option<&codegen::cuda_host::CudaBuild>,
+    cuda: Option<&codegen::rust::CudaBuild>,
 ) -> TokenStream {
     match site::compile(input, cx) {
         Ok(site) => {
             let host = match (cuda, &site.program) {
                 (Some(build), Some(program)) => {
-                    codegen::cuda_host::cuda_host(&site.mono, program, build, rt).ok()
+                    codegen::rust::cuda_host::cuda_host(&site.mono, program, build, rt).ok()
                 }
                 _ => None,
             };
             let futhark = match (cuda, &site.program) {
-                (Some(build), Some(program)) => codegen::futhark_host::futhark_host(program, build),
+                (Some(build), Some(program)) => {
+                    codegen::rust::futhark_host::futhark_host(program, build)
+                }
                 _ => None,
             };
             codegen::rust::generate_site(&site.mono, rt, false, host.as_ref(), futhark.as_ref())

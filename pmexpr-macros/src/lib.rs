@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use pmexpr_core::Context;
-use pmexpr_core::codegen::cuda_host::CudaBuild;
+use pmexpr_core::codegen::rust::CudaBuild;
 use pmexpr_core::registry::Registry;
 use proc_macro::TokenStream;
 use quote::quote;

@@ -1,6 +1,9 @@
 //! Code generation from the monomorphic program.
 //!
-//! - [`rust`]: Rust code for the CPU backends (`seq`, `cpu`, debug mode), generic over the backend.
+//! - [`rust`]: the expansion of a site: Rust code for the CPU backends (`seq`, `cpu`, debug mode),
+//!   generic over the backend, and the host side of the GPU targets: [`rust::cuda_host`] (the
+//!   kernels a CUDA-class site launches, and from where) and [`rust::futhark_host`] (the glue a
+//!   Futhark-class site includes).
 //! - [`futhark`]: the Futhark program of a crate's Futhark-class sites, one entry point per site.
 //! - [`numbers`]: the number types a site's type variables can stand for, and which combinations
 //!   the GPU generators emit code for.
@@ -8,8 +11,6 @@
 //!   compiled by NVRTC.
 
 pub mod cuda;
-pub mod cuda_host;
 pub mod futhark;
-pub mod futhark_host;
 pub mod numbers;
 pub mod rust;

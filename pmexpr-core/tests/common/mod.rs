@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pmexpr_core::codegen::cuda::{CudaOptions, generate, instantiations};
-use pmexpr_core::codegen::cuda_host::CudaBuild;
+use pmexpr_core::codegen::rust::CudaBuild;
 use pmexpr_core::program::{compile_sites, crate_output};
 use pmexpr_core::registry::{ItemKind, Registry, RegistryItem, SiteSource};
 use pmexpr_core::{Context, PreludeItem};

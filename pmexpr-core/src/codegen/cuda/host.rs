@@ -41,7 +41,7 @@ pub struct HostPlan {
     /// Whether the accelerated binding launches its kernels one after the other, each once, with
     /// only sequential code (no kernels) around them: no notes, no host function but the
     /// accelerated binding. Host code that is not straight-line runs on the CUDA targets too
-    /// (see `codegen::cuda_host`); this only tells which description fits.
+    /// (see `codegen::rust::cuda_host`); this only tells which description fits.
     pub straight_line: bool,
     /// The result type of the accelerated expression (an `i32` or `f32` in it is still its type
     /// variable: PMExpr's types have no 32-bit numbers).

@@ -1,13 +1,14 @@
 //! The host side of a CUDA-class site: what `accelerate!` embeds so that the runtime can run the
-//! site's kernels (the modules of [`super::cuda`] as `static` data), and which `par_loop`s of the
-//! accelerated expression become launches in the Rust host code that [`super::rust`] generates.
+//! site's kernels (the modules of [`crate::codegen::cuda`] as `static` data), and which
+//! `par_loop`s of the accelerated expression become launches in the Rust host code that [`super`]
+//! generates.
 //!
 //! The host code is the accelerated expression itself, compiled to Rust like for the CPU targets
 //! (sequentially), except that each `par_loop` of host code launches the kernel generated for it,
 //! with the kernel's parameters — the bound arguments of the loop's lifted function, then `n` —
 //! marshaled by the runtime. Host code is the expression's own code and the functions it calls or
-//! passes to a sequential loop ([`super::cuda::HostPlan::functions`]): a launch may sit inside
-//! `seq_loop`, `seq_loop_acc`, `foldl`, a branch, a closure, a local `fn` (recursion
+//! passes to a sequential loop ([`crate::codegen::cuda::HostPlan::functions`]): a launch may sit
+//! inside `seq_loop`, `seq_loop_acc`, `foldl`, a branch, a closure, a local `fn` (recursion
 //! included) or a `#[pmexpr]` function, and runs each time the host code reaches it. Closures use
 //! the call (a shared `RefCell` of the runtime's `Call`) from their environment; `fn` items that
 //! launch take it as their last parameter. Tensors stay on the device for the whole call unless
@@ -24,6 +25,7 @@ use std::path::Path;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
+use super::{CudaBuild, CudaHost, cuda_host_problem};
 use crate::ast::{Expr, ExprKind, VarId};
 use crate::classify::Backend;
 use crate::codegen::cuda::{CudaModule, CudaOptions, generate, instantiations};
@@ -31,27 +33,6 @@ use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
 use crate::mono::Mono;
 use crate::site::SiteProgram;
-
-/// Where the build hook wrote a site's modules, and what the site is called there.
-#[derive(Debug, Clone, Default)]
-pub struct CudaBuild {
-    /// `file:line:column` of the site as the hook names it (modules are named after it).
-    pub site_name: String,
-    /// `OUT_DIR`, where the hook wrote `pmexpr/cuda/<module>.cu` and `.ptx`.
-    pub out_dir: Option<std::path::PathBuf>,
-}
-
-/// What the Rust generator needs for a CUDA-class site.
-#[derive(Debug, Clone)]
-pub struct CudaHost {
-    /// The `par_loop` nodes of the host code that launch (by the address of their arguments,
-    /// which identifies the node in the monomorphic program), and the kernel each launches.
-    pub launches: HashMap<usize, usize>,
-    /// The host expressions of each kernel's parameters but `n`, in order.
-    pub kernel_args: Vec<Vec<Expr>>,
-    /// The `SiteKernels` value (an expression of the runtime's type).
-    pub kernels: TokenStream,
-}
 
 /// Calls `f` on `e` and every subexpression of the host code around it: not inside lambdas or
 /// `fn` items, which lifting moves out of the accelerated binding.
@@ -130,7 +111,7 @@ pub fn unsupported_host(mono: &Mono, program: &SiteProgram, module: &CudaModule)
         kernel_args,
         kernels: TokenStream::new(),
     };
-    crate::codegen::rust::cuda_host_problem(mono, &quote!(::pmexpr::__private), &host)
+    cuda_host_problem(mono, &quote!(::pmexpr::__private), &host)
 }
 
 /// The body in the monomorphic program of each function of the lifted program: a lifted
@@ -283,7 +264,7 @@ pub fn cuda_host(
         kernel_args,
         kernels,
     };
-    match crate::codegen::rust::cuda_host_problem(mono, rt, &host) {
+    match cuda_host_problem(mono, rt, &host) {
         Some(why) => Err(why),
         None => Ok(host),
     }

@@ -2,19 +2,10 @@
 //! the compiled library's manifest (`pmexpr-build`, `futhark::glue`), which the site's expansion
 //! `include!`s, or the reason the site has none.
 
+use super::{CudaBuild, FutharkHost};
 use crate::classify::Backend;
-use crate::codegen::cuda_host::CudaBuild;
 use crate::mangle::glue_file;
 use crate::site::SiteProgram;
-
-/// How a Futhark-class site reaches its library.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FutharkHost {
-    /// The glue file (an absolute path) that the hook wrote for the site.
-    Glue(String),
-    /// The site has no library: it runs on the CPU targets.
-    Missing,
-}
 
 /// The glue of a site, where the build hook wrote it under `OUT_DIR` (`None`: not a Futhark-class
 /// site).

@@ -1,0 +1,342 @@
+//! Bindings: chains of `let`s, recursive groups as lifted `fn` items, and `match` with the
+//! variables its pattern binds.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::code::{field_index, pat_test};
+use super::{Binding, Gen, is_place};
+use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
+use crate::types::Type;
+
+impl Gen<'_> {
+    /// A chain of `let`s and recursive groups (a block's statements) as one Rust block: a flat
+    /// list of statements, not one nested block per statement, which rustc's parser cannot take
+    /// 10,000 deep (and this loop needs no stack per statement either).
+    pub(super) fn block_chain(&mut self, e: &Expr) -> TokenStream {
+        let mut stmts = Vec::new();
+        let mut saved: Vec<(VarId, Option<Binding>)> = Vec::new();
+        let mut cur = e;
+        loop {
+            let binds = match &cur.kind {
+                ExprKind::Let {
+                    binder,
+                    value,
+                    body,
+                    ..
+                } => {
+                    let (stmt, bind) = self.let_stmt(binder, value);
+                    stmts.push(stmt);
+                    cur = body;
+                    bind.into_iter().collect()
+                }
+                ExprKind::RecLet { fns, body, .. } => {
+                    let (items, binds) = self.rec_let_items(fns);
+                    stmts.extend(items);
+                    cur = body;
+                    binds
+                }
+                _ => break,
+            };
+            for (id, b) in binds {
+                saved.push((id, self.bindings.insert(id, b)));
+            }
+        }
+        let tail = self.value(cur);
+        for (id, old) in saved.into_iter().rev() {
+            match old {
+                Some(b) => self.bindings.insert(id, b),
+                None => self.bindings.remove(&id),
+            };
+        }
+        quote!({ #(#stmts)* #tail })
+    }
+
+    /// The statement of `let binder = value;` and the binding it adds to the scope after it.
+    fn let_stmt(
+        &mut self,
+        binder: &Param,
+        value: &Expr,
+    ) -> (TokenStream, Option<(VarId, Binding)>) {
+        let x = self.local(binder.ident.id);
+        if binder.ident.name == "_" {
+            let v = self.value(value);
+            return (quote!(let _ = #v;), None);
+        }
+        match &value.kind {
+            ExprKind::Lam {
+                params,
+                body: lam_body,
+            } => {
+                if self.launches_in(value) {
+                    self.host.launchers.insert(x.to_string());
+                }
+                let lam_free = value.free_vars();
+                let caps = self.captures(lam_free);
+                let (clones, mut scope) = self.capture_clones(&caps);
+                let mut ps = Vec::new();
+                for p in params {
+                    let px = self.local(p.ident.id);
+                    let pt = self.pty(&p.ty);
+                    ps.push(quote!(#px: #pt));
+                    scope.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: !self.is_copy(&p.ty),
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+                let ret = self.rty(&lam_body.ty);
+                let lb = self.with_scope(scope, |g| g.value(lam_body));
+                let binding = Binding::Closure {
+                    rust: x.clone(),
+                    params: params.iter().map(|p| p.ty.clone()).collect(),
+                    ret: lam_body.ty.clone(),
+                };
+                (
+                    quote!(let #x = { #(#clones)* move |#(#ps),*| -> #ret { #lb } };),
+                    Some((binder.ident.id, binding)),
+                )
+            }
+            ExprKind::Var { ident, .. }
+                if matches!(
+                    self.bindings.get(&ident.id),
+                    Some(Binding::Item { .. } | Binding::Closure { .. })
+                ) =>
+            {
+                // An alias of a known function stays known.
+                let b0 = self.bindings[&ident.id].clone();
+                let (stmt, binding) = match b0 {
+                    Binding::Closure { rust, params, ret } => {
+                        if self.host.launchers.contains(&rust.to_string()) {
+                            self.host.launchers.insert(x.to_string());
+                        }
+                        (
+                            quote!(let #x = #rust.clone();),
+                            Binding::Closure {
+                                rust: x.clone(),
+                                params,
+                                ret,
+                            },
+                        )
+                    }
+                    item => (quote!(), item),
+                };
+                (stmt, Some((binder.ident.id, binding)))
+            }
+            _ if !self.is_copy(&value.ty) && is_place(value, &self.bindings) => {
+                let v = self.arg(value);
+                let binding = Binding::Value {
+                    by_ref: true,
+                    ty: value.ty.clone(),
+                };
+                (quote!(let #x = #v;), Some((binder.ident.id, binding)))
+            }
+            _ => {
+                let v = self.value(value);
+                let t = self.rty(&value.ty);
+                let binding = Binding::Value {
+                    by_ref: false,
+                    ty: value.ty.clone(),
+                };
+                (quote!(let #x: #t = #v;), Some((binder.ident.id, binding)))
+            }
+        }
+    }
+
+    /// A recursive group: nested `fn` items lifted over the variables their bodies use.
+    /// Returns the items and the bindings of the members, for the scope after the group.
+    fn rec_let_items(&mut self, fns: &[FnDef]) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
+        let members: BTreeSet<VarId> = fns.iter().map(|f| f.ident.id).collect();
+        let mut free = BTreeSet::new();
+        for f in fns {
+            let lam = Expr::typed(
+                ExprKind::Lam {
+                    params: f.params.clone(),
+                    body: Box::new(f.body.clone()),
+                },
+                f.span,
+                Type::unit(),
+            );
+            free.extend(lam.free_vars().into_iter().filter(|v| !members.contains(v)));
+        }
+        let extras: Vec<(VarId, Type)> = self
+            .captures(free)
+            .into_iter()
+            .map(|id| {
+                let ty = match &self.bindings[&id] {
+                    Binding::Value { ty, .. } => ty.clone(),
+                    Binding::Closure { params, ret, .. } | Binding::Item { params, ret, .. } => {
+                        Type::arrows(params.clone(), ret.clone())
+                    }
+                };
+                (id, ty)
+            })
+            .collect();
+        // Every member takes the call when one of them launches (they may call each other).
+        let launches = fns.iter().any(|f| self.launches_in(&f.body));
+        if launches {
+            for f in fns {
+                let name = self.local(f.ident.id).to_string();
+                self.host.launchers.insert(name);
+            }
+        }
+        let member_bindings: Vec<(VarId, Binding)> = fns
+            .iter()
+            .map(|f| {
+                let (params, ret) = f.ty.split_arrows(f.params.len());
+                (
+                    f.ident.id,
+                    Binding::Item {
+                        rust: self.local(f.ident.id),
+                        params: params.into_iter().cloned().collect(),
+                        ret: ret.clone(),
+                        extras: extras.clone(),
+                    },
+                )
+            })
+            .collect();
+        // A `fn` item sees only items, its parameters and its lifted variables: every variable its
+        // body uses that is not an item is among the lifted ones (`captures`), rebound in its own
+        // scope, so the outer scope need not be filtered (a filtered copy per group made a chain
+        // of n groups cost n²).
+        let items = self.with_scope(member_bindings.clone(), |g| {
+            let mut items = Vec::new();
+            for f in fns {
+                let mut own = Vec::new();
+                let mut sig = Vec::new();
+                for p in &f.params {
+                    let x = g.local(p.ident.id);
+                    let t = g.pty(&p.ty);
+                    sig.push(quote!(#x: #t));
+                    own.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: !g.is_copy(&p.ty),
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+                for (id, ty) in &extras {
+                    let x = g.local(*id);
+                    let t = g.pty(ty);
+                    sig.push(quote!(#x: #t));
+                    own.push((
+                        *id,
+                        Binding::Value {
+                            by_ref: !g.is_copy(ty),
+                            ty: ty.clone(),
+                        },
+                    ));
+                }
+                if launches {
+                    let rt = &g.rt;
+                    sig.push(quote!(__pm_call: &::core::cell::RefCell<#rt::CudaCall<'pm>>));
+                }
+                let ret = g.rty(&f.body.ty);
+                let name = g.local(f.ident.id);
+                let b = g.with_scope(own, |g| g.value(&f.body));
+                let generics = g.generics();
+                items.push(quote! {
+                    #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
+                    fn #name #generics (#(#sig),*) -> #ret { #b }
+                });
+            }
+            items
+        });
+        (items, member_bindings)
+    }
+
+    pub(super) fn match_(
+        &mut self,
+        scrutinee: &Expr,
+        pat: &Pat,
+        then: &Expr,
+        otherwise: &Expr,
+    ) -> TokenStream {
+        if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
+            let c = self.value(scrutinee);
+            let (t, o) = (self.value(then), self.value(otherwise));
+            return if b {
+                quote!(if #c { #t } else { #o })
+            } else {
+                quote!(if #c { #o } else { #t })
+            };
+        }
+        let s = self.fresh("scrutinee");
+        let by_ref = !self.is_copy(&scrutinee.ty);
+        let setup = if !by_ref {
+            let v = self.value(scrutinee);
+            quote!(let #s = #v;)
+        } else if is_place(scrutinee, &self.bindings) {
+            let v = self.arg(scrutinee);
+            quote!(let #s = #v;)
+        } else {
+            let owned = self.fresh("owned");
+            let v = self.value(scrutinee);
+            quote!(let #owned = #v; let #s = &#owned;)
+        };
+        let test = pat_test(pat, quote!(#s), &self.rt);
+        let mut stmts = Vec::new();
+        let mut scope = Vec::new();
+        self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
+        let t = self.with_scope(scope, |g| g.value(then));
+        if pat.irrefutable() {
+            quote!({ #setup #(#stmts)* #t })
+        } else {
+            let o = self.value(otherwise);
+            quote!({ #setup if #test { #(#stmts)* #t } else { #o } })
+        }
+    }
+
+    fn pat_binds(
+        &mut self,
+        p: &Pat,
+        path: TokenStream,
+        whole: bool,
+        stmts: &mut Vec<TokenStream>,
+        scope: &mut Vec<(VarId, Binding)>,
+    ) {
+        match &p.kind {
+            PatKind::Bind(ident) => {
+                if ident.name == "_" {
+                    return;
+                }
+                let x = self.local(ident.id);
+                if self.is_copy(&p.ty) {
+                    stmts.push(quote!(let #x = #path;));
+                    scope.push((
+                        ident.id,
+                        Binding::Value {
+                            by_ref: false,
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                } else {
+                    if whole {
+                        stmts.push(quote!(let #x = #path;));
+                    } else {
+                        stmts.push(quote!(let #x = &#path;));
+                    }
+                    scope.push((
+                        ident.id,
+                        Binding::Value {
+                            by_ref: true,
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                }
+            }
+            PatKind::Record(fs) => {
+                for (l, sub) in fs {
+                    let idx = field_index(&p.ty, l);
+                    self.pat_binds(sub, quote!(#path.#idx), false, stmts, scope);
+                }
+            }
+            PatKind::Wild | PatKind::Lit(_) => {}
+        }
+    }
+}

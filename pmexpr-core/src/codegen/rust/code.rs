@@ -1,0 +1,130 @@
+//! The names generated code uses (the site, locals, temporaries, user variables), literals, and
+//! the tests and field indices of patterns.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::Gen;
+use crate::ast::{Lit, Pat, PatKind, VarId};
+use crate::types::{Label, Type};
+
+const SITE: &str = "__PM_SITE";
+
+impl Gen<'_> {
+    pub(super) fn site(&self) -> TokenStream {
+        let s = format_ident!("{}", SITE);
+        quote!(&#s)
+    }
+
+    pub(super) fn local(&self, id: VarId) -> proc_macro2::Ident {
+        let name = self
+            .names
+            .get(id.0 as usize)
+            .map(String::as_str)
+            .unwrap_or("v");
+        let name = name.trim_start_matches("r#");
+        let clean: String = name
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format_ident!("{}_{}", clean, id.0)
+    }
+
+    pub(super) fn fresh(&mut self, what: &str) -> proc_macro2::Ident {
+        self.tmp += 1;
+        format_ident!("__{}{}", what, self.tmp)
+    }
+}
+
+/// The tuple index of field `l` of a record of type `t`: records are tuples in label order.
+pub(super) fn field_index(t: &Type, l: &Label) -> TokenStream {
+    let position = match t {
+        Type::Record(fs) => fs.iter().position(|(f, _)| f == l),
+        _ => None,
+    };
+    let i = position.unwrap_or(match l {
+        Label::Index(i) => *i as usize,
+        Label::Name(_) => 0,
+    });
+    let i = syn::Index::from(i);
+    quote!(#i)
+}
+
+/// The Rust identifier of a user's variable: names are kept without `r#` (`r#x` and `x` are the
+/// same variable in Rust), so a keyword is written raw again.
+pub fn user_ident(name: &str, span: Span) -> proc_macro2::Ident {
+    const KEYWORDS: &[&str] = &[
+        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do",
+        "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in",
+        "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+        "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe",
+        "unsized", "use", "virtual", "where", "while", "yield",
+    ];
+    let any = <syn::Ident as syn::ext::IdentExt>::parse_any;
+    match syn::parse::Parser::parse_str(any, name) {
+        _ if KEYWORDS.contains(&name) => proc_macro2::Ident::new_raw(name, span),
+        Ok(_) => proc_macro2::Ident::new(name, span),
+        // Not an identifier at all (never from the parser): a name that cannot clash.
+        Err(_) => format_ident!("__pm_invalid_name", span = span),
+    }
+}
+
+/// A literal of type `t`: a number whose type the captured values fix converts at run time.
+pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
+    match (l, t) {
+        (Lit::Int(i), Type::Var(v)) => {
+            let (n, site) = (Gen::numeric_param(*v), format_ident!("{}", SITE));
+            return quote!(<#n as #rt::Int>::from_lit(&#site, #i));
+        }
+        (Lit::Float(f), Type::Var(v)) => {
+            let n = Gen::numeric_param(*v);
+            let f = Literal::f64_suffixed(*f);
+            return quote!(<#n as #rt::Float>::from_lit(#f));
+        }
+        _ => {}
+    }
+    match l {
+        Lit::Int(i) => {
+            let l = Literal::i64_suffixed(*i);
+            quote!((#l))
+        }
+        Lit::Float(f) => {
+            let l = Literal::f64_suffixed(*f);
+            quote!((#l))
+        }
+        Lit::Bool(true) => quote!(true),
+        Lit::Bool(false) => quote!(false),
+        Lit::Unit => quote!(()),
+    }
+}
+
+pub(super) fn pat_test(p: &Pat, path: TokenStream, rt: &TokenStream) -> TokenStream {
+    match &p.kind {
+        PatKind::Wild | PatKind::Bind(_) | PatKind::Lit(Lit::Unit) => quote!(true),
+        PatKind::Lit(l) => {
+            let l = lit(l, &p.ty, rt);
+            quote!((#path == #l))
+        }
+        PatKind::Record(fs) => {
+            let tests: Vec<TokenStream> = fs
+                .iter()
+                .filter(|(_, p)| !p.irrefutable())
+                .map(|(l, sub)| {
+                    let idx = field_index(&p.ty, l);
+                    pat_test(sub, quote!(#path.#idx), rt)
+                })
+                .collect();
+            if tests.is_empty() {
+                quote!(true)
+            } else {
+                quote!((#(#tests)&&*))
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Host code for the CUDA targets: the site's expression compiled like for the CPU targets
+//! (sequentially), where each `par_loop` that has a kernel launches it ([`CudaHost`], built by
+//! [`super::cuda_host`]), and why such host code cannot be generated where it cannot.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use super::types::is_copy;
+use super::{Binding, CudaHost, Gen, HostState};
+use crate::ast::{Expr, ExprKind};
+use crate::intrinsics::Keyword;
+use crate::mono::Mono;
+
+/// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
+/// when it can: the check [`generate_site`](super::generate_site) makes, for [`super::cuda_host`]
+/// and the build hook.
+pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
+    // The captured variables bound as `generate_site` binds them.
+    let bindings = mono
+        .free_vars
+        .iter()
+        .zip(&mono.free_var_types)
+        .map(|(fv, ty)| {
+            let by_ref = !is_copy(ty, &mono.numeric);
+            let ty = ty.clone();
+            (fv.id, Binding::Value { by_ref, ty })
+        })
+        .collect();
+    let g = Gen {
+        names: &mono.names,
+        rt: rt.clone(),
+        numeric: mono.numeric.clone(),
+        bindings,
+        tmp: 0,
+        cuda: None,
+        host: HostState::default(),
+    };
+    g.cuda_body(mono, host).err()
+}
+
+impl Gen<'_> {
+    /// The body of the host code for the CUDA targets (the variables of the site bound as
+    /// `self`'s), or why there is none.
+    pub(super) fn cuda_body(&self, mono: &Mono, host: &CudaHost) -> Result<TokenStream, String> {
+        let mut gc = Gen {
+            names: self.names,
+            rt: self.rt.clone(),
+            numeric: self.numeric.clone(),
+            bindings: self.bindings.clone(),
+            tmp: self.tmp,
+            cuda: Some(host),
+            host: HostState::default(),
+        };
+        let body = gc.value(&mono.expr);
+        if let Some(why) = gc.host.problem {
+            return Err(why);
+        }
+        // Every kernel must have been launched from the node it was generated for.
+        if gc.host.launched.len() != host.kernel_args.len() {
+            return Err(format!(
+                "{} of its {} kernels have no launch in the host code (a bug in pmexpr: please report it)",
+                host.kernel_args.len() - gc.host.launched.len(),
+                host.kernel_args.len()
+            ));
+        }
+        Ok(body)
+    }
+
+    /// In host code for the CUDA targets: whether running `e` may launch a kernel (it holds a
+    /// launching `par_loop`, or uses a function that launches).
+    pub(super) fn launches_in(&self, e: &Expr) -> bool {
+        let Some(host) = self.cuda else {
+            return false;
+        };
+        let mut found = false;
+        e.walk(&mut |x| match &x.kind {
+            ExprKind::Keyword {
+                kw: Keyword::ParLoop,
+                args,
+            } => found |= host.launches.contains_key(&(args.as_ptr() as usize)),
+            ExprKind::Var { ident, .. } => {
+                found |= match self.bindings.get(&ident.id) {
+                    Some(Binding::Closure { rust, .. } | Binding::Item { rust, .. }) => {
+                        self.host.launchers.contains(&rust.to_string())
+                    }
+                    _ => false,
+                }
+            }
+            _ => {}
+        });
+        found
+    }
+
+    /// Records why the host code cannot run on the CUDA targets (the first reason wins).
+    pub(super) fn host_problem(&mut self, why: impl FnOnce() -> String) {
+        if self.cuda.is_some() && self.host.problem.is_none() {
+            self.host.problem = Some(why());
+        }
+    }
+
+    /// Whether this keyword application is a kernel launch of host code for the CUDA targets.
+    pub(super) fn is_launch(&self, kw: Keyword, args: &[Expr]) -> bool {
+        kw == Keyword::ParLoop
+            && self
+                .cuda
+                .is_some_and(|h| h.launches.contains_key(&(args.as_ptr() as usize)))
+    }
+
+    /// The launch of kernel `k` by a `par_loop` of host code (`args`: the loop's `n` and
+    /// function): the kernel's parameters marshaled in order, then `n`.
+    pub(super) fn launch(&mut self, k: usize, args: &[Expr]) -> TokenStream {
+        // Everything is evaluated before the call is borrowed, since evaluating may launch too.
+        let host = self.cuda.expect("launches are found in host code only");
+        let n = self.value(&args[0]);
+        let nv = self.fresh("n");
+        let mut stmts = Vec::new();
+        let mut vals = Vec::new();
+        for e in &host.kernel_args[k] {
+            let v = self.value(e);
+            let x = self.fresh("param");
+            stmts.push(quote!(let #x = &(#v);));
+            vals.push(x);
+        }
+        self.host.launched.insert(k);
+        let k = Literal::usize_unsuffixed(k);
+        quote!({
+            let #nv: i64 = #n;
+            #(#stmts)*
+            let mut __pm_c = __pm_call.borrow_mut();
+            let __pm_params = ::std::vec![#(__pm_c.param(#vals)),*];
+            __pm_c.launch(#k, #nv, __pm_params);
+        })
+    }
+}
+
+/// Why host code that makes a launching function a value cannot run on the CUDA targets: the
+/// boxed `Func` must outlive the call, which it would borrow.
+pub(super) fn boxed_launcher() -> String {
+    "its host code uses a function that launches kernels as a value (not called, nor passed to \
+     a sequential loop), which the CUDA target does not run"
+        .to_string()
+}

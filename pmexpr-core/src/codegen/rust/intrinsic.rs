@@ -1,0 +1,266 @@
+//! The intrinsics: arithmetic, comparisons, sequences and tensors, through the runtime's checked
+//! helpers where PMExpr defines a failure.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::Gen;
+use crate::ast::{Expr, ExprKind};
+use crate::intrinsics::Intrinsic;
+use crate::types::Type;
+
+impl Gen<'_> {
+    pub(super) fn intrinsic(&mut self, i: Intrinsic, args: &[&Expr], ty: &Type) -> TokenStream {
+        use Intrinsic::*;
+        let rt = self.rt.clone();
+        let site = self.site();
+        let v = |g: &mut Self, k: usize| g.value(args[k]);
+        let p = |g: &mut Self, k: usize| g.arg(args[k]);
+        match i {
+            AddI | SubI | MulI => {
+                let m = format_ident!(
+                    "{}",
+                    match i {
+                        AddI => "wrapping_add",
+                        SubI => "wrapping_sub",
+                        _ => "wrapping_mul",
+                    }
+                );
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a).#m(#b))
+            }
+            DivI | ModI => {
+                let f = format_ident!("{}", if i == DivI { "divi" } else { "modi" });
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::rt::#f(#site, #a, #b))
+            }
+            NegI => {
+                let a = v(self, 0);
+                quote!((#a).wrapping_neg())
+            }
+            AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
+            | GtF | LeqF | GeqF | EqB | NeqB => {
+                let op: TokenStream = match i {
+                    AddF => quote!(+),
+                    SubF => quote!(-),
+                    MulF => quote!(*),
+                    DivF => quote!(/),
+                    EqI | EqF | EqB => quote!(==),
+                    NeqI | NeqF | NeqB => quote!(!=),
+                    LtI | LtF => quote!(<),
+                    GtI | GtF => quote!(>),
+                    LeqI | LeqF => quote!(<=),
+                    _ => quote!(>=),
+                };
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a #op #b))
+            }
+            NegF => {
+                let a = v(self, 0);
+                quote!((-(#a)))
+            }
+            Not => {
+                let a = v(self, 0);
+                quote!((!(#a)))
+            }
+            Int2Float => {
+                let a = v(self, 0);
+                quote!(((#a) as f64))
+            }
+            FloorFI => {
+                let a = v(self, 0);
+                quote!(#rt::rt::floorfi(#a))
+            }
+            Sqrt | Exp | Log | Sin | Cos => {
+                let m = format_ident!(
+                    "{}",
+                    match i {
+                        Sqrt => "sqrt",
+                        Exp => "exp",
+                        Log => "ln",
+                        Sin => "sin",
+                        _ => "cos",
+                    }
+                );
+                let a = v(self, 0);
+                if matches!(args[0].ty, Type::Var(_)) {
+                    quote!(#rt::Float::#m(#a))
+                } else {
+                    quote!(f64::#m(#a))
+                }
+            }
+            Pow => {
+                let (a, b) = (v(self, 0), v(self, 1));
+                if matches!(args[0].ty, Type::Var(_)) {
+                    quote!(#rt::Float::powf(#a, #b))
+                } else {
+                    quote!(f64::powf(#a, #b))
+                }
+            }
+            Length => {
+                let s = p(self, 0);
+                quote!(((#s).len() as i64))
+            }
+            Null => {
+                let s = p(self, 0);
+                quote!((#s).is_empty())
+            }
+            Get | Head => {
+                let s = p(self, 0);
+                let r = if i == Get {
+                    let ix = v(self, 1);
+                    quote!(#rt::rt::get(#site, (#s).as_slice(), #ix))
+                } else {
+                    quote!(#rt::rt::head(#site, (#s).as_slice()))
+                };
+                if self.is_copy(ty) {
+                    quote!((*#r))
+                } else {
+                    quote!(#r.clone())
+                }
+            }
+            Set => {
+                let s = v(self, 0);
+                let ix = v(self, 1);
+                let x = v(self, 2);
+                self.checked(
+                    quote!(#rt::rt::set(#site, #s, #ix, #x)),
+                    ty,
+                    "the result of `set`",
+                )
+            }
+            Tail => {
+                let s = p(self, 0);
+                quote!(#rt::rt::tail(#site, #s))
+            }
+            Concat => {
+                let (a, b) = (p(self, 0), p(self, 1));
+                self.checked(
+                    quote!(#rt::rt::concat((#a).as_slice(), (#b).as_slice())),
+                    ty,
+                    "the result of `concat`",
+                )
+            }
+            Reverse => {
+                let s = p(self, 0);
+                quote!(#rt::rt::reverse((#s).as_slice()))
+            }
+            Subsequence => {
+                let s = p(self, 0);
+                let (o, l) = (v(self, 1), v(self, 2));
+                quote!(#rt::rt::subsequence(#site, #s, #o, #l))
+            }
+            Create => {
+                // Arguments are evaluated in the order they are written.
+                let n = v(self, 0);
+                let nv = self.fresh("n");
+                let (pre, f) = self.adaptor(args[1], &[(Type::Int, false, true)]);
+                let out = quote!({ let #nv = #n; #pre #rt::rt::create(#site, #nv, #f) });
+                self.checked(out, ty, "the result of `create`")
+            }
+            Foldl => {
+                // Arguments are evaluated in the order they are written: f, acc, s.
+                let acc0 = v(self, 1);
+                let acc = self.fresh("acc");
+                let s = p(self, 2);
+                let elem = match &args[2].ty {
+                    Type::Seq(a) => (**a).clone(),
+                    t => t.clone(),
+                };
+                let acc_ty = args[1].ty.clone();
+                let (pre, f) = self.adaptor(args[0], &[(acc_ty, false, true), (elem, true, false)]);
+                quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
+            }
+            TensorGet | TensorSet | TensorSlice => {
+                let t = v(self, 0);
+                // A literal index needs no sequence: it becomes an array on the stack.
+                let idx = match &args[1].kind {
+                    ExprKind::Seq(es) => {
+                        let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
+                        quote!(&[#(#vs),*])
+                    }
+                    _ => {
+                        let s = p(self, 1);
+                        quote!((#s).as_slice())
+                    }
+                };
+                let tensor = self.tensor_name(args[0]);
+                match i {
+                    TensorGet => quote!(#rt::tensor_get(B::CHECKS, #site, #tensor, #t, #idx)),
+                    TensorSlice => quote!((#t).slice(#site, #idx)),
+                    _ => {
+                        let x = v(self, 2);
+                        quote!(#rt::tensor_set(B::CHECKS, #site, #tensor, #t, #idx, #x))
+                    }
+                }
+            }
+            NumAdd | NumSub | NumMul => {
+                let m = format_ident!(
+                    "{}",
+                    match i {
+                        NumAdd => "add",
+                        NumSub => "sub",
+                        _ => "mul",
+                    }
+                );
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::Num::#m(#a, #b))
+            }
+            NumDiv => {
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::Num::div(#site, #a, #b))
+            }
+            NumNeg => {
+                let a = v(self, 0);
+                quote!(#rt::Num::neg(#a))
+            }
+            NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
+                let op: TokenStream = match i {
+                    NumEq => quote!(==),
+                    NumNe => quote!(!=),
+                    NumLt => quote!(<),
+                    NumLe => quote!(<=),
+                    NumGt => quote!(>),
+                    _ => quote!(>=),
+                };
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a #op #b))
+            }
+            TensorLinearGet => {
+                let (t, ix) = (v(self, 0), v(self, 1));
+                let tensor = self.tensor_name(args[0]);
+                quote!(#rt::tensor_linear_get(B::CHECKS, #site, #tensor, #t, #ix))
+            }
+            TensorLinearSet => {
+                let (t, ix, x) = (v(self, 0), v(self, 1), v(self, 2));
+                let tensor = self.tensor_name(args[0]);
+                quote!(#rt::tensor_linear_set(B::CHECKS, #site, #tensor, #t, #ix, #x))
+            }
+            TensorRank => {
+                let t = v(self, 0);
+                quote!((#t).rank())
+            }
+            TensorShape => {
+                let t = v(self, 0);
+                quote!((#t).shape_seq())
+            }
+            TensorSub => {
+                let (t, o, l) = (v(self, 0), v(self, 1), v(self, 2));
+                quote!((#t).sub(#site, #o, #l))
+            }
+        }
+    }
+
+    /// How debug mode's failures name a tensor: its variable, or what made it.
+    fn tensor_name(&self, t: &Expr) -> String {
+        match &t.kind {
+            ExprKind::Var { ident, .. } => ident.name.clone(),
+            ExprKind::App { func, .. } => match &func.kind {
+                ExprKind::Intrinsic(i) => format!("{}(…)", i.name()),
+                ExprKind::Var { ident, .. } => format!("{}(…)", ident.name),
+                _ => "(a computed tensor)".into(),
+            },
+            _ => "(a computed tensor)".into(),
+        }
+    }
+}

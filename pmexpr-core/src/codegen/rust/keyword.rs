@@ -1,0 +1,368 @@
+//! The parallel keywords (`map`, `reduce`, `hist`, loops …) as calls of the backend or the runtime,
+//! with fusion of `reduce` over `map`, and the adaptor closures that pass functions to them.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::types::result_type;
+use super::{Arg, Binding, Gen};
+use crate::ast::{Expr, ExprKind};
+use crate::intrinsics::{Intrinsic, Keyword};
+use crate::types::Type;
+
+impl Gen<'_> {
+    pub(super) fn keyword(&mut self, kw: Keyword, args: &[Expr], ty: &Type) -> TokenStream {
+        let rt = self.rt.clone();
+        let site = self.site();
+        let elem = |t: &Type| match t {
+            Type::Seq(a) => (**a).clone(),
+            other => other.clone(),
+        };
+        // The runtime may run these functions on several threads: they cannot launch.
+        let parallel_fn = match kw {
+            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Hist => Some(&args[0]),
+            Keyword::ParLoop => Some(&args[1]),
+            _ => None,
+        };
+        if let Some(f) = parallel_fn
+            && !self.is_launch(kw, args)
+            && self.launches_in(f)
+        {
+            self.host_problem(|| {
+                format!(
+                    "its host code launches kernels inside the function of a `{}`, which the CUDA target does not run",
+                    kw.name()
+                )
+            });
+        }
+        match kw {
+            Keyword::Map => {
+                let s = self.arg(&args[1]);
+                let (pre, f) = self.adaptor(&args[0], &[(elem(&args[1].ty), true, false)]);
+                let out = quote!({ #pre B::map((#s).as_slice(), #f) });
+                self.checked(out, ty, "the result of `map`")
+            }
+            Keyword::Map2 => {
+                let a = self.arg(&args[1]);
+                let b = self.arg(&args[2]);
+                let (pre, f) = self.adaptor(
+                    &args[0],
+                    &[
+                        (elem(&args[1].ty), true, false),
+                        (elem(&args[2].ty), true, false),
+                    ],
+                );
+                let out = quote!({ #pre B::map2(#site, (#a).as_slice(), (#b).as_slice(), #f) });
+                self.checked(out, ty, "the result of `map2`")
+            }
+            Keyword::Reduce => {
+                let name = self.operator_name(&args[0]);
+                let ne = self.value(&args[1]);
+                let acc = args[1].ty.clone();
+                let (pre_op, op) =
+                    self.adaptor(&args[0], &[(acc.clone(), false, true), (acc, false, true)]);
+                // reduce(f, ne, map(g, s)) runs without building the mapped sequence.
+                // Arguments are evaluated in the order they are written: f, ne, s.
+                let nev = self.fresh("ne");
+                if let ExprKind::Keyword {
+                    kw: Keyword::Map,
+                    args: margs,
+                } = &args[2].kind
+                {
+                    let s = self.arg(&margs[1]);
+                    let (pre_g, g) = self.adaptor(&margs[0], &[(elem(&margs[1].ty), true, false)]);
+                    // Debug mode checks the operator's laws on the mapped elements.
+                    quote!({ #pre_op let #nev = #ne; #pre_g #rt::map_reduce::<B, _, _, _, _>(#site, #name, (#s).as_slice(), #nev, #g, #op) })
+                } else if let ExprKind::Keyword {
+                    kw: Keyword::Map2,
+                    args: margs,
+                } = &args[2].kind
+                {
+                    // reduce(f, ne, map2(g, a, b)) (a dot product) neither.
+                    let a = self.arg(&margs[1]);
+                    let b = self.arg(&margs[2]);
+                    let (pre_g, g) = self.adaptor(
+                        &margs[0],
+                        &[
+                            (elem(&margs[1].ty), true, false),
+                            (elem(&margs[2].ty), true, false),
+                        ],
+                    );
+                    quote!({ #pre_op let #nev = #ne; #pre_g #rt::map2_reduce::<B, _, _, _, _, _>(#site, #name, (#a).as_slice(), (#b).as_slice(), #nev, #g, #op) })
+                } else {
+                    let s = self.arg(&args[2]);
+                    quote!({ #pre_op let #nev = #ne; #rt::reduce::<B, _, _>(#site, #name, (#s).as_slice(), #nev, #op) })
+                }
+            }
+            Keyword::Flatten => {
+                let s = self.arg(&args[0]);
+                quote!(B::flatten((#s).as_slice()))
+            }
+            Keyword::Hist => {
+                // Arguments are evaluated in the order they are written: f, ne, k, is, vs.
+                let name = self.operator_name(&args[0]);
+                let acc = args[1].ty.clone();
+                let (pre_op, op) =
+                    self.adaptor(&args[0], &[(acc.clone(), false, true), (acc, false, true)]);
+                let ne = self.value(&args[1]);
+                let k = self.value(&args[2]);
+                let (nev, kv) = (self.fresh("ne"), self.fresh("k"));
+                let (pre_i, n_i, index) = self.hist_producer(&args[3], true);
+                let (pre_v, n_v, value) = self.hist_producer(&args[4], false);
+                quote!({
+                    #pre_op
+                    let #nev = #ne;
+                    let #kv: i64 = #k;
+                    #pre_i
+                    #pre_v
+                    #rt::hist::<B, _, _, _, _>(#site, #name, #kv, #nev, #n_i, #n_v, #index, #value, #op)
+                })
+            }
+            Keyword::ParLoop
+                if let Some(&k) = self
+                    .cuda
+                    .and_then(|h| h.launches.get(&(args.as_ptr() as usize))) =>
+            {
+                self.launch(k, args)
+            }
+            Keyword::ParLoop | Keyword::SeqLoop => {
+                let n = self.value(&args[0]);
+                let nv = self.fresh("n");
+                let (pre, f) = self.adaptor(&args[1], &[(Type::Int, false, true)]);
+                let run = if kw == Keyword::ParLoop {
+                    quote!(B::par_loop)
+                } else {
+                    quote!(#rt::rt::seq_loop)
+                };
+                quote!({ let #nv = #n; #pre #run(#nv, #f) })
+            }
+            Keyword::SeqLoopAcc => {
+                let acc = self.value(&args[0]);
+                let n = self.value(&args[1]);
+                let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
+                let (pre, f) = self.adaptor(
+                    &args[2],
+                    &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
+                );
+                quote!({ let #accv = #acc; let #nv = #n; #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
+            }
+        }
+    }
+
+    /// A sequence argument of `hist` as the runtime takes it: statements to run first, its
+    /// length (`usize`) and a closure from a position to the element (an `i64` for the indices).
+    /// `map(g, s)` and `create(n, g)` are not built: the closure applies `g` where it is read.
+    fn hist_producer(&mut self, e: &Expr, index: bool) -> (TokenStream, TokenStream, TokenStream) {
+        let rt = self.rt.clone();
+        let site = self.site();
+        let (src, len) = (self.fresh("src"), self.fresh("len"));
+        let g = self.fresh("g");
+        let j = format_ident!("__pm_j");
+        let (pre, len_expr, read) = match &e.kind {
+            ExprKind::Keyword {
+                kw: Keyword::Map,
+                args: margs,
+            } => {
+                let elem = match &margs[1].ty {
+                    Type::Seq(a) => (**a).clone(),
+                    t => t.clone(),
+                };
+                let (pre_g, gf) = self.adaptor(&margs[0], &[(elem, true, false)]);
+                let s = self.arg(&margs[1]);
+                (
+                    quote!(#pre_g let #g = #gf; let #src = #s; let #src = (#src).as_slice();),
+                    quote!(#src.len()),
+                    quote!(#g(&#src[#j])),
+                )
+            }
+            ExprKind::App { func, args: cargs }
+                if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create))
+                    && cargs.len() == 2 =>
+            {
+                let n = self.value(&cargs[0]);
+                let (pre_g, gf) = self.adaptor(&cargs[1], &[(Type::Int, false, true)]);
+                (
+                    quote!(
+                        let #src: i64 = #n;
+                        if #src < 0 {
+                            #rt::Site::fail(#site, ::core::format_args!("create with negative length: {}", #src));
+                        }
+                        #pre_g
+                        let #g = #gf;
+                    ),
+                    quote!(#src as usize),
+                    quote!(#g(#j as i64)),
+                )
+            }
+            _ => {
+                let s = self.arg(e);
+                (
+                    quote!(let #src = #s; let #src = (#src).as_slice();),
+                    quote!(#src.len()),
+                    quote!(::core::clone::Clone::clone(&#src[#j])),
+                )
+            }
+        };
+        let read = if index {
+            quote!(::core::convert::Into::<i64>::into(#read))
+        } else {
+            read
+        };
+        (
+            quote!(#pre let #len: usize = #len_expr;),
+            quote!(#len),
+            quote!(|#j: usize| #read),
+        )
+    }
+
+    /// The closure passed to the runtime for a function argument `f` that receives `incoming`
+    /// arguments (type, whether by reference, whether used once). Returns the statements that
+    /// must run before (partial arguments evaluated once) and the closure.
+    pub(super) fn adaptor(
+        &mut self,
+        f: &Expr,
+        incoming: &[(Type, bool, bool)],
+    ) -> (TokenStream, TokenStream) {
+        let mut params = Vec::new();
+        let mut srcs = Vec::new();
+        for (ty, by_ref, once) in incoming {
+            let a = self.fresh("a");
+            let t = self.rty(ty);
+            params.push(if *by_ref {
+                quote!(#a: &#t)
+            } else {
+                quote!(#a: #t)
+            });
+            srcs.push(Arg::Src {
+                tokens: quote!(#a),
+                ty: ty.clone(),
+                by_ref: *by_ref,
+                once: *once,
+            });
+        }
+        // The adaptor is a `move` closure: `Copy` values (numbers, tensor views) are copied into
+        // it, so the compiler sees them as constant across iterations; everything else is moved
+        // in as a reference, made here.
+        let mut pre = Vec::new();
+        let mut refs = Vec::new();
+        let mut scope = Vec::new();
+        for id in self.captures(f.free_vars()) {
+            match self.bindings.get(&id).cloned() {
+                Some(Binding::Value { by_ref: false, ty }) if !self.is_copy(&ty) => {
+                    let x = self.local(id);
+                    refs.push(quote!(let #x = &#x;));
+                    scope.push((id, Binding::Value { by_ref: true, ty }));
+                }
+                Some(Binding::Closure { rust, .. }) => refs.push(quote!(let #rust = &#rust;)),
+                _ => {}
+            }
+        }
+        let body = match &f.kind {
+            ExprKind::Lam { params: lps, body } if lps.len() == srcs.len() => {
+                let mut stmts = Vec::new();
+                for (p, src) in lps.iter().zip(&srcs) {
+                    let Arg::Src { tokens, by_ref, .. } = src else {
+                        unreachable!()
+                    };
+                    let x = self.local(p.ident.id);
+                    if self.is_copy(&p.ty) {
+                        let v = if *by_ref {
+                            quote!(*#tokens)
+                        } else {
+                            quote!(#tokens)
+                        };
+                        stmts.push(quote!(let #x = #v;));
+                        scope.push((
+                            p.ident.id,
+                            Binding::Value {
+                                by_ref: false,
+                                ty: p.ty.clone(),
+                            },
+                        ));
+                    } else {
+                        stmts.push(quote!(let #x = #tokens;));
+                        scope.push((
+                            p.ident.id,
+                            Binding::Value {
+                                by_ref: *by_ref,
+                                ty: p.ty.clone(),
+                            },
+                        ));
+                    }
+                }
+                let b = self.with_scope(scope, |g| g.value(body));
+                quote!({ #(#stmts)* #b })
+            }
+            ExprKind::App { func, args }
+                if matches!(&func.kind, ExprKind::Var { ident, .. }
+                if matches!(self.bindings.get(&ident.id), Some(Binding::Closure { .. } | Binding::Item { .. }))) =>
+            {
+                // A known function partially applied: its arguments are evaluated once, before.
+                let mut all = Vec::new();
+                for a in args {
+                    if matches!(a.kind, ExprKind::Lit(_))
+                        || (matches!(a.kind, ExprKind::Var { .. }) && self.is_copy(&a.ty))
+                    {
+                        all.push(Arg::Expr(a));
+                    } else {
+                        let h = self.fresh("hoisted");
+                        let v = self.value(a);
+                        pre.push(quote!(let #h = #v;));
+                        let by_ref = !self.is_copy(&a.ty);
+                        if by_ref {
+                            refs.push(quote!(let #h = &#h;));
+                        }
+                        all.push(Arg::Src {
+                            tokens: quote!(#h),
+                            ty: a.ty.clone(),
+                            by_ref,
+                            once: false,
+                        });
+                    }
+                }
+                all.extend(srcs);
+                let ret = result_type(&f.ty, incoming.len());
+                self.with_scope(scope, |g| g.call(func, all, &ret))
+            }
+            ExprKind::Var { .. } => {
+                let ret = result_type(&f.ty, incoming.len());
+                self.with_scope(scope, |g| g.call(f, srcs, &ret))
+            }
+            _ => {
+                let h = self.fresh("fun");
+                let v = self.value(f);
+                pre.push(quote!(let #h = #v;));
+                refs.push(quote!(let #h = &#h;));
+                self.call_func(quote!(#h), srcs)
+            }
+        };
+        (
+            quote!(#(#pre)*),
+            quote!({ #(#refs)* move |#(#params),*| #body }),
+        )
+    }
+
+    /// How debug mode's failures name `reduce`'s operator: the intrinsic or function it applies
+    /// (`subi` is eta-expanded to `|a, b| subi(a, b)` by then), or `the closure`.
+    fn operator_name(&self, f: &Expr) -> String {
+        let named = |e: &Expr| match &e.kind {
+            ExprKind::Intrinsic(i) => Some(format!("`{}`", i.name())),
+            ExprKind::Var { ident, .. } => Some(format!("`{}`", ident.name)),
+            _ => None,
+        };
+        if let Some(n) = named(f) {
+            return n;
+        }
+        if let ExprKind::Lam { params, body } = &f.kind
+            && let ExprKind::App { func, args } = &body.kind
+            && args.len() == params.len()
+            && args.iter().zip(params).all(
+                |(a, p)| matches!(&a.kind, ExprKind::Var { ident, .. } if ident.id == p.ident.id),
+            )
+            && let Some(n) = named(func)
+        {
+            return n;
+        }
+        "the closure".into()
+    }
+}

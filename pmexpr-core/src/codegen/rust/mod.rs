@@ -1,0 +1,203 @@
+//! Rust code generation for the CPU backends.
+//!
+//! The accelerated expression becomes one function, generic over the runtime's `Backend`
+//! (sequential, rayon, or debug mode), whose parameters are the captured variables — the paper's
+//! accelerated binding after lambda lifting. Values are represented as follows:
+//!
+//! | PMExpr | Rust | passed to functions |
+//! |---|---|---|
+//! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()` | by value |
+//! | `Tensor[T]` | `TensorRef<'pm, T>` (a `Copy` view) | by value |
+//! | `[T]` | `Seq<'pm, T>` (borrowed or shared) | by reference |
+//! | records | tuples | by value when all fields are, else by reference |
+//! | `A -> B` | a closure, or `Func<'pm, A, B>` where a nameable type is needed | by reference |
+//!
+//! Functions the generator knows — intrinsics, `let`-bound lambdas, `fn` items — are called
+//! directly, so the compiler inlines them into the parallel loops; a `let`-bound lambda is a
+//! `move` closure over clones of what it captures. The function argument of a parallel keyword
+//! becomes an *adaptor* closure that borrows its environment. `fn` items become nested Rust `fn`
+//! items, lifted over the variables they use (lambda lifting). Function values whose identity is
+//! not static are boxed in `Func`.
+//!
+//! # Files
+//!
+//! - `site`: the expansion of a site ([`generate_site`]): captures, the choice of target, the
+//!   result's conversion back to Rust.
+//! - `types`: the Rust types of PMExpr types, in generated code and as the user's Rust types.
+//! - `expr`: values and arguments of expressions.
+//! - `func`: calls, known functions, closures and boxed `Func`s.
+//! - `bind`: `let` chains, recursive groups (lifted `fn` items) and `match` patterns.
+//! - `keyword`: the parallel keywords and the adaptor closures passed to the runtime.
+//! - `intrinsic`: the intrinsics.
+//! - `code`: the names used in generated code, literals and pattern tests.
+//! - `host`: host code for the CUDA targets (kernel launches) and [`cuda_host_problem`].
+//! - [`cuda_host`], [`futhark_host`]: what a CUDA-class or Futhark-class site gets from the build
+//!   hook's output ([`CudaHost`], [`FutharkHost`]); they use the generator, it does not use them.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use proc_macro2::TokenStream;
+
+use crate::ast::{Expr, ExprKind, VarId};
+use crate::infer::Numeric;
+use crate::intrinsics::Intrinsic;
+use crate::types::{TyVar, Type};
+
+mod bind;
+mod code;
+pub mod cuda_host;
+mod expr;
+mod func;
+pub mod futhark_host;
+mod host;
+mod intrinsic;
+mod keyword;
+mod site;
+#[cfg(test)]
+mod tests;
+mod types;
+
+pub use self::code::user_ident;
+pub use self::host::cuda_host_problem;
+pub use self::site::generate_site;
+
+/// Where the build hook wrote a site's CUDA modules and Futhark glue, and what the site is called
+/// there.
+#[derive(Debug, Clone, Default)]
+pub struct CudaBuild {
+    /// `file:line:column` of the site as the hook names it (modules are named after it).
+    pub site_name: String,
+    /// `OUT_DIR`, where the hook wrote `pmexpr/cuda/<module>.cu` and `.ptx`.
+    pub out_dir: Option<std::path::PathBuf>,
+}
+
+/// What the Rust generator needs for a CUDA-class site.
+#[derive(Debug, Clone)]
+pub struct CudaHost {
+    /// The `par_loop` nodes of the host code that launch (by the address of their arguments,
+    /// which identifies the node in the monomorphic program), and the kernel each launches.
+    pub launches: HashMap<usize, usize>,
+    /// The host expressions of each kernel's parameters but `n`, in order.
+    pub kernel_args: Vec<Vec<Expr>>,
+    /// The `SiteKernels` value (an expression of the runtime's type).
+    pub kernels: TokenStream,
+}
+
+/// How a Futhark-class site reaches its library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FutharkHost {
+    /// The glue file (an absolute path) that the hook wrote for the site.
+    Glue(String),
+    /// The site has no library: it runs on the CPU targets.
+    Missing,
+}
+
+/// How a variable of the program is held in generated code.
+#[derive(Clone)]
+enum Binding {
+    /// A value in a Rust local; `by_ref` when the local holds `&T`.
+    Value { by_ref: bool, ty: Type },
+    /// A `let`-bound lambda: a closure called directly.
+    Closure {
+        rust: proc_macro2::Ident,
+        params: Vec<Type>,
+        ret: Type,
+    },
+    /// A `fn` item of a recursive group, lifted over `extras`.
+    Item {
+        rust: proc_macro2::Ident,
+        params: Vec<Type>,
+        ret: Type,
+        extras: Vec<(VarId, Type)>,
+    },
+}
+
+/// An argument: an expression of the program, or a Rust local that already holds a value.
+#[derive(Clone)]
+enum Arg<'e> {
+    Expr(&'e Expr),
+    Src {
+        tokens: TokenStream,
+        ty: Type,
+        by_ref: bool,
+        once: bool,
+    },
+}
+
+impl Arg<'_> {
+    fn ty(&self) -> &Type {
+        match self {
+            Arg::Expr(e) => &e.ty,
+            Arg::Src { ty, .. } => ty,
+        }
+    }
+}
+
+/// The generator of one site's code: the scope of its variables, and the host code state for the
+/// CUDA targets.
+struct Gen<'m> {
+    names: &'m [String],
+    rt: TokenStream,
+    numeric: Vec<(TyVar, Numeric)>,
+    bindings: HashMap<VarId, Binding>,
+    tmp: u32,
+    /// Host code for the CUDA targets: the `par_loop`s that launch kernels.
+    cuda: Option<&'m CudaHost>,
+    /// What generating host code for the CUDA targets found.
+    host: HostState,
+}
+
+/// What generating host code for the CUDA targets found so far.
+#[derive(Default)]
+struct HostState {
+    /// The kernels whose launch was generated.
+    launched: BTreeSet<usize>,
+    /// The Rust names of the closures and `fn` items that launch kernels (the items take the
+    /// call as their last parameter).
+    launchers: HashSet<String>,
+    /// Why the host code cannot run on the CUDA targets.
+    problem: Option<String>,
+}
+
+/// How a known function is called.
+#[derive(Clone)]
+enum Callee {
+    Closure(proc_macro2::Ident),
+    Item(proc_macro2::Ident, Vec<(VarId, Type)>),
+}
+
+impl Gen<'_> {
+    /// Runs `f` with `binds` added to the scope, which is restored afterwards.
+    fn with_scope<R>(&mut self, binds: Vec<(VarId, Binding)>, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved: Vec<(VarId, Option<Binding>)> = binds
+            .into_iter()
+            .map(|(id, b)| (id, self.bindings.insert(id, b)))
+            .collect();
+        let r = f(self);
+        for (id, old) in saved.into_iter().rev() {
+            match old {
+                Some(b) => self.bindings.insert(id, b),
+                None => self.bindings.remove(&id),
+            };
+        }
+        r
+    }
+}
+
+/// Whether the expression denotes a value already held somewhere (so it can be borrowed for as
+/// long as that holder lives).
+fn is_place(e: &Expr, bindings: &HashMap<VarId, Binding>) -> bool {
+    match &e.kind {
+        ExprKind::Var { ident, .. } => {
+            matches!(bindings.get(&ident.id), Some(Binding::Value { .. }))
+        }
+        ExprKind::Proj { expr, .. } => is_place(expr, bindings),
+        ExprKind::App { func, args } => {
+            matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::Get | Intrinsic::Head)
+            ) && is_place(&args[0], bindings)
+        }
+        _ => false,
+    }
+}

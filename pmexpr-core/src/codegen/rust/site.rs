@@ -1,0 +1,277 @@
+//! The expansion of one site: the captured variables, the accelerated function generic over the
+//! CPU backend, the choice of target at run time (with the host functions of the GPU targets),
+//! and the result converted back to Rust.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+
+use super::code::user_ident;
+use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type};
+use super::{Binding, CudaHost, FutharkHost, Gen, HostState};
+use crate::infer::Numeric;
+use crate::mono::Mono;
+
+/// Generates the expansion of one `accelerate!` site: an expression block that captures the free
+/// variables, runs the accelerated function on the selected backend and converts the result.
+/// `rt` is the path of the runtime's private module (`::pmexpr::__private`).
+///
+/// With `sequential`, the site runs on the sequential target (the debug target in debug mode)
+/// whatever the environment selects: the body of a `#[pmexpr]` function called from Rust code.
+///
+/// With `cuda` (a CUDA-class site whose kernels the runtime can launch), the site also gets host
+/// code for the CUDA targets: the same expression, run sequentially, where each `par_loop` of the
+/// host code — loops, branches, closures and `fn` items included — launches its kernel
+/// ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so, or when
+/// [`cuda_host_problem`](super::cuda_host_problem) finds host code it cannot generate.
+///
+/// With `futhark` (a Futhark-class site), the `futhark` and `auto` targets call the site's entry
+/// point in the Futhark library through the glue the build hook generated
+/// ([`super::futhark_host`]), falling back to the CPU code when the runtime says so; without glue,
+/// the site runs on the CPU (said once on stderr under the `futhark` target).
+pub fn generate_site(
+    mono: &Mono,
+    rt: &TokenStream,
+    sequential: bool,
+    cuda: Option<&CudaHost>,
+    futhark: Option<&FutharkHost>,
+) -> TokenStream {
+    let mut g = Gen {
+        names: &mono.names,
+        rt: rt.clone(),
+        numeric: mono.numeric.clone(),
+        bindings: HashMap::new(),
+        tmp: 0,
+        cuda: None,
+        host: HostState::default(),
+    };
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    let mut checks = Vec::new();
+    // The captures go through one generic function whose parameters name the numbers that the
+    // captured values fix, so that two captured values that must have the same number type are
+    // checked against each other, and a mismatch is reported at a variable.
+    let (mut cap_params, mut cap_bounds, mut cap_args, mut cap_calls, mut cap_locals) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, (fv, ty)) in mono.free_vars.iter().zip(&mono.free_var_types).enumerate() {
+        let local = g.local(fv.id);
+        let pty = g.pty(ty);
+        params.push(quote!(#local: #pty));
+        let by_ref = !is_copy(ty, &mono.numeric);
+        g.bindings.insert(
+            fv.id,
+            Binding::Value {
+                by_ref,
+                ty: ty.clone(),
+            },
+        );
+        let cap = format_ident!("__pm_cap{}", i, span = Span::mixed_site());
+        let canon = canonical(ty, rt, false);
+        let span = fv.uses[0].start;
+        let user = user_ident(&fv.name, span);
+        let name = &fv.name;
+        let (t, r, v) = (
+            format_ident!("T{}", i),
+            format_ident!("R{}", i),
+            format_ident!("v{}", i),
+        );
+        cap_params.push(quote!(#t: ?Sized + #rt::Capture<'a, #canon, Repr = #r>, #r));
+        cap_bounds.push(quote!(#v: &'a #t));
+        cap_calls.push(quote!(#rt::Capture::capture(#v, site, #name)));
+        cap_args.push(quote_spanned!(span=> &#user));
+        cap_locals.push(cap.clone());
+        args.push(if by_ref { quote!(&#cap) } else { quote!(#cap) });
+        if ty.has_nested_seq() || may_nest(ty, &mono.numeric) {
+            let what = format!("captured variable `{name}`");
+            checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
+        }
+    }
+    // The GPU paths need concrete types: a site whose captured values leave a type open runs on
+    // the CPU there (said once, by `open_types_on_cpu`; under `auto` only where a GPU would have
+    // run it).
+    let open = mono.numeric.iter().any(|(_, k)| *k == Numeric::Open);
+    let open_targets = match (cuda.is_some(), futhark.is_some()) {
+        (true, _) => {
+            Some(quote!(#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator))
+        }
+        (false, true) => Some(quote!(#rt::Target::Futhark)),
+        (false, false) => None,
+    };
+    let open_arm = if let Some(targets) = open_targets.filter(|_| open && !sequential) {
+        let infer_numeric = mono.numeric.iter().map(|_| quote!(_));
+        quote! {
+            __pm_t @ (#targets) => {
+                #rt::open_types_on_cpu(&__PM_SITE, __pm_t);
+                __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
+            }
+        }
+    } else {
+        quote!()
+    };
+    let (cuda, futhark) = if open { (None, None) } else { (cuda, futhark) };
+    let cuda_fn = match cuda {
+        Some(host) if !sequential => g.cuda_body(mono, host).ok().map(|b| (b, &host.kernels)),
+        _ => None,
+    };
+    let body = g.value(&mono.expr);
+    let select = if sequential {
+        quote!(#rt::select_sequential)
+    } else {
+        quote!(#rt::select)
+    };
+    let ret = g.rty(&mono.expr.ty);
+    // A result holding values of a type the captured values fix (`Numeric::Open`) comes back as
+    // the Rust type they were captured from: the capture function names it.
+    let open_result = open_result_type(mono, rt);
+    let convert = if open_result.is_some() {
+        quote!(#rt::from_accel_as(__pm_marker, __pm_result))
+    } else if has_named_record(&mono.expr.ty) {
+        // Named by its canonical form, so that only a type with the result's field names fits.
+        let canon = canonical(&mono.expr.ty, rt, true);
+        quote!(#rt::from_accel::<#canon, _, _>(__pm_result))
+    } else {
+        quote!(#rt::IntoRust::into_rust(__pm_result))
+    };
+    let generics = g.generics();
+    let infer_numeric: Vec<TokenStream> = mono.numeric.iter().map(|_| quote!(_)).collect();
+    // In the capture function an open variable is the canonical Rust type (`Vec<i64>`), not the
+    // generated code's representation of it (`Seq<i64>`): it has no bound there.
+    let numeric_bounds: Vec<TokenStream> = g
+        .numeric_bounds()
+        .into_iter()
+        .zip(&g.numeric)
+        .map(|(b, (v, k))| match k {
+            Numeric::Open => Gen::numeric_param(*v).into_token_stream(),
+            _ => b,
+        })
+        .collect();
+    let cap_locals_types: Vec<proc_macro2::Ident> = (0..cap_locals.len())
+        .map(|i| format_ident!("R{}", i))
+        .collect();
+    let captures = if cap_locals.is_empty() {
+        quote!()
+    } else if let Some((rust, canon, bounds)) = &open_result {
+        quote! {
+            #[allow(non_snake_case, clippy::all, clippy::type_complexity)]
+            #[inline(always)]
+            fn __pm_capture<'a #(, #numeric_bounds)* #(, #cap_params)*>(#(#cap_bounds,)* site: &#rt::Site) -> (#(#cap_locals_types,)* ::core::marker::PhantomData<fn() -> (#rust, #canon)>)
+            where #(#bounds,)*
+            {
+                (#(#cap_calls,)* ::core::marker::PhantomData)
+            }
+            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
+            let (#(#cap_locals,)* __pm_marker) = __pm_capture(#(#cap_args,)* &__PM_SITE);
+        }
+    } else {
+        quote! {
+            #[allow(non_snake_case, clippy::all)]
+            #[inline(always)]
+            fn __pm_capture<'a #(, #numeric_bounds)* #(, #cap_params)*>(#(#cap_bounds,)* site: &#rt::Site) -> (#(#cap_locals_types,)*) {
+                (#(#cap_calls,)*)
+            }
+            #[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
+            let (#(#cap_locals,)*) = __pm_capture(#(#cap_args,)* &__PM_SITE);
+        }
+    };
+    // The Rust types of the number type variables, in order: how the runtime picks the CUDA
+    // module or the Futhark entry point generated for them.
+    let names: Vec<TokenStream> = g
+        .numeric
+        .iter()
+        .map(|(v, _)| Gen::numeric_param(*v))
+        .map(|n| quote!(<#n as #rt::Scalar>::NAME))
+        .collect();
+    let (cuda_item, cuda_arm) = match cuda_fn {
+        None => (quote!(), quote!()),
+        Some((cuda_body, kernels)) => {
+            (
+                quote! {
+                    #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
+                    #[inline(never)]
+                    fn __pm_accel_cuda #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
+                        static __PM_CUDA: #rt::SiteKernels = #kernels;
+                        // Shared by reference: closures and `fn` items of the host code launch too.
+                        let __pm_cell = ::core::cell::RefCell::new(#rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &[#(#names),*], __pm_target)?);
+                        let __pm_call = &__pm_cell;
+                        let __pm_r = #cuda_body;
+                        __pm_cell.into_inner().finish();
+                        ::core::option::Option::Some(__pm_r)
+                    }
+                },
+                quote! {
+                    __pm_t @ (#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator) => {
+                        match __pm_accel_cuda::<#rt::SeqBackend, #(#infer_numeric),*>(__pm_t, #(#args),*) {
+                            ::core::option::Option::Some(r) => r,
+                            ::core::option::Option::None => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
+                        }
+                    }
+                },
+            )
+        }
+    };
+    let (futhark_item, futhark_arm) = match futhark {
+        _ if sequential => (quote!(), quote!()),
+        None => (quote!(), quote!()),
+        Some(FutharkHost::Missing) => (
+            quote!(),
+            quote! {
+                #rt::Target::Futhark => {
+                    #rt::futhark_missing(&__PM_SITE);
+                    __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
+                }
+            },
+        ),
+        Some(FutharkHost::Glue(path)) => {
+            let pushes = mono.free_vars.iter().map(|fv| {
+                let local = g.local(fv.id);
+                let name = &fv.name;
+                quote!(__pm_call.param(#name, &#local);)
+            });
+            (
+                quote! {
+                    #[allow(unused_variables, non_snake_case, clippy::all, clippy::pedantic)]
+                    #[inline(never)]
+                    fn __pm_accel_futhark #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
+                        #[allow(unsafe_code, unsafe_op_in_unsafe_fn, dead_code, clippy::all)]
+                        mod __pm_glue {
+                            ::core::include!(#path);
+                        }
+                        let mut __pm_call = #rt::FutharkCall::begin(&__PM_SITE, &__pm_glue::LIBRARY, &[#(#names),*], __pm_target)?;
+                        #(#pushes)*
+                        ::core::option::Option::Some(__pm_call.run())
+                    }
+                },
+                quote! {
+                    __pm_t @ (#rt::Target::Auto | #rt::Target::Futhark) => {
+                        match __pm_accel_futhark::<#rt::SeqBackend, #(#infer_numeric),*>(__pm_t, #(#args),*) {
+                            ::core::option::Option::Some(r) => r,
+                            ::core::option::Option::None => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
+                        }
+                    }
+                },
+            )
+        }
+    };
+    quote! {{
+        static __PM_SITE: #rt::Site = #rt::Site::new(::core::file!(), ::core::line!(), ::core::column!());
+        #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
+        #[inline(never)]
+        fn __pm_accel #generics (#(#params),*) -> #ret {
+            #(#checks)*
+            #body
+        }
+        #cuda_item
+        #futhark_item
+        #captures
+        let __pm_result = match #select(&__PM_SITE) {
+            #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),
+            #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
+            #cuda_arm
+            #futhark_arm
+            #open_arm
+            _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
+        };
+        #convert
+    }}
+}

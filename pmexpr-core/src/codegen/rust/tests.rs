@@ -1,0 +1,104 @@
+//! Tests of the Rust generator: the shape of the generated code, and that expansions are Rust
+//! expressions.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::generate_site;
+/// The generated code for `tokens`, checked to be a Rust expression.
+fn generated(tokens: TokenStream) -> String {
+    let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
+    let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
+    syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
+    code.to_string()
+}
+
+#[test]
+fn reduce_of_map_is_fused() {
+    let code = generated(quote!(reduce(addi, 0, map(|x| x * 2, s))));
+    // Through the runtime's helper, which checks the operator's laws in debug mode.
+    assert!(code.contains("map_reduce :: < B"), "{code}");
+    assert!(!code.contains("B :: map ("), "{code}");
+    let code = generated(quote!(reduce(addi, 0, map2(|x, y| x * y, s, s))));
+    assert!(code.contains("map2_reduce :: < B"), "{code}");
+    assert!(!code.contains("B :: map2 ("), "{code}");
+}
+
+#[test]
+fn sequences_are_passed_by_reference_and_numbers_by_value() {
+    let code = generated(quote!(reduce(addi, c, s)));
+    assert!(code.contains("c_0 : i64"), "{code}");
+    assert!(
+        code.contains("s_1 : & :: pmexpr :: __private :: Seq < 'pm , i64 >"),
+        "{code}"
+    );
+}
+
+#[test]
+fn numbers_fixed_by_captured_values_are_generic() {
+    let code = generated(quote!(map2(|x, y| x + y, a, b)));
+    assert!(code.contains(": :: pmexpr :: __private :: Num"), "{code}");
+    assert!(
+        code.contains(":: pmexpr :: __private :: Num :: add"),
+        "{code}"
+    );
+}
+
+#[test]
+fn parallel_keyword_bodies_are_move_closures_over_references() {
+    let code = generated(quote!({
+        let s2 = map(|x| x + 1, s);
+        par_loop(n, |i| tensor_set(t, [i], reduce(addi, i, s2)))
+    }));
+    // The owned local `s2` is lent to the loop body; the tensor view is copied into it.
+    assert!(code.contains("let s2_2 = & s2_2 ; move | __a"), "{code}");
+    assert!(code.contains("B :: par_loop"), "{code}");
+}
+
+#[test]
+fn recursive_functions_become_lifted_items() {
+    let code = generated(quote!({
+        fn f(x: i64) -> i64 {
+            if x == 0 { k } else { f(x - 1) }
+        }
+        f(3)
+    }));
+    // `k` is captured: the item takes it as an extra parameter, and calls pass it.
+    assert!(
+        code.contains(
+            "fn f_0 < 'pm , B : :: pmexpr :: __private :: Backend > (x_1 : i64 , k_2 : i64)"
+        ),
+        "{code}"
+    );
+    assert!(code.contains("f_0 :: < B > ("), "{code}");
+}
+
+#[test]
+fn expansions_of_a_corpus_are_rust_expressions() {
+    let corpus = [
+        quote!({
+            let f = |x| muli(c, addi(x, 1));
+            reduce(addi, 0, map(f, s))
+        }),
+        quote!(map(|row| create(length(row), |j| get(row, j) * 2.0), m)),
+        quote!({
+            let fs = [addi(1), negi];
+            map(|f| f(3), fs)
+        }),
+        quote!(match (x, [1, 2]) {
+            (0, s) => length(s),
+            (n, _) => n,
+        }),
+        quote!(seq_loop_acc((0, 1.5), 3, |acc: (i64, f64), i| (
+            acc.0 + i,
+            acc.1 * 2.0
+        ))),
+        quote!(flatten([
+            [tensor_rank(t)],
+            tensor_shape(tensor_slice(t, [0]))
+        ])),
+    ];
+    for tokens in corpus {
+        generated(tokens);
+    }
+}
