@@ -9,7 +9,7 @@ use quote::quote;
 use super::*;
 use crate::classify::Backend;
 use crate::codegen::{cuda, futhark};
-use crate::program::merge;
+use crate::merge::merge;
 use crate::site::{SiteProgram, compile_for_test};
 
 /// The Rust types the runtime's trait of each kind is implemented for (`pmexpr_runtime::numeric`:
