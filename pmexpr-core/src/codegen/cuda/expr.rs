@@ -8,28 +8,15 @@ use super::abi::Check;
 use super::code::{
     Literal, UNIT, c_ident, field_name, float_lit, float32_lit, int_lit, int32_lit, is_atom,
 };
-use super::instantiation::{Instantiation, NumType};
-use super::pattern::Scrut;
+use super::instantiation::NumType;
 use super::peephole::{is_temp, strip_parens};
-use super::types::RecordStruct;
-use super::{Result, unsupported};
+use super::scrut::Scrut;
+use super::{Gen, Result, unsupported};
 use crate::ast::{Expr, ExprKind, Lit, NeverKind, Param, VarId};
 use crate::error::SpanRange;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::{Def, Origin};
 use crate::types::{Label, Type};
-
-pub(super) struct Gen<'a> {
-    pub(super) inst: &'a Instantiation,
-    pub(super) defs: HashMap<VarId, &'a Def>,
-    /// The extracted definitions, in dependency order.
-    pub(super) order: Vec<VarId>,
-    pub(super) records: Vec<RecordStruct>,
-    pub(super) record_index: HashMap<Type, usize>,
-    pub(super) checks: Vec<Check>,
-    /// The C name of the device function being generated.
-    pub(super) current: String,
-}
 
 /// The statements of one function body under construction.
 pub(super) struct Block {

@@ -4,9 +4,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
+use super::Gen;
 use super::abi::{CLayout, Kernel, KernelParam};
 use super::code::c_ident;
-use super::expr::{Gen, lambda_of};
+use super::expr::lambda_of;
 use super::{Result, unsupported};
 use crate::ast::{Expr, ExprKind, VarId};
 use crate::error::SpanRange;

@@ -1,6 +1,7 @@
 //! Intrinsics: the PMExpr intrinsics as C++ operators, prelude calls and device functions.
 
-use super::expr::{Block, Dest, Gen};
+use super::Gen;
+use super::expr::{Block, Dest};
 use super::host::is_tensor_shape;
 use super::instantiation::NumType;
 use super::{Result, unsupported};

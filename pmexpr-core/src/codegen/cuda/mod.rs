@@ -111,6 +111,7 @@ mod instantiation;
 mod intrinsics;
 mod pattern;
 mod peephole;
+mod scrut;
 mod types;
 
 pub use self::abi::{
@@ -123,8 +124,24 @@ pub use self::instantiation::{
 };
 
 use self::abi::PRELUDE;
-use self::expr::{Gen, body_of};
+use self::expr::body_of;
 use self::host::host_summary;
+use self::types::RecordStruct;
+use crate::types::Type;
+
+/// The generator's state for one module (one instantiation); its methods are in the child
+/// modules, by concept.
+struct Gen<'a> {
+    inst: &'a Instantiation,
+    defs: HashMap<VarId, &'a Def>,
+    /// The extracted definitions, in dependency order.
+    order: Vec<VarId>,
+    records: Vec<RecordStruct>,
+    record_index: HashMap<Type, usize>,
+    checks: Vec<Check>,
+    /// The C name of the device function being generated.
+    current: String,
+}
 
 /// How to generate a module.
 #[derive(Debug, Clone, PartialEq, Eq)]

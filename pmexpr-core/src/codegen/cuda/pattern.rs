@@ -3,9 +3,11 @@
 
 use std::collections::HashMap;
 
-use super::code::{Literal, UNIT, c_ident, field_name, is_atom};
-use super::expr::{Block, Dest, Gen};
+use super::Gen;
+use super::code::{Literal, UNIT, c_ident, is_atom};
+use super::expr::{Block, Dest};
 use super::peephole::{else_if, single_delivery, strip_parens, wrap};
+use super::scrut::Scrut;
 use super::{Result, unsupported};
 use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind};
 use crate::types::{Label, Type};
@@ -223,37 +225,5 @@ pub(super) fn pattern_uses(p: &Pat) -> usize {
         PatKind::Wild | PatKind::Lit(Lit::Unit) => 0,
         PatKind::Bind(_) | PatKind::Lit(_) => 1,
         PatKind::Record(fs) => fs.iter().map(|(_, p)| pattern_uses(p)).sum(),
-    }
-}
-
-/// The value a pattern matches: a C expression, or the fields of a record literal (matched one by
-/// one, without building the record).
-#[derive(Debug, Clone)]
-pub(super) enum Scrut {
-    Value(String),
-    /// The struct's C name and the fields' values in label order.
-    Fields(String, Vec<(Label, Scrut)>),
-}
-
-impl Scrut {
-    pub(super) fn field(&self, l: &Label) -> Scrut {
-        match self {
-            Scrut::Value(s) => Scrut::Value(format!("{s}.{}", field_name(l))),
-            Scrut::Fields(_, fs) => fs
-                .iter()
-                .find(|(k, _)| k == l)
-                .map_or_else(|| Scrut::Value(String::new()), |(_, v)| v.clone()),
-        }
-    }
-
-    /// The whole value as a C expression.
-    pub(super) fn c(&self) -> String {
-        match self {
-            Scrut::Value(s) => s.clone(),
-            Scrut::Fields(name, fs) => {
-                let items: Vec<String> = fs.iter().map(|(_, v)| v.c()).collect();
-                format!("{name}{{{}}}", items.join(", "))
-            }
-        }
     }
 }

@@ -1,9 +1,9 @@
 //! Types: the instantiated PMExpr types, their C++ spelling, kernel parameter layouts and the
 //! record structs a module defines.
 
+use super::Gen;
 use super::abi::CLayout;
 use super::code::field_name;
-use super::expr::Gen;
 use super::instantiation::NumType;
 use super::{Result, unsupported};
 use crate::error::SpanRange;

@@ -1,0 +1,24 @@
+//! pmexpr-core's module graph stays acyclic: the passes, the merge of a crate's sites and the code
+//! generators depend one way (the glue of the GPU targets on the Rust generator, not back).
+
+#[path = "../../pmexpr-runtime/tests/graph/mod.rs"]
+mod graph;
+
+use std::path::Path;
+
+use graph::{cycle, graph};
+
+#[test]
+fn the_module_graph_is_acyclic() {
+    let g = graph(&graph::modules(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+    ));
+    assert_eq!(cycle(&g), None);
+    // The graph is read correctly: these edges exist.
+    assert!(
+        g["codegen::rust::cuda_host"].contains("codegen::cuda"),
+        "{g:?}"
+    );
+    assert!(g["codegen::futhark"].contains("merge"), "{g:?}");
+    assert!(g["infer"].contains("types"), "{g:?}");
+}
