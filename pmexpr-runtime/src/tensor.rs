@@ -498,6 +498,33 @@ impl<'a, T: Element> TensorRef<'a, T> {
         T::store(self.cell(self.linear(site, i)), value)
     }
 
+    /// The cells `[lead…, 0..n]`: the last dimension at fixed leading indices, for a loop of `n`
+    /// iterations that indexes it by its loop variable. `None` when an access in such a loop
+    /// could fail (another rank, a leading index out of range, `n` beyond the last dimension):
+    /// generated code then runs the loop with the checked accesses, so that it fails as before.
+    /// A negative `n` (an empty loop) gives an empty window.
+    #[doc(hidden)]
+    #[inline]
+    pub fn window(&self, lead: &[i64], n: i64) -> Option<Window<'a, T>> {
+        if lead.len() + 1 != self.rank {
+            return None;
+        }
+        let mut ofs = 0_usize;
+        for (&i, &d) in lead.iter().zip(&self.shape) {
+            if i as u64 >= d as u64 {
+                return None;
+            }
+            ofs = ofs * d + i as usize;
+        }
+        let last = self.shape[self.rank - 1];
+        let n = n.max(0) as u64;
+        if n > last as u64 {
+            return None;
+        }
+        let start = ofs * last;
+        Some(Window(&self.data[start..start + n as usize]))
+    }
+
     /// `tensor_sub`: `len` rows from row `offset` of the first dimension, sharing memory.
     pub fn sub(self, site: &Site, offset: i64, len: i64) -> Self {
         if offset < 0 {
@@ -690,5 +717,42 @@ mod tests {
                 && msg.contains("`big`"),
             "{msg}"
         );
+    }
+}
+
+/// A checked row of a [`TensorRef`] for one loop (see [`TensorRef::window`]): the loop's accesses
+/// index it by the loop variable, which the loop bounds keep in range, instead of checking the
+/// rank and every index of each access.
+#[doc(hidden)]
+pub struct Window<'a, T: Element>(&'a [T::Cell]);
+
+impl<T: Element> Clone for Window<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Window<'_, T> {}
+
+impl<T: Element> Window<'_, T> {
+    /// The element at position `k` of the row.
+    #[inline(always)]
+    pub fn get(self, k: i64) -> T {
+        T::load(&self.0[k as usize])
+    }
+
+    /// Writes the element at position `k` of the row.
+    #[inline(always)]
+    pub fn set(self, k: i64, value: T) {
+        T::store(&self.0[k as usize], value)
+    }
+
+    /// The number of elements.
+    pub fn len(self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the row is empty.
+    pub fn is_empty(self) -> bool {
+        self.0.is_empty()
     }
 }
