@@ -631,6 +631,43 @@ fn index_error<T: Element>(
     }
 }
 
+/// A checked row of a [`TensorRef`] for one loop (see [`TensorRef::window`]): the loop's accesses
+/// index it by the loop variable, which the loop bounds keep in range, instead of checking the
+/// rank and every index of each access.
+#[doc(hidden)]
+pub struct Window<'a, T: Element>(&'a [T::Cell]);
+
+impl<T: Element> Clone for Window<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Window<'_, T> {}
+
+impl<T: Element> Window<'_, T> {
+    /// The element at position `k` of the row.
+    #[inline(always)]
+    pub fn get(self, k: i64) -> T {
+        T::load(&self.0[k as usize])
+    }
+
+    /// Writes the element at position `k` of the row.
+    #[inline(always)]
+    pub fn set(self, k: i64, value: T) {
+        T::store(&self.0[k as usize], value)
+    }
+
+    /// The number of elements.
+    pub fn len(self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the row is empty.
+    pub fn is_empty(self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -718,41 +755,30 @@ mod tests {
             "{msg}"
         );
     }
-}
 
-/// A checked row of a [`TensorRef`] for one loop (see [`TensorRef::window`]): the loop's accesses
-/// index it by the loop variable, which the loop bounds keep in range, instead of checking the
-/// rank and every index of each access.
-#[doc(hidden)]
-pub struct Window<'a, T: Element>(&'a [T::Cell]);
-
-impl<T: Element> Clone for Window<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: Element> Copy for Window<'_, T> {}
-
-impl<T: Element> Window<'_, T> {
-    /// The element at position `k` of the row.
-    #[inline(always)]
-    pub fn get(self, k: i64) -> T {
-        T::load(&self.0[k as usize])
-    }
-
-    /// Writes the element at position `k` of the row.
-    #[inline(always)]
-    pub fn set(self, k: i64, value: T) {
-        T::store(&self.0[k as usize], value)
-    }
-
-    /// The number of elements.
-    pub fn len(self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether the row is empty.
-    pub fn is_empty(self) -> bool {
-        self.0.is_empty()
+    #[test]
+    fn windows_exist_only_for_rows_in_range() {
+        let site = crate::site::Site::new("test", 1, 1);
+        let t = Tensor::<i64>::from_vec((0..12).collect(), &[3, 4]);
+        let r = TensorRef::new(&t, &site, "t");
+        let w = r.window(&[2], 4).expect("row 2");
+        assert_eq!(
+            (0..4).map(|k| w.get(k)).collect::<Vec<_>>(),
+            vec![8, 9, 10, 11]
+        );
+        w.set(1, 99);
+        assert_eq!(t.get(&[2, 1]), Some(99));
+        assert_eq!(r.window(&[1], 2).map(|w| w.len()), Some(2));
+        assert!(r.window(&[0], -3).is_some_and(|w| w.is_empty()));
+        // n beyond the row, a leading index out of range or negative, another rank.
+        assert!(r.window(&[0], 5).is_none());
+        assert!(r.window(&[3], 1).is_none());
+        assert!(r.window(&[-1], 1).is_none());
+        assert!(r.window(&[], 4).is_none());
+        assert!(r.window(&[0, 0], 1).is_none());
+        // A `tensor_sub` view: its rows, not the tensor's.
+        let v = r.sub(&site, 1, 2);
+        assert_eq!(v.window(&[1], 4).map(|w| w.get(3)), Some(11));
+        assert!(v.window(&[2], 1).is_none());
     }
 }
