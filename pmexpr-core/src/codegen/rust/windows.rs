@@ -66,7 +66,18 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
             let fixed = |x: &Expr| {
                 matches!(x.kind, ExprKind::Lit(Lit::Int(_))) || outside(x, |t| *t == Type::Int)
             };
-            if is_k && outside(&args[0], |t| matches!(t, Type::Tensor(_))) && lead.iter().all(fixed)
+            // The tensor may be a field of a record bound outside (`l.w`): projections are
+            // free and cannot fail.
+            let mut base = &args[0];
+            while let ExprKind::Proj { expr, .. } = &base.kind {
+                base = expr;
+            }
+            let base_outside =
+                matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
+            if is_k
+                && matches!(args[0].ty, Type::Tensor(_))
+                && base_outside
+                && lead.iter().all(fixed)
             {
                 out.push(Access {
                     key: &args[1] as *const Expr as usize,
@@ -198,6 +209,13 @@ mod tests {
         assert_eq!(n, vec![3]);
         // A literal leading index.
         let n = windowed(quote!(seq_loop(n, |k| tensor_set(t, [0, k], 1))));
+        assert_eq!(n, vec![1]);
+        // A tensor in a record (the nn example's layers); not when the loop variable indexes
+        // the first dimension (a column, not a row-major row).
+        let n = windowed(quote!({
+            let l = (t, u);
+            seq_loop(n, |k| tensor_set(l.0, [0, k], tensor_get(l.1, [k, 0]) + 1))
+        }));
         assert_eq!(n, vec![1]);
     }
 
