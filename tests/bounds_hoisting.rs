@@ -6,7 +6,7 @@
 mod common;
 
 use common::failure;
-use pmexpr::{Target, Tensor, accelerate, with_target};
+use pmexpr::{Target, Tensor, accelerate, current_target, with_target};
 
 const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
 
@@ -109,7 +109,7 @@ fn out_of_range_rows_fail_as_before() {
     same_failure(
         "Invalid indices used to access tensor: index [0, 3] for a tensor of shape [2, 3]",
         || {
-            dense(Target::Seq, &w, &x, 2, 4);
+            dense(current_target().unwrap(), &w, &x, 2, 4);
         },
     );
     // A leading index out of range (the outer loop runs past the rows).
@@ -185,5 +185,71 @@ fn views_are_windowed_within_their_own_shape() {
             let r = tensor_slice(t, [2]);
             seq_loop(5, |k| tensor_set(r, [k], 0))
         });
+    });
+}
+
+/// The gradient of the nn example's dense layer: g[o, i] = Σ_s delta[s, o] · x[s, i], whose
+/// inner loop walks columns (strided lines).
+fn column_dot(target: Target, delta: &Tensor<f64>, x: &Tensor<f64>, n: i64) -> Vec<f64> {
+    let (outs, ins) = (delta.shape()[1], x.shape()[1]);
+    let g = Tensor::<f64>::zeros(&[outs, ins]);
+    let (o_n, i_n) = (outs as i64, ins as i64);
+    with_target(target, || {
+        accelerate!(par_loop(o_n * i_n, |k| {
+            let o = k / i_n;
+            let i = k % i_n;
+            tensor_set(
+                g,
+                [o, i],
+                seq_loop_acc(0.0, n, |acc, s| {
+                    acc + tensor_get(delta, [s, o]) * tensor_get(x, [s, i])
+                }),
+            )
+        }))
+    });
+    g.to_vec()
+}
+
+#[test]
+fn strided_lines_agree_and_fail_as_before() {
+    let delta = Tensor::<f64>::from_fn(&[6, 4], |ix| (ix[0] * 5 + ix[1]) as f64 - 7.5);
+    let x = Tensor::<f64>::from_fn(&[6, 3], |ix| (ix[0] + 2 * ix[1]) as f64 * 0.5);
+    let want = column_dot(Target::Seq, &delta, &x, 6);
+    let by_hand: Vec<f64> = (0..4)
+        .flat_map(|o| (0..3).map(move |i| (o, i)))
+        .map(|(o, i)| {
+            (0..6).fold(0.0, |acc, s| {
+                acc + delta.get(&[s, o]).unwrap() * x.get(&[s, i]).unwrap()
+            })
+        })
+        .collect();
+    assert_eq!(want, by_hand);
+    for target in TARGETS {
+        assert_eq!(column_dot(target, &delta, &x, 6), want, "{target:?}");
+        assert_eq!(
+            column_dot(target, &delta, &x, 2),
+            column_dot(Target::Seq, &delta, &x, 2),
+            "{target:?}"
+        );
+        assert_eq!(
+            column_dot(target, &delta, &x, -1),
+            vec![0.0; 12],
+            "{target:?}"
+        );
+    }
+    // More samples than rows.
+    same_failure(
+        "Invalid indices used to access tensor: index [6, 0] for a tensor of shape [6, 4]",
+        || {
+            column_dot(current_target().unwrap(), &delta, &x, 7);
+        },
+    );
+    // A fixed index out of range in a column walk.
+    same_failure("Invalid indices used to access tensor", || {
+        let c = 4_i64;
+        accelerate!(
+            backend = cpu,
+            seq_loop(2, |s| tensor_set(delta, [s, c], 0.0))
+        );
     });
 }

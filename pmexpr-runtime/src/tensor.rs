@@ -525,6 +525,38 @@ impl<'a, T: Element> TensorRef<'a, T> {
         Some(Window(&self.data[start..start + n as usize]))
     }
 
+    /// The cells `index` with dimension `pos` running over `0..n` (the entry of `index` at
+    /// `pos` is ignored): a column or another strided line, for a loop that indexes dimension
+    /// `pos` by its loop variable. `None` as for [`TensorRef::window`].
+    #[doc(hidden)]
+    #[inline]
+    pub fn strided(&self, index: &[i64], pos: usize, n: i64) -> Option<Strided<'a, T>> {
+        if index.len() != self.rank || pos >= self.rank {
+            return None;
+        }
+        let mut ofs = 0_usize;
+        for (j, (&i, &d)) in index.iter().zip(&self.shape).enumerate() {
+            let i = if j == pos { 0 } else { i };
+            if j != pos && i as u64 >= d as u64 {
+                return None;
+            }
+            ofs = ofs * d + i as usize;
+        }
+        let n = n.max(0) as u64;
+        if n > self.shape[pos] as u64 {
+            return None;
+        }
+        let stride: usize = self.shape[pos + 1..self.rank].iter().product();
+        let end = match n {
+            0 => ofs,
+            n => ofs + (n as usize - 1) * stride + 1,
+        };
+        Some(Strided {
+            cells: &self.data[ofs..end],
+            stride,
+        })
+    }
+
     /// `tensor_sub`: `len` rows from row `offset` of the first dimension, sharing memory.
     pub fn sub(self, site: &Site, offset: i64, len: i64) -> Self {
         if offset < 0 {
@@ -668,6 +700,34 @@ impl<T: Element> Window<'_, T> {
     }
 }
 
+/// A checked strided line of a [`TensorRef`] for one loop (see [`TensorRef::strided`]).
+#[doc(hidden)]
+pub struct Strided<'a, T: Element> {
+    cells: &'a [T::Cell],
+    stride: usize,
+}
+
+impl<T: Element> Clone for Strided<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Strided<'_, T> {}
+
+impl<T: Element> Strided<'_, T> {
+    /// The element at position `k` of the line.
+    #[inline(always)]
+    pub fn get(self, k: i64) -> T {
+        T::load(&self.cells[k as usize * self.stride])
+    }
+
+    /// Writes the element at position `k` of the line.
+    #[inline(always)]
+    pub fn set(self, k: i64, value: T) {
+        T::store(&self.cells[k as usize * self.stride], value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -780,5 +840,31 @@ mod tests {
         let v = r.sub(&site, 1, 2);
         assert_eq!(v.window(&[1], 4).map(|w| w.get(3)), Some(11));
         assert!(v.window(&[2], 1).is_none());
+    }
+
+    #[test]
+    fn strided_lines_exist_only_in_range() {
+        let site = crate::site::Site::new("test", 1, 1);
+        let t = Tensor::<i64>::from_vec((0..24).collect(), &[2, 3, 4]);
+        let r = TensorRef::new(&t, &site, "t");
+        // t[1, k, 2] for k in 0..3.
+        let c = r.strided(&[1, 0, 2], 1, 3).expect("a column");
+        assert_eq!(
+            (0..3).map(|k| c.get(k)).collect::<Vec<_>>(),
+            vec![14, 18, 22]
+        );
+        c.set(2, -1);
+        assert_eq!(t.get(&[1, 2, 2]), Some(-1));
+        // t[k, 0, 3] for k in 0..2; the last dimension is a row.
+        let c = r.strided(&[9, 0, 3], 0, 2).expect("first dimension");
+        assert_eq!((c.get(0), c.get(1)), (3, 15));
+        let c = r.strided(&[1, 2, 0], 2, 4).expect("a row");
+        assert_eq!(c.get(1), 21);
+        assert!(r.strided(&[0, 0, 0], 1, -2).is_some());
+        assert!(r.strided(&[0, 0, 0], 1, 4).is_none());
+        assert!(r.strided(&[0, 0, 4], 1, 1).is_none());
+        assert!(r.strided(&[2, 0, 0], 1, 1).is_none());
+        assert!(r.strided(&[0, 0], 1, 1).is_none());
+        assert!(r.strided(&[0, 0, 0], 3, 1).is_none());
     }
 }

@@ -147,8 +147,9 @@ struct Gen<'m> {
     /// What generating host code for the CUDA targets found.
     host: HostState,
     /// The tensor accesses served by loop windows while a loop's fast version is generated
-    /// (index expression's address → window variable); see `windows.rs`.
-    windows: HashMap<usize, proc_macro2::Ident>,
+    /// (index expression's address → window variable, position of the loop variable in the
+    /// index); see `windows.rs`.
+    windows: HashMap<usize, (proc_macro2::Ident, usize)>,
 }
 
 /// What generating host code for the CUDA targets found so far.

@@ -1,13 +1,15 @@
 //! Bounds-check hoisting for loops ("windows"): a loop of `n` iterations whose body reads or
-//! writes `t[e1, …, k]` — `t` and the leading indices fixed for the loop, `k` its loop variable —
-//! is versioned. Before the loop the runtime takes the row `t[e1, …, 0..n]` once
-//! (`TensorRef::window`, which fails softly: `None` when the rank differs, a leading index is out
-//! of range or `n` exceeds the last dimension). When every row exists, and not in debug mode
-//! (which records each access), the loop runs with `row.get(k)` / `row.set(k, v)`: a slice index
-//! that the loop bound keeps in range, instead of the rank and per-dimension checks of each
-//! access. Otherwise the loop runs as written, so that every failure is the same failure at the
-//! same access. Only loops whose body contains no further parallel keyword or loop are
-//! versioned, so that the code is at most doubled per loop.
+//! writes `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside
+//! it, literals; `t` may be a field of such a variable), `k` its loop variable — is versioned.
+//! Before the loop the runtime takes the line `t[e1, …, 0..n, …]` once: a row when `k` is the
+//! last index (`TensorRef::window`, a contiguous slice), a strided line otherwise
+//! (`TensorRef::strided`). Both fail softly: `None` when the rank differs, another index is out
+//! of range or `n` exceeds the dimension. When every line exists, and not in debug mode (which
+//! records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice index
+//! that the loop bound keeps in range, instead of the rank and per-dimension checks and offset
+//! arithmetic of each access. Otherwise the loop runs as written, so that every failure is the
+//! same failure at the same access. Only loops whose body contains no further parallel keyword
+//! or loop are versioned, so that the code is at most doubled per loop.
 
 use std::collections::BTreeSet;
 
@@ -26,8 +28,11 @@ pub(super) struct Access<'e> {
     pub(super) key: usize,
     /// The tensor, a variable bound outside the loop.
     pub(super) tensor: &'e Expr,
-    /// The leading indices: variables bound outside the loop, or literals.
-    pub(super) lead: &'e [Expr],
+    /// The index; all but the loop variable are variables bound outside the loop, or literals.
+    pub(super) index: &'e [Expr],
+    /// Where the loop variable is in the index: the last dimension gives a row, another a
+    /// strided line.
+    pub(super) pos: usize,
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -59,12 +64,12 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
             let ExprKind::Seq(idx) = &args[1].kind else {
                 return;
             };
-            let Some((last, lead)) = idx.split_last() else {
-                return;
-            };
-            let is_k = matches!(&last.kind, ExprKind::Var { ident, .. } if ident.id == k);
+            let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
             let fixed = |x: &Expr| {
                 matches!(x.kind, ExprKind::Lit(Lit::Int(_))) || outside(x, |t| *t == Type::Int)
+            };
+            let Some(pos) = idx.iter().position(is_k) else {
+                return;
             };
             // The tensor may be a field of a record bound outside (`l.w`): projections are
             // free and cannot fail.
@@ -74,15 +79,13 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
             }
             let base_outside =
                 matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
-            if is_k
-                && matches!(args[0].ty, Type::Tensor(_))
-                && base_outside
-                && lead.iter().all(fixed)
-            {
+            let others_fixed = idx.iter().enumerate().all(|(j, x)| j == pos || fixed(x));
+            if matches!(args[0].ty, Type::Tensor(_)) && base_outside && others_fixed {
                 out.push(Access {
                     key: &args[1] as *const Expr as usize,
                     tensor: &args[0],
-                    lead,
+                    index: idx,
+                    pos,
                 });
             }
         }
@@ -118,9 +121,18 @@ impl Gen<'_> {
         for a in &accesses {
             let w = self.fresh("win");
             let t = self.value(a.tensor);
-            let lead: Vec<TokenStream> = a.lead.iter().map(|e| self.value(e)).collect();
-            makes.push(quote!((#t).window(&[#(#lead),*], #n)));
-            self.windows.insert(a.key, w.clone());
+            if a.pos + 1 == a.index.len() {
+                let lead: Vec<TokenStream> =
+                    a.index[..a.pos].iter().map(|e| self.value(e)).collect();
+                makes.push(quote!((#t).window(&[#(#lead),*], #n)));
+            } else {
+                let pos = a.pos;
+                let index: Vec<TokenStream> = (a.index.iter().enumerate())
+                    .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
+                    .collect();
+                makes.push(quote!((#t).strided(&[#(#index),*], #pos, #n)));
+            }
+            self.windows.insert(a.key, (w.clone(), a.pos));
             keys.insert(a.key);
             wins.push(w);
         }
@@ -148,11 +160,11 @@ impl Gen<'_> {
         idx: &Expr,
         value: Option<&Expr>,
     ) -> Option<TokenStream> {
-        let w = self.windows.get(&(idx as *const Expr as usize))?.clone();
+        let (w, pos) = self.windows.get(&(idx as *const Expr as usize))?.clone();
         let ExprKind::Seq(es) = &idx.kind else {
             return None;
         };
-        let k = self.value(es.last()?);
+        let k = self.value(es.get(pos)?);
         Some(match value {
             None => quote!(#w.get(#k)),
             Some(x) => {
@@ -210,26 +222,27 @@ mod tests {
         // A literal leading index.
         let n = windowed(quote!(seq_loop(n, |k| tensor_set(t, [0, k], 1))));
         assert_eq!(n, vec![1]);
-        // A tensor in a record (the nn example's layers); not when the loop variable indexes
-        // the first dimension (a column, not a row-major row).
+        // A tensor in a record (the nn example's layers), and a column (the loop variable
+        // indexes the first dimension: a strided line).
         let n = windowed(quote!({
             let l = (t, u);
             seq_loop(n, |k| tensor_set(l.0, [0, k], tensor_get(l.1, [k, 0]) + 1))
         }));
-        assert_eq!(n, vec![1]);
+        assert_eq!(n, vec![2]);
     }
 
     #[test]
     fn other_accesses_are_not_windowed() {
-        // Another last index, a leading index computed or bound in the loop, the loop variable
-        // first, a tensor bound in the loop, an index sequence that is not written out.
+        // An index computed from the loop variable, another index computed or bound in the
+        // loop, the loop variable twice, a tensor bound in the loop, an index sequence that is
+        // not written out.
         let n = windowed(quote!(seq_loop(n, |k| {
             let j = k + 1;
             let u = t;
             tensor_set(t, [k + 1], 0);
             tensor_set(t, [j], 0);
-            tensor_set(t, [k, 0], 0);
             tensor_set(t, [j, k], 0);
+            tensor_set(t, [k, k], 0);
             tensor_set(t, [c + 1, k], 0);
             tensor_set(u, [k], 0);
             tensor_set(t, ix, 0)
