@@ -353,7 +353,8 @@ impl<T: Element> fmt::Debug for Tensor<T> {
 }
 
 /// A tensor as generated code sees it: a `Copy` view of a captured [`Tensor`]'s memory, valid for
-/// one `accelerate!` call. Every access is checked against the shape, and a failure names the site.
+/// one `accelerate!` call. Every access is checked against the shape (each access, or once per
+/// loop through [`TensorRef::window`] / [`TensorRef::strided`]), and a failure names the site.
 pub struct TensorRef<'a, T: Element> {
     root: &'a Arc<Vec<T::Cell>>,
     data: &'a [T::Cell],
