@@ -86,5 +86,5 @@ pub mod __private {
     pub use crate::seq::Seq;
     pub use crate::site::{Site, open_types_on_cpu};
     pub use crate::target::{Target, select, select_sequential};
-    pub use crate::tensor::{Tensor, TensorRef};
+    pub use crate::tensor::{Strided, Tensor, TensorRef, Window};
 }

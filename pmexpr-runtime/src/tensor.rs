@@ -353,7 +353,8 @@ impl<T: Element> fmt::Debug for Tensor<T> {
 }
 
 /// A tensor as generated code sees it: a `Copy` view of a captured [`Tensor`]'s memory, valid for
-/// one `accelerate!` call. Every access is checked against the shape, and a failure names the site.
+/// one `accelerate!` call. Every access is checked against the shape (each access, or once per
+/// loop through [`TensorRef::window`] / [`TensorRef::strided`]), and a failure names the site.
 pub struct TensorRef<'a, T: Element> {
     root: &'a Arc<Vec<T::Cell>>,
     data: &'a [T::Cell],
@@ -498,6 +499,65 @@ impl<'a, T: Element> TensorRef<'a, T> {
         T::store(self.cell(self.linear(site, i)), value)
     }
 
+    /// The cells `[lead…, 0..n]`: the last dimension at fixed leading indices, for a loop of `n`
+    /// iterations that indexes it by its loop variable. `None` when an access in such a loop
+    /// could fail (another rank, a leading index out of range, `n` beyond the last dimension):
+    /// generated code then runs the loop with the checked accesses, so that it fails as before.
+    /// A negative `n` (an empty loop) gives an empty window.
+    #[doc(hidden)]
+    #[inline]
+    pub fn window(&self, lead: &[i64], n: i64) -> Option<Window<'a, T>> {
+        if lead.len() + 1 != self.rank {
+            return None;
+        }
+        let mut ofs = 0_usize;
+        for (&i, &d) in lead.iter().zip(&self.shape) {
+            if i as u64 >= d as u64 {
+                return None;
+            }
+            ofs = ofs * d + i as usize;
+        }
+        let last = self.shape[self.rank - 1];
+        let n = n.max(0) as u64;
+        if n > last as u64 {
+            return None;
+        }
+        let start = ofs * last;
+        Some(Window(&self.data[start..start + n as usize]))
+    }
+
+    /// The cells `index` with dimension `pos` running over `0..n` (the entry of `index` at
+    /// `pos` is ignored): a column or another strided line, for a loop that indexes dimension
+    /// `pos` by its loop variable. `None` as for [`TensorRef::window`].
+    #[doc(hidden)]
+    #[inline]
+    pub fn strided(&self, index: &[i64], pos: usize, n: i64) -> Option<Strided<'a, T>> {
+        if index.len() != self.rank || pos >= self.rank {
+            return None;
+        }
+        let mut ofs = 0_usize;
+        for (j, (&i, &d)) in index.iter().zip(&self.shape).enumerate() {
+            let i = if j == pos { 0 } else { i };
+            if j != pos && i as u64 >= d as u64 {
+                return None;
+            }
+            ofs = ofs * d + i as usize;
+        }
+        let n = n.max(0) as u64;
+        if n > self.shape[pos] as u64 {
+            return None;
+        }
+        let stride: usize = self.shape[pos + 1..self.rank].iter().product();
+        let end = match n {
+            0 => ofs,
+            n => ofs + (n as usize - 1) * stride + 1,
+        };
+        Some(Strided {
+            cells: &self.data[ofs..end],
+            stride,
+        })
+    }
+
     /// `tensor_sub`: `len` rows from row `offset` of the first dimension, sharing memory.
     pub fn sub(self, site: &Site, offset: i64, len: i64) -> Self {
         if offset < 0 {
@@ -604,6 +664,71 @@ fn index_error<T: Element>(
     }
 }
 
+/// A checked row of a [`TensorRef`] for one loop (see [`TensorRef::window`]): the loop's accesses
+/// index it by the loop variable, which the loop bounds keep in range, instead of checking the
+/// rank and every index of each access.
+#[doc(hidden)]
+pub struct Window<'a, T: Element>(&'a [T::Cell]);
+
+impl<T: Element> Clone for Window<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Window<'_, T> {}
+
+impl<T: Element> Window<'_, T> {
+    /// The element at position `k` of the row.
+    #[inline(always)]
+    pub fn get(self, k: i64) -> T {
+        T::load(&self.0[k as usize])
+    }
+
+    /// Writes the element at position `k` of the row.
+    #[inline(always)]
+    pub fn set(self, k: i64, value: T) {
+        T::store(&self.0[k as usize], value)
+    }
+
+    /// The number of elements.
+    pub fn len(self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the row is empty.
+    pub fn is_empty(self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A checked strided line of a [`TensorRef`] for one loop (see [`TensorRef::strided`]).
+#[doc(hidden)]
+pub struct Strided<'a, T: Element> {
+    cells: &'a [T::Cell],
+    stride: usize,
+}
+
+impl<T: Element> Clone for Strided<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Strided<'_, T> {}
+
+impl<T: Element> Strided<'_, T> {
+    /// The element at position `k` of the line.
+    #[inline(always)]
+    pub fn get(self, k: i64) -> T {
+        T::load(&self.cells[k as usize * self.stride])
+    }
+
+    /// Writes the element at position `k` of the line.
+    #[inline(always)]
+    pub fn set(self, k: i64, value: T) {
+        T::store(&self.cells[k as usize * self.stride], value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -690,5 +815,57 @@ mod tests {
                 && msg.contains("`big`"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn windows_exist_only_for_rows_in_range() {
+        let site = crate::site::Site::new("test", 1, 1);
+        let t = Tensor::<i64>::from_vec((0..12).collect(), &[3, 4]);
+        let r = TensorRef::new(&t, &site, "t");
+        let w = r.window(&[2], 4).expect("row 2");
+        assert_eq!(
+            (0..4).map(|k| w.get(k)).collect::<Vec<_>>(),
+            vec![8, 9, 10, 11]
+        );
+        w.set(1, 99);
+        assert_eq!(t.get(&[2, 1]), Some(99));
+        assert_eq!(r.window(&[1], 2).map(|w| w.len()), Some(2));
+        assert!(r.window(&[0], -3).is_some_and(|w| w.is_empty()));
+        // n beyond the row, a leading index out of range or negative, another rank.
+        assert!(r.window(&[0], 5).is_none());
+        assert!(r.window(&[3], 1).is_none());
+        assert!(r.window(&[-1], 1).is_none());
+        assert!(r.window(&[], 4).is_none());
+        assert!(r.window(&[0, 0], 1).is_none());
+        // A `tensor_sub` view: its rows, not the tensor's.
+        let v = r.sub(&site, 1, 2);
+        assert_eq!(v.window(&[1], 4).map(|w| w.get(3)), Some(11));
+        assert!(v.window(&[2], 1).is_none());
+    }
+
+    #[test]
+    fn strided_lines_exist_only_in_range() {
+        let site = crate::site::Site::new("test", 1, 1);
+        let t = Tensor::<i64>::from_vec((0..24).collect(), &[2, 3, 4]);
+        let r = TensorRef::new(&t, &site, "t");
+        // t[1, k, 2] for k in 0..3.
+        let c = r.strided(&[1, 0, 2], 1, 3).expect("a column");
+        assert_eq!(
+            (0..3).map(|k| c.get(k)).collect::<Vec<_>>(),
+            vec![14, 18, 22]
+        );
+        c.set(2, -1);
+        assert_eq!(t.get(&[1, 2, 2]), Some(-1));
+        // t[k, 0, 3] for k in 0..2; the last dimension is a row.
+        let c = r.strided(&[9, 0, 3], 0, 2).expect("first dimension");
+        assert_eq!((c.get(0), c.get(1)), (3, 15));
+        let c = r.strided(&[1, 2, 0], 2, 4).expect("a row");
+        assert_eq!(c.get(1), 21);
+        assert!(r.strided(&[0, 0, 0], 1, -2).is_some());
+        assert!(r.strided(&[0, 0, 0], 1, 4).is_none());
+        assert!(r.strided(&[0, 0, 4], 1, 1).is_none());
+        assert!(r.strided(&[2, 0, 0], 1, 1).is_none());
+        assert!(r.strided(&[0, 0], 1, 1).is_none());
+        assert!(r.strided(&[0, 0, 0], 3, 1).is_none());
     }
 }

@@ -34,6 +34,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         tmp: 0,
         cuda: None,
         host: HostState::default(),
+        windows: Default::default(),
     };
     g.cuda_body(mono, host).err()
 }
@@ -50,6 +51,7 @@ impl Gen<'_> {
             tmp: self.tmp,
             cuda: Some(host),
             host: HostState::default(),
+            windows: Default::default(),
         };
         let body = gc.value(&mono.expr);
         if let Some(why) = gc.host.problem {

@@ -172,6 +172,11 @@ impl Gen<'_> {
                 quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
             }
             TensorGet | TensorSet | TensorSlice => {
+                if i != TensorSlice
+                    && let Some(w) = self.window_access(args[1], args.get(2).copied())
+                {
+                    return w;
+                }
                 let t = v(self, 0);
                 // A literal index needs no sequence: it becomes an array on the stack.
                 let idx = match &args[1].kind {

@@ -128,23 +128,29 @@ impl Gen<'_> {
             Keyword::ParLoop | Keyword::SeqLoop => {
                 let n = self.value(&args[0]);
                 let nv = self.fresh("n");
-                let (pre, f) = self.adaptor(&args[1], &[(Type::Int, false, true)]);
                 let run = if kw == Keyword::ParLoop {
                     quote!(B::par_loop)
                 } else {
                     quote!(#rt::rt::seq_loop)
                 };
-                quote!({ let #nv = #n; #pre #run(#nv, #f) })
+                let run = self.windowed_loop(&args[1], 1, &nv, |g| {
+                    let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
+                    quote!({ #pre #run(#nv, #f) })
+                });
+                quote!({ let #nv = #n; #run })
             }
             Keyword::SeqLoopAcc => {
                 let acc = self.value(&args[0]);
                 let n = self.value(&args[1]);
                 let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
-                let (pre, f) = self.adaptor(
-                    &args[2],
-                    &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
-                );
-                quote!({ let #accv = #acc; let #nv = #n; #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
+                let run = self.windowed_loop(&args[2], 2, &nv, |g| {
+                    let (pre, f) = g.adaptor(
+                        &args[2],
+                        &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
+                    );
+                    quote!({ #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
+                });
+                quote!({ let #accv = #acc; let #nv = #n; #run })
             }
         }
     }

@@ -56,6 +56,7 @@ mod site;
 #[cfg(test)]
 mod tests;
 mod types;
+mod windows;
 
 pub use self::code::user_ident;
 pub use self::host::cuda_host_problem;
@@ -145,6 +146,10 @@ struct Gen<'m> {
     cuda: Option<&'m CudaHost>,
     /// What generating host code for the CUDA targets found.
     host: HostState,
+    /// The tensor accesses served by loop windows while a loop's fast version is generated
+    /// (index expression's address → window variable, position of the loop variable in the
+    /// index); see `windows.rs`.
+    windows: HashMap<usize, (proc_macro2::Ident, usize)>,
 }
 
 /// What generating host code for the CUDA targets found so far.

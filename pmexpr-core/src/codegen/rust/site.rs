@@ -45,6 +45,7 @@ pub fn generate_site(
         tmp: 0,
         cuda: None,
         host: HostState::default(),
+        windows: Default::default(),
     };
     let mut params = Vec::new();
     let mut args = Vec::new();

@@ -1,0 +1,285 @@
+//! Bounds-check hoisting for loops ("windows"): a loop of `n` iterations whose body reads or
+//! writes `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside
+//! it, literals; `t` may be a field of such a variable), `k` its loop variable — is versioned.
+//! Before the loop the runtime takes the line `t[e1, …, 0..n, …]` once: a row when `k` is the
+//! last index (`TensorRef::window`, a contiguous slice), a strided line otherwise
+//! (`TensorRef::strided`). Both fail softly: `None` when the rank differs, another index is out
+//! of range or `n` exceeds the dimension. When every line exists, and not in debug mode (which
+//! records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice index
+//! that the loop bound keeps in range, instead of the rank and per-dimension checks and offset
+//! arithmetic of each access. Otherwise the loop runs as written, so that every failure is the
+//! same failure at the same access. Only loops whose body contains no further parallel keyword
+//! or loop are versioned, so that the code is at most doubled per loop.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::Gen;
+use crate::ast::{Expr, ExprKind, Lit};
+use crate::intrinsics::Intrinsic;
+use crate::types::Type;
+
+/// A tensor access that a window can serve.
+pub(super) struct Access<'e> {
+    /// The index expression `[e1, …, k]`, by address: how the access is recognized when the
+    /// body is generated.
+    pub(super) key: usize,
+    /// The tensor, a variable bound outside the loop.
+    pub(super) tensor: &'e Expr,
+    /// The index; all but the loop variable are variables bound outside the loop, or literals.
+    pub(super) index: &'e [Expr],
+    /// Where the loop variable is in the index: the last dimension gives a row, another a
+    /// strided line.
+    pub(super) pos: usize,
+}
+
+/// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
+/// `arity` parameters in all) that windows can serve; empty when the loop is not versioned.
+pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return Vec::new();
+    };
+    if params.len() != arity {
+        return Vec::new();
+    }
+    let k = params[arity - 1].ident.id;
+    let free = f.free_vars();
+    // Identifiers are unique after resolution: a variable free in `f` is bound outside the
+    // loop wherever it occurs in the body, so it is fixed for the whole loop.
+    let outside = |e: &Expr, ty: fn(&Type) -> bool| {
+        matches!(&e.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id)) && ty(&e.ty)
+    };
+    let mut nested = false;
+    let mut out = Vec::new();
+    body.walk(&mut |e| match &e.kind {
+        ExprKind::Keyword { .. } => nested = true,
+        ExprKind::App { func, args }
+            if matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::TensorGet | Intrinsic::TensorSet)
+            ) && args.len() >= 2 =>
+        {
+            let ExprKind::Seq(idx) = &args[1].kind else {
+                return;
+            };
+            let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
+            let fixed = |x: &Expr| {
+                matches!(x.kind, ExprKind::Lit(Lit::Int(_))) || outside(x, |t| *t == Type::Int)
+            };
+            let Some(pos) = idx.iter().position(is_k) else {
+                return;
+            };
+            // The tensor may be a field of a record bound outside (`l.w`): projections are
+            // free and cannot fail.
+            let mut base = &args[0];
+            while let ExprKind::Proj { expr, .. } = &base.kind {
+                base = expr;
+            }
+            let base_outside =
+                matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
+            let others_fixed = idx.iter().enumerate().all(|(j, x)| j == pos || fixed(x));
+            if matches!(args[0].ty, Type::Tensor(_)) && base_outside && others_fixed {
+                out.push(Access {
+                    key: &args[1] as *const Expr as usize,
+                    tensor: &args[0],
+                    index: idx,
+                    pos,
+                });
+            }
+        }
+        _ => {}
+    });
+    if nested { Vec::new() } else { out }
+}
+
+impl Gen<'_> {
+    /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when `f`
+    /// accesses tensors through windows; `generate` generates the loop (called once for the checked
+    /// version and once with the windows in place).
+    pub(super) fn windowed_loop(
+        &mut self,
+        f: &Expr,
+        arity: usize,
+        n: &proc_macro2::Ident,
+        mut generate: impl FnMut(&mut Self) -> TokenStream,
+    ) -> TokenStream {
+        // The CUDA host generator compiles loop bodies into kernels: they stay as written.
+        let accesses = if self.cuda.is_none() {
+            windowed_accesses(f, arity)
+        } else {
+            Vec::new()
+        };
+        if accesses.is_empty() {
+            return generate(self);
+        }
+        let checked = generate(self);
+        let mut wins = Vec::new();
+        let mut makes = Vec::new();
+        let mut keys = BTreeSet::new();
+        for a in &accesses {
+            let w = self.fresh("win");
+            let t = self.value(a.tensor);
+            if a.pos + 1 == a.index.len() {
+                let lead: Vec<TokenStream> =
+                    a.index[..a.pos].iter().map(|e| self.value(e)).collect();
+                makes.push(quote!((#t).window(&[#(#lead),*], #n)));
+            } else {
+                let pos = a.pos;
+                let index: Vec<TokenStream> = (a.index.iter().enumerate())
+                    .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
+                    .collect();
+                makes.push(quote!((#t).strided(&[#(#index),*], #pos, #n)));
+            }
+            self.windows.insert(a.key, (w.clone(), a.pos));
+            keys.insert(a.key);
+            wins.push(w);
+        }
+        let fast = generate(self);
+        for key in keys {
+            self.windows.remove(&key);
+        }
+        let all = self.fresh("wins");
+        quote!({
+            let #all = if B::CHECKS {
+                ::core::option::Option::None
+            } else {
+                match (#(#makes,)*) {
+                    (#(::core::option::Option::Some(#wins),)*) => ::core::option::Option::Some((#(#wins,)*)),
+                    _ => ::core::option::Option::None,
+                }
+            };
+            if let ::core::option::Option::Some((#(#wins,)*)) = #all { #fast } else { #checked }
+        })
+    }
+
+    /// `tensor_get` / `tensor_set` through a window, when the access at `idx` has one.
+    pub(super) fn window_access(
+        &mut self,
+        idx: &Expr,
+        value: Option<&Expr>,
+    ) -> Option<TokenStream> {
+        let (w, pos) = self.windows.get(&(idx as *const Expr as usize))?.clone();
+        let ExprKind::Seq(es) = &idx.kind else {
+            return None;
+        };
+        let k = self.value(es.get(pos)?);
+        Some(match value {
+            None => quote!(#w.get(#k)),
+            Some(x) => {
+                let x = self.value(x);
+                quote!(#w.set(#k, #x))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    use super::windowed_accesses;
+    use crate::ast::{Expr, ExprKind};
+    use crate::intrinsics::Keyword;
+
+    /// The number of windowed accesses of each loop of a site, outermost first.
+    fn windowed(tokens: TokenStream) -> Vec<usize> {
+        let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
+        let mut out = Vec::new();
+        mono.expr.walk(&mut |e: &Expr| {
+            if let ExprKind::Keyword { kw, args } = &e.kind {
+                let (f, arity) = match kw {
+                    Keyword::ParLoop | Keyword::SeqLoop => (&args[1], 1),
+                    Keyword::SeqLoopAcc => (&args[2], 2),
+                    _ => return,
+                };
+                out.push(windowed_accesses(f, arity).len());
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn rows_indexed_by_the_loop_variable_are_windowed() {
+        // The dense layer: the inner loop reads w[i, k] and x[k]; the outer one is not
+        // versioned (it contains a loop), so y[i] stays checked.
+        let n = windowed(quote!(par_loop(m, |i| tensor_set(
+            y,
+            [i],
+            seq_loop_acc(0.0, n, |acc, k| acc
+                + tensor_get(w, [i, k]) * tensor_get(x, [k]))
+        ))));
+        assert_eq!(n, vec![0, 2]);
+        // axpy: both accesses of y and the read of x.
+        let n = windowed(quote!(par_loop(n, |i| tensor_set(
+            y,
+            [i],
+            a * tensor_get(x, [i]) + tensor_get(y, [i])
+        ))));
+        assert_eq!(n, vec![3]);
+        // A literal leading index.
+        let n = windowed(quote!(seq_loop(n, |k| tensor_set(t, [0, k], 1))));
+        assert_eq!(n, vec![1]);
+        // A tensor in a record (the nn example's layers), and a column (the loop variable
+        // indexes the first dimension: a strided line).
+        let n = windowed(quote!({
+            let l = (t, u);
+            seq_loop(n, |k| tensor_set(l.0, [0, k], tensor_get(l.1, [k, 0]) + 1))
+        }));
+        assert_eq!(n, vec![2]);
+    }
+
+    #[test]
+    fn other_accesses_are_not_windowed() {
+        // An index computed from the loop variable, another index computed or bound in the
+        // loop, the loop variable twice, a tensor bound in the loop, an index sequence that is
+        // not written out.
+        let n = windowed(quote!(seq_loop(n, |k| {
+            let j = k + 1;
+            let u = t;
+            tensor_set(t, [k + 1], 0);
+            tensor_set(t, [j], 0);
+            tensor_set(t, [j, k], 0);
+            tensor_set(t, [k, k], 0);
+            tensor_set(t, [c + 1, k], 0);
+            tensor_set(u, [k], 0);
+            tensor_set(t, ix, 0)
+        })));
+        assert_eq!(n, vec![0]);
+        // A leading index that is a float variable does not type-check as an index at all, and
+        // a captured integer does.
+        let n = windowed(quote!(seq_loop(n, |k| tensor_set(t, [c, k], 0))));
+        assert_eq!(n, vec![1]);
+    }
+}
+
+#[cfg(test)]
+mod generated {
+    use quote::quote;
+
+    use crate::codegen::rust::generate_site;
+
+    #[test]
+    fn windowed_loops_are_versioned() {
+        let mono = crate::compile_site(quote!(par_loop(m, |i| tensor_set(
+            y,
+            [i],
+            seq_loop_acc(0.0, n, |acc, k| acc
+                + tensor_get(w, [i, k]) * tensor_get(x, [k]))
+        ))))
+        .unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
+        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
+        syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
+        let code = code.to_string();
+        // Two windows, taken unless in debug mode; the fast body reads through them and the
+        // checked body is still there.
+        assert_eq!(code.matches(". window (& [").count(), 2, "{code}");
+        assert!(code.contains("if B :: CHECKS"), "{code}");
+        assert_eq!(code.matches(". get (k_").count(), 2, "{code}");
+        assert_eq!(code.matches("tensor_get (B :: CHECKS").count(), 2, "{code}");
+        // The outer loop, which contains a loop, keeps its checked write.
+        assert_eq!(code.matches("tensor_set (B :: CHECKS").count(), 1, "{code}");
+    }
+}

@@ -1,0 +1,255 @@
+//! Loops whose accesses index a tensor row by the loop variable run with the checks hoisted out
+//! of the loop (a "window" per row, see pmexpr-core's `codegen/rust/windows.rs`) when every row is
+//! in range: the results agree with the sequential semantics, and every out-of-range case still
+//! fails with the same message at the same site, on every backend.
+
+mod common;
+
+use common::failure;
+use pmexpr::{Target, Tensor, accelerate, current_target, with_target};
+
+const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
+
+/// The dense layer of the nn example: y[i] = Σ_k w[i, k] · x[k].
+fn dense(target: Target, w: &Tensor<f64>, x: &Tensor<f64>, m: i64, n: i64) -> Vec<f64> {
+    let y = Tensor::<f64>::zeros(&[m.max(0) as usize]);
+    with_target(target, || {
+        accelerate!(par_loop(m, |i| tensor_set(
+            y,
+            [i],
+            seq_loop_acc(0.0, n, |acc, k| acc
+                + tensor_get(w, [i, k]) * tensor_get(x, [k]))
+        )))
+    });
+    y.to_vec()
+}
+
+#[test]
+fn windowed_loops_agree_with_seq() {
+    let (m, n) = (37_usize, 53_usize);
+    let w = Tensor::<f64>::from_fn(&[m, n], |ix| (ix[0] * 7 + ix[1] * 3) as f64 * 0.25 - 5.0);
+    let x = Tensor::<f64>::from_fn(&[n], |ix| ix[0] as f64 * 0.5 - 3.0);
+    let want = dense(Target::Seq, &w, &x, m as i64, n as i64);
+    let by_hand: Vec<f64> = (0..m)
+        .map(|i| {
+            (0..n).fold(0.0, |acc, k| {
+                acc + w.get(&[i, k]).unwrap() * x.get(&[k]).unwrap()
+            })
+        })
+        .collect();
+    assert_eq!(want, by_hand);
+    for target in TARGETS {
+        assert_eq!(
+            dense(target, &w, &x, m as i64, n as i64),
+            want,
+            "{target:?}"
+        );
+        // A shorter inner loop: the window is a prefix of the row.
+        let part = dense(target, &w, &x, m as i64, 5);
+        assert_eq!(part, dense(Target::Seq, &w, &x, m as i64, 5), "{target:?}");
+    }
+    // axpy, reading and writing y[i]; and a row at a literal and a captured leading index.
+    for target in TARGETS {
+        let y = Tensor::<i64>::from_vec((0..100).collect(), &[100]);
+        let x = Tensor::<i64>::from_vec((0..100).map(|v| v * 3).collect(), &[100]);
+        let t = Tensor::<i64>::zeros(&[3, 4]);
+        let (a, r) = (2_i64, 2_i64);
+        with_target(target, || {
+            accelerate!({
+                par_loop(100, |i| {
+                    tensor_set(y, [i], a * tensor_get(x, [i]) + tensor_get(y, [i]))
+                });
+                seq_loop(4, |k| tensor_set(t, [0, k], k + 1));
+                seq_loop(3, |k| tensor_set(t, [r, k], tensor_get(t, [0, k]) * 10))
+            })
+        });
+        let want: Vec<i64> = (0..100).map(|v| 7 * v).collect();
+        assert_eq!(y.to_vec(), want, "{target:?}");
+        assert_eq!(
+            t.to_vec(),
+            vec![1, 2, 3, 4, 0, 0, 0, 0, 10, 20, 30, 0],
+            "{target:?}"
+        );
+    }
+}
+
+#[test]
+fn negative_and_empty_counts_run_no_iteration() {
+    let w = Tensor::<f64>::from_fn(&[2, 3], |ix| (ix[0] + ix[1]) as f64);
+    let x = Tensor::<f64>::from_fn(&[3], |_| 1.0);
+    for target in TARGETS {
+        assert_eq!(dense(target, &w, &x, 2, -4), vec![0.0, 0.0], "{target:?}");
+        assert_eq!(dense(target, &w, &x, 2, 0), vec![0.0, 0.0], "{target:?}");
+        assert_eq!(
+            dense(target, &w, &x, -1, 3),
+            Vec::<f64>::new(),
+            "{target:?}"
+        );
+    }
+}
+
+/// The failure of `run` on every backend: the same message everywhere, which says `what`.
+fn same_failure(what: &str, run: impl Fn()) {
+    let want = failure(Target::Seq, &run);
+    assert!(
+        want.starts_with("pmexpr: accelerate! at tests/bounds_hoisting.rs:"),
+        "{want}"
+    );
+    assert!(want.contains(what), "expected {what:?}: {want}");
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(failure(target, &run), want, "{target:?}");
+    }
+}
+
+#[test]
+fn out_of_range_rows_fail_as_before() {
+    let w = Tensor::<f64>::zeros(&[2, 3]);
+    let x = Tensor::<f64>::zeros(&[3]);
+    // n larger than the last dimension.
+    same_failure(
+        "Invalid indices used to access tensor: index [0, 3] for a tensor of shape [2, 3]",
+        || {
+            dense(current_target().unwrap(), &w, &x, 2, 4);
+        },
+    );
+    // A leading index out of range (the outer loop runs past the rows).
+    let x4 = Tensor::<f64>::zeros(&[3]);
+    same_failure(
+        "Invalid indices used to access tensor: index [2, 0] for a tensor of shape [2, 3]",
+        || {
+            let y = Tensor::<f64>::zeros(&[3]);
+            accelerate!(par_loop(3, |i| tensor_set(
+                y,
+                [i],
+                seq_loop_acc(0.0, 3, |acc, k| acc
+                    + tensor_get(w, [i, k]) * tensor_get(x4, [k]))
+            )));
+        },
+    );
+    // A negative leading index.
+    same_failure("Invalid indices used to access tensor", || {
+        let c = -1_i64;
+        accelerate!(backend = cpu, seq_loop(3, |k| tensor_set(w, [c, k], 1.0)));
+    });
+    // The wrong rank.
+    same_failure("Wrong number of dimensions used to access tensor", || {
+        accelerate!(backend = cpu, seq_loop(3, |k| tensor_set(w, [k], 1.0)));
+    });
+    same_failure("Wrong number of dimensions used to access tensor", || {
+        accelerate!(backend = cpu, seq_loop(2, |k| tensor_set(x, [0, k], 1.0)));
+    });
+}
+
+#[test]
+fn views_are_windowed_within_their_own_shape() {
+    let t = Tensor::<i64>::from_vec((0..12).collect(), &[3, 4]);
+    // A `tensor_sub` view of rows 1..3: its row 0 is row 1 of t.
+    for target in TARGETS {
+        let out = Tensor::<i64>::zeros(&[4]);
+        with_target(target, || {
+            accelerate!(backend = cpu, {
+                let v = tensor_sub(t, 1, 2);
+                seq_loop(4, |k| tensor_set(out, [k], tensor_get(v, [1, k])))
+            })
+        });
+        assert_eq!(out.to_vec(), vec![8, 9, 10, 11], "{target:?}");
+    }
+    same_failure(
+        "Invalid indices used to access tensor: index [2, 0] for a tensor of shape [2, 4]",
+        || {
+            accelerate!(backend = cpu, {
+                let v = tensor_sub(t, 1, 2);
+                seq_loop(4, |k| tensor_set(v, [2, k], 0))
+            });
+        },
+    );
+    same_failure("Invalid indices used to access tensor", || {
+        accelerate!(backend = cpu, {
+            let v = tensor_sub(t, 0, 1);
+            seq_loop(5, |k| tensor_set(v, [0, k], 0))
+        });
+    });
+    // `tensor_slice`: the row at a fixed first index, a rank-1 view.
+    for target in TARGETS {
+        let out = Tensor::<i64>::zeros(&[4]);
+        with_target(target, || {
+            accelerate!(backend = cpu, {
+                let r = tensor_slice(t, [2]);
+                seq_loop(4, |k| tensor_set(out, [k], tensor_get(r, [k])))
+            })
+        });
+        assert_eq!(out.to_vec(), vec![8, 9, 10, 11], "{target:?}");
+    }
+    same_failure("Invalid indices used to access tensor", || {
+        accelerate!(backend = cpu, {
+            let r = tensor_slice(t, [2]);
+            seq_loop(5, |k| tensor_set(r, [k], 0))
+        });
+    });
+}
+
+/// The gradient of the nn example's dense layer: g[o, i] = Σ_s delta[s, o] · x[s, i], whose
+/// inner loop walks columns (strided lines).
+fn column_dot(target: Target, delta: &Tensor<f64>, x: &Tensor<f64>, n: i64) -> Vec<f64> {
+    let (outs, ins) = (delta.shape()[1], x.shape()[1]);
+    let g = Tensor::<f64>::zeros(&[outs, ins]);
+    let (o_n, i_n) = (outs as i64, ins as i64);
+    with_target(target, || {
+        accelerate!(par_loop(o_n * i_n, |k| {
+            let o = k / i_n;
+            let i = k % i_n;
+            tensor_set(
+                g,
+                [o, i],
+                seq_loop_acc(0.0, n, |acc, s| {
+                    acc + tensor_get(delta, [s, o]) * tensor_get(x, [s, i])
+                }),
+            )
+        }))
+    });
+    g.to_vec()
+}
+
+#[test]
+fn strided_lines_agree_and_fail_as_before() {
+    let delta = Tensor::<f64>::from_fn(&[6, 4], |ix| (ix[0] * 5 + ix[1]) as f64 - 7.5);
+    let x = Tensor::<f64>::from_fn(&[6, 3], |ix| (ix[0] + 2 * ix[1]) as f64 * 0.5);
+    let want = column_dot(Target::Seq, &delta, &x, 6);
+    let by_hand: Vec<f64> = (0..4)
+        .flat_map(|o| (0..3).map(move |i| (o, i)))
+        .map(|(o, i)| {
+            (0..6).fold(0.0, |acc, s| {
+                acc + delta.get(&[s, o]).unwrap() * x.get(&[s, i]).unwrap()
+            })
+        })
+        .collect();
+    assert_eq!(want, by_hand);
+    for target in TARGETS {
+        assert_eq!(column_dot(target, &delta, &x, 6), want, "{target:?}");
+        assert_eq!(
+            column_dot(target, &delta, &x, 2),
+            column_dot(Target::Seq, &delta, &x, 2),
+            "{target:?}"
+        );
+        assert_eq!(
+            column_dot(target, &delta, &x, -1),
+            vec![0.0; 12],
+            "{target:?}"
+        );
+    }
+    // More samples than rows.
+    same_failure(
+        "Invalid indices used to access tensor: index [6, 0] for a tensor of shape [6, 4]",
+        || {
+            column_dot(current_target().unwrap(), &delta, &x, 7);
+        },
+    );
+    // A fixed index out of range in a column walk.
+    same_failure("Invalid indices used to access tensor", || {
+        let c = 4_i64;
+        accelerate!(
+            backend = cpu,
+            seq_loop(2, |s| tensor_set(delta, [s, c], 0.0))
+        );
+    });
+}
