@@ -159,6 +159,9 @@ impl Gen<'_> {
                 self.checked(out, ty, "the result of `create`")
             }
             Foldl => {
+                if let Some(fused) = self.foldl_over_create(args) {
+                    return fused;
+                }
                 // Arguments are evaluated in the order they are written: f, acc, s.
                 let acc0 = v(self, 1);
                 let acc = self.fresh("acc");

@@ -48,6 +48,7 @@ mod code;
 pub mod cuda_host;
 mod expr;
 mod func;
+mod fusion;
 pub mod futhark_host;
 mod host;
 mod intrinsic;

@@ -102,3 +102,20 @@ fn expansions_of_a_corpus_are_rust_expressions() {
         generated(tokens);
     }
 }
+
+#[test]
+fn foldl_over_create_is_a_counted_loop() {
+    let code = generated(quote!(map(
+        |k| foldl(|a, c| a + c, 0, create(k, |c| c * 2)),
+        s
+    )));
+    assert!(code.contains("rt :: seq_loop_acc"), "{code}");
+    assert!(!code.contains("rt :: create"), "{code}");
+    assert!(!code.contains("rt :: foldl"), "{code}");
+    // A sequence of sequences is built: debug mode checks that it is regular.
+    let code = generated(quote!(map(
+        |k| foldl(|a, r| a + length(r), 0, create(k, |c| create(c, |d| d))),
+        s
+    )));
+    assert!(code.contains("rt :: foldl"), "{code}");
+}

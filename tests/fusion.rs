@@ -1,0 +1,138 @@
+//! Fusion in the Rust code generator: `foldl(f, acc, create(n, g))` runs as a counted loop with no
+//! sequence built. The results and failures are those of the unfused program (the same fold over
+//! a sequence built first), on every CPU target.
+
+mod common;
+
+use common::failure;
+use pmexpr::{Target, accelerate, with_target};
+
+const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
+
+#[test]
+fn a_fold_over_create_is_the_fold_over_the_built_sequence() {
+    let xs: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin() * 10.0).collect();
+    let cs: Vec<f64> = (0..7).map(|i| i as f64 * 3.0 - 9.0).collect();
+    let k = cs.len() as i64;
+    // The argmin of issue 15: fused (the `create` is foldl's argument) and unfused (the sequence
+    // is a variable the fold reads twice, so it is built).
+    let fused = || {
+        accelerate!(map(
+            |x| foldl(
+                |best, c| {
+                    let d = x - cs[c];
+                    let e = x - cs[best];
+                    if d * d < e * e { c } else { best }
+                },
+                0,
+                create(k, |c| c)
+            ),
+            xs
+        ))
+    };
+    let built = || {
+        accelerate!(map(
+            |x| {
+                let idx = create(k, |c| c);
+                foldl(
+                    |best, c| {
+                        let d = x - cs[c];
+                        let e = x - cs[best];
+                        if d * d < e * e { c } else { best }
+                    },
+                    length(idx) - length(idx),
+                    idx,
+                )
+            },
+            xs
+        ))
+    };
+    let expected: Vec<i64> = xs
+        .iter()
+        .map(|&x| {
+            (0..cs.len()).fold(0, |b, c| {
+                if (x - cs[c]).powi(2) < (x - cs[b]).powi(2) {
+                    c
+                } else {
+                    b
+                }
+            }) as i64
+        })
+        .collect();
+    for t in TARGETS {
+        assert_eq!(with_target(t, fused), expected, "{t:?}");
+        assert_eq!(with_target(t, built), expected, "{t:?}");
+    }
+}
+
+#[test]
+fn the_fold_takes_elements_in_order_with_tuple_state() {
+    // Not associative: the order of the elements shows. The state is a tuple, the elements
+    // come from a closure over a captured value.
+    let base = 3_i64;
+    let run = || {
+        accelerate!(
+            backend = cpu,
+            foldl(
+                |(s, n), x| (s * 10 + x, n + 1),
+                (0, 0),
+                create(6, |i| (i + base) % 10)
+            )
+        )
+    };
+    for t in TARGETS {
+        assert_eq!(with_target(t, run), (345678, 6), "{t:?}");
+    }
+    // An empty create folds nothing.
+    let empty = || accelerate!(backend = cpu, foldl(|a, x| a + x, 42, create(0, |i| i)));
+    for t in TARGETS {
+        assert_eq!(with_target(t, empty), 42, "{t:?}");
+    }
+}
+
+#[test]
+fn a_negative_length_fails_as_create_does() {
+    let n = -3_i64;
+    let run = || accelerate!(backend = cpu, foldl(|a, x| a + x, 0, create(n, |i| i)));
+    for t in TARGETS {
+        let msg = failure(t, run);
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:")
+                && msg.contains("create with negative length: -3"),
+            "{t:?}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn an_element_that_fails_fails_the_fold() {
+    let s = vec![1_i64, 2, 3];
+    // Element 3 reads past the end of `s`: the fold fails there, as the built sequence would.
+    let run = || accelerate!(backend = cpu, foldl(|a, x| a + x, 0, create(4, |i| s[i])));
+    for t in TARGETS {
+        let msg = failure(t, run);
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:"),
+            "{t:?}: {msg}"
+        );
+    }
+    let fine = || accelerate!(backend = cpu, foldl(|a, x| a + x, 0, create(3, |i| s[i])));
+    for t in TARGETS {
+        assert_eq!(with_target(t, fine), 6, "{t:?}");
+    }
+}
+
+#[test]
+fn a_created_sequence_of_sequences_is_still_checked_in_debug_mode() {
+    // Not fused: debug mode checks that the created rows are regular.
+    let run = || {
+        accelerate!(
+            backend = cpu,
+            foldl(|a, row| a + length(row), 0, create(3, |i| create(i, |j| j)))
+        )
+    };
+    assert_eq!(with_target(Target::Seq, run), 3);
+    assert_eq!(with_target(Target::Cpu, run), 3);
+    let msg = failure(Target::Debug, run);
+    assert!(msg.contains("Irregular sequence"), "{msg}");
+}
