@@ -136,3 +136,34 @@ fn a_created_sequence_of_sequences_is_still_checked_in_debug_mode() {
     let msg = failure(Target::Debug, run);
     assert!(msg.contains("Irregular sequence"), "{msg}");
 }
+
+#[test]
+fn a_map_over_create_is_the_map_over_the_built_sequence() {
+    let factor = 3_i64;
+    let n = 1000_i64;
+    let fused = || accelerate!(map(|x| x * factor + 1, create(n, |i| i * i % 17)));
+    let expected: Vec<i64> = (0..n).map(|i| i * i % 17 * factor + 1).collect();
+    for t in TARGETS {
+        assert_eq!(with_target(t, fused), expected, "{t:?}");
+    }
+    // Tuples made by `create`, mapped to floats.
+    let pairs = || {
+        accelerate!(map(
+            |(a, b)| a * 0.5 + b,
+            create(4, |i| (int2float(i), 1.0))
+        ))
+    };
+    for t in TARGETS {
+        assert_eq!(with_target(t, pairs), vec![1.0, 1.5, 2.0, 2.5], "{t:?}");
+    }
+    let negative = -1_i64;
+    let run = || accelerate!(map(|x| x + 1, create(negative, |i| i)));
+    for t in TARGETS {
+        let msg = failure(t, run);
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:")
+                && msg.contains("create with negative length: -1"),
+            "{t:?}: {msg}"
+        );
+    }
+}

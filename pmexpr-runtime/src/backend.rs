@@ -33,6 +33,13 @@ pub trait Backend: 'static {
         V: Send,
         F: Fn(&T, &U) -> V + Sync + Send;
 
+    /// `map f (create n g)` without the created sequence: `f` applied to `g`'s element at each
+    /// position `0..n` (`n` is not negative: `create` checked it).
+    fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
+    where
+        U: Send,
+        F: Fn(i64) -> U + Sync + Send;
+
     /// `reduce f ne s`, assuming `f` is associative with neutral element `ne`.
     fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
     where
@@ -202,6 +209,14 @@ macro_rules! sequential_backend {
                 Seq::from_vec(s.iter().map(f).collect())
             }
 
+            fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
+            where
+                U: Send,
+                F: Fn(i64) -> U + Sync + Send,
+            {
+                Seq::from_vec((0..n).map(f).collect())
+            }
+
             fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
             where
                 T: Sync,
@@ -314,6 +329,26 @@ impl Backend for CpuBackend {
             );
         }
         Seq::from_vec(s.par_iter().map(f).collect())
+    }
+
+    fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
+    where
+        U: Send,
+        F: Fn(i64) -> U + Sync + Send,
+    {
+        if nesting::saturated() {
+            return SeqBackend::tabulate(n, f);
+        }
+        let n = n.max(0);
+        if nesting::saturates(n as usize) {
+            return Seq::from_vec(
+                (0..n)
+                    .into_par_iter()
+                    .map_init(nesting::Guard::new, |_, j| f(j))
+                    .collect(),
+            );
+        }
+        Seq::from_vec((0..n).into_par_iter().map(f).collect())
     }
 
     fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
@@ -514,6 +549,8 @@ mod tests {
     fn keywords<B: Backend>() -> (Vec<i64>, Vec<i64>, i64, i64, i64) {
         let s: Vec<i64> = (1..=1000).collect();
         let m = B::map(&s, |x| x * 2).into_vec();
+        assert_eq!(B::tabulate(1000, |j| (j + 1) * 2).into_vec(), m);
+        assert!(B::tabulate(0, |j| j).is_empty());
         let m2 = B::map2(&SITE, &s, &m, |x, y| x + y).into_vec();
         let r = B::reduce(&s, 0, |a, b| a + b);
         let mr = B::map_reduce(&s, 0, |x| x * x, |a, b| a + b);

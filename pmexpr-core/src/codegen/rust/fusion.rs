@@ -1,15 +1,18 @@
 //! Fusion of a sequence that is produced only to be consumed: `foldl(f, acc, create(n, g))` is a
-//! counted loop that computes each element where the fold takes it, with no sequence built.
+//! counted loop that computes each element where the fold takes it, and `map(f, create(n, g))`
+//! applies `f` to each `g(j)` as it is made (`Backend::tabulate`, in parallel on `cpu`), with no
+//! sequence built.
 //!
 //! The meaning is the unfused one: the arguments are evaluated in the order they are written
 //! (`f`'s bound arguments, `acc`, `n`), a negative `n` fails with `create`'s message before any
-//! element is computed, and then each element `g(j)` is folded in order. One difference can show
-//! only in a program that fails twice: unfused, every element is computed before the first step
-//! of the fold, so when `g` fails at element 5 and `f` at element 3, `g`'s failure is reported;
-//! fused, the loop runs element by element and reports `f`'s. Debug mode checks that a created
-//! sequence of sequences is regular, so such a `create` is not fused.
+//! element is computed, and then each element `g(j)` is folded (mapped) in order. One difference
+//! can show only in a program that fails twice: unfused, every element is computed before the
+//! first step of the fold, so when `g` fails at element 5 and `f` at element 3, `g`'s failure is
+//! reported; fused, the loop runs element by element and reports `f`'s (a parallel `map` on `cpu`
+//! reports whichever failure comes first, fused or not). Debug mode checks that a created sequence
+//! of sequences is regular, so such a `create` is not fused.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::Gen;
@@ -24,42 +27,75 @@ impl Gen<'_> {
         let [f, acc0, s] = args else {
             return None;
         };
-        let ExprKind::App { func, args: cargs } = &s.kind else {
-            return None;
-        };
-        if !matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create))
-            || cargs.len() != 2
-            || s.ty.has_nested_seq()
-        {
-            return None;
-        }
-        let Type::Seq(elem) = &s.ty else {
-            return None;
-        };
-        let elem = (**elem).clone();
-        let rt = self.rt.clone();
-        let site = self.site();
-        let (acc, n, fv, gv) = (
-            self.fresh("acc"),
-            self.fresh("n"),
-            self.fresh("f"),
-            self.fresh("g"),
-        );
+        let (n_expr, g, elem) = created(s)?;
+        let (acc, fv, gv) = (self.fresh("acc"), self.fresh("f"), self.fresh("g"));
         let (pre_f, fa) = self.adaptor(f, &[(acc0.ty.clone(), false, true), (elem, true, false)]);
         let a0 = self.value(acc0);
-        let nx = self.value(&cargs[0]);
-        let (pre_g, ga) = self.adaptor(&cargs[1], &[(Type::Int, false, true)]);
+        let (n, checked_n, pre_g, ga) = self.create_parts(n_expr, g);
+        let rt = &self.rt;
         Some(quote!({
             #pre_f
             let #acc = #a0;
-            let #n: i64 = #nx;
-            if #n < 0 {
-                #rt::Site::fail(#site, ::core::format_args!("create with negative length: {}", #n));
-            }
+            #checked_n
             #pre_g
             let #fv = #fa;
             let #gv = #ga;
             #rt::rt::seq_loop_acc(#acc, #n, move |__pm_a, __pm_j| #fv(__pm_a, &#gv(__pm_j)))
         }))
     }
+
+    /// `map(f, create(n, g))` as `Backend::tabulate`, or `None` when `s` is not such a `create`.
+    pub(super) fn map_over_create(&mut self, f: &Expr, s: &Expr) -> Option<TokenStream> {
+        let (n_expr, g, elem) = created(s)?;
+        let (fv, gv) = (self.fresh("f"), self.fresh("g"));
+        let (pre_f, fa) = self.adaptor(f, &[(elem, true, false)]);
+        let (n, checked_n, pre_g, ga) = self.create_parts(n_expr, g);
+        Some(quote!({
+            #pre_f
+            #checked_n
+            #pre_g
+            let #fv = #fa;
+            let #gv = #ga;
+            B::tabulate(#n, move |__pm_j| #fv(&#gv(__pm_j)))
+        }))
+    }
+
+    /// The parts of `create(n, g)` in the order they run: the variable holding `n`, its
+    /// evaluation and `create`'s check, `g`'s bound arguments and `g` as a closure.
+    fn create_parts(
+        &mut self,
+        n_expr: &Expr,
+        g: &Expr,
+    ) -> (Ident, TokenStream, TokenStream, TokenStream) {
+        let rt = self.rt.clone();
+        let site = self.site();
+        let n = self.fresh("n");
+        let nx = self.value(n_expr);
+        let checked_n = quote!(
+            let #n: i64 = #nx;
+            if #n < 0 {
+                #rt::Site::fail(#site, ::core::format_args!("create with negative length: {}", #n));
+            }
+        );
+        let (pre_g, ga) = self.adaptor(g, &[(Type::Int, false, true)]);
+        (n, checked_n, pre_g, ga)
+    }
+}
+
+/// `create(n, g)`'s `n`, `g` and element type, when `s` is a `create` that may be fused (its
+/// elements are not sequences).
+fn created(s: &Expr) -> Option<(&Expr, &Expr, Type)> {
+    let ExprKind::App { func, args } = &s.kind else {
+        return None;
+    };
+    if !matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create))
+        || args.len() != 2
+        || s.ty.has_nested_seq()
+    {
+        return None;
+    }
+    let Type::Seq(elem) = &s.ty else {
+        return None;
+    };
+    Some((&args[0], &args[1], (**elem).clone()))
 }

@@ -119,3 +119,10 @@ fn foldl_over_create_is_a_counted_loop() {
     )));
     assert!(code.contains("rt :: foldl"), "{code}");
 }
+
+#[test]
+fn map_over_create_tabulates() {
+    let code = generated(quote!(map(|x| x + 1, create(n, |i| i * 2))));
+    assert!(code.contains("B :: tabulate"), "{code}");
+    assert!(!code.contains("rt :: create"), "{code}");
+}
