@@ -486,6 +486,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn operator_table_is_consistent() {
+        use BinOp::*;
+        let ops = [Add, Sub, Mul, Div, Rem, Eq, Ne, Lt, Le, Gt, Ge];
+        assert_eq!(OPERATORS.len(), ops.len());
+        for op in ops {
+            let o = operator(op);
+            assert_eq!(o.op, op);
+            let mut fresh = || Type::Var(crate::types::TyVar(0));
+            for i in [Some(o.int), o.float, o.bool, o.generic]
+                .into_iter()
+                .flatten()
+            {
+                // Each intrinsic belongs to exactly this row and takes two operands.
+                assert_eq!(i.operator().map(|r| r.op), Some(op), "{}", i.name());
+                let (params, result) = i.signature(&mut fresh);
+                assert_eq!(params.len(), 2, "{}", i.name());
+                assert_eq!(result == Type::Bool, o.comparison, "{}", i.name());
+            }
+        }
+        assert_eq!(operator(Add).at(&Type::Float), Intrinsic::AddF);
+        assert_eq!(
+            operator(Add).at(&Type::Var(crate::types::TyVar(3))),
+            Intrinsic::NumAdd
+        );
+        assert_eq!(
+            operator(Rem).at(&Type::Var(crate::types::TyVar(3))),
+            Intrinsic::ModI
+        );
+        assert_eq!(operator(Eq).at(&Type::Bool), Intrinsic::EqB);
+        assert_eq!(Intrinsic::NumLe.concrete(true, false), Intrinsic::LeqF);
+        assert_eq!(Intrinsic::NumNe.concrete(false, true), Intrinsic::NeqB);
+        assert_eq!(Intrinsic::NumDiv.concrete(false, false), Intrinsic::DivI);
+        assert_eq!(Intrinsic::NumNeg.concrete(true, false), Intrinsic::NegF);
+        assert_eq!(Intrinsic::Sqrt.concrete(true, false), Intrinsic::Sqrt);
+    }
+
+    #[test]
     fn names_round_trip() {
         for &i in Intrinsic::ALL {
             let visible = if i.is_generic_numeric() {
