@@ -1,5 +1,6 @@
 //! The intrinsic table: PMExpr's built-in functions (paper: constants `c`) and parallel keywords,
-//! with their names inside `accelerate!`, their arity and their types.
+//! with their names inside `accelerate!`, their arity and their types; and the operator table
+//! ([`OPERATORS`]): which intrinsic each of `+ - * / % == != < <= > >=` means at each type.
 
 use crate::ast::BinOp;
 use crate::types::Type;
