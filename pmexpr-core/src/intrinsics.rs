@@ -214,6 +214,8 @@ pub struct Operator {
     pub generic: Option<Intrinsic>,
 }
 
+/// One row of [`OPERATORS`], so that the table reads as a table.
+#[allow(clippy::too_many_arguments)] // one argument per column
 const fn row(
     op: BinOp,
     symbol: &'static str,
