@@ -192,8 +192,9 @@ pub enum Operands {
 }
 
 /// One binary operator of the source language: its spelling, what its operands must be, and the
-/// intrinsic it means at each operand type. The one table that the parser's operators, type
-/// inference, monomorphization and the generators' infix spellings read.
+/// intrinsic it means at each operand type. The one table that type inference, monomorphization,
+/// the pretty-printer and the generators' infix spellings read (the parser maps `syn`'s operators
+/// to [`BinOp`] itself).
 #[derive(Debug, Clone, Copy)]
 pub struct Operator {
     /// The operator in the AST.
