@@ -81,29 +81,14 @@ pub enum BinOp {
 }
 
 impl BinOp {
-    /// The operator as written.
+    /// The operator as written (from the operator table).
     pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-        }
+        crate::intrinsics::operator(self).symbol
     }
 
     /// Whether the result is a `bool` (a comparison).
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-        )
+        crate::intrinsics::operator(self).comparison
     }
 }
 

@@ -12,9 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::ast::{BinOp, Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
 use crate::error::{Error, Errors, SpanRange};
-use crate::intrinsics::{Intrinsic, Keyword};
+use crate::intrinsics::{Intrinsic, Keyword, Operands};
 use crate::record::Records;
 use crate::resolve::{FreeVar, Resolved};
 use crate::types::{Annotation, Label, MAX_TUPLE, TyVar, Type, TypeAnn};
@@ -1067,19 +1067,20 @@ impl Infer<'_> {
                     }
                     self.errors.push(err);
                 } else {
-                    let kind = match op {
-                        BinOp::Eq | BinOp::Ne => Kind::Eq,
-                        BinOp::Rem => Kind::Any,
-                        _ => Kind::Num,
+                    let operands = crate::intrinsics::operator(op).operands;
+                    let kind = match operands {
+                        Operands::Equality => Kind::Eq,
+                        Operands::Int => Kind::Any,
+                        Operands::Numbers => Kind::Num,
                     };
-                    let ok = if op == BinOp::Rem {
+                    let ok = if operands == Operands::Int {
                         self.unify(&tl, &Type::Int).is_ok()
                     } else {
                         self.constrain(&tl, kind.clone()).is_ok()
                     };
                     if !ok {
                         let l = self.shown(&tl);
-                        let wants = if op == BinOp::Rem {
+                        let wants = if operands == Operands::Int {
                             "i64"
                         } else {
                             kind_name(&kind)

@@ -1,6 +1,8 @@
 //! The intrinsic table: PMExpr's built-in functions (paper: constants `c`) and parallel keywords,
-//! with their names inside `accelerate!`, their arity and their types.
+//! with their names inside `accelerate!`, their arity and their types; and the operator table
+//! ([`OPERATORS`]): which intrinsic each of `+ - * / % == != < <= > >=` means at each type.
 
+use crate::ast::BinOp;
 use crate::types::Type;
 
 macro_rules! intrinsics {
@@ -178,6 +180,149 @@ impl Intrinsic {
     }
 }
 
+/// What a binary operator's operands must be, checked by inference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operands {
+    /// Numbers of one type (`i64 i32 f64 f32`).
+    Numbers,
+    /// Values of one type that can be compared for equality (numbers and `bool`).
+    Equality,
+    /// `i64` only.
+    Int,
+}
+
+/// One binary operator of the source language: its spelling, what its operands must be, and the
+/// intrinsic it means at each operand type. The one table that type inference, monomorphization,
+/// the pretty-printer and the generators' infix spellings read (the parser maps `syn`'s operators
+/// to [`BinOp`] itself).
+#[derive(Debug, Clone, Copy)]
+pub struct Operator {
+    /// The operator in the AST.
+    pub op: BinOp,
+    /// As written in Rust, and the infix spelling of its intrinsics in generated Rust and CUDA.
+    pub symbol: &'static str,
+    /// What its operands must be.
+    pub operands: Operands,
+    /// Whether the result is a `bool` (a comparison).
+    pub comparison: bool,
+    /// The intrinsic on `i64` (and on `i32` after instantiation).
+    pub int: Intrinsic,
+    /// The intrinsic on `f64`, if the operator applies to floats.
+    pub float: Option<Intrinsic>,
+    /// The intrinsic on `bool`, if the operator applies to `bool`.
+    pub bool: Option<Intrinsic>,
+    /// The intrinsic on a number whose type comes from the captured values, if any.
+    pub generic: Option<Intrinsic>,
+}
+
+/// One row of [`OPERATORS`], so that the table reads as a table.
+#[allow(clippy::too_many_arguments)] // one argument per column
+const fn row(
+    op: BinOp,
+    symbol: &'static str,
+    operands: Operands,
+    comparison: bool,
+    int: Intrinsic,
+    float: Option<Intrinsic>,
+    bool: Option<Intrinsic>,
+    generic: Option<Intrinsic>,
+) -> Operator {
+    Operator {
+        op,
+        symbol,
+        operands,
+        comparison,
+        int,
+        float,
+        bool,
+        generic,
+    }
+}
+
+/// Every binary operator (`&&` and `||` are `if` expressions, unary `-` and `!` are `neg*` and
+/// `not`).
+#[rustfmt::skip]
+pub const OPERATORS: &[Operator] = {
+    use BinOp as B;
+    use Intrinsic::*;
+    use Operands::*;
+    &[
+        //   op     symbol operands  cmp    int   float       bool        generic
+        row(B::Add, "+",  Numbers,  false, AddI, Some(AddF), None,       Some(NumAdd)),
+        row(B::Sub, "-",  Numbers,  false, SubI, Some(SubF), None,       Some(NumSub)),
+        row(B::Mul, "*",  Numbers,  false, MulI, Some(MulF), None,       Some(NumMul)),
+        row(B::Div, "/",  Numbers,  false, DivI, Some(DivF), None,       Some(NumDiv)),
+        row(B::Rem, "%",  Int,      false, ModI, None,       None,       None),
+        row(B::Eq,  "==", Equality, true,  EqI,  Some(EqF),  Some(EqB),  Some(NumEq)),
+        row(B::Ne,  "!=", Equality, true,  NeqI, Some(NeqF), Some(NeqB), Some(NumNe)),
+        row(B::Lt,  "<",  Numbers,  true,  LtI,  Some(LtF),  None,       Some(NumLt)),
+        row(B::Le,  "<=", Numbers,  true,  LeqI, Some(LeqF), None,       Some(NumLe)),
+        row(B::Gt,  ">",  Numbers,  true,  GtI,  Some(GtF),  None,       Some(NumGt)),
+        row(B::Ge,  ">=", Numbers,  true,  GeqI, Some(GeqF), None,       Some(NumGe)),
+    ]
+};
+
+/// The row of `op` in [`OPERATORS`].
+pub fn operator(op: BinOp) -> &'static Operator {
+    OPERATORS
+        .iter()
+        .find(|o| o.op == op)
+        .expect("OPERATORS has a row for every BinOp")
+}
+
+impl Operator {
+    /// The intrinsic for operands of type `t` (after inference; a type variable is a number whose
+    /// type comes from the captured values).
+    pub fn at(&self, t: &Type) -> Intrinsic {
+        let chosen = match t {
+            Type::Var(_) => self.generic,
+            Type::Float => self.float,
+            Type::Bool => self.bool,
+            _ => None,
+        };
+        chosen.unwrap_or(self.int)
+    }
+}
+
+impl Intrinsic {
+    /// The row of [`OPERATORS`] this intrinsic implements (`addi`, `addf` and `__num_add` are
+    /// `+`), if it is a binary operator.
+    pub fn operator(self) -> Option<&'static Operator> {
+        OPERATORS.iter().find(|o| {
+            o.int == self
+                || o.float == Some(self)
+                || o.bool == Some(self)
+                || o.generic == Some(self)
+        })
+    }
+
+    /// A generic operator on numbers (`__num_add` …) at its instantiated operand type: float
+    /// or `bool` operands pick the row's `float`/`bool` intrinsic, others the `i64` one; `neg`
+    /// likewise. Other intrinsics are themselves.
+    pub fn concrete(self, float: bool, boolean: bool) -> Intrinsic {
+        if self == Intrinsic::NumNeg {
+            return if float {
+                Intrinsic::NegF
+            } else {
+                Intrinsic::NegI
+            };
+        }
+        match self.operator() {
+            Some(o) if o.generic == Some(self) => {
+                let chosen = if float {
+                    o.float
+                } else if boolean {
+                    o.bool
+                } else {
+                    None
+                };
+                chosen.unwrap_or(o.int)
+            }
+            _ => self,
+        }
+    }
+}
+
 /// A parallel keyword (paper, Figure "extensions": `map map2 reduce flatten` for Futhark,
 /// `loop` for CUDA; beyond the paper `hist`, Futhark's histogram) or one of the sequential loops
 /// legal inside kernels.
@@ -343,6 +488,43 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operator_table_is_consistent() {
+        use BinOp::*;
+        let ops = [Add, Sub, Mul, Div, Rem, Eq, Ne, Lt, Le, Gt, Ge];
+        assert_eq!(OPERATORS.len(), ops.len());
+        for op in ops {
+            let o = operator(op);
+            assert_eq!(o.op, op);
+            let mut fresh = || Type::Var(crate::types::TyVar(0));
+            for i in [Some(o.int), o.float, o.bool, o.generic]
+                .into_iter()
+                .flatten()
+            {
+                // Each intrinsic belongs to exactly this row and takes two operands.
+                assert_eq!(i.operator().map(|r| r.op), Some(op), "{}", i.name());
+                let (params, result) = i.signature(&mut fresh);
+                assert_eq!(params.len(), 2, "{}", i.name());
+                assert_eq!(result == Type::Bool, o.comparison, "{}", i.name());
+            }
+        }
+        assert_eq!(operator(Add).at(&Type::Float), Intrinsic::AddF);
+        assert_eq!(
+            operator(Add).at(&Type::Var(crate::types::TyVar(3))),
+            Intrinsic::NumAdd
+        );
+        assert_eq!(
+            operator(Rem).at(&Type::Var(crate::types::TyVar(3))),
+            Intrinsic::ModI
+        );
+        assert_eq!(operator(Eq).at(&Type::Bool), Intrinsic::EqB);
+        assert_eq!(Intrinsic::NumLe.concrete(true, false), Intrinsic::LeqF);
+        assert_eq!(Intrinsic::NumNe.concrete(false, true), Intrinsic::NeqB);
+        assert_eq!(Intrinsic::NumDiv.concrete(false, false), Intrinsic::DivI);
+        assert_eq!(Intrinsic::NumNeg.concrete(true, false), Intrinsic::NegF);
+        assert_eq!(Intrinsic::Sqrt.concrete(true, false), Intrinsic::Sqrt);
+    }
 
     #[test]
     fn names_round_trip() {

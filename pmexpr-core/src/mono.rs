@@ -93,42 +93,7 @@ fn ground(t: &Type, s: &Subst) -> Type {
 
 /// The intrinsic for an operator on operands of type `t`.
 fn operator(op: BinOp, t: &Type) -> Intrinsic {
-    use Intrinsic::*;
-    match (op, t) {
-        (BinOp::Add, Type::Var(_)) => NumAdd,
-        (BinOp::Sub, Type::Var(_)) => NumSub,
-        (BinOp::Mul, Type::Var(_)) => NumMul,
-        (BinOp::Div, Type::Var(_)) => NumDiv,
-        (BinOp::Eq, Type::Var(_)) => NumEq,
-        (BinOp::Ne, Type::Var(_)) => NumNe,
-        (BinOp::Lt, Type::Var(_)) => NumLt,
-        (BinOp::Le, Type::Var(_)) => NumLe,
-        (BinOp::Gt, Type::Var(_)) => NumGt,
-        (BinOp::Ge, Type::Var(_)) => NumGe,
-        (BinOp::Add, Type::Float) => AddF,
-        (BinOp::Sub, Type::Float) => SubF,
-        (BinOp::Mul, Type::Float) => MulF,
-        (BinOp::Div, Type::Float) => DivF,
-        (BinOp::Add, _) => AddI,
-        (BinOp::Sub, _) => SubI,
-        (BinOp::Mul, _) => MulI,
-        (BinOp::Div, _) => DivI,
-        (BinOp::Rem, _) => ModI,
-        (BinOp::Eq, Type::Float) => EqF,
-        (BinOp::Ne, Type::Float) => NeqF,
-        (BinOp::Lt, Type::Float) => LtF,
-        (BinOp::Le, Type::Float) => LeqF,
-        (BinOp::Gt, Type::Float) => GtF,
-        (BinOp::Ge, Type::Float) => GeqF,
-        (BinOp::Eq, Type::Bool) => EqB,
-        (BinOp::Ne, Type::Bool) => NeqB,
-        (BinOp::Eq, _) => EqI,
-        (BinOp::Ne, _) => NeqI,
-        (BinOp::Lt, _) => LtI,
-        (BinOp::Le, _) => LeqI,
-        (BinOp::Gt, _) => GtI,
-        (BinOp::Ge, _) => GeqI,
-    }
+    crate::intrinsics::operator(op).at(t)
 }
 
 impl Monomorphizer {

@@ -141,33 +141,7 @@ impl<'a> Gen<'a> {
         // The generic operators on numbers take the instantiated type of their operands.
         let operands = tys.first().and_then(|t| self.num(t));
         let float = operands.is_some_and(NumType::is_float);
-        let i = match (i, operands) {
-            (NumAdd, _) if float => AddF,
-            (NumSub, _) if float => SubF,
-            (NumMul, _) if float => MulF,
-            (NumDiv, _) if float => DivF,
-            (NumNeg, _) if float => NegF,
-            (NumEq, _) if float => EqF,
-            (NumNe, _) if float => NeqF,
-            (NumLt, _) if float => LtF,
-            (NumLe, _) if float => LeqF,
-            (NumGt, _) if float => GtF,
-            (NumGe, _) if float => GeqF,
-            (NumEq, Some(NumType::Bool)) => EqB,
-            (NumNe, Some(NumType::Bool)) => NeqB,
-            (NumAdd, _) => AddI,
-            (NumSub, _) => SubI,
-            (NumMul, _) => MulI,
-            (NumDiv, _) => DivI,
-            (NumNeg, _) => NegI,
-            (NumEq, _) => EqI,
-            (NumNe, _) => NeqI,
-            (NumLt, _) => LtI,
-            (NumLe, _) => LeqI,
-            (NumGt, _) => GtI,
-            (NumGe, _) => GeqI,
-            (other, _) => other,
-        };
+        let i = i.concrete(float, operands == Some(NumType::Bool));
         // `i32` arithmetic has its own wrapping helpers (`pm_addi32` …); `f32` arithmetic is the
         // C++ operators on `float` operands, which C++ computes in `float`.
         let width = if operands == Some(NumType::I32) {
@@ -198,18 +172,7 @@ impl<'a> Gen<'a> {
             }
             AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
             | GtF | LeqF | GeqF | EqB | NeqB => {
-                let op = match i {
-                    AddF => "+",
-                    SubF => "-",
-                    MulF => "*",
-                    DivF => "/",
-                    EqI | EqF | EqB => "==",
-                    NeqI | NeqF | NeqB => "!=",
-                    LtI | LtF => "<",
-                    GtI | GtF => ">",
-                    LeqI | LeqF => "<=",
-                    _ => ">=",
-                };
+                let op = i.operator().map_or("?", |o| o.symbol);
                 format!("({} {op} {})", a[0], a[1])
             }
             NegF => format!("(-{})", a[0]),

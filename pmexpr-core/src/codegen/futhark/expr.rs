@@ -553,11 +553,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// The infix operator of a binary intrinsic whose first operand has type `t`.
     pub(super) fn operator(&self, i: Intrinsic, t: Option<&Type>) -> R<Option<&'static str>> {
         use Intrinsic::*;
+        // Futhark spells the table's operators as Rust does, except integer division and
+        // remainder, which are Futhark's truncating `//` and `%%` (as Rust's `/` `%` on integers).
         Ok(Some(match i {
-            AddI | AddF | NumAdd => "+",
-            SubI | SubF | NumSub => "-",
-            MulI | MulF | NumMul => "*",
-            DivF => "/",
             DivI => "//",
             ModI => "%%",
             NumDiv => match t {
@@ -565,13 +563,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                 _ => "//",
             },
             Pow => "**",
-            EqI | EqF | EqB | NumEq => "==",
-            NeqI | NeqF | NeqB | NumNe => "!=",
-            LtI | LtF | NumLt => "<",
-            GtI | GtF | NumGt => ">",
-            LeqI | LeqF | NumLe => "<=",
-            GeqI | GeqF | NumGe => ">=",
-            _ => return Ok(None),
+            _ => match i.operator() {
+                Some(o) => o.symbol,
+                None => return Ok(None),
+            },
         }))
     }
 

@@ -40,18 +40,7 @@ impl Gen<'_> {
             }
             AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
             | GtF | LeqF | GeqF | EqB | NeqB => {
-                let op: TokenStream = match i {
-                    AddF => quote!(+),
-                    SubF => quote!(-),
-                    MulF => quote!(*),
-                    DivF => quote!(/),
-                    EqI | EqF | EqB => quote!(==),
-                    NeqI | NeqF | NeqB => quote!(!=),
-                    LtI | LtF => quote!(<),
-                    GtI | GtF => quote!(>),
-                    LeqI | LeqF => quote!(<=),
-                    _ => quote!(>=),
-                };
+                let op = operator_tokens(i);
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!((#a #op #b))
             }
@@ -271,4 +260,11 @@ impl Gen<'_> {
             _ => "(a computed tensor)".into(),
         }
     }
+}
+
+/// The Rust infix operator of a binary intrinsic, spelt as in the operator table.
+fn operator_tokens(i: Intrinsic) -> TokenStream {
+    let symbol = i.operator().map_or("", |o| o.symbol);
+    // The table's symbols are Rust operators, which always lex.
+    symbol.parse().unwrap_or_default()
 }
