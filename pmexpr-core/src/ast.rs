@@ -52,33 +52,7 @@ pub enum Lit {
     Unit,
 }
 
-/// A binary operator, resolved by the type of its operands after inference (`+` on `i64` is
-/// `addi`, on `f64` it is `addf`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/`
-    Div,
-    /// `%`
-    Rem,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-}
+pub use crate::intrinsics::BinOp;
 
 impl BinOp {
     /// The operator as written (from the operator table).

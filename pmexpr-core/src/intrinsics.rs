@@ -2,7 +2,6 @@
 //! with their names inside `accelerate!`, their arity and their types; and the operator table
 //! ([`OPERATORS`]): which intrinsic each of `+ - * / % == != < <= > >=` means at each type.
 
-use crate::ast::BinOp;
 use crate::types::Type;
 
 macro_rules! intrinsics {
@@ -189,6 +188,34 @@ pub enum Operands {
     Equality,
     /// `i64` only.
     Int,
+}
+
+/// A binary operator, resolved by the type of its operands after inference (`+` on `i64` is
+/// `addi`, on `f64` it is `addf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
 }
 
 /// One binary operator of the source language: its spelling, what its operands must be, and the
