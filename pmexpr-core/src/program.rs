@@ -60,23 +60,25 @@ pub enum SiteFailure {
 /// structs, in registry order: what [`compile_crate`] and the GPU code generators start from.
 pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
     use crate::site::{Context, compile};
-    let prelude = registry.prelude();
     let records = registry.records();
-    let cx = Context {
-        prelude: Some(&prelude),
-        find_item: None,
-        records: Some(&records),
-    };
     registry
         .sites
         .iter()
-        .map(|s| CrateSite {
-            name: s.name(),
-            tokens: s.tokens.clone(),
-            result: match s.tokens.parse::<proc_macro2::TokenStream>() {
-                Err(e) => Err(SiteFailure::Unparsable(e.to_string())),
-                Ok(tokens) => compile(tokens, cx).map_err(|(e, _)| SiteFailure::Rejected(e)),
-            },
+        .map(|s| {
+            let prelude = registry.prelude_for(Some(std::path::Path::new(&s.file)));
+            let cx = Context {
+                prelude: Some(&prelude),
+                find_item: None,
+                records: Some(&records),
+            };
+            CrateSite {
+                name: s.name(),
+                tokens: s.tokens.clone(),
+                result: match s.tokens.parse::<proc_macro2::TokenStream>() {
+                    Err(e) => Err(SiteFailure::Unparsable(e.to_string())),
+                    Ok(tokens) => compile(tokens, cx).map_err(|(e, _)| SiteFailure::Rejected(e)),
+                },
+            }
         })
         .collect()
 }

@@ -173,9 +173,22 @@ impl Registry {
 
     /// The `#[pmexpr]` functions, as a site sees them.
     pub fn prelude(&self) -> Vec<crate::site::PreludeItem> {
+        self.prelude_for(None)
+    }
+
+    /// The `#[pmexpr]` functions that a site (or function) in `file` sees: all of them except
+    /// those in a file that is a crate of its own (a top-level file of `tests/`, `examples/` or
+    /// `benches/`) other than `file` itself, since another crate's functions are not the
+    /// program's. `file` may be the package-relative path or a path that ends with it; `None`
+    /// sees every function.
+    pub fn prelude_for(&self, file: Option<&Path>) -> Vec<crate::site::PreludeItem> {
         self.items
             .iter()
             .filter(|i| i.kind == ItemKind::Fn)
+            .filter(|i| match file {
+                Some(f) if is_crate_of_its_own(&i.file) => f.ends_with(&i.file),
+                _ => true,
+            })
             .map(|i| crate::site::PreludeItem {
                 name: i.name.clone(),
                 location: i.location(),
@@ -300,6 +313,13 @@ impl Registry {
 
 /// Writes one entry: a header line with the tag, position and field lengths, then each field
 /// followed by a newline.
+/// Whether a package-relative file is the root of a crate of its own that no other file
+/// includes: a top-level `.rs` file of `tests/`, `examples/` or `benches/` (cargo's targets).
+fn is_crate_of_its_own(file: &str) -> bool {
+    let parts: Vec<&str> = file.split('/').collect();
+    matches!(parts.as_slice(), [dir, name] if ["tests", "examples", "benches"].contains(dir) && name.ends_with(".rs"))
+}
+
 fn write_entry(out: &mut String, tag: &str, line: usize, column: usize, fields: &[&String]) {
     write!(out, "{tag} {line} {column}").unwrap();
     for field in fields {
@@ -809,5 +829,34 @@ mod tests {
             Some((2, 5))
         );
         assert_eq!(locate_fn_in_text("fn gg() {} fn_g", "g"), None);
+    }
+
+    #[test]
+    fn a_test_or_example_file_keeps_its_functions_to_itself() {
+        let item = |file: &str| RegistryItem {
+            kind: ItemKind::Fn,
+            name: "f".into(),
+            file: file.into(),
+            line: 1,
+            column: 1,
+            source: "fn f(x: i64) -> i64 { x }".into(),
+        };
+        let registry = Registry::new(
+            vec![
+                item("src/lib.rs"),
+                item("tests/a.rs"),
+                item("tests/common/mod.rs"),
+                item("examples/b.rs"),
+            ],
+            Vec::new(),
+        );
+        let seen = |file: &str| registry.prelude_for(Some(Path::new(file))).len();
+        // The library's and the shared test module's functions, and the file's own.
+        assert_eq!(seen("tests/a.rs"), 3);
+        assert_eq!(seen("/home/u/pkg/tests/a.rs"), 3);
+        assert_eq!(seen("tests/other.rs"), 2);
+        assert_eq!(seen("examples/b.rs"), 3);
+        assert_eq!(seen("src/lib.rs"), 2);
+        assert_eq!(registry.prelude().len(), 4);
     }
 }

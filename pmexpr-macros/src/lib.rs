@@ -44,7 +44,9 @@ fn find_item(name: &str) -> Option<String> {
 
 fn with_context<T>(f: impl FnOnce(Context<'_>, Option<&Registry>) -> T) -> T {
     let registry = registry();
-    let prelude = registry.as_ref().map(Registry::prelude);
+    // The functions of the crate being compiled: another test's or example's are not visible.
+    let file = proc_macro::Span::call_site().local_file();
+    let prelude = registry.as_ref().map(|r| r.prelude_for(file.as_deref()));
     let records = registry.as_ref().map(Registry::records);
     f(
         Context {
