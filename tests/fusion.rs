@@ -167,3 +167,24 @@ fn a_map_over_create_is_the_map_over_the_built_sequence() {
         );
     }
 }
+
+#[test]
+fn a_map_over_a_map_is_one_map() {
+    let s: Vec<i64> = (0..500).collect();
+    let pts: Vec<(f64, f64)> = (0..9).map(|i| (i as f64, 2.0 * i as f64)).collect();
+    let run = || accelerate!(map(|x| x * 3, map(|y| y + 1, s)));
+    let expected: Vec<i64> = s.iter().map(|y| (y + 1) * 3).collect();
+    let norms = || accelerate!(map(|(a, b)| a + b, map(|(x, y)| (x * x, y * y), pts)));
+    let expected_norms: Vec<f64> = pts.iter().map(|(x, y)| x * x + y * y).collect();
+    for t in TARGETS {
+        assert_eq!(with_target(t, run), expected, "{t:?}");
+        assert_eq!(with_target(t, norms), expected_norms, "{t:?}");
+    }
+    // The inner function's failure is the map's failure.
+    let d = vec![1_i64, 0, 2];
+    let fails = || accelerate!(map(|x| x + 1, map(|y| 10 / y, d)));
+    for t in TARGETS {
+        let msg = failure(t, fails);
+        assert!(msg.contains("Division by zero"), "{t:?}: {msg}");
+    }
+}

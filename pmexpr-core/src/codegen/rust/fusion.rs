@@ -1,7 +1,7 @@
 //! Fusion of a sequence that is produced only to be consumed: `foldl(f, acc, create(n, g))` is a
 //! counted loop that computes each element where the fold takes it, and `map(f, create(n, g))`
-//! applies `f` to each `g(j)` as it is made (`Backend::tabulate`, in parallel on `cpu`), with no
-//! sequence built.
+//! applies `f` to each `g(j)` as it is made (`Backend::tabulate`, in parallel on `cpu`), and
+//! `map(f, map(g, s))` is one `map` of `f` after `g`: no intermediate sequence is built.
 //!
 //! The meaning is the unfused one: the arguments are evaluated in the order they are written
 //! (`f`'s bound arguments, `acc`, `n`), a negative `n` fails with `create`'s message before any
@@ -17,7 +17,7 @@ use quote::quote;
 
 use super::Gen;
 use crate::ast::{Expr, ExprKind};
-use crate::intrinsics::Intrinsic;
+use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::Type;
 
 impl Gen<'_> {
@@ -57,6 +57,38 @@ impl Gen<'_> {
             let #fv = #fa;
             let #gv = #ga;
             B::tabulate(#n, move |__pm_j| #fv(&#gv(__pm_j)))
+        }))
+    }
+
+    /// `map(f, map(g, s))` as one `map` of `f` after `g`, or `None` when `s` (of the outer map)
+    /// is not such a `map`. A mapped sequence of sequences is built: debug mode checks that it is
+    /// regular.
+    pub(super) fn map_over_map(&mut self, f: &Expr, s: &Expr) -> Option<TokenStream> {
+        let ExprKind::Keyword {
+            kw: Keyword::Map,
+            args: inner,
+        } = &s.kind
+        else {
+            return None;
+        };
+        if s.ty.has_nested_seq() {
+            return None;
+        }
+        let (Type::Seq(mid), Type::Seq(from)) = (&s.ty, &inner[1].ty) else {
+            return None;
+        };
+        let (mid, from) = ((**mid).clone(), (**from).clone());
+        let (fv, gv) = (self.fresh("f"), self.fresh("g"));
+        // Evaluated as unfused: `f`'s bound arguments, then `g`'s, then the sequence.
+        let (pre_f, fa) = self.adaptor(f, &[(mid, true, false)]);
+        let (pre_g, ga) = self.adaptor(&inner[0], &[(from, true, false)]);
+        let src = self.arg(&inner[1]);
+        Some(quote!({
+            #pre_f
+            #pre_g
+            let #fv = #fa;
+            let #gv = #ga;
+            B::map((#src).as_slice(), move |__pm_x| #fv(&#gv(__pm_x)))
         }))
     }
 

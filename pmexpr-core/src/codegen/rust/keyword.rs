@@ -40,6 +40,9 @@ impl Gen<'_> {
                 if let Some(fused) = self.map_over_create(&args[0], &args[1]) {
                     return self.checked(fused, ty, "the result of `map`");
                 }
+                if let Some(fused) = self.map_over_map(&args[0], &args[1]) {
+                    return self.checked(fused, ty, "the result of `map`");
+                }
                 let s = self.arg(&args[1]);
                 let (pre, f) = self.adaptor(&args[0], &[(elem(&args[1].ty), true, false)]);
                 let out = quote!({ #pre B::map((#s).as_slice(), #f) });

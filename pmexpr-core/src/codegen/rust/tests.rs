@@ -126,3 +126,9 @@ fn map_over_create_tabulates() {
     assert!(code.contains("B :: tabulate"), "{code}");
     assert!(!code.contains("rt :: create"), "{code}");
 }
+
+#[test]
+fn map_over_map_is_one_map() {
+    let code = generated(quote!(map(|x| x * 2, map(|y| y + 1, s))));
+    assert_eq!(code.matches("B :: map (").count(), 1, "{code}");
+}
