@@ -12,7 +12,7 @@ const CHECKS: &str = include_str!("../../../../pmexpr-core/tests/golden/cuda/che
 const RECORDS: &str = include_str!("../../../../pmexpr-core/tests/golden/cuda/records.cu");
 const WRAPPING: &str = include_str!("../../../../pmexpr-core/tests/golden/cuda/wrapping.cu");
 
-/// Error codes (`DeviceError` in pmexpr-core's `codegen/cuda.rs`).
+/// Error codes (`DeviceError` in pmexpr-core's `codegen/cuda/abi.rs`).
 const DIVISION_BY_ZERO: u64 = 1;
 const SEQ_OUT_OF_BOUNDS: u64 = 3;
 const TENSOR_WRONG_RANK: u64 = 4;
