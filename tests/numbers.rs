@@ -84,6 +84,29 @@ fn math_functions_follow_the_float_type() {
             );
         }
     }
+    // `int2float` makes the float type its context wants, `floorfi` takes any: in `f32` here.
+    let g = || -> (Vec<f32>, Vec<i64>) {
+        (
+            accelerate!(map(|x| x * int2float(3) + int2float(floorfi(x)), s)),
+            accelerate!(map(|x| floorfi(x * 2.0), s)),
+        )
+    };
+    let want: (Vec<f32>, Vec<i64>) = (
+        s.iter().map(|&x| x * 3.0 + x.floor()).collect(),
+        s.iter().map(|&x| (x * 2.0).floor() as i64).collect(),
+    );
+    assert_eq!(on_every_target(g), want);
+    // And in a CUDA-class site, on an `f32` tensor.
+    let h = on_every_target(|| {
+        let t = Tensor::<f32>::from_vec(vec![0.5, -1.5, 2.25], &[3]);
+        let k = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(3, |i| {
+            tensor_set(k, [i], floorfi(tensor_get(t, [i])));
+            tensor_set(t, [i], tensor_get(t, [i]) + int2float(i))
+        }));
+        (t.to_vec(), k.to_vec())
+    });
+    assert_eq!(h, (vec![0.5, -0.5, 4.25], vec![0, -2, 2]));
     // On tensors in a CUDA-class site too, and an `f64` tensor beside it keeps `f64`.
     let out = on_every_target(|| {
         let t = Tensor::<f32>::from_vec(vec![2.0, 9.0, 0.25], &[3]);

@@ -842,6 +842,11 @@ impl Infer<'_> {
                     let a = self.fresh_kind(Kind::FloatNum);
                     ps.iter_mut().for_each(|p| *p = a.clone());
                     r = a;
+                } else if i == Intrinsic::Int2Float {
+                    // `int2float(i)` is the float type its context wants (`f64` by default).
+                    r = self.fresh_kind(Kind::FloatNum);
+                } else if i == Intrinsic::FloorFI {
+                    ps[0] = self.fresh_kind(Kind::FloatNum);
                 }
                 let t = Type::arrows(ps, r);
                 self.tensor_elements_numeric(&t);

@@ -131,6 +131,10 @@ pub trait Float: Num {
     fn cos(self) -> Self;
     /// `pow`.
     fn powf(self, e: Self) -> Self;
+    /// `int2float`: the nearest value of the type.
+    fn from_i64(i: i64) -> Self;
+    /// `floorfi`: the largest integer not above the value (saturating; NaN gives 0).
+    fn floorfi(self) -> i64;
 }
 
 macro_rules! ints {
@@ -196,6 +200,10 @@ macro_rules! floats {
             fn cos(self) -> Self { <$t>::cos(self) }
             #[inline]
             fn powf(self, e: Self) -> Self { <$t>::powf(self, e) }
+            #[inline]
+            fn from_i64(i: i64) -> Self { i as $t }
+            #[inline]
+            fn floorfi(self) -> i64 { self.floor() as i64 }
         }
     )*};
 }

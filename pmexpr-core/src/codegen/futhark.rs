@@ -25,7 +25,7 @@
 //! | `divi`, `modi` | `//`, `%%` (rounding toward zero, as Rust; Futhark's `/` and `%` floor) |
 //! | `negi`, `negf`, `not` | `i64.neg x`, `f64.neg x`, `!x` |
 //! | comparisons | `== != < > <= >=` |
-//! | `int2float`, `floorfi` | `f64.i64 x`, `i64.f64 (f64.floor x)` |
+//! | `int2float`, `floorfi` | `f64.i64 x`, `i64.f64 (f64.floor x)` (`f32.…` on `f32`) |
 //! | `sqrt exp log sin cos`, `pow` | `f64.sqrt` …, `x ** y` |
 //! | `length null head tail reverse` | the prelude functions of the same names |
 //! | `get s i`, `concat a b` | `s[i]`, `a ++ b` |

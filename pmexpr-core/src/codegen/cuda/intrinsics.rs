@@ -177,7 +177,10 @@ impl<'a> Gen<'a> {
             }
             NegF => format!("(-{})", a[0]),
             Not => format!("(!{})", a[0]),
+            Int2Float if self.num(ty) == Some(NumType::F32) => format!("((float){})", a[0]),
             Int2Float => format!("((double){})", a[0]),
+            // A `float` is exactly a `double`: the same floor, the same saturation.
+            FloorFI if operands == Some(NumType::F32) => format!("pm_floorfi((double){})", a[0]),
             FloorFI => format!("pm_floorfi({})", a[0]),
             // `sqrtf` … on `float`: the single-precision functions, as Rust's `f32` methods.
             Sqrt | Exp | Log | Sin | Cos if operands == Some(NumType::F32) => {

@@ -134,7 +134,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         if let ExprKind::Intrinsic(i) = func.kind
             && args.len() == i.arity()
         {
-            return self.intrinsic(i, args);
+            return self.intrinsic(i, args, ty);
         }
         // Futhark forbids consuming inside the arguments of a partial application.
         let partial = ty.is_arrow();
@@ -490,7 +490,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     pub(super) fn apply(&mut self, f: &Expr, args: Vec<Code>, arg_tys: &[Type]) -> R<Code> {
         match &f.kind {
             ExprKind::Intrinsic(i) if i.arity() == args.len() => {
-                self.intrinsic_code(*i, args, arg_tys)
+                let ret = f.ty.split_arrows(args.len()).1.clone();
+                self.intrinsic_code(*i, args, arg_tys, &ret)
             }
             ExprKind::App { func, args: bound } => {
                 let fc = self.expr(func)?;
@@ -508,7 +509,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// An intrinsic used as a function value of type `ty`.
     pub(super) fn intrinsic_value(&mut self, i: Intrinsic, ty: &Type) -> R<Code> {
         use Intrinsic::*;
-        let (params, _) = ty.split_arrows(i.arity());
+        let (params, ret) = ty.split_arrows(i.arity());
+        let ret = ret.clone();
         if params.len() != i.arity() {
             return Err(GenError::Unsupported(format!(
                 "`{}` used with a type that is not its own",
@@ -524,7 +526,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             NegF => Some("f64.neg".to_string()),
             NumNeg => Some(format!("{}.neg", self.prim(&params[0])?)),
             Not => Some("not".to_string()),
-            Int2Float => Some("f64.i64".to_string()),
+            Int2Float => Some(format!("{}.i64", self.prim(&ret)?)),
             Sqrt | Exp | Log | Sin | Cos => {
                 Some(format!("{}.{}", self.prim(&params[0])?, i.name()))
             }
@@ -542,7 +544,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             ps.push(self.lambda_param(&n, t)?);
             args.push(Code::atom(n));
         }
-        let body = self.intrinsic_code(i, args, &params)?;
+        let body = self.intrinsic_code(i, args, &params, &ret)?;
         Ok(Code::atom(format!(
             "(\\{} -> {})",
             ps.join(" "),
@@ -575,7 +577,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// A fully applied intrinsic, with the special forms that look at the arguments: `set` (in
     /// place or not), `create` (`iota`, `replicate`, `tabulate`), `foldl` (the function applied
     /// in the loop body).
-    pub(super) fn intrinsic(&mut self, i: Intrinsic, args: &[Expr]) -> R<Code> {
+    pub(super) fn intrinsic(&mut self, i: Intrinsic, args: &[Expr], ty: &Type) -> R<Code> {
         match (i, args) {
             (Intrinsic::Set, [s, ix, v]) => {
                 let in_place = self.no_inplace == 0
@@ -611,7 +613,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             _ => {
                 let codes: Vec<Code> = args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
                 let tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
-                self.intrinsic_code(i, codes, &tys)
+                self.intrinsic_code(i, codes, &tys, ty)
             }
         }
     }
@@ -685,7 +687,14 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// An intrinsic applied to generated arguments of types `tys` (as many as its arity).
-    pub(super) fn intrinsic_code(&mut self, i: Intrinsic, a: Vec<Code>, tys: &[Type]) -> R<Code> {
+    /// `ret` is the type of the result (`int2float` makes the float type its context wants).
+    pub(super) fn intrinsic_code(
+        &mut self,
+        i: Intrinsic,
+        a: Vec<Code>,
+        tys: &[Type],
+        ret: &Type,
+    ) -> R<Code> {
         use Intrinsic::*;
         if let Some(op) = self.operator(i, tys.first())? {
             return Ok(binop(&a[0], op, &a[1]));
@@ -696,8 +705,14 @@ impl<'a, 'b> Gen<'a, 'b> {
             NegF => call("f64.neg", &a),
             NumNeg => call(&format!("{}.neg", self.prim(&tys[0])?), &a),
             Not => Ok(Code::closed(format!("!{}", a[0].arg()))),
-            Int2Float => call("f64.i64", &a),
-            FloorFI => Ok(apply_text("i64.f64", &[apply_text("f64.floor", &a)])),
+            Int2Float => call(&format!("{}.i64", self.prim(ret)?), &a),
+            FloorFI => {
+                let p = self.prim(&tys[0])?;
+                Ok(apply_text(
+                    &format!("i64.{p}"),
+                    &[apply_text(&format!("{p}.floor"), &a)],
+                ))
+            }
             Sqrt | Exp | Log | Sin | Cos => {
                 call(&format!("{}.{}", self.prim(&tys[0])?, i.name()), &a)
             }

@@ -851,3 +851,32 @@ fn generic_functions_per_site() {
     // Two sites, each with i64, f64, i32 and f32 values.
     assert_eq!(f.program.entries.len(), 8);
 }
+
+/// `int2float` makes the float type of its context and `floorfi` takes either: the `f32` entry
+/// converts with `f32.i64` and floors with `f32.floor`.
+#[test]
+fn int2float_and_floorfi_follow_the_float_type() {
+    let p = program(
+        &[(
+            "src/conv.rs:1:1",
+            quote!(map(|x| x * int2float(floorfi(x)), s)),
+        )],
+        &[],
+    );
+    let vars = &p.numeric[&p.sites[0].1];
+    let request = |prim| EntryRequest {
+        site: "src/conv.rs:1:1".into(),
+        instantiation: Instantiation::from([(vars[0].0, prim)]),
+    };
+    let g = generate(&p, &[request(Prim::F32), request(Prim::F64)]).unwrap();
+    assert!(
+        g.source.contains("f32.i64 (i64.f32 (f32.floor"),
+        "{}",
+        g.source
+    );
+    assert!(
+        g.source.contains("f64.i64 (i64.f64 (f64.floor"),
+        "{}",
+        g.source
+    );
+}

@@ -54,11 +54,21 @@ impl Gen<'_> {
             }
             Int2Float => {
                 let a = v(self, 0);
-                quote!(((#a) as f64))
+                if matches!(ty, Type::Var(_)) {
+                    // The float type the captured values fix (`f32` or `f64`).
+                    let t = self.rty(ty);
+                    quote!(<#t as #rt::Float>::from_i64(#a))
+                } else {
+                    quote!(((#a) as f64))
+                }
             }
             FloorFI => {
                 let a = v(self, 0);
-                quote!(#rt::rt::floorfi(#a))
+                if matches!(args[0].ty, Type::Var(_)) {
+                    quote!(#rt::Float::floorfi(#a))
+                } else {
+                    quote!(#rt::rt::floorfi(#a))
+                }
             }
             Sqrt | Exp | Log | Sin | Cos => {
                 let m = format_ident!(
