@@ -52,20 +52,6 @@ pub enum Lit {
     Unit,
 }
 
-pub use crate::intrinsics::BinOp;
-
-impl BinOp {
-    /// The operator as written (from the operator table).
-    pub fn symbol(self) -> &'static str {
-        crate::intrinsics::operator(self).symbol
-    }
-
-    /// Whether the result is a `bool` (a comparison).
-    pub fn is_comparison(self) -> bool {
-        crate::intrinsics::operator(self).comparison
-    }
-}
-
 /// Why a `never` is there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NeverKind {
@@ -254,17 +240,6 @@ pub enum ExprKind {
         /// Its arguments.
         args: Vec<Expr>,
     },
-    /// `a op b`, resolved by type after inference.
-    BinOp {
-        /// The operator.
-        op: BinOp,
-        /// Left operand.
-        lhs: Box<Expr>,
-        /// Right operand.
-        rhs: Box<Expr>,
-    },
-    /// `-a`, resolved by type after inference.
-    Neg(Box<Expr>),
 }
 
 impl Expr {
@@ -303,9 +278,7 @@ impl Expr {
             | ExprKind::Lit(_)
             | ExprKind::Intrinsic(_)
             | ExprKind::Never(_) => {}
-            ExprKind::Lam { body, .. }
-            | ExprKind::Proj { expr: body, .. }
-            | ExprKind::Neg(body) => f(body),
+            ExprKind::Lam { body, .. } | ExprKind::Proj { expr: body, .. } => f(body),
             ExprKind::App { func, args } => {
                 f(func);
                 args.iter().for_each(f);
@@ -330,10 +303,6 @@ impl Expr {
             }
             ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| f(e)),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter().for_each(f),
-            ExprKind::BinOp { lhs, rhs, .. } => {
-                f(lhs);
-                f(rhs);
-            }
         }
     }
 
@@ -344,9 +313,7 @@ impl Expr {
             | ExprKind::Lit(_)
             | ExprKind::Intrinsic(_)
             | ExprKind::Never(_) => {}
-            ExprKind::Lam { body, .. }
-            | ExprKind::Proj { expr: body, .. }
-            | ExprKind::Neg(body) => f(body),
+            ExprKind::Lam { body, .. } | ExprKind::Proj { expr: body, .. } => f(body),
             ExprKind::App { func, args } => {
                 f(func);
                 args.iter_mut().for_each(f);
@@ -371,10 +338,6 @@ impl Expr {
             }
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| f(e)),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(f),
-            ExprKind::BinOp { lhs, rhs, .. } => {
-                f(lhs);
-                f(rhs);
-            }
         }
     }
 }
@@ -512,13 +475,9 @@ fn free_vars(e: &Expr, bound: &mut Bound, out: &mut BTreeSet<VarId>) {
             free_vars(otherwise, bound, out);
         }
         ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| free_vars(e, bound, out)),
-        ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => free_vars(expr, bound, out),
+        ExprKind::Proj { expr, .. } => free_vars(expr, bound, out),
         ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
             es.iter().for_each(|e| free_vars(e, bound, out))
-        }
-        ExprKind::BinOp { lhs, rhs, .. } => {
-            free_vars(lhs, bound, out);
-            free_vars(rhs, bound, out);
         }
     }
 }

@@ -733,6 +733,78 @@ impl Infer<'_> {
         }
     }
 
+    /// Checks an operator written in the source (`a op b`, `-a`: its generic intrinsic applied
+    /// to its operands) and returns the operands' type and the result's.
+    fn operator(&mut self, i: Intrinsic, args: &mut [Expr], span: SpanRange) -> (Type, Type) {
+        let Some(row) = i.operator() else {
+            // `-a`, the one unary operator on numbers.
+            let tx = match args {
+                [x] => self.expr(x),
+                _ => self.fresh(),
+            };
+            if self.constrain(&tx, Kind::Num).is_err() {
+                let f = self.shown(&tx);
+                self.errors.push(Error::new(
+                    span,
+                    format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)"),
+                ));
+            }
+            return (tx.clone(), tx);
+        };
+        let [lhs, rhs] = args else {
+            return (self.fresh(), self.fresh());
+        };
+        let tl = self.expr(lhs);
+        let tr = self.expr(rhs);
+        let sym = row.symbol;
+        if let Err(why) = self.unify(&tl, &tr) {
+            let (l, r) = (self.shown(&tl), self.shown(&tr));
+            let mut err = match why {
+                Mismatch::Types => Error::new(
+                    span,
+                    format!("`{sym}` needs operands of the same type, found `{l}` and `{r}`"),
+                ),
+                why => self.mismatch(why, rhs.span, &tl, &tr, ""),
+            };
+            if matches!(
+                (&l, &r),
+                (Type::Int, Type::Float) | (Type::Float, Type::Int)
+            ) {
+                err = err.help("convert the i64 operand with `int2float(x)`");
+            }
+            self.errors.push(err);
+        } else {
+            let kind = match row.operands {
+                Operands::Equality => Kind::Eq,
+                Operands::Int => Kind::Any,
+                Operands::Numbers => Kind::Num,
+            };
+            let ok = if row.operands == Operands::Int {
+                self.unify(&tl, &Type::Int).is_ok()
+            } else {
+                self.constrain(&tl, kind.clone()).is_ok()
+            };
+            if !ok {
+                let l = self.shown(&tl);
+                let wants = if row.operands == Operands::Int {
+                    "i64"
+                } else {
+                    kind_name(&kind)
+                };
+                self.errors.push(Error::new(
+                    span,
+                    format!("`{sym}` cannot be applied to `{l}`: it needs {wants}"),
+                ));
+            }
+        }
+        let result = if row.comparison {
+            Type::Bool
+        } else {
+            tl.clone()
+        };
+        (tl, result)
+    }
+
     fn callee_name(&self, f: &Expr) -> String {
         match &f.kind {
             ExprKind::Intrinsic(i) => format!("`{}`", i.name()),
@@ -865,6 +937,17 @@ impl Infer<'_> {
                 }
                 let r = self.expr(body);
                 Type::arrows(ps, r)
+            }
+            // `a + b`, `-a` as written: the operator's generic intrinsic, checked here with the
+            // operator's own messages (users cannot name these intrinsics).
+            ExprKind::App { func, args } if matches!(func.kind, ExprKind::Intrinsic(i) if i.is_generic_numeric()) =>
+            {
+                let ExprKind::Intrinsic(i) = func.kind else {
+                    unreachable!("matched above")
+                };
+                let (operands, result) = self.operator(i, args, span);
+                func.ty = Type::arrows(vec![operands; args.len()], result.clone());
+                result
             }
             ExprKind::App { func, args } => {
                 let tf = self.expr(func);
@@ -1047,67 +1130,6 @@ impl Infer<'_> {
                 }
                 let name = format!("`{}`", kw.name());
                 self.apply(&name, span, Type::arrows(ps, r), args, None)
-            }
-            ExprKind::BinOp { op, lhs, rhs } => {
-                let op = *op;
-                let tl = self.expr(lhs);
-                let tr = self.expr(rhs);
-                let sym = op.symbol();
-                if let Err(why) = self.unify(&tl, &tr) {
-                    let (l, r) = (self.shown(&tl), self.shown(&tr));
-                    let mut err = match why {
-                        Mismatch::Types => Error::new(
-                            span,
-                            format!(
-                                "`{sym}` needs operands of the same type, found `{l}` and `{r}`"
-                            ),
-                        ),
-                        why => self.mismatch(why, rhs.span, &tl, &tr, ""),
-                    };
-                    if matches!(
-                        (&l, &r),
-                        (Type::Int, Type::Float) | (Type::Float, Type::Int)
-                    ) {
-                        err = err.help("convert the i64 operand with `int2float(x)`");
-                    }
-                    self.errors.push(err);
-                } else {
-                    let operands = crate::intrinsics::operator(op).operands;
-                    let kind = match operands {
-                        Operands::Equality => Kind::Eq,
-                        Operands::Int => Kind::Any,
-                        Operands::Numbers => Kind::Num,
-                    };
-                    let ok = if operands == Operands::Int {
-                        self.unify(&tl, &Type::Int).is_ok()
-                    } else {
-                        self.constrain(&tl, kind.clone()).is_ok()
-                    };
-                    if !ok {
-                        let l = self.shown(&tl);
-                        let wants = if operands == Operands::Int {
-                            "i64"
-                        } else {
-                            kind_name(&kind)
-                        };
-                        self.errors.push(Error::new(
-                            span,
-                            format!("`{sym}` cannot be applied to `{l}`: it needs {wants}"),
-                        ));
-                    }
-                }
-                if op.is_comparison() { Type::Bool } else { tl }
-            }
-            ExprKind::Neg(x) => {
-                let tx = self.expr(x);
-                if self.constrain(&tx, Kind::Num).is_err() {
-                    let f = self.shown(&tx);
-                    self.errors.push(Error::new(
-                        span,
-                        format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)"),
-                    ));
-                }
-                tx
             }
         };
         e.ty = t.clone();

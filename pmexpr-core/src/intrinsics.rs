@@ -35,7 +35,7 @@ intrinsics! {
     TensorGet "tensor_get", TensorSet "tensor_set", TensorLinearGet "tensor_linear_get",
     TensorLinearSet "tensor_linear_set", TensorRank "tensor_rank", TensorShape "tensor_shape",
     TensorSub "tensor_sub", TensorSlice "tensor_slice",
-    NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumNeg "__num_neg",
+    NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumRem "__num_rem", NumNeg "__num_neg",
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
 }
 
@@ -147,7 +147,7 @@ impl Intrinsic {
                 let t = Type::tensor(fresh());
                 (vec![t.clone(), Type::seq(Int)], t)
             }
-            NumAdd | NumSub | NumMul | NumDiv => {
+            NumAdd | NumSub | NumMul | NumDiv | NumRem => {
                 let a = fresh();
                 (vec![a.clone(), a.clone()], a)
             }
@@ -238,8 +238,10 @@ pub struct Operator {
     pub float: Option<Intrinsic>,
     /// The intrinsic on `bool`, if the operator applies to `bool`.
     pub bool: Option<Intrinsic>,
-    /// The intrinsic on a number whose type comes from the captured values, if any.
-    pub generic: Option<Intrinsic>,
+    /// The operator before its operands' type is known: what the parser writes for `a op b`,
+    /// and, after monomorphization, the operator on a number whose type comes from the captured
+    /// values. The compiler's own (`__num_*`): users cannot name it.
+    pub generic: Intrinsic,
 }
 
 /// One row of [`OPERATORS`], so that the table reads as a table.
@@ -252,7 +254,7 @@ const fn row(
     int: Intrinsic,
     float: Option<Intrinsic>,
     bool: Option<Intrinsic>,
-    generic: Option<Intrinsic>,
+    generic: Intrinsic,
 ) -> Operator {
     Operator {
         op,
@@ -275,17 +277,17 @@ pub const OPERATORS: &[Operator] = {
     use Operands::*;
     &[
         //   op     symbol operands  cmp    int   float       bool        generic
-        row(B::Add, "+",  Numbers,  false, AddI, Some(AddF), None,       Some(NumAdd)),
-        row(B::Sub, "-",  Numbers,  false, SubI, Some(SubF), None,       Some(NumSub)),
-        row(B::Mul, "*",  Numbers,  false, MulI, Some(MulF), None,       Some(NumMul)),
-        row(B::Div, "/",  Numbers,  false, DivI, Some(DivF), None,       Some(NumDiv)),
-        row(B::Rem, "%",  Int,      false, ModI, None,       None,       None),
-        row(B::Eq,  "==", Equality, true,  EqI,  Some(EqF),  Some(EqB),  Some(NumEq)),
-        row(B::Ne,  "!=", Equality, true,  NeqI, Some(NeqF), Some(NeqB), Some(NumNe)),
-        row(B::Lt,  "<",  Numbers,  true,  LtI,  Some(LtF),  None,       Some(NumLt)),
-        row(B::Le,  "<=", Numbers,  true,  LeqI, Some(LeqF), None,       Some(NumLe)),
-        row(B::Gt,  ">",  Numbers,  true,  GtI,  Some(GtF),  None,       Some(NumGt)),
-        row(B::Ge,  ">=", Numbers,  true,  GeqI, Some(GeqF), None,       Some(NumGe)),
+        row(B::Add, "+",  Numbers,  false, AddI, Some(AddF), None,       NumAdd),
+        row(B::Sub, "-",  Numbers,  false, SubI, Some(SubF), None,       NumSub),
+        row(B::Mul, "*",  Numbers,  false, MulI, Some(MulF), None,       NumMul),
+        row(B::Div, "/",  Numbers,  false, DivI, Some(DivF), None,       NumDiv),
+        row(B::Rem, "%",  Int,      false, ModI, None,       None,       NumRem),
+        row(B::Eq,  "==", Equality, true,  EqI,  Some(EqF),  Some(EqB),  NumEq),
+        row(B::Ne,  "!=", Equality, true,  NeqI, Some(NeqF), Some(NeqB), NumNe),
+        row(B::Lt,  "<",  Numbers,  true,  LtI,  Some(LtF),  None,       NumLt),
+        row(B::Le,  "<=", Numbers,  true,  LeqI, Some(LeqF), None,       NumLe),
+        row(B::Gt,  ">",  Numbers,  true,  GtI,  Some(GtF),  None,       NumGt),
+        row(B::Ge,  ">=", Numbers,  true,  GeqI, Some(GeqF), None,       NumGe),
     ]
 };
 
@@ -297,29 +299,12 @@ pub fn operator(op: BinOp) -> &'static Operator {
         .expect("OPERATORS has a row for every BinOp")
 }
 
-impl Operator {
-    /// The intrinsic for operands of type `t` (after inference; a type variable is a number whose
-    /// type comes from the captured values).
-    pub fn at(&self, t: &Type) -> Intrinsic {
-        let chosen = match t {
-            Type::Var(_) => self.generic,
-            Type::Float => self.float,
-            Type::Bool => self.bool,
-            _ => None,
-        };
-        chosen.unwrap_or(self.int)
-    }
-}
-
 impl Intrinsic {
     /// The row of [`OPERATORS`] this intrinsic implements (`addi`, `addf` and `__num_add` are
     /// `+`), if it is a binary operator.
     pub fn operator(self) -> Option<&'static Operator> {
         OPERATORS.iter().find(|o| {
-            o.int == self
-                || o.float == Some(self)
-                || o.bool == Some(self)
-                || o.generic == Some(self)
+            o.int == self || o.float == Some(self) || o.bool == Some(self) || o.generic == self
         })
     }
 
@@ -335,7 +320,7 @@ impl Intrinsic {
             };
         }
         match self.operator() {
-            Some(o) if o.generic == Some(self) => {
+            Some(o) if o.generic == self => {
                 let chosen = if float {
                     o.float
                 } else if boolean {
@@ -525,7 +510,7 @@ mod tests {
             let o = operator(op);
             assert_eq!(o.op, op);
             let mut fresh = || Type::Var(crate::types::TyVar(0));
-            for i in [Some(o.int), o.float, o.bool, o.generic]
+            for i in [Some(o.int), o.float, o.bool, Some(o.generic)]
                 .into_iter()
                 .flatten()
             {
@@ -536,16 +521,10 @@ mod tests {
                 assert_eq!(result == Type::Bool, o.comparison, "{}", i.name());
             }
         }
-        assert_eq!(operator(Add).at(&Type::Float), Intrinsic::AddF);
-        assert_eq!(
-            operator(Add).at(&Type::Var(crate::types::TyVar(3))),
-            Intrinsic::NumAdd
-        );
-        assert_eq!(
-            operator(Rem).at(&Type::Var(crate::types::TyVar(3))),
-            Intrinsic::ModI
-        );
-        assert_eq!(operator(Eq).at(&Type::Bool), Intrinsic::EqB);
+        assert_eq!(operator(Add).generic.concrete(true, false), Intrinsic::AddF);
+        assert_eq!(operator(Add).generic, Intrinsic::NumAdd);
+        assert_eq!(Intrinsic::NumRem.concrete(false, false), Intrinsic::ModI);
+        assert_eq!(operator(Eq).generic.concrete(false, true), Intrinsic::EqB);
         assert_eq!(Intrinsic::NumLe.concrete(true, false), Intrinsic::LeqF);
         assert_eq!(Intrinsic::NumNe.concrete(false, true), Intrinsic::NeqB);
         assert_eq!(Intrinsic::NumDiv.concrete(false, false), Intrinsic::DivI);

@@ -10,9 +10,8 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Param, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, Ident, Param, Pat, PatKind, VarId};
 use crate::infer::{Numeric, Typed};
-use crate::intrinsics::Intrinsic;
 use crate::resolve::FreeVar;
 use crate::types::{TyVar, Type};
 
@@ -89,11 +88,6 @@ fn ground(t: &Type, s: &Subst) -> Type {
             Type::Record(fs.iter().map(|(l, t)| (l.clone(), ground(t, s))).collect())
         }
     }
-}
-
-/// The intrinsic for an operator on operands of type `t`.
-fn operator(op: BinOp, t: &Type) -> Intrinsic {
-    crate::intrinsics::operator(op).at(t)
 }
 
 impl Monomorphizer {
@@ -343,38 +337,8 @@ impl Monomorphizer {
                 kw: *kw,
                 args: args.iter().map(|a| self.expr(a, s)).collect(),
             },
-            ExprKind::BinOp { op, lhs, rhs } => {
-                let i = operator(*op, &ground(&lhs.ty, s));
-                let args = vec![self.expr(lhs, s), self.expr(rhs, s)];
-                let f = self.intrinsic_expr(i, e, &args, &ty);
-                ExprKind::App {
-                    func: Box::new(f),
-                    args,
-                }
-            }
-            ExprKind::Neg(x) => {
-                let i = match ground(&x.ty, s) {
-                    Type::Float => Intrinsic::NegF,
-                    Type::Var(_) => Intrinsic::NumNeg,
-                    _ => Intrinsic::NegI,
-                };
-                let args = vec![self.expr(x, s)];
-                let f = self.intrinsic_expr(i, e, &args, &ty);
-                ExprKind::App {
-                    func: Box::new(f),
-                    args,
-                }
-            }
         };
         Expr::typed(kind, e.span, ty)
-    }
-
-    fn intrinsic_expr(&self, i: Intrinsic, at: &Expr, args: &[Expr], result: &Type) -> Expr {
-        let t = Type::arrows(
-            args.iter().map(|a| a.ty.clone()).collect::<Vec<_>>(),
-            result.clone(),
-        );
-        Expr::typed(ExprKind::Intrinsic(i), at.span, t)
     }
 
     fn fn_def(&mut self, f: &FnDef, s: &Subst) -> FnDef {
@@ -398,6 +362,14 @@ impl Monomorphizer {
         let arity = i.arity();
         let (params, ret) = fty.split_arrows(arity);
         let (params, ret): (Vec<Type>, Type) = (params.into_iter().cloned().collect(), ret.clone());
+        // An operator as written (`a + b`, `-a`) becomes the intrinsic of its operands' type
+        // (`+` on `f64` is `addf`); on a number whose type the captured values fix, it stays.
+        let i = match params.first() {
+            Some(t) if i.is_generic_numeric() && !matches!(t, Type::Var(_)) => {
+                i.concrete(*t == Type::Float, *t == Type::Bool)
+            }
+            _ => i,
+        };
         let callee = Expr::typed(ExprKind::Intrinsic(i), f.span, fty.clone());
         if args.len() >= arity {
             // `get(fs, i)(x)`: the intrinsic takes its own arguments, its result takes the rest.
@@ -575,11 +547,19 @@ mod tests {
 
     #[test]
     fn operators_and_partial_intrinsics_are_normalized() {
-        let m = mono(quote!((1.5 + 2.0, reduce(addi, 0, [1]), map(addi(1), [2]))));
+        let m = mono(quote!((
+            1.5 + 2.0,
+            -(1 + 2),
+            7 % 2,
+            1.5 < 2.0,
+            true == false,
+            reduce(addi, 0, [1]),
+            map(addi(1), [2])
+        )));
         assert_eq!(
             count(&m.expr, &mut |x| matches!(
                 x.kind,
-                ExprKind::BinOp { .. } | ExprKind::Neg(_)
+                ExprKind::Intrinsic(i) if i.is_generic_numeric()
             )),
             0
         );

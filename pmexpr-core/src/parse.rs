@@ -7,9 +7,9 @@
 
 use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat, Stmt, UnOp};
 
-use crate::ast::{BinOp, Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat, PatKind};
+use crate::ast::{Expr, ExprKind, FnDef, Ident, Lit, NeverKind, Param, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
-use crate::intrinsics::Intrinsic;
+use crate::intrinsics::{BinOp, Intrinsic};
 use crate::record::{RecordDef, Records, field_name};
 use crate::types::{Annotation, Label, MAX_TUPLE, Type, TypeAnn};
 
@@ -372,8 +372,10 @@ impl Parser<'_> {
                 UnOp::Neg(_) => match &*u.expr {
                     SynExpr::Lit(l) => self.literal(&l.lit, true, sp),
                     inner => {
+                        // Resolved by its operand's type in `mono` (`negi`, `negf`).
                         let inner = self.expr(inner);
-                        mk(ExprKind::Neg(Box::new(inner)), sp)
+                        let neg = mk(ExprKind::Intrinsic(Intrinsic::NumNeg), span(&u.op));
+                        app(neg, vec![inner], sp)
                     }
                 },
                 UnOp::Not(_) => {
@@ -825,16 +827,15 @@ impl Parser<'_> {
                 );
             }
         };
+        // The operator's generic intrinsic (`__num_add` …), checked as an operator by `infer`
+        // and resolved by its operands' type in `mono` (`addi`, `addf` …).
         let lhs = self.expr(&b.left);
         let rhs = self.expr(&b.right);
-        mk(
-            ExprKind::BinOp {
-                op,
-                lhs: Box::new(lhs),
-                rhs: Box::new(rhs),
-            },
-            sp,
-        )
+        let func = mk(
+            ExprKind::Intrinsic(crate::intrinsics::operator(op).generic),
+            span(&b.op),
+        );
+        app(func, vec![lhs, rhs], sp)
     }
 
     fn if_expr(&mut self, i: &syn::ExprIf, sp: SpanRange) -> Expr {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind, VarId};
+use crate::intrinsics::Intrinsic;
 use crate::lift::{Binding, Origin};
 use crate::types::Label;
 
@@ -76,10 +77,19 @@ impl Printer<'_> {
                     .collect();
                 format!("|{}| {}", ps.join(", "), self.expr(body))
             }
-            ExprKind::App { func, args } => {
-                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", self.atom(func), args.join(", "))
-            }
+            // The compiler's own operators on numbers (`a + b`, `-a` as written) print as written.
+            ExprKind::App { func, args } => match (&func.kind, &args[..]) {
+                (ExprKind::Intrinsic(Intrinsic::NumNeg), [x]) => format!("-{}", self.atom(x)),
+                (ExprKind::Intrinsic(i), [l, r])
+                    if let Some(o) = i.operator().filter(|_| i.is_generic_numeric()) =>
+                {
+                    format!("({} {} {})", self.expr(l), o.symbol, self.expr(r))
+                }
+                _ => {
+                    let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                    format!("{}({})", self.atom(func), args.join(", "))
+                }
+            },
             ExprKind::Let {
                 binder,
                 value,
@@ -144,10 +154,6 @@ impl Printer<'_> {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("{}({})", kw.name(), args.join(", "))
             }
-            ExprKind::BinOp { op, lhs, rhs } => {
-                format!("({} {} {})", self.expr(lhs), op.symbol(), self.expr(rhs))
-            }
-            ExprKind::Neg(x) => format!("-{}", self.atom(x)),
         }
     }
 

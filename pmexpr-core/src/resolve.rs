@@ -251,13 +251,9 @@ impl Resolver {
             }
             ExprKind::Lit(_) | ExprKind::Intrinsic(_) | ExprKind::Never(_) => {}
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| self.expr(e)),
-            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.expr(expr),
+            ExprKind::Proj { expr, .. } => self.expr(expr),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
                 es.iter_mut().for_each(|e| self.expr(e))
-            }
-            ExprKind::BinOp { lhs, rhs, .. } => {
-                self.expr(lhs);
-                self.expr(rhs);
             }
         }
     }

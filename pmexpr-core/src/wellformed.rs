@@ -394,11 +394,7 @@ impl Checker {
                 }
                 es.iter().for_each(|x| self.expr(x, false));
             }
-            ExprKind::Proj { expr, .. } | ExprKind::Neg(expr) => self.expr(expr, false),
-            ExprKind::BinOp { lhs, rhs, .. } => {
-                self.expr(lhs, false);
-                self.expr(rhs, false);
-            }
+            ExprKind::Proj { expr, .. } => self.expr(expr, false),
             ExprKind::Keyword { kw, args } => {
                 let ho_arg = match kw {
                     Keyword::ParLoop | Keyword::SeqLoop => Some(1),

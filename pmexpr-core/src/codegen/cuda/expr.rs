@@ -265,14 +265,6 @@ impl<'a> Gen<'a> {
             ExprKind::RecLet { .. } => {
                 unsupported(e.span, "`fn` items inside CUDA code (not lifted)")
             }
-            ExprKind::BinOp { op, .. } => unsupported(
-                e.span,
-                format!(
-                    "the operator `{}` (not resolved to an intrinsic)",
-                    op.symbol()
-                ),
-            ),
-            ExprKind::Neg(_) => unsupported(e.span, "unary `-` (not resolved to an intrinsic)"),
             ExprKind::App { func, args } => match &func.kind {
                 ExprKind::Intrinsic(i) => self.intrinsic(b, *i, args, &ty, dest, e.span),
                 ExprKind::Var { ident, .. } if self.defs.contains_key(&ident.id) => {

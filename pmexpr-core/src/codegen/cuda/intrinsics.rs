@@ -237,8 +237,8 @@ impl<'a> Gen<'a> {
                     format!("`{}` as the function argument of a loop or fold", i.name()),
                 );
             }
-            NumAdd | NumSub | NumMul | NumDiv | NumNeg | NumEq | NumNe | NumLt | NumLe | NumGt
-            | NumGe => unreachable!("resolved above"),
+            NumAdd | NumSub | NumMul | NumDiv | NumRem | NumNeg | NumEq | NumNe | NumLt | NumLe
+            | NumGt | NumGe => unreachable!("resolved above"),
         };
         self.finish(b, ty, pure, dest, span)
     }

@@ -124,9 +124,6 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             ExprKind::Seq(es) => self.seq(es, &e.ty),
             ExprKind::Keyword { kw, args } => self.keyword(*kw, args),
-            ExprKind::BinOp { .. } | ExprKind::Neg(_) => Err(GenError::Unsupported(
-                "an operator not resolved by monomorphization".into(),
-            )),
         }
     }
 
@@ -559,7 +556,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         // remainder, which are Futhark's truncating `//` and `%%` (as Rust's `/` `%` on integers).
         Ok(Some(match i {
             DivI => "//",
-            ModI => "%%",
+            ModI | NumRem => "%%",
             NumDiv => match t {
                 Some(t) if self.prim(t)?.is_float() => "/",
                 _ => "//",
@@ -847,6 +844,7 @@ pub(super) fn cannot_fail(e: &Expr) -> bool {
                 ExprKind::Intrinsic(i) => !matches!(
                     i,
                     DivI | ModI
+                        | NumRem
                         | NumDiv
                         | Get
                         | Head

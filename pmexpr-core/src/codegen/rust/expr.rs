@@ -83,11 +83,6 @@ impl Gen<'_> {
                     concat!("internal error: unapplied intrinsic ", #name)
                 ))
             }
-            ExprKind::BinOp { .. } | ExprKind::Neg(_) => {
-                quote!(::core::compile_error!(
-                    "internal error: operator left after monomorphization"
-                ))
-            }
         }
     }
 

@@ -29,7 +29,8 @@ impl Gen<'_> {
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!((#a).#m(#b))
             }
-            DivI | ModI => {
+            // `%` is on `i64` only: its generic form is `modi` at every type it can have.
+            DivI | ModI | NumRem => {
                 let f = format_ident!("{}", if i == DivI { "divi" } else { "modi" });
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!(#rt::rt::#f(#site, #a, #b))
