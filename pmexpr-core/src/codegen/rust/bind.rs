@@ -3,13 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::code::{field_index, pat_test};
 use super::{Binding, Gen, is_place};
 use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
-use crate::types::Type;
+use crate::types::{Label, Type};
 
 impl Gen<'_> {
     /// A chain of `let`s and recursive groups (a block's statements) as one Rust block: a flat
@@ -266,19 +266,12 @@ impl Gen<'_> {
                 quote!(if #c { #o } else { #t })
             };
         }
-        let s = self.fresh("scrutinee");
-        let by_ref = !self.is_copy(&scrutinee.ty);
-        let setup = if !by_ref {
-            let v = self.value(scrutinee);
-            quote!(let #s = #v;)
-        } else if is_place(scrutinee, &self.bindings) {
-            let v = self.arg(scrutinee);
-            quote!(let #s = #v;)
-        } else {
-            let owned = self.fresh("owned");
-            let v = self.value(scrutinee);
-            quote!(let #owned = #v; let #s = &#owned;)
-        };
+        if let (ExprKind::Record(fields), PatKind::Record(pats)) = (&scrutinee.kind, &pat.kind)
+            && pat.irrefutable()
+        {
+            return self.destructure(fields, pats, then);
+        }
+        let (s, setup) = self.scrutinee(scrutinee);
         let test = pat_test(pat, quote!(#s), &self.rt);
         let mut stmts = Vec::new();
         let mut scope = Vec::new();
@@ -290,6 +283,47 @@ impl Gen<'_> {
             let o = self.value(otherwise);
             quote!({ #setup if #test { #(#stmts)* #t } else { #o } })
         }
+    }
+
+    /// A variable holding `e` for a pattern to take apart, and the statements that set it: the
+    /// value of a `Copy` type, a borrow of a place, or a borrow of the value made here.
+    fn scrutinee(&mut self, e: &Expr) -> (Ident, TokenStream) {
+        let s = self.fresh("scrutinee");
+        let setup = if self.is_copy(&e.ty) {
+            let v = self.value(e);
+            quote!(let #s = #v;)
+        } else if is_place(e, &self.bindings) {
+            let v = self.arg(e);
+            quote!(let #s = #v;)
+        } else {
+            let owned = self.fresh("owned");
+            let v = self.value(e);
+            quote!(let #owned = #v; let #s = &#owned;)
+        };
+        (s, setup)
+    }
+
+    /// `let (a, b) = (e1, e2); body` with an irrefutable pattern: each field is bound on its own
+    /// (evaluated in the literal's order), so that a field that is a place (`below[j]`) is
+    /// borrowed, not copied into a tuple first.
+    fn destructure(
+        &mut self,
+        fields: &[(Label, Expr)],
+        pats: &[(Label, Pat)],
+        then: &Expr,
+    ) -> TokenStream {
+        let mut setup = Vec::new();
+        let mut stmts = Vec::new();
+        let mut scope = Vec::new();
+        for (label, field) in fields {
+            let (s, set) = self.scrutinee(field);
+            setup.push(set);
+            for (_, sub) in pats.iter().filter(|(l, _)| l == label) {
+                self.pat_binds(sub, quote!(#s), true, &mut stmts, &mut scope);
+            }
+        }
+        let t = self.with_scope(scope, |g| g.value(then));
+        quote!({ #(#setup)* #(#stmts)* #t })
     }
 
     fn pat_binds(
