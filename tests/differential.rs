@@ -824,3 +824,38 @@ fn never_in_operand_position_and_empty_sequences() {
     });
     assert_eq!(r, (1, 2.0, 0, 3));
 }
+
+#[test]
+fn tuple_lets_of_rows() {
+    // `let (a, b) = (m[i], m[j])` binds each row on its own (borrowed, not copied into a tuple);
+    // the fields are still evaluated in the order written.
+    let m: Vec<Vec<i64>> = (0..40).map(|i| ints(16, i)).collect();
+    let n = m.len() as i64;
+    let r = on_all_targets(|| {
+        accelerate!(map(
+            |i| {
+                let (row, next, k) = (m[i], m[if i + 1 == n { i } else { i + 1 }], i % 3);
+                let (_, (a, b)) = (k, (row[k], next[k + 1]));
+                a * b + length(row)
+            },
+            create(n, |i| i)
+        ))
+    });
+    let want: Vec<i64> = (0..m.len())
+        .map(|i| {
+            let next = &m[(i + 1).min(m.len() - 1)];
+            let k = i % 3;
+            m[i][k] * next[k + 1] + 16
+        })
+        .collect();
+    assert_eq!(r, want);
+    // The first field's failure is the one reported.
+    let s: Vec<i64> = vec![1, 2];
+    let msg = common::failure(Target::Seq, || {
+        accelerate!(backend = cpu, {
+            let (a, b) = (s[5], s[-1]);
+            a + b
+        })
+    });
+    assert!(msg.contains("index 5"), "{msg}");
+}
