@@ -206,7 +206,7 @@ macro_rules! sequential_backend {
                 U: Send,
                 F: Fn(&T) -> U + Sync + Send,
             {
-                Seq::from_vec(s.iter().map(f).collect())
+                Seq::from_exact_iter(s.iter().map(f))
             }
 
             fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
@@ -214,7 +214,7 @@ macro_rules! sequential_backend {
                 U: Send,
                 F: Fn(i64) -> U + Sync + Send,
             {
-                Seq::from_vec((0..n).map(f).collect())
+                Seq::from_exact_iter((0..n.max(0)).map(f))
             }
 
             fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
@@ -227,7 +227,7 @@ macro_rules! sequential_backend {
                 if a.len() != b.len() {
                     map2_lengths(site, a.len(), b.len());
                 }
-                Seq::from_vec(a.iter().zip(b).map(|(x, y)| f(x, y)).collect())
+                Seq::from_exact_iter(a.iter().zip(b).map(|(x, y)| f(x, y)))
             }
 
             fn reduce<T, F>(s: &[T], ne: T, f: F) -> T

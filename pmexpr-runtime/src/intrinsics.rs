@@ -86,7 +86,7 @@ pub fn concat<'a, T: Clone>(a: &[T], b: &[T]) -> Seq<'a, T> {
 
 /// `reverse s`.
 pub fn reverse<'a, T: Clone>(s: &[T]) -> Seq<'a, T> {
-    Seq::from_vec(s.iter().rev().cloned().collect())
+    Seq::from_exact_iter(s.iter().rev().cloned())
 }
 
 /// `subsequence s offset len`: at most `len` elements from `offset` (a view, O(1)); an offset past
@@ -110,7 +110,7 @@ pub fn create<'a, T>(site: &Site, n: i64, f: impl FnMut(i64) -> T) -> Seq<'a, T>
     if n < 0 {
         site.fail(format_args!("create with negative length: {n}"));
     }
-    Seq::from_vec((0..n).map(f).collect())
+    Seq::from_exact_iter((0..n).map(f))
 }
 
 /// `foldl f acc s`.

@@ -21,11 +21,45 @@ pub struct Seq<'a, T> {
     ptr: NonNull<T>,
     len: usize,
     /// The buffer `ptr` points into, or `None` when the elements are borrowed for `'a`.
-    owner: Option<Arc<Vec<T>>>,
+    owner: Option<Owner<T>>,
     borrowed: PhantomData<&'a [T]>,
 }
 
-// SAFETY: a `Seq` is a shared `&'a [T]` or an `Arc<Vec<T>>` (with a view into it); it is `Send`
+/// Who owns the elements of an owned sequence: a `Vec` made elsewhere (a parallel `collect`,
+/// a captured value's copy), or one allocation made for the elements (`Seq::from_exact_iter`),
+/// which saves a short sequence (a row made in an inner loop) one allocation and one free.
+enum Owner<T> {
+    Vec(Arc<Vec<T>>),
+    Slice(Arc<[T]>),
+}
+
+impl<T> Clone for Owner<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Owner::Vec(v) => Owner::Vec(Arc::clone(v)),
+            Owner::Slice(s) => Owner::Slice(Arc::clone(s)),
+        }
+    }
+}
+
+impl<T> Owner<T> {
+    /// The elements, mutably, when nothing else holds them.
+    fn get_mut(&mut self) -> Option<&mut [T]> {
+        match self {
+            Owner::Vec(v) => Arc::get_mut(v).map(Vec::as_mut_slice),
+            Owner::Slice(s) => Arc::get_mut(s),
+        }
+    }
+
+    fn as_slice(&self) -> &[T] {
+        match self {
+            Owner::Vec(v) => v.as_slice(),
+            Owner::Slice(s) => s,
+        }
+    }
+}
+
+// SAFETY: a `Seq` is a shared `&'a [T]` or an `Arc<Vec<T>>`/`Arc<[T]>` (with a view into it); it is `Send`
 // and `Sync` exactly when both of those are, which `T: Send + Sync` guarantees.
 unsafe impl<T: Send + Sync> Send for Seq<'_, T> {}
 // SAFETY: as above; a `Seq` only hands out shared access through `&self`.
@@ -49,12 +83,23 @@ impl<'a, T> Seq<'a, T> {
 
     /// A sequence that owns its elements.
     pub fn from_vec(v: Vec<T>) -> Self {
-        let data = Arc::new(v);
+        Seq::owning(Owner::Vec(Arc::new(v)))
+    }
+
+    /// A sequence of the elements of an iterator, made in one allocation when the iterator
+    /// knows its exact length (std's `TrustedLen`: `(0..n).map(f)`, `s.iter().map(f)`, a `zip`
+    /// of slices; otherwise the elements are collected first and moved once).
+    pub fn from_exact_iter<I: Iterator<Item = T>>(iter: I) -> Self {
+        Seq::owning(Owner::Slice(iter.collect()))
+    }
+
+    fn owning(owner: Owner<T>) -> Self {
+        let elements = owner.as_slice();
         Seq {
-            // A `Vec`'s pointer is never null (dangling when it allocated nothing).
-            ptr: NonNull::new(data.as_ptr().cast_mut()).unwrap_or(NonNull::dangling()),
-            len: data.len(),
-            owner: Some(data),
+            // A slice's pointer is never null (dangling when it holds nothing).
+            ptr: NonNull::from_ref(elements).cast(),
+            len: elements.len(),
+            owner: Some(owner),
             borrowed: PhantomData,
         }
     }
@@ -92,10 +137,11 @@ impl<'a, T> Seq<'a, T> {
     fn unique_whole(&mut self) -> bool {
         let (ptr, len) = (self.ptr, self.len);
         match &mut self.owner {
-            Some(data) => {
-                data.len() == len
-                    && std::ptr::eq(data.as_ptr(), ptr.as_ptr())
-                    && Arc::get_mut(data).is_some()
+            Some(owner) => {
+                let whole = owner.as_slice();
+                whole.len() == len
+                    && std::ptr::eq(whole.as_ptr(), ptr.as_ptr())
+                    && owner.get_mut().is_some()
             }
             None => false,
         }
@@ -105,11 +151,13 @@ impl<'a, T> Seq<'a, T> {
 impl<T: Clone> Seq<'_, T> {
     /// The elements as a `Vec`, without copying when this is the only owner of the whole buffer.
     pub fn into_vec(mut self) -> Vec<T> {
-        if self.unique_whole()
-            && let Some(data) = self.owner.take()
+        if matches!(self.owner, Some(Owner::Vec(_)))
+            && self.unique_whole()
+            && let Some(Owner::Vec(data)) = self.owner.take()
         {
             return Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
         }
+        // The elements stay owned by `self` (and its owner) while they are copied.
         self.as_slice().to_vec()
     }
 
@@ -119,7 +167,7 @@ impl<T: Clone> Seq<'_, T> {
             *self = Seq::from_vec(self.as_slice().to_vec());
         }
         let len = self.len;
-        match self.owner.as_mut().and_then(Arc::get_mut) {
+        match self.owner.as_mut().and_then(Owner::get_mut) {
             Some(data) => {
                 // Reads after this go through the pointer taken here.
                 self.ptr = NonNull::new(data.as_mut_ptr()).unwrap_or(NonNull::dangling());
@@ -246,6 +294,21 @@ mod tests {
     fn a_view_past_the_end_is_refused() {
         let s = Seq::from_vec(vec![1_i64, 2]);
         let _ = s.view(1..3);
+    }
+
+    #[test]
+    fn sequences_made_in_one_allocation() {
+        let mut s = Seq::from_exact_iter((0..5_i64).map(|i| i * i));
+        assert_eq!(&*s, &[0, 1, 4, 9, 16]);
+        let p = s.as_ptr();
+        s.make_mut()[1] = 7;
+        assert_eq!(s.as_ptr(), p, "unique: updated in place");
+        let keep = s.clone();
+        s.make_mut()[0] = 3;
+        assert_eq!(&*keep, &[0, 7, 4, 9, 16]);
+        assert_eq!(keep.view(2..4).into_vec(), vec![4, 9]);
+        assert_eq!(s.into_vec(), vec![3, 7, 4, 9, 16]);
+        assert!(Seq::<i64>::from_exact_iter(std::iter::empty()).is_empty());
     }
 
     #[test]
