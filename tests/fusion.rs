@@ -188,3 +188,58 @@ fn a_map_over_a_map_is_one_map() {
         assert!(msg.contains("Division by zero"), "{t:?}: {msg}");
     }
 }
+
+#[test]
+fn a_reduce_over_create_is_the_reduce_over_the_built_sequence() {
+    let w: Vec<i64> = (0..1000).map(|i| (i * 7919) % 101).collect();
+    let n = w.len() as i64;
+    let run = || accelerate!(reduce(|a, b| a + b, 0, create(n, |i| w[i] * i)));
+    let want: i64 = w.iter().enumerate().map(|(i, x)| x * i as i64).sum();
+    for t in TARGETS {
+        assert_eq!(with_target(t, run), want, "{t:?}");
+    }
+    // An empty create reduces to the neutral element; a negative one fails as create does.
+    let zero = 0_i64;
+    let empty = || accelerate!(reduce(|a, b| a + b, 5 - 5, create(zero, |i| i)));
+    let neg = -2_i64;
+    let negative = || accelerate!(reduce(|a, b| a + b, 0, create(neg, |i| i)));
+    for t in TARGETS {
+        assert_eq!(with_target(t, empty), 0, "{t:?}");
+        let msg = failure(t, negative);
+        assert!(
+            msg.contains("create with negative length: -2"),
+            "{t:?}: {msg}"
+        );
+    }
+    // Debug mode checks the operator's laws on the created elements.
+    let broken = || accelerate!(reduce(|a, b| a - b, 0, create(n, |i| w[i])));
+    let msg = failure(Target::Debug, broken);
+    assert!(msg.contains("`reduce` assumes"), "{msg}");
+}
+
+#[test]
+fn a_map2_over_maps_is_the_map2_over_the_built_sequences() {
+    let a: Vec<f64> = (0..500).map(|i| i as f64 * 0.5).collect();
+    let b: Vec<f64> = (0..500).map(|i| 100.0 - i as f64).collect();
+    let left = || accelerate!(map2(|x, y| x * y, map(|p| p + 1.0, a), b));
+    let right = || accelerate!(map2(|x, y| x - y, a, map(|q| q * 2.0, b)));
+    let both = || accelerate!(map2(|x, y| x + y, map(|p| p * p, a), map(|q| -q, b)));
+    let zip = |f: &dyn Fn(f64, f64) -> f64| -> Vec<f64> {
+        a.iter().zip(&b).map(|(&x, &y)| f(x, y)).collect()
+    };
+    for t in TARGETS {
+        assert_eq!(with_target(t, left), zip(&|x, y| (x + 1.0) * y), "{t:?}");
+        assert_eq!(with_target(t, right), zip(&|x, y| x - y * 2.0), "{t:?}");
+        assert_eq!(with_target(t, both), zip(&|x, y| x * x - y), "{t:?}");
+    }
+    // Different lengths fail as map2 does.
+    let short: Vec<f64> = vec![1.0, 2.0];
+    let mismatch = || accelerate!(map2(|x, y| x + y, map(|p| p + 1.0, a), short));
+    for t in TARGETS {
+        let msg = failure(t, mismatch);
+        assert!(
+            msg.contains("map2 on sequences of different lengths (500 and 2)"),
+            "{t:?}: {msg}"
+        );
+    }
+}

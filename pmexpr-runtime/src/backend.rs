@@ -54,6 +54,13 @@ pub trait Backend: 'static {
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send;
 
+    /// `reduce f ne (create n g)` without building the created sequence (`n` is not negative).
+    fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
+    where
+        U: Clone + Send + Sync,
+        G: Fn(i64) -> U + Sync + Send,
+        F: Fn(U, U) -> U + Sync + Send;
+
     /// `reduce f ne (map2 g a b)` without building the intermediate sequence (a dot product);
     /// the sequences must have the same length.
     fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
@@ -248,6 +255,15 @@ macro_rules! sequential_backend {
                 s.iter().map(g).fold(ne, f)
             }
 
+            fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
+            where
+                U: Clone + Send + Sync,
+                G: Fn(i64) -> U + Sync + Send,
+                F: Fn(U, U) -> U + Sync + Send,
+            {
+                (0..n.max(0)).map(g).fold(ne, f)
+            }
+
             fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
             where
                 T: Sync,
@@ -408,6 +424,25 @@ impl Backend for CpuBackend {
                 .reduce(|| ne.clone(), f);
         }
         s.par_iter().map(g).reduce(|| ne.clone(), f)
+    }
+
+    fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
+    where
+        U: Clone + Send + Sync,
+        G: Fn(i64) -> U + Sync + Send,
+        F: Fn(U, U) -> U + Sync + Send,
+    {
+        if nesting::saturated() {
+            return SeqBackend::tabulate_reduce(n, ne, g, f);
+        }
+        let n = n.max(0);
+        if nesting::saturates(n as usize) {
+            return (0..n)
+                .into_par_iter()
+                .map_init(nesting::Guard::new, |_, j| g(j))
+                .reduce(|| ne.clone(), f);
+        }
+        (0..n).into_par_iter().map(g).reduce(|| ne.clone(), f)
     }
 
     fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V

@@ -82,7 +82,7 @@ pub mod __private {
         capture, from_accel, from_accel_as,
     };
     pub use crate::numeric::{Float, Int, Num, Scalar, Value};
-    pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce};
+    pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce, tabulate_reduce};
     pub use crate::seq::Seq;
     pub use crate::site::{Site, open_types_on_cpu};
     pub use crate::target::{Target, select, select_sequential};

@@ -77,6 +77,23 @@ where
     B::map_reduce(s, ne, g, f)
 }
 
+/// `reduce f ne (create n g)` on backend `B` (`n` is not negative), whose debug instance first
+/// checks the operator's laws on the created elements.
+#[doc(hidden)]
+#[inline(always)]
+pub fn tabulate_reduce<B: Backend, U, G, F>(site: &Site, op: &str, n: i64, ne: U, g: G, f: F) -> U
+where
+    U: Law + Clone + Send + Sync,
+    G: Fn(i64) -> U + Sync + Send,
+    F: Fn(U, U) -> U + Sync + Send,
+{
+    if B::CHECKS {
+        let created: Vec<U> = (0..n).map(&g).collect();
+        check_reduce(site, op, &created, &ne, &f);
+    }
+    B::tabulate_reduce(n, ne, g, f)
+}
+
 /// `reduce f ne (map2 g a b)` on backend `B`, whose debug instance first checks the operator's
 /// laws on the mapped elements.
 #[doc(hidden)]

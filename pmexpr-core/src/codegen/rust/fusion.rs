@@ -1,7 +1,11 @@
 //! Fusion of a sequence that is produced only to be consumed: `foldl(f, acc, create(n, g))` is a
-//! counted loop that computes each element where the fold takes it, and `map(f, create(n, g))`
-//! applies `f` to each `g(j)` as it is made (`Backend::tabulate`, in parallel on `cpu`), and
-//! `map(f, map(g, s))` is one `map` of `f` after `g`: no intermediate sequence is built.
+//! counted loop that computes each element where the fold takes it, `map(f, create(n, g))`
+//! applies `f` to each `g(j)` as it is made (`Backend::tabulate`, in parallel on `cpu`),
+//! `reduce(f, ne, create(n, g))` reduces the `g(j)` as they are made
+//! (`Backend::tabulate_reduce`), `map(f, map(g, s))` is one `map` of `f` after `g`, and a `map2`
+//! whose arguments are `map`s is one `map2` over their sources: no intermediate sequence is
+//! built. (`reduce` over `map` and `map2`, and `hist` over `map` and `create`, are fused in
+//! `keyword.rs`.)
 //!
 //! The meaning is the unfused one: the arguments are evaluated in the order they are written
 //! (`f`'s bound arguments, `acc`, `n`), a negative `n` fails with `create`'s message before any
@@ -9,11 +13,12 @@
 //! can show only in a program that fails twice: unfused, every element is computed before the
 //! first step of the fold, so when `g` fails at element 5 and `f` at element 3, `g`'s failure is
 //! reported; fused, the loop runs element by element and reports `f`'s (a parallel `map` on `cpu`
-//! reports whichever failure comes first, fused or not). Debug mode checks that a created sequence
-//! of sequences is regular, so such a `create` is not fused.
+//! reports whichever failure comes first, fused or not); likewise a fused `map2` compares the
+//! lengths before it computes any mapped element. Debug mode checks that a created or mapped
+//! sequence of sequences is regular, so such a producer is not fused.
 
 use proc_macro2::{Ident, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::Gen;
 use crate::ast::{Expr, ExprKind};
@@ -92,6 +97,84 @@ impl Gen<'_> {
         }))
     }
 
+    /// `reduce(f, ne, create(n, g))` as `Backend::tabulate_reduce` (in parallel on `cpu`), or
+    /// `None` when `s` is not such a `create`. `pre_op` evaluates `f`'s bound arguments and `ne`
+    /// is the variable holding the neutral element, both evaluated before `s`, as written.
+    pub(super) fn reduce_over_create(
+        &mut self,
+        pre_op: &TokenStream,
+        name: &str,
+        ne: (&Ident, TokenStream),
+        op: &TokenStream,
+        s: &Expr,
+    ) -> Option<TokenStream> {
+        let (n_expr, g, _) = created(s)?;
+        let (n, checked_n, pre_g, ga) = self.create_parts(n_expr, g);
+        let (rt, site) = (&self.rt, self.site());
+        let (nev, ne) = ne;
+        Some(quote!({
+            #pre_op
+            let #nev = #ne;
+            #checked_n
+            #pre_g
+            #rt::tabulate_reduce::<B, _, _, _>(#site, #name, #n, #nev, #ga, #op)
+        }))
+    }
+
+    /// `map2(f, a, b)` where `a` or `b` (or both) is `map(g, s)`: one `map2` of `f` after the
+    /// `g`s over the sources, or `None` when neither is a `map`. Evaluated as unfused: `f`'s
+    /// bound arguments, then each argument's (`g`'s, then `s`), in order; the lengths are then
+    /// compared before any element is computed (unfused, the mapped elements come first).
+    pub(super) fn map2_over_map(&mut self, f: &Expr, a: &Expr, b: &Expr) -> Option<TokenStream> {
+        let mapped = |e: &Expr| match &e.kind {
+            ExprKind::Keyword {
+                kw: Keyword::Map,
+                args,
+            } if !e.ty.has_nested_seq() => Some((args[0].clone(), args[1].clone())),
+            _ => None,
+        };
+        let (ma, mb) = (mapped(a), mapped(b));
+        if ma.is_none() && mb.is_none() {
+            return None;
+        }
+        let (pre_f, fa) =
+            self.adaptor(f, &[(elem(&a.ty), true, false), (elem(&b.ty), true, false)]);
+        let fv = self.fresh("f");
+        let mut pre = Vec::new();
+        let mut sides = Vec::new();
+        for (side, m) in [(a, ma), (b, mb)] {
+            match m {
+                Some((g, src)) => {
+                    let (pre_g, ga) = self.adaptor(&g, &[(elem(&src.ty), true, false)]);
+                    let gv = self.fresh("g");
+                    let sv = self.arg(&src);
+                    let slice = self.fresh("s");
+                    pre.push(quote!(#pre_g let #gv = #ga; let #slice = (#sv).as_slice();));
+                    sides.push((slice, Some(gv)));
+                }
+                None => {
+                    let sv = self.arg(side);
+                    let slice = self.fresh("s");
+                    pre.push(quote!(let #slice = (#sv).as_slice();));
+                    sides.push((slice, None));
+                }
+            }
+        }
+        let site = self.site();
+        let apply = |(slice, g): &(Ident, Option<Ident>), x: Ident| match g {
+            Some(g) => (quote!(#slice), quote!(&#g(#x))),
+            None => (quote!(#slice), quote!(#x)),
+        };
+        let (sa, xa) = apply(&sides[0], format_ident!("__pm_x"));
+        let (sb, xb) = apply(&sides[1], format_ident!("__pm_y"));
+        Some(quote!({
+            #pre_f
+            let #fv = #fa;
+            #(#pre)*
+            B::map2(#site, #sa, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
+        }))
+    }
+
     /// The parts of `create(n, g)` in the order they run: the variable holding `n`, its
     /// evaluation and `create`'s check, `g`'s bound arguments and `g` as a closure.
     fn create_parts(
@@ -111,6 +194,14 @@ impl Gen<'_> {
         );
         let (pre_g, ga) = self.adaptor(g, &[(Type::Int, false, true)]);
         (n, checked_n, pre_g, ga)
+    }
+}
+
+/// The element type of a sequence type.
+fn elem(t: &Type) -> Type {
+    match t {
+        Type::Seq(a) => (**a).clone(),
+        t => t.clone(),
     }
 }
 

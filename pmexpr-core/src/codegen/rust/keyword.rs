@@ -49,6 +49,9 @@ impl Gen<'_> {
                 self.checked(out, ty, "the result of `map`")
             }
             Keyword::Map2 => {
+                if let Some(fused) = self.map2_over_map(&args[0], &args[1], &args[2]) {
+                    return self.checked(fused, ty, "the result of `map2`");
+                }
                 let a = self.arg(&args[1]);
                 let b = self.arg(&args[2]);
                 let (pre, f) = self.adaptor(
@@ -70,7 +73,11 @@ impl Gen<'_> {
                 // reduce(f, ne, map(g, s)) runs without building the mapped sequence.
                 // Arguments are evaluated in the order they are written: f, ne, s.
                 let nev = self.fresh("ne");
-                if let ExprKind::Keyword {
+                if let Some(fused) =
+                    self.reduce_over_create(&pre_op, &name, (&nev, ne.clone()), &op, &args[2])
+                {
+                    fused
+                } else if let ExprKind::Keyword {
                     kw: Keyword::Map,
                     args: margs,
                 } = &args[2].kind

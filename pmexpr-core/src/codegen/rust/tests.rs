@@ -132,3 +132,23 @@ fn map_over_map_is_one_map() {
     let code = generated(quote!(map(|x| x * 2, map(|y| y + 1, s))));
     assert_eq!(code.matches("B :: map (").count(), 1, "{code}");
 }
+
+#[test]
+fn reduce_over_create_tabulates_and_reduces() {
+    let code = generated(quote!(reduce(|a, b| a + b, 0, create(n, |i| i * i))));
+    assert!(code.contains("tabulate_reduce"), "{code}");
+    assert!(!code.contains("rt :: create"), "{code}");
+}
+
+#[test]
+fn map2_over_maps_is_one_map2() {
+    for tokens in [
+        quote!(map2(|x, y| x * y, map(|a| a + 1, s), t)),
+        quote!(map2(|x, y| x * y, s, map(|b| b - 1, t))),
+        quote!(map2(|x, y| x * y, map(|a| a + 1, s), map(|b| b - 1, t))),
+    ] {
+        let code = generated(tokens);
+        assert_eq!(code.matches("B :: map2 (").count(), 1, "{code}");
+        assert!(!code.contains("B :: map ("), "{code}");
+    }
+}
