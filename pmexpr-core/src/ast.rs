@@ -150,9 +150,24 @@ impl Pat {
     }
 }
 
+/// The identity of an expression node in the program the code generators read: unique in the
+/// monomorphic program ([`crate::mono::Mono`], which numbers its nodes, copies of polymorphic
+/// functions included) and kept by lifting and extraction, which number the nodes they make past
+/// those. How the generators of one site agree on a node (which `par_loop` a kernel replaces,
+/// which tensor access a loop's bounds check covers) without pointer identity or walk order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// Not numbered yet (before monomorphization, or made after it and not numbered since).
+    pub const UNSET: NodeId = NodeId(u32::MAX);
+}
+
 /// An expression.
 #[derive(Debug, Clone)]
 pub struct Expr {
+    /// The node's identity, once numbered ([`NodeId`]).
+    pub id: NodeId,
     /// The expression.
     pub kind: ExprKind,
     /// The user's tokens it came from.
@@ -246,6 +261,7 @@ impl Expr {
     /// An expression whose type is not yet known.
     pub fn new(kind: ExprKind, span: SpanRange) -> Self {
         Expr {
+            id: NodeId::UNSET,
             kind,
             span,
             ty: Type::Var(TyVar(u32::MAX)),
@@ -254,7 +270,21 @@ impl Expr {
 
     /// An expression of a known type.
     pub fn typed(kind: ExprKind, span: SpanRange, ty: Type) -> Self {
-        Expr { kind, span, ty }
+        Expr {
+            id: NodeId::UNSET,
+            kind,
+            span,
+            ty,
+        }
+    }
+
+    /// Numbers every node that has no [`NodeId`] yet, parents first, from `*next` on.
+    pub fn number_nodes(&mut self, next: &mut u32) {
+        if self.id == NodeId::UNSET {
+            self.id = NodeId(*next);
+            *next += 1;
+        }
+        self.children_mut(&mut |c| c.number_nodes(next));
     }
 
     /// The free variables of the expression (paper appendix, Figure "FV"), in identifier order.

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::ast::{Expr, ExprKind, FnDef, Ident, ItemRef, Lit, Param, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, Ident, ItemRef, Lit, NodeId, Param, VarId};
 use crate::error::SpanRange;
 use crate::mono::Mono;
 use crate::types::Type;
@@ -138,6 +138,14 @@ pub fn lift(mono: &Mono, span: SpanRange) -> Lifted {
         value,
         origin: Origin::Site,
     }));
+    // The nodes made here get identities past the monomorphic program's.
+    let mut next = mono.nodes;
+    for b in &mut l.out {
+        match b {
+            Binding::Let(d) => d.value.number_nodes(&mut next),
+            Binding::Rec(ds) => ds.iter_mut().for_each(|d| d.value.number_nodes(&mut next)),
+        }
+    }
     Lifted {
         bindings: l.out,
         accelerated,
@@ -230,6 +238,7 @@ impl Lifter {
                     kind => {
                         e.kind = ExprKind::App {
                             func: Box::new(Expr {
+                                id: func.id,
                                 kind,
                                 span: func.span,
                                 ty: func.ty,
@@ -427,6 +436,8 @@ fn apply_members(e: &mut Expr, members: &HashMap<VarId, Vec<Expr>>) {
             ty: Type::arrows(extras.iter().map(|x| x.ty.clone()), e.ty.clone()),
             ..e.clone()
         };
+        // The use keeps its node; the application around it is a new one.
+        e.id = NodeId::UNSET;
         e.kind = ExprKind::App {
             func: Box::new(inner),
             args: extras,

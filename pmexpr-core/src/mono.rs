@@ -28,6 +28,9 @@ pub struct Mono {
     pub numeric: Vec<(TyVar, Numeric)>,
     /// The name of every identifier, copies included.
     pub names: Vec<String>,
+    /// How many nodes `expr` has: they are numbered `0..nodes` ([`crate::ast::NodeId`]), each
+    /// copy of a polymorphic function with its own.
+    pub nodes: u32,
 }
 
 /// Monomorphizes and normalizes a typed program.
@@ -49,9 +52,12 @@ pub fn monomorphize(typed: Typed) -> Mono {
         poly: HashMap::new(),
         current: HashMap::new(),
     };
-    let expr = m.expr(&expr, &base);
+    let mut expr = m.expr(&expr, &base);
+    let mut nodes = 0;
+    expr.number_nodes(&mut nodes);
     Mono {
         expr,
+        nodes,
         free_vars,
         free_var_types,
         numeric,

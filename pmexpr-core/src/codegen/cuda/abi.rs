@@ -1,7 +1,7 @@
 //! The ABI shared with the runtime: the prelude, the kernels' parameters and their C layouts,
 //! and the runtime errors device code records.
 
-use crate::ast::{Expr, VarId};
+use crate::ast::{Expr, NodeId, VarId};
 use crate::error::SpanRange;
 use crate::types::Type;
 
@@ -117,8 +117,11 @@ pub struct Kernel {
     pub binding: VarId,
     /// Its name.
     pub binding_name: String,
-    /// Which `par_loop` of that binding's value it is, counting from 0 in [`Expr::walk`] order:
-    /// how the host finds the node that this kernel replaces.
+    /// The `par_loop` node this kernel replaces: the host code launches the kernel where it
+    /// reaches that node of the monomorphic program.
+    pub node: NodeId,
+    /// Which `par_loop` of that binding's value it is, counting from 0 in [`Expr::walk`] order
+    /// (named so in the kernel's comment).
     pub ordinal: usize,
     /// The `par_loop`'s tokens.
     pub span: SpanRange,

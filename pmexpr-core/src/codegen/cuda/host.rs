@@ -9,7 +9,7 @@ use super::abi::{CLayout, Kernel, KernelParam};
 use super::code::c_ident;
 use super::expr::lambda_of;
 use super::{Result, unsupported};
-use crate::ast::{Expr, ExprKind, VarId};
+use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::error::SpanRange;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
@@ -176,7 +176,7 @@ impl<'a> Gen<'a> {
                 }
             });
             // The function argument of each loop runs on the device; its head is not a host use.
-            let mut heads: HashSet<*const Expr> = HashSet::new();
+            let mut heads: HashSet<NodeId> = HashSet::new();
             for (ordinal, node) in nodes.iter().enumerate() {
                 let ExprKind::Keyword { args, .. } = &node.kind else {
                     unreachable!("collected as par_loop")
@@ -196,7 +196,7 @@ impl<'a> Gen<'a> {
                         );
                     }
                 };
-                heads.insert(head as *const Expr);
+                heads.insert(head.id);
                 loops.push(HostLoop {
                     binding: id,
                     ordinal,
@@ -209,7 +209,7 @@ impl<'a> Gen<'a> {
                 if let ExprKind::Var { ident, .. } = &x.kind
                     && launching.contains(&ident.id)
                     && ident.id != id
-                    && !heads.contains(&(x as *const Expr))
+                    && !heads.contains(&x.id)
                     && !uses.contains(&ident.id)
                 {
                     uses.push(ident.id);
@@ -243,10 +243,10 @@ impl<'a> Gen<'a> {
                 break;
             }
         }
-        let kernel_of: HashMap<*const Expr, usize> = loops
+        let kernel_of: HashMap<NodeId, usize> = loops
             .iter()
             .enumerate()
-            .map(|(i, l)| (l.node as *const Expr, i))
+            .map(|(i, l)| (l.node.id, i))
             .collect();
         let mut notes = Vec::new();
         for f in &functions {
@@ -356,6 +356,7 @@ impl<'a> Gen<'a> {
                 name,
                 binding: l.binding,
                 binding_name,
+                node: l.node.id,
                 ordinal: l.ordinal,
                 span: l.node.span,
                 function,
@@ -388,7 +389,7 @@ pub(super) fn has_par_loop(e: &Expr) -> bool {
 /// The walk that finds host code around launches.
 pub(super) struct NoteCx<'a, 'b> {
     pub(super) binding: VarId,
-    pub(super) kernel_of: &'b HashMap<*const Expr, usize>,
+    pub(super) kernel_of: &'b HashMap<NodeId, usize>,
     pub(super) launches: &'b HashMap<VarId, BTreeSet<usize>>,
     pub(super) host_fns: &'b [VarId],
     pub(super) names: &'b HashMap<VarId, &'a Def>,
@@ -400,7 +401,7 @@ impl NoteCx<'_, '_> {
     pub(super) fn walk(&self, e: &Expr, notes: &mut Vec<HostNote>) -> BTreeSet<usize> {
         let mut out = BTreeSet::new();
         e.children(&mut |c| out.extend(self.walk(c, notes)));
-        if let Some(k) = self.kernel_of.get(&(e as *const Expr)) {
+        if let Some(k) = self.kernel_of.get(&e.id) {
             out.insert(*k);
         }
         if let ExprKind::Var { ident, .. } = &e.kind

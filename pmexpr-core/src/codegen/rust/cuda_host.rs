@@ -26,24 +26,13 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::{CudaBuild, CudaHost, cuda_host_problem};
-use crate::ast::{Expr, ExprKind, VarId};
+use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::classify::Backend;
 use crate::codegen::cuda::{CudaModule, CudaOptions, generate, instantiations};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
 use crate::mono::Mono;
 use crate::site::SiteProgram;
-
-/// Calls `f` on `e` and every subexpression of the host code around it: not inside lambdas or
-/// `fn` items, which lifting moves out of the accelerated binding.
-pub(crate) fn walk_host<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Lam { .. } => {}
-        ExprKind::RecLet { body, .. } => walk_host(body, f),
-        _ => e.children(&mut |c| walk_host(c, f)),
-    }
-}
 
 /// Whether the host code reads or writes tensor elements itself (then tensors cannot stay on the
 /// device between launches). Host code is the accelerated binding and every function it reaches
@@ -114,108 +103,38 @@ pub fn unsupported_host(mono: &Mono, program: &SiteProgram, module: &CudaModule)
     cuda_host_problem(mono, &quote!(::pmexpr::__private), &host)
 }
 
-/// The body in the monomorphic program of each function of the lifted program: a lifted
-/// function keeps the identifier of its `let` binder or `fn` item, and the parameters of its
-/// own lambda (it only gains leading extra parameters), which identifies an anonymous lambda.
-fn mono_bodies(e: &Expr) -> HashMap<VarId, &Expr> {
-    let mut out: HashMap<VarId, &Expr> = HashMap::new();
-    e.walk(&mut |x| match &x.kind {
-        ExprKind::Lam { params, body } => {
-            for p in params {
-                out.insert(p.ident.id, body);
-            }
-        }
-        ExprKind::Let { binder, value, .. } => {
-            if let ExprKind::Lam { body, .. } = &value.kind {
-                out.insert(binder.ident.id, body);
-            }
-        }
-        ExprKind::RecLet { fns, .. } => {
-            for f in fns {
-                out.insert(f.ident.id, &f.body);
-                for p in &f.params {
-                    out.insert(p.ident.id, &f.body);
-                }
-            }
-        }
-        _ => {}
-    });
-    out
-}
-
-/// Which `par_loop` node of the monomorphic program launches which kernel (by the address of the
-/// node's arguments), and the kernels' arguments as expressions of the monomorphic program.
+/// Which `par_loop` node of the monomorphic program launches which kernel, and the kernels'
+/// arguments as expressions of the monomorphic program.
 ///
-/// Each kernel belongs to a host function of the lifted program ([`HostPlan::functions`]) and is
-/// its `ordinal`-th `par_loop`; the same function's body in the monomorphic program has its
-/// `par_loop`s in the same order once nested functions are skipped ([`walk_host`]), since lifting
-/// only moves those out. A kernel's arguments name the lifted function's extra parameters, which
-/// are renamed back to the variables they copy ([`crate::lift::Lifted::origins`]).
+/// Each kernel records the [`NodeId`] of the `par_loop` it replaces; lifting and extraction keep
+/// the identities of the nodes they move, so that node is in the host code of the monomorphic
+/// program. A kernel's arguments name the lifted function's extra parameters, which are renamed
+/// back to the variables they copy ([`crate::lift::Lifted::origins`]).
 #[allow(clippy::type_complexity)]
 fn host_launches(
     mono: &Mono,
     program: &SiteProgram,
     module: &CudaModule,
-) -> Result<(HashMap<usize, usize>, Vec<Vec<Expr>>), String> {
-    let bug = |what: String| format!("{what} (a bug in pmexpr: please report it)");
+) -> Result<(HashMap<NodeId, usize>, Vec<Vec<Expr>>), String> {
     let lifted = &program.lifted;
-    let defs = lifted.defs();
-    let bodies = mono_bodies(&mono.expr);
+    let mut loops = HashSet::new();
+    mono.expr.walk(&mut |x| {
+        if let ExprKind::Keyword {
+            kw: Keyword::ParLoop,
+            ..
+        } = x.kind
+        {
+            loops.insert(x.id);
+        }
+    });
     let mut launches = HashMap::new();
-    for (f, name) in &module.host.functions {
-        let body: &Expr = if *f == lifted.accelerated {
-            &mono.expr
-        } else {
-            let def = defs
-                .get(f)
-                .ok_or_else(|| bug(format!("the host function `{name}` was not lifted")))?;
-            let mut ids = vec![*f];
-            if let ExprKind::Lam { params, .. } = &def.value.kind {
-                ids.extend(params.iter().rev().map(|p| p.ident.id));
-            }
-            ids.iter()
-                .find_map(|id| bodies.get(id).copied())
-                .ok_or_else(|| bug(format!("the host function `{name}` has no source")))?
-        };
-        let mut nodes: Vec<&Expr> = Vec::new();
-        walk_host(body, &mut |x| {
-            if matches!(
-                x.kind,
-                ExprKind::Keyword {
-                    kw: Keyword::ParLoop,
-                    ..
-                }
-            ) {
-                nodes.push(x);
-            }
-        });
-        let mine: Vec<(usize, usize)> = module
-            .kernels
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| k.binding == *f)
-            .map(|(i, k)| (i, k.ordinal))
-            .collect();
-        if nodes.len() != mine.len() {
-            return Err(bug(format!(
-                "`{name}` has {} `par_loop`s on the host but {} kernels were generated for it",
-                nodes.len(),
-                mine.len()
-            )));
+    for (k, kernel) in module.kernels.iter().enumerate() {
+        if !loops.contains(&kernel.node) || launches.insert(kernel.node, k).is_some() {
+            return Err(format!(
+                "the `par_loop` of kernel `{}` is not one node of its host code (a bug in pmexpr: please report it)",
+                kernel.name
+            ));
         }
-        for (k, ordinal) in mine {
-            let ExprKind::Keyword { args, .. } = &nodes[ordinal].kind else {
-                unreachable!("collected as par_loop")
-            };
-            launches.insert(args.as_ptr() as usize, k);
-        }
-    }
-    if launches.len() != module.kernels.len() {
-        return Err(bug(format!(
-            "{} kernels were generated but {} `par_loop`s launch them",
-            module.kernels.len(),
-            launches.len()
-        )));
     }
     let kernel_args = module
         .kernels
@@ -419,6 +338,79 @@ mod tests {
         .unwrap();
         assert_eq!(h.launches.len(), 2);
         assert!(resident(&h));
+    }
+
+    #[test]
+    fn copies_of_a_polymorphic_function_launch_their_own_kernels() {
+        // `bump` is used at two types (of its unused `x`): monomorphization copies it, and each
+        // copy's `par_loop` gets its own node, kernel and launch.
+        let (mono, program, module) = site(
+            quote!({
+                bump(t, true);
+                bump(t, (true, false));
+                bump(t, false)
+            }),
+            &[(
+                "bump",
+                "fn bump(t: &Tensor<i64>, x: _) -> _ { par_loop(length(tensor_shape(t)), |i| tensor_set(t, [i], tensor_get(t, [i]) + 1)); x }",
+            )],
+        );
+        assert_eq!(module.kernels.len(), 2, "one kernel per copy");
+        let (launches, _) = host_launches(&mono, &program, &module).unwrap();
+        assert_eq!(launches.len(), 2);
+        // Each copy's `par_loop` launches the kernel generated for that copy (the kernel's host
+        // binding is the copy's lifted function).
+        let mut seen = HashSet::new();
+        mono.expr.walk(&mut |x| {
+            if let ExprKind::RecLet { fns, .. } = &x.kind {
+                for f in fns {
+                    f.body.walk(&mut |y| {
+                        if let ExprKind::Keyword {
+                            kw: Keyword::ParLoop,
+                            ..
+                        } = y.kind
+                        {
+                            let k = launches[&y.id];
+                            assert_eq!(module.kernels[k].binding, f.ident.id);
+                            seen.insert(k);
+                        }
+                    });
+                }
+            }
+        });
+        assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn node_identities_are_unique_in_the_monomorphic_and_lifted_programs() {
+        // Copies of polymorphic functions, lambdas lifted with extra parameters, and the uses
+        // of lifted functions (applications that lifting makes).
+        let site = compile_for_test(
+            quote!({
+                let twice = |f, x| f(f(x));
+                let inc = |y| y + c;
+                map(|k| twice(inc, k) + twice(|z| z * c, k), s)
+            }),
+            &[],
+        )
+        .expect("the site compiles");
+        let (mono, program) = (site.mono, site.program.expect("a Futhark site"));
+        let mut ids = HashSet::new();
+        mono.expr.walk(&mut |x| {
+            assert_ne!(x.id, crate::ast::NodeId::UNSET);
+            assert!(
+                ids.insert(x.id),
+                "{:?} twice in the monomorphic program",
+                x.id
+            );
+        });
+        let mut ids = HashSet::new();
+        for d in program.lifted.bindings.iter().flat_map(|b| b.defs()) {
+            d.value.walk(&mut |x| {
+                assert_ne!(x.id, crate::ast::NodeId::UNSET);
+                assert!(ids.insert(x.id), "{:?} twice in the lifted program", x.id);
+            });
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use quote::quote;
 
 use super::types::is_copy;
 use super::{Binding, CudaHost, Gen, HostState};
-use crate::ast::{Expr, ExprKind};
+use crate::ast::{Expr, ExprKind, NodeId};
 use crate::intrinsics::Keyword;
 use crate::mono::Mono;
 
@@ -78,8 +78,8 @@ impl Gen<'_> {
         e.walk(&mut |x| match &x.kind {
             ExprKind::Keyword {
                 kw: Keyword::ParLoop,
-                args,
-            } => found |= host.launches.contains_key(&(args.as_ptr() as usize)),
+                ..
+            } => found |= host.launches.contains_key(&x.id),
             ExprKind::Var { ident, .. } => {
                 found |= match self.bindings.get(&ident.id) {
                     Some(Binding::Closure { rust, .. } | Binding::Item { rust, .. }) => {
@@ -100,12 +100,13 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether this keyword application is a kernel launch of host code for the CUDA targets.
-    pub(super) fn is_launch(&self, kw: Keyword, args: &[Expr]) -> bool {
-        kw == Keyword::ParLoop
-            && self
-                .cuda
-                .is_some_and(|h| h.launches.contains_key(&(args.as_ptr() as usize)))
+    /// The kernel that this keyword application (node `id`) launches, if it is a `par_loop` of
+    /// host code for the CUDA targets.
+    pub(super) fn launched(&self, kw: Keyword, id: NodeId) -> Option<usize> {
+        if kw != Keyword::ParLoop {
+            return None;
+        }
+        self.cuda.and_then(|h| h.launches.get(&id).copied())
     }
 
     /// The launch of kernel `k` by a `par_loop` of host code (`args`: the loop's `n` and

@@ -6,12 +6,18 @@ use quote::{format_ident, quote};
 
 use super::types::result_type;
 use super::{Arg, Binding, Gen};
-use crate::ast::{Expr, ExprKind};
+use crate::ast::{Expr, ExprKind, NodeId};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::Type;
 
 impl Gen<'_> {
-    pub(super) fn keyword(&mut self, kw: Keyword, args: &[Expr], ty: &Type) -> TokenStream {
+    pub(super) fn keyword(
+        &mut self,
+        id: NodeId,
+        kw: Keyword,
+        args: &[Expr],
+        ty: &Type,
+    ) -> TokenStream {
         let rt = self.rt.clone();
         let site = self.site();
         let elem = |t: &Type| match t {
@@ -25,7 +31,7 @@ impl Gen<'_> {
             _ => None,
         };
         if let Some(f) = parallel_fn
-            && !self.is_launch(kw, args)
+            && self.launched(kw, id).is_none()
             && self.launches_in(f)
         {
             self.host_problem(|| {
@@ -131,13 +137,7 @@ impl Gen<'_> {
                     #rt::hist::<B, _, _, _, _>(#site, #name, #kv, #nev, #n_i, #n_v, #index, #value, #op)
                 })
             }
-            Keyword::ParLoop
-                if let Some(&k) = self
-                    .cuda
-                    .and_then(|h| h.launches.get(&(args.as_ptr() as usize))) =>
-            {
-                self.launch(k, args)
-            }
+            Keyword::ParLoop if let Some(k) = self.launched(kw, id) => self.launch(k, args),
             Keyword::ParLoop | Keyword::SeqLoop => {
                 let n = self.value(&args[0]);
                 let nv = self.fresh("n");

@@ -38,7 +38,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::TokenStream;
 
-use crate::ast::{Expr, ExprKind, VarId};
+use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::Intrinsic;
 use crate::types::{TyVar, Type};
@@ -76,9 +76,8 @@ pub struct CudaBuild {
 /// What the Rust generator needs for a CUDA-class site.
 #[derive(Debug, Clone)]
 pub struct CudaHost {
-    /// The `par_loop` nodes of the host code that launch (by the address of their arguments,
-    /// which identifies the node in the monomorphic program), and the kernel each launches.
-    pub launches: HashMap<usize, usize>,
+    /// The `par_loop` nodes of the host code that launch, and the kernel each launches.
+    pub launches: HashMap<NodeId, usize>,
     /// The host expressions of each kernel's parameters but `n`, in order.
     pub kernel_args: Vec<Vec<Expr>>,
     /// The `SiteKernels` value (an expression of the runtime's type).
@@ -150,7 +149,7 @@ struct Gen<'m> {
     /// The tensor accesses served by loop windows while a loop's fast version is generated
     /// (index expression's address → window variable, position of the loop variable in the
     /// index); see `windows.rs`.
-    windows: HashMap<usize, (proc_macro2::Ident, usize)>,
+    windows: HashMap<NodeId, (proc_macro2::Ident, usize)>,
 }
 
 /// What generating host code for the CUDA targets found so far.

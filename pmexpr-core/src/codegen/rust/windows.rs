@@ -17,15 +17,15 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Gen;
-use crate::ast::{Expr, ExprKind, Lit};
+use crate::ast::{Expr, ExprKind, Lit, NodeId};
 use crate::intrinsics::Intrinsic;
 use crate::types::Type;
 
 /// A tensor access that a window can serve.
 pub(super) struct Access<'e> {
-    /// The index expression `[e1, …, k]`, by address: how the access is recognized when the
-    /// body is generated.
-    pub(super) key: usize,
+    /// The index expression `[e1, …, k]`'s node: how the access is recognized when the body is
+    /// generated.
+    pub(super) key: NodeId,
     /// The tensor, a variable bound outside the loop.
     pub(super) tensor: &'e Expr,
     /// The index; all but the loop variable are variables bound outside the loop, or literals.
@@ -80,9 +80,13 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
             let base_outside =
                 matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
             let others_fixed = idx.iter().enumerate().all(|(j, x)| j == pos || fixed(x));
-            if matches!(args[0].ty, Type::Tensor(_)) && base_outside && others_fixed {
+            if matches!(args[0].ty, Type::Tensor(_))
+                && base_outside
+                && others_fixed
+                && args[1].id != NodeId::UNSET
+            {
                 out.push(Access {
-                    key: &args[1] as *const Expr as usize,
+                    key: args[1].id,
                     tensor: &args[0],
                     index: idx,
                     pos,
@@ -160,7 +164,7 @@ impl Gen<'_> {
         idx: &Expr,
         value: Option<&Expr>,
     ) -> Option<TokenStream> {
-        let (w, pos) = self.windows.get(&(idx as *const Expr as usize))?.clone();
+        let (w, pos) = self.windows.get(&idx.id)?.clone();
         let ExprKind::Seq(es) = &idx.kind else {
             return None;
         };
