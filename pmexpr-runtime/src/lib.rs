@@ -44,6 +44,7 @@ pub mod checks;
 pub mod cuda;
 pub mod func;
 pub mod futhark;
+pub mod gemm;
 pub mod gpu;
 pub mod intrinsics;
 pub mod laws;
@@ -69,6 +70,7 @@ pub mod __private {
     pub use crate::checks::check_regular;
     pub use crate::cuda::{Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels};
     pub use crate::func::Func;
+    pub use crate::gemm::{gemm_on_host_notice, tensor_gemm};
     pub use crate::futhark::{
         Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkCall,
         Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,

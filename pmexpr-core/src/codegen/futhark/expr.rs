@@ -748,7 +748,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 )))
             }
             TensorGet | TensorSet | TensorLinearGet | TensorLinearSet | TensorRank
-            | TensorShape | TensorSub | TensorSlice => Err(GenError::Tensor),
+            | TensorShape | TensorSub | TensorSlice | TensorGemm => Err(GenError::Tensor),
             _ => Err(GenError::Unsupported(format!("`{}`", i.name()))),
         }
     }
@@ -863,6 +863,7 @@ pub(super) fn cannot_fail(e: &Expr) -> bool {
                         | TensorShape
                         | TensorSub
                         | TensorSlice
+                        | TensorGemm
                 ),
                 _ => false,
             };
