@@ -852,7 +852,15 @@ impl Infer<'_> {
                     // captured tensors say so.
                     let a = self.fresh_kind(Kind::FloatNum);
                     let t = Type::tensor(a.clone());
-                    ps = vec![t.clone(), t.clone(), Type::Bool, t, Type::Bool, a.clone(), a];
+                    ps = vec![
+                        t.clone(),
+                        t.clone(),
+                        Type::Bool,
+                        t,
+                        Type::Bool,
+                        a.clone(),
+                        a,
+                    ];
                 }
                 let t = Type::arrows(ps, r);
                 self.tensor_elements_numeric(&t);

@@ -228,7 +228,12 @@ fn gemm_in_device_code(bindings: &[Binding]) -> Vec<WfError> {
         if let Some(d) = defs.get(&id)
             && device.insert(id)
         {
-            todo.extend(d.value.free_vars().into_iter().filter(|v| defs.contains_key(v)));
+            todo.extend(
+                d.value
+                    .free_vars()
+                    .into_iter()
+                    .filter(|v| defs.contains_key(v)),
+            );
         }
     }
     let mut ids: Vec<VarId> = device.into_iter().collect();
@@ -610,6 +615,42 @@ mod tests {
             }))
             .contains("Functions must be defined using explicit lambdas")
         );
+        // `tensor_gemm` in device code: in the loop's function, or in a function it calls.
+        let gemm = quote!(tensor_gemm(
+            tensor_slice(c, [i]),
+            a,
+            false,
+            a,
+            true,
+            1.0,
+            0.0
+        ));
+        assert!(
+            rejected(loop_over(gemm.clone()))
+                .contains("`tensor_gemm` is not supported inside the function of a `par_loop`")
+        );
+        assert!(
+            rejected(quote!({
+                fn product(i: i64) {
+                    #gemm
+                }
+                par_loop(n, |i| product(i))
+            }))
+            .contains("`tensor_gemm` is not supported inside")
+        );
+        // Accepted in host code: the expression, a sequential loop, a function called there.
+        compile_for_test(
+            quote!({
+                fn product(i: i64) {
+                    #gemm
+                }
+                tensor_gemm(b, a, false, a, false, 1.0, 0.0);
+                seq_loop(n, |i| product(i));
+                par_loop(n, |i| tensor_set(t, [i], 0.0))
+            }),
+            &[],
+        )
+        .unwrap();
         // Accepted: recursion, sequential loops, folds over constants, tensors.
         compile_for_test(
             quote!({

@@ -93,7 +93,11 @@ impl<'a, T: Float> Gemm<'a, T> {
         // op(x) and its strides in x's row-major storage.
         let op = |t: &TensorRef<'a, T>, trans: bool| {
             let (r, cols) = (t.shape()[0], t.shape()[1]);
-            if trans { (cols, r, 1, cols) } else { (r, cols, cols, 1) }
+            if trans {
+                (cols, r, 1, cols)
+            } else {
+                (r, cols, cols, 1)
+            }
         };
         let (m, k, a_rs, a_cs) = op(&a, trans_a);
         let (kb, n, b_rs, b_cs) = op(&b, trans_b);
@@ -268,7 +272,12 @@ mod tests {
                 for l in 0..k {
                     acc += at(a, ta, i, l) * at(b, tb, l, j);
                 }
-                out[i * n + j] = alpha * acc + if beta == 0.0 { 0.0 } else { beta * c[i * n + j] };
+                out[i * n + j] = alpha * acc
+                    + if beta == 0.0 {
+                        0.0
+                    } else {
+                        beta * c[i * n + j]
+                    };
             }
         }
         out
@@ -284,7 +293,17 @@ mod tests {
         beta: T,
     ) {
         let v = |t| TensorRef::new(t, &SITE, "t");
-        tensor_gemm::<B, T>(&SITE, ["c", "a", "b"], v(c), v(a), ta, v(b), tb, alpha, beta);
+        tensor_gemm::<B, T>(
+            &SITE,
+            ["c", "a", "b"],
+            v(c),
+            v(a),
+            ta,
+            v(b),
+            tb,
+            alpha,
+            beta,
+        );
     }
 
     /// `m × k` times `k × n`, non-square, every transpose combination.
@@ -370,11 +389,17 @@ mod tests {
         };
         let e = call(m(2, 2), m(2, 3), false, m(2, 2), false);
         assert!(e.starts_with("pmexpr: accelerate! at gemm.rs:1:1: "), "{e}");
-        assert!(e.contains("shapes that do not agree: `a` [2, 3] · `b` [2, 2]"), "{e}");
+        assert!(
+            e.contains("shapes that do not agree: `a` [2, 3] · `b` [2, 2]"),
+            "{e}"
+        );
         // aᵀ · bᵀ is [3, 2]: also accepted, then refused into a [3, 3] `c`.
         call_ok(m(3, 2), m(2, 3), true, m(2, 2), true);
         let e = call(m(3, 3), m(2, 3), true, m(2, 2), true);
-        assert!(e.contains("`a`ᵀ [3, 2] · `b`ᵀ [2, 2] into `c` [3, 3]"), "{e}");
+        assert!(
+            e.contains("`a`ᵀ [3, 2] · `b`ᵀ [2, 2] into `c` [3, 3]"),
+            "{e}"
+        );
         let e = failure(|| {
             let v = Tensor::<f64>::zeros(&[4]);
             run::<SeqBackend, f64>(&m(2, 2), &v, false, &m(2, 2), false, 1.0, 0.0)

@@ -9,6 +9,7 @@
 //!   code.
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (rayon) and
 //!   [`backend::DebugBackend`] (sequential with debug mode's runtime checks).
+//! - [`gemm`] — `tensor_gemm`, the dense product: its triple loop, and `matrixmultiply` on `cpu`.
 //! - Target selection — `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`, `PMEXPR_DEBUG=1`,
 //!   or [`with_target`].
 //! - GPU and Futhark execution — [`gpu::probe`] (never panics), [`cuda`] (the CUDA device through
@@ -70,11 +71,11 @@ pub mod __private {
     pub use crate::checks::check_regular;
     pub use crate::cuda::{Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels};
     pub use crate::func::Func;
-    pub use crate::gemm::{gemm_on_host_notice, tensor_gemm};
     pub use crate::futhark::{
         Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkCall,
         Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
     };
+    pub use crate::gemm::{gemm_on_host_notice, tensor_gemm};
     pub use crate::intrinsics as rt;
     pub use crate::laws::{
         Law, check_reduce, tensor_get, tensor_linear_get, tensor_linear_set, tensor_set, track,
