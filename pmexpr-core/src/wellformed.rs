@@ -11,7 +11,8 @@
 //!   function; an application does not return a function unless it is the function argument of
 //!   `par_loop`, `seq_loop`, `seq_loop_acc` or `foldl`, which must be a variable or a partial
 //!   application; no `map`, `map2`, `reduce`, `flatten`, `hist`; no sequence construction (`create`,
-//!   `concat`, …: sequences are read-only, tensors are allocated by the caller);
+//!   `concat`, …: sequences are read-only, tensors are allocated by the caller); beyond the paper,
+//!   no `tensor_gemm` in device code (a `par_loop`'s function and the functions it reaches);
 //! - Futhark (WF-EF): no recursion, no `par_loop`, `seq_loop`, `seq_loop_acc`, no tensors;
 //!   `map`/`create` do not produce functions and folds do not accumulate them.
 
