@@ -919,6 +919,20 @@ impl Infer<'_> {
                     r = self.fresh_kind(Kind::FloatNum);
                 } else if i == Intrinsic::FloorFI {
                     ps[0] = self.fresh_kind(Kind::FloatNum);
+                } else if i == Intrinsic::TensorGemm {
+                    // A dense product of float tensors: `f64` by default, `f32` when the
+                    // captured tensors say so.
+                    let a = self.fresh_kind(Kind::FloatNum);
+                    let t = Type::tensor(a.clone());
+                    ps = vec![
+                        t.clone(),
+                        t.clone(),
+                        Type::Bool,
+                        t,
+                        Type::Bool,
+                        a.clone(),
+                        a,
+                    ];
                 }
                 let t = Type::arrows(ps, r);
                 self.tensor_elements_numeric(&t);

@@ -34,7 +34,7 @@ intrinsics! {
     Tail "tail", Null "null", Concat "concat", Reverse "reverse", Subsequence "subsequence",
     TensorGet "tensor_get", TensorSet "tensor_set", TensorLinearGet "tensor_linear_get",
     TensorLinearSet "tensor_linear_set", TensorRank "tensor_rank", TensorShape "tensor_shape",
-    TensorSub "tensor_sub", TensorSlice "tensor_slice",
+    TensorSub "tensor_sub", TensorSlice "tensor_slice", TensorGemm "tensor_gemm",
     NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumRem "__num_rem", NumNeg "__num_neg",
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
 }
@@ -146,6 +146,16 @@ impl Intrinsic {
             TensorSlice => {
                 let t = Type::tensor(fresh());
                 (vec![t.clone(), Type::seq(Int)], t)
+            }
+            TensorGemm => {
+                // `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)`; inference makes the
+                // element a float (`f64`, or `f32` from the captured tensors).
+                let a = fresh();
+                let t = Type::tensor(a.clone());
+                (
+                    vec![t.clone(), t.clone(), Bool, t, Bool, a.clone(), a],
+                    Type::unit(),
+                )
             }
             NumAdd | NumSub | NumMul | NumDiv | NumRem => {
                 let a = fresh();
@@ -551,6 +561,7 @@ mod tests {
     fn arities() {
         assert_eq!(Intrinsic::AddI.arity(), 2);
         assert_eq!(Intrinsic::TensorSet.arity(), 3);
+        assert_eq!(Intrinsic::TensorGemm.arity(), 7);
         assert_eq!(Keyword::SeqLoopAcc.arity(), 3);
         assert_eq!(Keyword::Flatten.arity(), 1);
     }

@@ -11,7 +11,8 @@
 //!   function; an application does not return a function unless it is the function argument of
 //!   `par_loop`, `seq_loop`, `seq_loop_acc` or `foldl`, which must be a variable or a partial
 //!   application; no `map`, `map2`, `reduce`, `flatten`, `hist`; no sequence construction (`create`,
-//!   `concat`, …: sequences are read-only, tensors are allocated by the caller);
+//!   `concat`, …: sequences are read-only, tensors are allocated by the caller); beyond the paper,
+//!   no `tensor_gemm` in device code (a `par_loop`'s function and the functions it reaches);
 //! - Futhark (WF-EF): no recursion, no `par_loop`, `seq_loop`, `seq_loop_acc`, no tensors;
 //!   `map`/`create` do not produce functions and folds do not accumulate them.
 
@@ -57,6 +58,9 @@ pub enum WfKind {
     FunctionInMatch,
     /// CudaHigherOrderArgument.
     HigherOrderArgument,
+    /// `tensor_gemm` in device code (the function of a `par_loop`, or a function it calls): the
+    /// product is itself parallel, and nested parallelism is not run.
+    GemmInDevice,
 }
 
 impl fmt::Display for WfKind {
@@ -80,6 +84,9 @@ impl fmt::Display for WfKind {
             }
             WfKind::FunctionInMatch => "Result of conditional expression cannot be a function",
             WfKind::HigherOrderArgument => "Unsupported higher-order argument",
+            WfKind::GemmInDevice => {
+                "`tensor_gemm` is not supported inside the function of a `par_loop`"
+            }
         })
     }
 }
@@ -159,6 +166,10 @@ impl WfError {
                 "keep functions out of sequences and records: call them where they are used".into()
             }
             (WfKind::FunctionFromFold, _) => "fold over values, not functions".into(),
+            (WfKind::GemmInDevice, _) => "`tensor_gemm` is a parallel product of its own: call \
+                it where a `par_loop` could be called (the expression's sequential code, a \
+                `seq_loop`, a function called from there), not from inside a `par_loop`"
+                .into(),
         }
     }
 }
@@ -176,7 +187,71 @@ pub fn check(bindings: &[Binding], backend: Backend) -> Vec<WfError> {
             Binding::Rec(ds) => ds.iter().for_each(|d| c.def(d, true)),
         }
     }
+    if backend == Backend::Cuda {
+        c.errors.extend(gemm_in_device_code(bindings));
+    }
     c.errors
+}
+
+/// `tensor_gemm` in device code: in a function that the function argument of a `par_loop` names,
+/// or one that such a function reaches. Host code (the accelerated binding and what it calls
+/// outside `par_loop`s) runs the product as one parallel operation; inside a `par_loop`
+/// iteration it would be nested parallelism, which no target runs.
+fn gemm_in_device_code(bindings: &[Binding]) -> Vec<WfError> {
+    use std::collections::{HashMap, HashSet};
+    let defs: HashMap<VarId, &Def> = bindings
+        .iter()
+        .flat_map(|b| b.defs())
+        .map(|d| (d.ident.id, d))
+        .collect();
+    // The functions that `par_loop`s run, then everything they reach.
+    let mut todo: Vec<VarId> = Vec::new();
+    for d in defs.values() {
+        d.value.walk(&mut |e| {
+            if let ExprKind::Keyword {
+                kw: Keyword::ParLoop,
+                args,
+            } = &e.kind
+                && let Some(f) = args.get(1)
+            {
+                let head = match &f.kind {
+                    ExprKind::App { func, .. } => &**func,
+                    _ => f,
+                };
+                if let ExprKind::Var { ident, .. } = &head.kind {
+                    todo.push(ident.id);
+                }
+            }
+        });
+    }
+    let mut device: HashSet<VarId> = HashSet::new();
+    while let Some(id) = todo.pop() {
+        if let Some(d) = defs.get(&id)
+            && device.insert(id)
+        {
+            todo.extend(
+                d.value
+                    .free_vars()
+                    .into_iter()
+                    .filter(|v| defs.contains_key(v)),
+            );
+        }
+    }
+    let mut ids: Vec<VarId> = device.into_iter().collect();
+    ids.sort();
+    let mut errors = Vec::new();
+    for id in ids {
+        defs[&id].value.walk(&mut |e| {
+            if let ExprKind::Intrinsic(Intrinsic::TensorGemm) = e.kind {
+                errors.push(WfError {
+                    kind: WfKind::GemmInDevice,
+                    span: e.span,
+                    binding: id,
+                });
+            }
+        });
+    }
+    errors
 }
 
 struct Checker {
@@ -194,7 +269,7 @@ fn supported(intrinsic: Intrinsic, backend: Backend) -> bool {
             backend == Backend::Futhark
         }
         TensorGet | TensorSet | TensorLinearGet | TensorLinearSet | TensorRank | TensorShape
-        | TensorSub | TensorSlice => backend == Backend::Cuda,
+        | TensorSub | TensorSlice | TensorGemm => backend == Backend::Cuda,
         _ => true,
     }
 }
@@ -537,6 +612,42 @@ mod tests {
             }))
             .contains("Functions must be defined using explicit lambdas")
         );
+        // `tensor_gemm` in device code: in the loop's function, or in a function it calls.
+        let gemm = quote!(tensor_gemm(
+            tensor_slice(c, [i]),
+            a,
+            false,
+            a,
+            true,
+            1.0,
+            0.0
+        ));
+        assert!(
+            rejected(loop_over(gemm.clone()))
+                .contains("`tensor_gemm` is not supported inside the function of a `par_loop`")
+        );
+        assert!(
+            rejected(quote!({
+                fn product(i: i64) {
+                    #gemm
+                }
+                par_loop(n, |i| product(i))
+            }))
+            .contains("`tensor_gemm` is not supported inside")
+        );
+        // Accepted in host code: the expression, a sequential loop, a function called there.
+        compile_for_test(
+            quote!({
+                fn product(i: i64) {
+                    #gemm
+                }
+                tensor_gemm(b, a, false, a, false, 1.0, 0.0);
+                seq_loop(n, |i| product(i));
+                par_loop(n, |i| tensor_set(t, [i], 0.0))
+            }),
+            &[],
+        )
+        .unwrap();
         // Accepted: recursion, sequential loops, folds over constants, tensors.
         compile_for_test(
             quote!({

@@ -18,6 +18,10 @@ pub trait Backend: 'static {
     /// Whether debug mode's runtime checks run (regular sequences, tensor rank, …).
     const CHECKS: bool;
 
+    /// Whether whole-tensor operations run on all cores: `tensor_gemm` is the multithreaded
+    /// `matrixmultiply` GEMM then, and the triple loop that defines it otherwise.
+    const PARALLEL: bool;
+
     /// `map f s`.
     fn map<'a, T, U, F>(s: &[T], f: F) -> Seq<'a, U>
     where
@@ -206,6 +210,7 @@ macro_rules! sequential_backend {
     ($name:ident, $checks:expr) => {
         impl Backend for $name {
             const CHECKS: bool = $checks;
+            const PARALLEL: bool = false;
 
             fn map<'a, T, U, F>(s: &[T], f: F) -> Seq<'a, U>
             where
@@ -327,6 +332,7 @@ sequential_backend!(DebugBackend, true);
 
 impl Backend for CpuBackend {
     const CHECKS: bool = false;
+    const PARALLEL: bool = true;
 
     fn map<'a, T, U, F>(s: &[T], f: F) -> Seq<'a, U>
     where

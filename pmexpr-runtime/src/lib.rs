@@ -9,6 +9,7 @@
 //!   code.
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (rayon) and
 //!   [`backend::DebugBackend`] (sequential with debug mode's runtime checks).
+//! - [`gemm`] — `tensor_gemm`, the dense product: its triple loop, and `matrixmultiply` on `cpu`.
 //! - Target selection — `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`, `PMEXPR_DEBUG=1`,
 //!   or [`with_target`].
 //! - GPU and Futhark execution — [`gpu::probe`] (never panics), [`cuda`] (the CUDA device through
@@ -44,6 +45,7 @@ pub mod checks;
 pub mod cuda;
 pub mod func;
 pub mod futhark;
+pub mod gemm;
 pub mod gpu;
 pub mod intrinsics;
 pub mod laws;
@@ -73,6 +75,7 @@ pub mod __private {
         Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkCall,
         Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
     };
+    pub use crate::gemm::{gemm_on_host_notice, tensor_gemm};
     pub use crate::intrinsics as rt;
     pub use crate::laws::{
         Law, check_reduce, tensor_get, tensor_linear_get, tensor_linear_set, tensor_set, track,

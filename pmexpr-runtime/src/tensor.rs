@@ -413,6 +413,11 @@ impl<'a, T: Element> TensorRef<'a, T> {
         (self.root, offset)
     }
 
+    /// The elements of the view, row-major: what whole-tensor operations (`tensor_gemm`) work on.
+    pub(crate) fn cells(&self) -> &'a [T::Cell] {
+        self.data
+    }
+
     /// The rank, as PMExpr's `tensor_rank` returns it.
     pub fn rank(&self) -> i64 {
         self.rank as i64

@@ -36,7 +36,7 @@
 //! | `e1 e2 e3` | `e1(e2, e3)`; `f(a)(b)` is `f(a, b)` |
 //! | records | tuples `(a, b)`, `t.0` |
 //! | `[e1, e2]` | `[e1, e2]`, `vec![e1, e2]`, `[e; n]`, `s[i]` (`get`) |
-//! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf eqb neqb not int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice` |
+//! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf eqb neqb not int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice tensor_gemm` |
 //! | operators | `+ - * / % == != < <= > >= && \|\| !`, unary `-`, resolved by type (`+` on `i64` is `addi`) |
 //! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper `hist(f, ne, k, is, vs)` |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
@@ -60,6 +60,33 @@
 //! sequentially); `is` and `vs` written as `map(g, s)` or `create(n, g)` are not built, `g` is
 //! applied where the value is read. `hist` is a Futhark-class keyword: a CUDA-class site cannot
 //! use it (a well-formedness error).
+//!
+//! `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)` is the dense matrix product
+//! `c := alpha · op(a) · op(b) + beta · c` over rank-2 float tensors (`f64` or `f32`), where
+//! `op(x)` is `x`, or its transpose when the flag is `true`. Its meaning is the triple loop: for
+//! each `c[i, j]` in row-major order, `acc` starts at zero and adds `op(a)[i, l] · op(b)[l, j]` for
+//! `l` in order, then `c[i, j] = alpha · acc + beta · c[i, j]` (`beta == 0.0` does not read `c`, as
+//! in BLAS). The `seq` target and debug mode run exactly that; `cpu` runs the multithreaded
+//! `matrixmultiply` GEMM, which sums in another order (equal within rounding). Every target checks
+//! that the three tensors have rank 2, that the shapes agree (`op(a)` `[m, k]`, `op(b)` `[k, n]`,
+//! `c` `[m, n]`) and that `c` shares no memory with `a` or `b`; a failure names the site and the
+//! tensors. Use `tensor_sub(t, 0, n)` for the first `n` rows of a buffer. It is host code: it may
+//! appear where a `par_loop` may (the expression, a `seq_loop`, a function called from there) and
+//! is a well-formedness error inside the function of a `par_loop` (nested parallelism). It does
+//! not count for classification: a site with no `par_loop` names its backend. Under the `cuda` and
+//! `cuda-emulator` targets it runs on the CPU between the site's kernels (said once on stderr; the
+//! tensors are copied to the device and back around each launch then); Futhark-class sites have no
+//! tensors.
+//!
+//! ```
+//! use pmexpr::{Tensor, accelerate};
+//!
+//! let c = Tensor::<f64>::zeros(&[2, 2]);
+//! let a = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+//! // c = a · aᵀ
+//! accelerate!(backend = cuda, tensor_gemm(c, a, false, a, true, 1.0, 0.0));
+//! assert_eq!(c.to_vec(), vec![5.0, 11.0, 11.0, 25.0]);
+//! ```
 //!
 //! Names inside `accelerate!` are matched by their text: procedural macros cannot see Rust's
 //! `macro_rules!` hygiene on stable, so a `macro_rules!` macro that expands to `accelerate!` and

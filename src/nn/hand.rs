@@ -1,5 +1,6 @@
 //! The training of [`super::train`] hand-written in Rust, twice: with rayon loops (the same
-//! loops, the same floating-point operations in the same order, so the same weights bit for bit)
+//! floating-point operations in the same order as `train` on the sequential backend, whose
+//! `tensor_gemm` is the triple loop: the same weights bit for bit)
 //! and over the `matrixmultiply` GEMM on all cores (the products a Rust user would hand to a
 //! BLAS-like crate; it sums in another order, so it agrees within rounding).
 
@@ -52,7 +53,8 @@ trait Products {
     fn update(l: &mut Layer, x: &[f64], n: usize, rate: f64);
 }
 
-/// Rayon loops over rows, sequential inner products: the accelerated expression's algorithm.
+/// Rayon loops over rows, sequential inner products: the accelerated expression's algorithm, as
+/// the sequential backend runs it.
 struct RayonLoops;
 
 impl Products for RayonLoops {
@@ -64,7 +66,8 @@ impl Products for RayonLoops {
             .for_each(|(a, x)| {
                 for (o, a) in a.iter_mut().enumerate() {
                     let row = &w[o * ins..(o + 1) * ins];
-                    let v = row.iter().zip(x).fold(b[o], |acc, (w, x)| acc + w * x);
+                    // The product, then the bias: `tensor_gemm`'s order.
+                    let v = row.iter().zip(x).fold(0.0, |acc, (w, x)| acc + w * x) + b[o];
                     *a = if relu && v < 0.0 { 0.0 } else { v };
                 }
             });

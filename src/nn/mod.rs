@@ -6,12 +6,14 @@
 //! * The layers are [`Dense`] records of tensors (`#[derive(pmexpr::Record)]`), the network a
 //!   [`Mlp`] record of three layers, and the data a captured sequence of [`Batch`] records of
 //!   tensors.
-//! * Each product is a `par_loop` over the output elements with a sequential inner product
-//!   (`seq_loop_acc`), as the reference wrote them.
-//! * The gradient of a weight is the sum over the batch of the per-sample gradients
-//!   `δ[s, o] · x[s, i]`: each weight's `par_loop` iteration sums its own per-sample terms in a
-//!   sequential loop and updates that weight, so no atomics (and no `[batch, out, in]` buffer) are
-//!   needed.
+//! * The three dense products of a layer — forward `x · Wᵀ`, backward `δ · W`, and the weight
+//!   gradient `δᵀ · x` summed over the batch — are `tensor_gemm`, PMExpr's dense-product intrinsic
+//!   (the triple loop on the sequential backends, the multithreaded `matrixmultiply` GEMM on
+//!   `cpu`), over the first `n` rows of the batch buffers (`tensor_sub`). The reference wrote them
+//!   as a `par_loop` over the output elements with a sequential inner product; as such they were
+//!   12–21× slower than the `matrixmultiply` baseline on `cpu` (BENCHMARKS.md).
+//! * The element-wise parts (bias and ReLU, the ReLU's derivative, the softmax, the bias
+//!   gradients) stay `par_loop`s, one iteration per element, so no atomics are needed.
 //! * The validation set is classified before the first epoch and after each epoch, inside the
 //!   same expression; [`train`] returns the predictions and [`accuracy`] counts the hits.
 //! * Numbers are `f64`, as the reference's `Float` (`exp` and `int2float` are `f64` intrinsics, so
@@ -75,17 +77,25 @@ pub struct Hyper {
 }
 
 /// `a = W·x + b` for the first `n` samples of `x` (`[batch, inputs]`), with the ReLU when `relu`:
-/// one `par_loop` iteration per output element, a sequential inner product in each.
+/// the product of the first `n` rows of `x` with `Wᵀ` by `tensor_gemm`, then one `par_loop`
+/// iteration per output element adds the bias and applies the ReLU.
 #[pmexpr]
 pub fn dense_forward(l: Dense, x: Tensor<f64>, n: i64, relu: bool) {
     let outs = tensor_shape(l.w)[0];
-    let ins = tensor_shape(l.w)[1];
+    // a[s, o] = Σ_i x[s, i] · w[o, i]
+    tensor_gemm(
+        tensor_sub(l.a, 0, n),
+        tensor_sub(x, 0, n),
+        false,
+        l.w,
+        true,
+        1.0,
+        0.0,
+    );
     par_loop(n * outs, |k| {
         let s = k / outs;
         let o = k % outs;
-        let v = seq_loop_acc(tensor_get(l.b, [o]), ins, |acc, i| {
-            acc + tensor_get(l.w, [o, i]) * tensor_get(x, [s, i])
-        });
+        let v = tensor_get(l.a, [s, o]) + tensor_get(l.b, [o]);
         tensor_set(l.a, [s, o], if relu && v < 0.0 { 0.0 } else { v })
     })
 }
@@ -113,17 +123,25 @@ pub fn softmax_delta(l: Dense, y: Tensor<i64>, n: i64) {
 }
 
 /// Back-propagates `next.delta` through `next.w` into `l.delta` (the ReLU's derivative is 1 where
-/// `l` was positive): one `par_loop` iteration per element of `l.delta`.
+/// `l` was positive): the product by `tensor_gemm`, then one `par_loop` iteration per element of
+/// `l.delta` applies the derivative.
 #[pmexpr]
 pub fn dense_backward(next: Dense, l: Dense, n: i64) {
-    let outs = tensor_shape(next.w)[0];
     let ins = tensor_shape(next.w)[1];
+    // delta[s, i] = Σ_o next.delta[s, o] · next.w[o, i]
+    tensor_gemm(
+        tensor_sub(l.delta, 0, n),
+        tensor_sub(next.delta, 0, n),
+        false,
+        next.w,
+        false,
+        1.0,
+        0.0,
+    );
     par_loop(n * ins, |k| {
         let s = k / ins;
         let i = k % ins;
-        let g = seq_loop_acc(0.0, outs, |acc, o| {
-            acc + tensor_get(next.w, [o, i]) * tensor_get(next.delta, [s, o])
-        });
+        let g = tensor_get(l.delta, [s, i]);
         tensor_set(
             l.delta,
             [s, i],
@@ -136,21 +154,22 @@ pub fn dense_backward(next: Dense, l: Dense, n: i64) {
     })
 }
 
-/// One SGD step of a layer whose input was `x`: each weight (and bias) sums its per-sample
-/// gradients over the first `n` samples in its own `par_loop` iteration and moves against the
-/// sum, scaled by `rate`.
+/// One SGD step of a layer whose input was `x`: the weights move against the gradient summed over
+/// the first `n` samples, `Σ_s δ[s, o] · x[s, i]`, scaled by `rate` — one `tensor_gemm` with
+/// `δᵀ` — and each bias sums its per-sample gradients in its own `par_loop` iteration.
 #[pmexpr]
 pub fn dense_update(l: Dense, x: Tensor<f64>, n: i64, rate: f64) {
     let outs = tensor_shape(l.w)[0];
-    let ins = tensor_shape(l.w)[1];
-    par_loop(outs * ins, |k| {
-        let o = k / ins;
-        let i = k % ins;
-        let g = seq_loop_acc(0.0, n, |acc, s| {
-            acc + tensor_get(l.delta, [s, o]) * tensor_get(x, [s, i])
-        });
-        tensor_set(l.w, [o, i], tensor_get(l.w, [o, i]) - rate * g)
-    });
+    // w[o, i] = w[o, i] − rate · Σ_s delta[s, o] · x[s, i]
+    tensor_gemm(
+        l.w,
+        tensor_sub(l.delta, 0, n),
+        true,
+        tensor_sub(x, 0, n),
+        false,
+        -rate,
+        1.0,
+    );
     par_loop(outs, |o| {
         let g = seq_loop_acc(0.0, n, |acc, s| acc + tensor_get(l.delta, [s, o]));
         tensor_set(l.b, [o], tensor_get(l.b, [o]) - rate * g)

@@ -73,6 +73,12 @@ impl<'a> Gen<'a> {
                  `length(tensor_shape(t))` (the shape would be a sequence, which CUDA code \
                  cannot build)",
             ),
+            // The well-formedness check keeps `tensor_gemm` out of device code; host code is Rust.
+            TensorGemm => unsupported(
+                span,
+                "`tensor_gemm` in CUDA device code (it runs where host code runs, outside \
+                 `par_loop`s)",
+            ),
             TensorGet | TensorSet | TensorSlice => {
                 let t = self.value(b, &args[0], None)?;
                 let index = match &args[1].kind {
@@ -231,7 +237,7 @@ impl<'a> Gen<'a> {
                     ),
                 );
             }
-            TensorGet | TensorSet | TensorSlice | TensorShape | Foldl => {
+            TensorGemm | TensorGet | TensorSet | TensorSlice | TensorShape | Foldl => {
                 return unsupported(
                     span,
                     format!("`{}` as the function argument of a loop or fold", i.name()),

@@ -745,7 +745,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 )))
             }
             TensorGet | TensorSet | TensorLinearGet | TensorLinearSet | TensorRank
-            | TensorShape | TensorSub | TensorSlice => Err(GenError::Tensor),
+            | TensorShape | TensorSub | TensorSlice | TensorGemm => Err(GenError::Tensor),
             _ => Err(GenError::Unsupported(format!("`{}`", i.name()))),
         }
     }
@@ -861,6 +861,7 @@ pub(super) fn cannot_fail(e: &Expr) -> bool {
                         | TensorShape
                         | TensorSub
                         | TensorSlice
+                        | TensorGemm
                 ),
                 _ => false,
             };

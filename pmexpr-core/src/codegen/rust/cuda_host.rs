@@ -12,7 +12,8 @@
 //! included) or a `#[pmexpr]` function, and runs each time the host code reaches it. Closures use
 //! the call (a shared `RefCell` of the runtime's `Call`) from their environment; `fn` items that
 //! launch take it as their last parameter. Tensors stay on the device for the whole call unless
-//! host code reads or writes tensor elements itself (then each launch copies them back).
+//! host code reads or writes tensor elements itself, or runs `tensor_gemm` (on the CPU, said once
+//! at run time): then each launch copies them back.
 //!
 //! Not run on the CUDA targets (the site runs on the CPU ones, and the build hook says why, with
 //! [`unsupported_host`]): a launching function used as a value (boxed, it would outlive the call
@@ -45,7 +46,9 @@ fn host_touches_tensors(program: &SiteProgram) -> bool {
                 Intrinsic::TensorGet
                 | Intrinsic::TensorSet
                 | Intrinsic::TensorLinearGet
-                | Intrinsic::TensorLinearSet,
+                | Intrinsic::TensorLinearSet
+                // Host code runs `tensor_gemm` on the CPU, on the host's copy of the tensors.
+                | Intrinsic::TensorGemm,
             ) => true,
             ExprKind::Var { ident, .. } => {
                 if defs.contains_key(&ident.id) {

@@ -256,6 +256,33 @@ impl Gen<'_> {
                 let (t, o, l) = (v(self, 0), v(self, 1), v(self, 2));
                 quote!((#t).sub(#site, #o, #l))
             }
+            TensorGemm => {
+                // Arguments are evaluated in the order they are written.
+                let vals: Vec<TokenStream> = (0..7).map(|k| v(self, k)).collect();
+                let [c, a, ta, b, tb, alpha, beta] = &vals[..] else {
+                    unreachable!("seven arguments, checked by inference")
+                };
+                let names = [0, 1, 3].map(|k| self.tensor_name(args[k]));
+                let [cn, an, bn] = &names;
+                // Host code of the CUDA targets runs the product on the CPU, between launches
+                // (the tensors it touches are copied back from the device first).
+                let (backend, notice) = if self.cuda.is_some() {
+                    (
+                        quote!(#rt::CpuBackend),
+                        quote!(#rt::gemm_on_host_notice(#site);),
+                    )
+                } else {
+                    (quote!(B), TokenStream::new())
+                };
+                quote!({
+                    #notice
+                    #rt::tensor_gemm::<#backend, _>(
+                        #site,
+                        [#cn, #an, #bn],
+                        #c, #a, #ta, #b, #tb, #alpha, #beta,
+                    )
+                })
+            }
         }
     }
 

@@ -1,0 +1,414 @@
+//! `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)`: the dense matrix product
+//! `c := alpha · op(a) · op(b) + beta · c` over rank-2 float tensors, where `op(x)` is `x`, or its
+//! transpose when the flag is `true`.
+//!
+//! **Meaning** (the sequential backend and debug mode run exactly this, and it defines the
+//! results): with `op(a)` of shape `[m, k]`, `op(b)` `[k, n]` and `c` `[m, n]`, for every `i` in
+//! `0..m` and `j` in `0..n` in order, `acc = 0; for l in 0..k { acc = acc + op(a)[i, l] ·
+//! op(b)[l, j] }`, then `c[i, j] = alpha · acc + beta · c[i, j]` — except that `beta == 0` does not
+//! read `c` (as in BLAS: a NaN there is overwritten). The `cpu` backend runs the multithreaded
+//! `matrixmultiply` GEMM, which sums in another order: its results agree within rounding.
+//!
+//! Every target checks first, and fails at the `accelerate!` site, naming the tensors: each is of
+//! rank 2, the shapes agree, and `c` shares no memory with `a` or `b` (the product would read what
+//! it writes).
+
+use crate::backend::Backend;
+use crate::numeric::Float;
+use crate::prim::Which;
+use crate::site::{Site, say_once};
+use crate::tensor::{Element, TensorRef};
+
+/// `tensor_gemm` at `site`: checks the operands (`names`: how the site spells `c`, `a`, `b`), then
+/// computes on `B` (the triple loop, or the multithreaded GEMM on a parallel backend).
+#[allow(clippy::too_many_arguments)] // the intrinsic's seven arguments
+pub fn tensor_gemm<B: Backend, T: Float>(
+    site: &Site,
+    names: [&str; 3],
+    c: TensorRef<'_, T>,
+    a: TensorRef<'_, T>,
+    trans_a: bool,
+    b: TensorRef<'_, T>,
+    trans_b: bool,
+    alpha: T,
+    beta: T,
+) {
+    let g = Gemm::checked(site, names, c, a, trans_a, b, trans_b);
+    if g.m == 0 || g.n == 0 {
+        return;
+    }
+    if B::PARALLEL && g.k > 0 {
+        g.fast(alpha, beta);
+    } else {
+        g.loops(alpha, beta);
+    }
+}
+
+/// Says once per site that the CUDA targets run its `tensor_gemm` on the CPU, between the
+/// kernels (whose tensors are copied back to the host around each launch then).
+pub fn gemm_on_host_notice(site: &'static Site) {
+    say_once(
+        format!("{site} gemm"),
+        &format!(
+            "pmexpr: accelerate! at {site}: `tensor_gemm` runs on the CPU (multithreaded) under the CUDA targets, between its kernels, which copy their tensors to the device and back around each launch"
+        ),
+    );
+}
+
+/// A checked product: the row-major strides of `op(a)`, `op(b)` and `c`.
+struct Gemm<'a, T: Element> {
+    m: usize,
+    k: usize,
+    n: usize,
+    c: &'a [T::Cell],
+    a: &'a [T::Cell],
+    b: &'a [T::Cell],
+    /// Row and column strides of `op(a)` (`[m, k]`).
+    a_rs: usize,
+    a_cs: usize,
+    /// Row and column strides of `op(b)` (`[k, n]`).
+    b_rs: usize,
+    b_cs: usize,
+}
+
+impl<'a, T: Float> Gemm<'a, T> {
+    #[allow(clippy::too_many_arguments)]
+    fn checked(
+        site: &Site,
+        [cn, an, bn]: [&str; 3],
+        c: TensorRef<'a, T>,
+        a: TensorRef<'a, T>,
+        trans_a: bool,
+        b: TensorRef<'a, T>,
+        trans_b: bool,
+    ) -> Self {
+        for (t, name, role) in [(&c, cn, "c"), (&a, an, "a"), (&b, bn, "b")] {
+            if t.rank() != 2 {
+                site.fail(format_args!(
+                    "tensor_gemm needs matrices (rank 2): its `{role}` argument `{name}` has shape {:?}",
+                    t.shape()
+                ));
+            }
+        }
+        // op(x) and its strides in x's row-major storage.
+        let op = |t: &TensorRef<'a, T>, trans: bool| {
+            let (r, cols) = (t.shape()[0], t.shape()[1]);
+            if trans {
+                (cols, r, 1, cols)
+            } else {
+                (r, cols, cols, 1)
+            }
+        };
+        let (m, k, a_rs, a_cs) = op(&a, trans_a);
+        let (kb, n, b_rs, b_cs) = op(&b, trans_b);
+        let shown = |trans: bool, name: &str, t: &TensorRef<'a, T>| {
+            let s = t.shape();
+            if trans {
+                format!("`{name}`ᵀ [{}, {}]", s[1], s[0])
+            } else {
+                format!("`{name}` [{}, {}]", s[0], s[1])
+            }
+        };
+        if k != kb || c.shape() != [m, n] {
+            site.fail(format_args!(
+                "tensor_gemm with shapes that do not agree: {} · {} into `{cn}` {:?} (the product needs [m, k] · [k, n] into [m, n])",
+                shown(trans_a, an, &a),
+                shown(trans_b, bn, &b),
+                c.shape()
+            ));
+        }
+        let (cc, ac, bc) = (c.cells(), a.cells(), b.cells());
+        for (x, name) in [(ac, an), (bc, bn)] {
+            if overlap(cc, x) {
+                site.fail(format_args!(
+                    "tensor_gemm writes `{cn}`, which shares memory with its operand `{name}` (write the product into a tensor of its own)"
+                ));
+            }
+        }
+        Gemm {
+            m,
+            k,
+            n,
+            c: cc,
+            a: ac,
+            b: bc,
+            a_rs,
+            a_cs,
+            b_rs,
+            b_cs,
+        }
+    }
+
+    /// The meaning: the triple loop.
+    fn loops(&self, alpha: T, beta: T) {
+        let zero = T::from_lit(0.0);
+        for i in 0..self.m {
+            for j in 0..self.n {
+                let mut acc = zero;
+                for l in 0..self.k {
+                    let x = T::load(&self.a[i * self.a_rs + l * self.a_cs]);
+                    let y = T::load(&self.b[l * self.b_rs + j * self.b_cs]);
+                    acc = acc.add(x.mul(y));
+                }
+                let cell = &self.c[i * self.n + j];
+                let v = if beta == zero {
+                    alpha.mul(acc)
+                } else {
+                    alpha.mul(acc).add(beta.mul(T::load(cell)))
+                };
+                T::store(cell, v);
+            }
+        }
+    }
+
+    /// The multithreaded GEMM of `matrixmultiply` (`k > 0`, `m, n > 0`).
+    fn fast(&self, alpha: T, beta: T) {
+        let (m, k, n) = (self.m, self.k, self.n);
+        let s = |x: usize| x as isize;
+        match <T as Element>::WHICH {
+            Which::F64(same) => {
+                let (alpha, beta) = (same.to(alpha), same.to(beta));
+                // SAFETY: `f64` elements are stored in `AtomicU64` cells, of the same size and
+                // alignment; the dimensions and strides were checked against the three views;
+                // `c` shares no memory with `a` or `b`; nothing else touches the tensors while the
+                // product runs (it is host code, outside any `par_loop`), and the cells' interior
+                // mutability makes writing `c` through them sound.
+                unsafe {
+                    matrixmultiply::dgemm(
+                        m,
+                        k,
+                        n,
+                        alpha,
+                        self.a.as_ptr().cast::<f64>(),
+                        s(self.a_rs),
+                        s(self.a_cs),
+                        self.b.as_ptr().cast::<f64>(),
+                        s(self.b_rs),
+                        s(self.b_cs),
+                        beta,
+                        self.c.as_ptr().cast::<f64>().cast_mut(),
+                        s(n),
+                        1,
+                    )
+                }
+            }
+            Which::F32(same) => {
+                let (alpha, beta) = (same.to(alpha), same.to(beta));
+                // SAFETY: as above, with `f32` in `AtomicU32` cells.
+                unsafe {
+                    matrixmultiply::sgemm(
+                        m,
+                        k,
+                        n,
+                        alpha,
+                        self.a.as_ptr().cast::<f32>(),
+                        s(self.a_rs),
+                        s(self.a_cs),
+                        self.b.as_ptr().cast::<f32>(),
+                        s(self.b_rs),
+                        s(self.b_cs),
+                        beta,
+                        self.c.as_ptr().cast::<f32>().cast_mut(),
+                        s(n),
+                        1,
+                    )
+                }
+            }
+            // `Float` is implemented for `f64` and `f32` only.
+            _ => self.loops(alpha, beta),
+        }
+    }
+}
+
+/// Whether two views share an element.
+fn overlap<C>(x: &[C], y: &[C]) -> bool {
+    let range = |s: &[C]| {
+        let p = s.as_ptr() as usize;
+        (p, p + std::mem::size_of_val(s))
+    };
+    let ((x0, x1), (y0, y1)) = (range(x), range(y));
+    x0 < y1 && y0 < x1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{CpuBackend, DebugBackend, SeqBackend};
+    use crate::tensor::Tensor;
+
+    const SITE: Site = Site::new("gemm.rs", 1, 1);
+
+    /// A deterministic matrix with varied entries.
+    fn matrix<T: Float>(rows: usize, cols: usize, seed: u64) -> Tensor<T> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        Tensor::from_fn(&[rows, cols], |_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            T::from_i64((x % 2001) as i64 - 1000).mul(T::from_lit(1e-3))
+        })
+    }
+
+    /// The triple loop of the meaning, written out over plain vectors.
+    #[allow(clippy::too_many_arguments)]
+    fn reference(
+        c: &[f64],
+        (m, n): (usize, usize),
+        a: &Tensor<f64>,
+        ta: bool,
+        b: &Tensor<f64>,
+        tb: bool,
+        alpha: f64,
+        beta: f64,
+    ) -> Vec<f64> {
+        let at = |t: &Tensor<f64>, tr: bool, i: usize, j: usize| {
+            if tr { t.get(&[j, i]) } else { t.get(&[i, j]) }.unwrap()
+        };
+        let k = if ta { a.shape()[0] } else { a.shape()[1] };
+        let mut out = c.to_vec();
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0.0;
+                for l in 0..k {
+                    acc += at(a, ta, i, l) * at(b, tb, l, j);
+                }
+                out[i * n + j] = alpha * acc
+                    + if beta == 0.0 {
+                        0.0
+                    } else {
+                        beta * c[i * n + j]
+                    };
+            }
+        }
+        out
+    }
+
+    fn run<B: Backend, T: Float>(
+        c: &Tensor<T>,
+        a: &Tensor<T>,
+        ta: bool,
+        b: &Tensor<T>,
+        tb: bool,
+        alpha: T,
+        beta: T,
+    ) {
+        let v = |t| TensorRef::new(t, &SITE, "t");
+        tensor_gemm::<B, T>(
+            &SITE,
+            ["c", "a", "b"],
+            v(c),
+            v(a),
+            ta,
+            v(b),
+            tb,
+            alpha,
+            beta,
+        );
+    }
+
+    /// `m × k` times `k × n`, non-square, every transpose combination.
+    fn operands<T: Float>(ta: bool, tb: bool) -> (Tensor<T>, Tensor<T>, Tensor<T>) {
+        let (m, k, n) = (5, 7, 3);
+        let a = if ta { matrix(k, m, 1) } else { matrix(m, k, 1) };
+        let b = if tb { matrix(n, k, 2) } else { matrix(k, n, 2) };
+        (matrix(m, n, 3), a, b)
+    }
+
+    #[test]
+    fn the_sequential_backends_run_the_triple_loop_exactly() {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            for beta in [0.0, 1.0, -0.5] {
+                let (c, a, b) = operands::<f64>(ta, tb);
+                let want = reference(&c.to_vec(), (5, 3), &a, ta, &b, tb, 1.5, beta);
+                for debug in [false, true] {
+                    let c2 = c.clone();
+                    if debug {
+                        run::<DebugBackend, f64>(&c2, &a, ta, &b, tb, 1.5, beta);
+                    } else {
+                        run::<SeqBackend, f64>(&c2, &a, ta, &b, tb, 1.5, beta);
+                    }
+                    assert_eq!(c2.to_vec(), want, "ta={ta} tb={tb} beta={beta}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_cpu_backend_agrees_within_rounding_in_f64_and_f32() {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let (c, a, b) = operands::<f64>(ta, tb);
+            let want = reference(&c.to_vec(), (5, 3), &a, ta, &b, tb, -0.75, 2.0);
+            run::<CpuBackend, f64>(&c, &a, ta, &b, tb, -0.75, 2.0);
+            for (x, y) in c.to_vec().iter().zip(&want) {
+                assert!((x - y).abs() <= 1e-12, "f64 ta={ta} tb={tb}: {x} vs {y}");
+            }
+            let (c, a, b) = operands::<f32>(ta, tb);
+            let seq = c.clone();
+            run::<SeqBackend, f32>(&seq, &a, ta, &b, tb, -0.75, 2.0);
+            run::<CpuBackend, f32>(&c, &a, ta, &b, tb, -0.75, 2.0);
+            for (x, y) in c.to_vec().iter().zip(&seq.to_vec()) {
+                assert!((x - y).abs() <= 1e-5, "f32 ta={ta} tb={tb}: {x} vs {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn beta_zero_does_not_read_c_and_empty_products_scale_c() {
+        let (c, a, b) = operands::<f64>(false, false);
+        c.set(&[0, 0], f64::NAN).unwrap();
+        let c2 = c.clone();
+        run::<SeqBackend, f64>(&c, &a, false, &b, false, 1.0, 0.0);
+        run::<CpuBackend, f64>(&c2, &a, false, &b, false, 1.0, 0.0);
+        assert!(!c.to_vec()[0].is_nan() && !c2.to_vec()[0].is_nan());
+        // k = 0: c := beta · c on every backend.
+        let (a0, b0) = (Tensor::<f64>::zeros(&[2, 0]), Tensor::<f64>::zeros(&[0, 2]));
+        for cpu in [false, true] {
+            let c = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+            if cpu {
+                run::<CpuBackend, f64>(&c, &a0, false, &b0, false, 1.0, 3.0);
+            } else {
+                run::<SeqBackend, f64>(&c, &a0, false, &b0, false, 1.0, 3.0);
+            }
+            assert_eq!(c.to_vec(), [3.0, 6.0, 9.0, 12.0]);
+        }
+    }
+
+    fn failure(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+        let e = std::panic::catch_unwind(f).expect_err("fails");
+        e.downcast_ref::<String>().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn bad_operands_fail_at_the_site_naming_them() {
+        let m = |r, c| Tensor::<f64>::zeros(&[r, c]);
+        let call = |c: Tensor<f64>, a: Tensor<f64>, ta, b: Tensor<f64>, tb| {
+            failure(move || run::<CpuBackend, f64>(&c, &a, ta, &b, tb, 1.0, 0.0))
+        };
+        let call_ok = |c: Tensor<f64>, a: Tensor<f64>, ta, b: Tensor<f64>, tb| {
+            run::<CpuBackend, f64>(&c, &a, ta, &b, tb, 1.0, 0.0)
+        };
+        let e = call(m(2, 2), m(2, 3), false, m(2, 2), false);
+        assert!(e.starts_with("pmexpr: accelerate! at gemm.rs:1:1: "), "{e}");
+        assert!(
+            e.contains("shapes that do not agree: `a` [2, 3] · `b` [2, 2]"),
+            "{e}"
+        );
+        // aᵀ · bᵀ is [3, 2]: also accepted, then refused into a [3, 3] `c`.
+        call_ok(m(3, 2), m(2, 3), true, m(2, 2), true);
+        let e = call(m(3, 3), m(2, 3), true, m(2, 2), true);
+        assert!(
+            e.contains("`a`ᵀ [3, 2] · `b`ᵀ [2, 2] into `c` [3, 3]"),
+            "{e}"
+        );
+        let e = failure(|| {
+            let v = Tensor::<f64>::zeros(&[4]);
+            run::<SeqBackend, f64>(&m(2, 2), &v, false, &m(2, 2), false, 1.0, 0.0)
+        });
+        assert!(e.contains("its `a` argument `a` has shape [4]"), "{e}");
+        let e = failure(|| {
+            let c = m(2, 2);
+            run::<SeqBackend, f64>(&c, &m(2, 2), false, &c, false, 1.0, 0.0)
+        });
+        assert!(e.contains("shares memory with its operand"), "{e}");
+    }
+}
