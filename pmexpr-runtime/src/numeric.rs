@@ -18,16 +18,81 @@ use crate::tensor::Element;
 /// A value of any type that the captured values fix: an element type the expression only moves,
 /// stores or counts (`flatten(m)`, `reverse(s)`, `map(|p| p, ps)` over any captured `Vec`), which
 /// may be a number, a tuple, a nested sequence or a record. Generated CPU code is generic over it;
-/// implemented for every such representation.
+/// implemented for every such representation. The GPU targets run a site with the code generated
+/// for the number type it turns out to be ([`OpenType::instantiation`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an element of a value captured by `accelerate!`",
     note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
             `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
             pmexpr::Tensor<i64, f64, i32 or f32>"
 )]
-pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust {}
+pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType {}
 
-impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust> Value for T {}
+impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType> Value for T {}
+
+/// Which instantiation of a site's GPU code a [`Value`] type selects. The build generates the CUDA
+/// modules and Futhark entry points of a site before rustc has typed the captured values, for each
+/// number or `bool` an open type may be; at run time the generated code asks the captured values'
+/// types which one applies. Implemented for every representation generated code works on.
+#[doc(hidden)]
+pub trait OpenType {
+    /// `Ok(name)` for a number or `bool` (its [`Scalar::NAME`], which picks the module or entry
+    /// point), else `Err` with the Rust type it stands for, for the message that says why the site
+    /// runs on the CPU.
+    fn instantiation() -> Result<&'static str, String>;
+
+    /// The Rust type, as a user would write it (`Vec<(i64, f64)>`; a derived struct shows as the
+    /// tuple of its fields in name order).
+    fn rust_name() -> String {
+        match Self::instantiation() {
+            Ok(name) => name.to_string(),
+            Err(name) => name,
+        }
+    }
+}
+
+macro_rules! open_scalar {
+    ($($t:ty),*) => {$(
+        impl OpenType for $t {
+            fn instantiation() -> Result<&'static str, String> {
+                Ok(<$t as Scalar>::NAME)
+            }
+        }
+    )*};
+}
+open_scalar!(i64, f64, i32, f32, bool);
+
+impl OpenType for () {
+    fn instantiation() -> Result<&'static str, String> {
+        Err("()".to_string())
+    }
+}
+
+impl<T: OpenType> OpenType for crate::seq::Seq<'_, T> {
+    fn instantiation() -> Result<&'static str, String> {
+        Err(format!("Vec<{}>", T::rust_name()))
+    }
+}
+
+impl<T: Element> OpenType for crate::tensor::TensorRef<'_, T> {
+    fn instantiation() -> Result<&'static str, String> {
+        Err(format!("pmexpr::Tensor<{}>", T::NAME))
+    }
+}
+
+macro_rules! open_tuples {
+    ($(($($t:ident $i:tt),+))*) => {$(
+        impl<$($t: OpenType),+> OpenType for ($($t,)+) {
+            fn instantiation() -> Result<&'static str, String> {
+                let fields: Vec<String> = vec![$($t::rust_name()),+];
+                // A 1-tuple keeps its comma, as Rust writes it.
+                let comma = if fields.len() == 1 { "," } else { "" };
+                Err(format!("({}{comma})", fields.join(", ")))
+            }
+        }
+    )*};
+}
+for_tuples!(open_tuples);
 
 /// A value that `==` and `!=` compare: a number or `bool`.
 #[diagnostic::on_unimplemented(
@@ -45,6 +110,7 @@ pub trait Scalar:
     + Regular
     + Law
     + IntoRust<Out = Self>
+    + OpenType
     + Default
     + 'static
 {
