@@ -30,6 +30,11 @@ use crate::mono::Mono;
 /// point in the Futhark library through the glue the build hook generated
 /// ([`super::futhark_host`]), falling back to the CPU code when the runtime says so; without glue,
 /// the site runs on the CPU (said once on stderr under the `futhark` target).
+///
+/// A type the captured values fix and the expression only moves or counts (`Numeric::Open`)
+/// takes part in choosing the module or entry point like a number type variable: the GPU
+/// functions ask the runtime (`open_instantiation`) for the name of the Rust type it is, and
+/// return `None` (the CPU code runs, said once) where it is not a number or `bool`.
 pub fn generate_site(
     mono: &Mono,
     rt: &TokenStream,
