@@ -166,13 +166,16 @@ pub fn generate_site(
         .iter()
         .map(|(v, k)| {
             let n = Gen::numeric_param(*v);
-            match open_holder(mono, *v).filter(|_| *k == Numeric::Open) {
-                Some((name, ty)) => {
-                    let captured = g.rty(ty);
-                    quote!(#rt::open_instantiation::<#n>(&__PM_SITE, __pm_target, #name, <#captured as #rt::OpenType>::rust_name)?)
-                }
-                None => quote!(<#n as #rt::Scalar>::NAME),
+            if *k != Numeric::Open {
+                return quote!(<#n as #rt::Scalar>::NAME);
             }
+            // Inference leaves a type open only where a captured value fixes it, so a holder
+            // exists; without one the message names the type alone.
+            let (name, captured) = match open_holder(mono, *v) {
+                Some((name, ty)) => (name, g.rty(ty)),
+                None => ("", n.to_token_stream()),
+            };
+            quote!(#rt::open_instantiation::<#n>(&__PM_SITE, __pm_target, #name, <#captured as #rt::OpenType>::rust_name)?)
         })
         .collect();
     // What the GPU functions marshal values of an open type with (every `Value` has both).
@@ -220,11 +223,21 @@ pub fn generate_site(
             },
         ),
         Some(FutharkHost::Glue(path)) => {
-            let pushes = mono.free_vars.iter().map(|fv| {
-                let local = g.local(fv.id);
-                let name = &fv.name;
-                quote!(__pm_call.param(#name, &#local);)
-            });
+            let pushes = mono
+                .free_vars
+                .iter()
+                .zip(&mono.free_var_types)
+                .map(|(fv, ty)| {
+                    let local = g.local(fv.id);
+                    let name = &fv.name;
+                    // A value passed by reference is one already (`&Seq<…>`): borrowing it again
+                    // would ask `FutharkArg` of the reference.
+                    if is_copy(ty, &mono.numeric) {
+                        quote!(__pm_call.param(#name, &#local);)
+                    } else {
+                        quote!(__pm_call.param(#name, #local);)
+                    }
+                });
             (
                 quote! {
                     #[allow(unused_variables, non_snake_case, clippy::all, clippy::pedantic)]
