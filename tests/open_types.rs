@@ -130,6 +130,12 @@ fn open_types_on_a_cuda_class_site() {
     // `par_loop` site: the element type of `ids` is open; its length is read.
     let ids: Vec<(i64, i64)> = vec![(0, 0); 4];
     let out = Tensor::<i64>::zeros(&[4]);
+    // Only its length reaches the device: the kernel is launched whatever its elements are.
+    on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[4]);
+        accelerate!(par_loop(length(ids), |i| tensor_set(t, [i], i * 3)));
+        t.to_vec()
+    });
     on_every_target(|| {
         let t = out.clone();
         accelerate!(par_loop(length(ids), |i| tensor_set(t, [i], i * 3)));
@@ -275,10 +281,27 @@ fn lengths_of_sequences_never_read() {
         t.to_vec()
     });
     assert_eq!(r, vec![0, 2, 4, 6, 8]);
+    // Counted on the host only, the elements reach no kernel: any Rust type runs on the device,
+    // tuples too.
+    let pairs: Vec<(bool, f64)> = vec![(true, 1.0); 3];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(length(pairs), |i| tensor_set(t, [i], i * 2)));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![0, 2, 4]);
+}
+
+#[test]
+fn tuples_reaching_a_kernel_fall_back_until_named() {
+    // In the kernel (`get(pairs, i)`), a tuple has no module: the CPU runs the site, said once.
     let pairs: Vec<(bool, f64)> = vec![(true, 1.0); 3];
     let r = on_cuda(0, || {
         let t = Tensor::<i64>::zeros(&[3]);
-        accelerate!(par_loop(length(pairs), |i| tensor_set(t, [i], i * 2)));
+        accelerate!(par_loop(length(pairs), |i| {
+            let p = if i > 0 { get(pairs, i) } else { get(pairs, 0) };
+            tensor_set(t, [i], i * 2)
+        }));
         t.to_vec()
     });
     assert_eq!(r, vec![0, 2, 4]);
@@ -287,7 +310,10 @@ fn lengths_of_sequences_never_read() {
         let t = Tensor::<i64>::zeros(&[3]);
         accelerate!({
             let pairs: Vec<(bool, f64)> = pairs;
-            par_loop(length(pairs), |i| tensor_set(t, [i], i * 2))
+            par_loop(length(pairs), |i| {
+                let p = if i > 0 { get(pairs, i) } else { get(pairs, 0) };
+                tensor_set(t, [i], i * 2)
+            })
         });
         t.to_vec()
     });

@@ -178,6 +178,29 @@ pub fn generate_site(
             quote!(#rt::open_instantiation::<#n>(&__PM_SITE, __pm_target, #name, <#captured as #rt::OpenType>::rust_name)?)
         })
         .collect();
+    // The CUDA modules differ only in the types of the kernels' parameters: an open type none of
+    // them holds (values only counted or moved on the host, `par_loop(length(s), …)`) may be any
+    // Rust type, and any module fits (`"*"`).
+    let cuda_names: Vec<TokenStream> = match cuda {
+        Some(host) => {
+            let mut seen = Vec::new();
+            for e in host.kernel_args.iter().flatten() {
+                vars_in(&e.ty, &mut seen);
+            }
+            g.numeric
+                .iter()
+                .zip(&names)
+                .map(|((v, k), name)| {
+                    if *k == Numeric::Open && !seen.contains(v) {
+                        quote!("*")
+                    } else {
+                        name.clone()
+                    }
+                })
+                .collect()
+        }
+        None => names.clone(),
+    };
     // What the GPU functions marshal values of an open type with (every `Value` has both).
     let cuda_generics = g.generics_with(quote!(#rt::CudaArg<'pm>));
     let futhark_generics = g.generics_with(quote!(#rt::FutharkArg + #rt::FutharkResult));
@@ -190,7 +213,7 @@ pub fn generate_site(
                     #[inline(never)]
                     fn __pm_accel_cuda #cuda_generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
                         static __PM_CUDA: #rt::SiteKernels = #kernels;
-                        let __pm_names = [#(#names),*];
+                        let __pm_names = [#(#cuda_names),*];
                         // Shared by reference: closures and `fn` items of the host code launch too.
                         let __pm_cell = ::core::cell::RefCell::new(#rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &__pm_names, __pm_target)?);
                         let __pm_call = &__pm_cell;
