@@ -83,10 +83,10 @@ pub mod __private {
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
         capture, from_accel, from_accel_as,
     };
-    pub use crate::numeric::{Float, Int, Num, OpenType, Scalar, Value};
+    pub use crate::numeric::{Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
     pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce};
     pub use crate::seq::Seq;
-    pub use crate::site::{Site, open_instantiation};
+    pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Strided, Tensor, TensorRef, Window};
 }

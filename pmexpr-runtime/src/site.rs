@@ -51,53 +51,6 @@ pub(crate) fn say_once(key: String, line: &str) {
     }
 }
 
-/// The instantiation name of `T`, the type an open type variable of the site stands for (a
-/// type the captured values fix, which the expression only moves, compares or counts), for the
-/// GPU code of `target` (`cuda`, `cuda-emulator`, `futhark` or `auto`): [`OpenType::instantiation`].
-/// `None` when `T` is not a number or `bool`: the build generated that code for those only, so the
-/// site runs on the CPU, said once on stderr (under `auto` only where a GPU would have run it).
-/// `var` is a captured variable that holds such values and `captured` its Rust type (called only
-/// then), for the message. Used by generated code.
-///
-/// [`OpenType::instantiation`]: crate::numeric::OpenType::instantiation
-#[doc(hidden)]
-pub fn open_instantiation<T: crate::numeric::OpenType>(
-    site: &'static Site,
-    target: crate::Target,
-    var: &str,
-    captured: fn() -> String,
-) -> Option<&'static str> {
-    let ty = match T::instantiation() {
-        Ok(name) => return Some(name),
-        Err(ty) => ty,
-    };
-    // Under `auto` a site runs on the CPU anyway without a GPU: nothing to say then.
-    if target == crate::Target::Auto && crate::gpu::probe().is_err() {
-        return None;
-    }
-    let code = match target {
-        crate::Target::Futhark => "Futhark entry points",
-        _ => "CUDA kernels",
-    };
-    let captured = captured();
-    // A type named in the expression is concrete, and the build generates code for it; a
-    // tensor, though, cannot be an element of a Futhark array or of a CUDA sequence.
-    let advice = if captured.contains("Tensor<") {
-        String::new()
-    } else {
-        format!(
-            "; to run it there, name the type in the expression: `let {var}: {captured} = {var};` at the start of the body (for a `#[derive(pmexpr::Record)]` struct, its name)"
-        )
-    };
-    say_once(
-        format!("{site} open {target} {ty}"),
-        &format!(
-            "pmexpr: accelerate! at {site} runs on the CPU under the {target} target: captured `{var}` (a `{captured}` here) holds values of type `{ty}` that the expression only moves or counts, so their type comes from Rust, and the build, which runs before rustc, generates {code} for such values as i64, f64, i32, f32 or bool only{advice}"
-        ),
-    );
-    None
-}
-
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)
@@ -124,41 +77,6 @@ mod tests {
         assert_eq!(
             text,
             "pmexpr: accelerate! at src/lib.rs:10:5: Division by zero"
-        );
-    }
-
-    #[test]
-    fn an_open_type_picks_a_number_s_code_or_names_its_rust_type() {
-        use crate::numeric::OpenType;
-        use crate::seq::Seq;
-        use crate::tensor::TensorRef;
-        static SITE: Site = Site::new("src/open.rs", 1, 1);
-        let unused = || unreachable!("asked only for the message");
-        for t in [crate::Target::CudaEmulator, crate::Target::Futhark] {
-            assert_eq!(
-                open_instantiation::<i64>(&SITE, t, "s", unused),
-                Some("i64")
-            );
-            assert_eq!(
-                open_instantiation::<f32>(&SITE, t, "s", unused),
-                Some("f32")
-            );
-            assert_eq!(
-                open_instantiation::<bool>(&SITE, t, "s", unused),
-                Some("bool")
-            );
-            let name = <Seq<'static, (i64, f64)> as OpenType>::rust_name;
-            assert_eq!(open_instantiation::<(i64, f64)>(&SITE, t, "s", name), None);
-        }
-        assert_eq!(<(i64, f64)>::instantiation(), Err("(i64, f64)".to_string()));
-        assert_eq!(<(bool,)>::rust_name(), "(bool,)");
-        assert_eq!(
-            <Seq<'static, Seq<'static, (i32, ())>>>::rust_name(),
-            "Vec<Vec<(i32, ())>>"
-        );
-        assert_eq!(
-            <TensorRef<'static, f32>>::rust_name(),
-            "pmexpr::Tensor<f32>"
         );
     }
 }

@@ -389,7 +389,7 @@ impl<T: FutharkResult> FutharkResult for Seq<'_, T> {
 
 // A tensor has no Futhark form. Generated code names these bounds for the type a site leaves open
 // (which may be a tensor); the site then never gets this far, since no entry point exists for it
-// (`crate::site::open_instantiation`).
+// (`crate::numeric::open_instantiation`).
 impl<T: Element> FutharkArg for TensorRef<'_, T> {
     fn stack<'s>(_: &[&'s Self], _: &[i64], _: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
         Err(MarshalError::Unsupported(format!(

@@ -226,7 +226,7 @@ fn inputs_that_do_not_fit_the_entry_are_refused_before_the_call() {
 
 /// The call as generated code makes it for a site whose element type `N` is open (the captured
 /// values fix it): the instantiation is asked of `N`'s Rust type at run time
-/// (`crate::site::open_instantiation`), and the site runs on the CPU (`None`) where `N` is not a
+/// (`crate::numeric::open_instantiation`), and the site runs on the CPU (`None`) where `N` is not a
 /// number or `bool`.
 fn scale_open<'pm, N>(
     library: &'static Library,
@@ -236,7 +236,7 @@ fn scale_open<'pm, N>(
 where
     N: crate::numeric::Value + super::FutharkArg + super::FutharkResult,
 {
-    let names = [crate::site::open_instantiation::<N>(
+    let names = [crate::numeric::open_instantiation::<N>(
         &SITE,
         Target::Futhark,
         "xs",
