@@ -133,7 +133,7 @@ impl<'a> Call<'a> {
             say_once(
                 format!("{site} {instantiation:?}"),
                 &format!(
-                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, and bool for values that are only compared: at most 16 combinations a site, the uniform ones first)",
+                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, and bool for values only compared, moved or counted: at most 16 combinations a site, the uniform ones first)",
                     instantiation.join(", ")
                 ),
             );
