@@ -290,6 +290,13 @@ fn lengths_of_sequences_never_read() {
         t.to_vec()
     });
     assert_eq!(r, vec![0, 2, 4]);
+    let tensors: Vec<Tensor<f32>> = vec![Tensor::zeros(&[2]), Tensor::zeros(&[1])];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[2]);
+        accelerate!(par_loop(length(tensors), |i| tensor_set(t, [i], i + 1)));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![1, 2]);
 }
 
 #[test]
