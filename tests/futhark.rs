@@ -143,3 +143,39 @@ fn irregular_sequences_fail_at_the_site() {
         "{msg}"
     );
 }
+
+/// Issue 16's sites whose element types the expression leaves open: with the number or `bool`
+/// the captured `Vec`s hold, the entry point generated for it runs; with a tuple (no entry point:
+/// the build cannot know the type) the site runs on the CPU, said once, with the same result.
+#[test]
+fn open_element_types_call_the_entry_of_their_rust_type() {
+    let m: Vec<Vec<i64>> = vec![vec![1, 2], vec![3, 4]];
+    let r: Vec<i64> = on_futhark(1, || accelerate!(flatten(m)));
+    assert_eq!(r, vec![1, 2, 3, 4]);
+    let s: Vec<f32> = vec![0.5, 1.5, 2.5, 3.5, 4.5, 5.5];
+    let r = on_futhark(1, || accelerate!(map(|i| get(s, i), create(5, |i| i))));
+    assert_eq!(r, vec![0.5, 1.5, 2.5, 3.5, 4.5]);
+    let flags: Vec<bool> = vec![true; 3];
+    let r = on_futhark(1, || {
+        accelerate!(map(|i| i * 2, create(length(flags), |i| i)))
+    });
+    assert_eq!(r, vec![0, 2, 4]);
+    let small: Vec<i32> = vec![1, 2, 3];
+    let r = on_futhark(1, || accelerate!(map(|p| p, reverse(small))));
+    assert_eq!(r, vec![3, 2, 1]);
+    let xs: Vec<f64> = vec![2.5, 1.0];
+    let r = on_futhark(1, || accelerate!(reduce(|a, b| a, head(xs), xs)));
+    assert_eq!(r, 2.5);
+    let (a, b): (Vec<i64>, Vec<i64>) = (vec![1], vec![2, 3]);
+    let r = on_futhark(1, || accelerate!(map(|p| p, concat(a, b))));
+    assert_eq!(r, vec![1, 2, 3]);
+    // Tuples: no entry point for them, so the CPU runs the site.
+    let pairs: Vec<(i64, f64)> = vec![(1, 0.5), (2, 1.5)];
+    let r = on_futhark(0, || accelerate!(map(|p| p, pairs)));
+    assert_eq!(r, pairs);
+    let tagged: Vec<(bool, f64)> = vec![(true, 1.0); 2];
+    let r = on_futhark(0, || {
+        accelerate!(map(|i| i * 2, create(length(tagged), |i| i)))
+    });
+    assert_eq!(r, vec![0, 2]);
+}

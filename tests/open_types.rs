@@ -1,11 +1,32 @@
 //! Captured values whose element type the expression leaves open: rustc knows it, so `accelerate!`
-//! asks for no annotation. Each case runs on every target this machine has (the GPU and Futhark
-//! targets run such a site on the CPU, said once) and is checked against plain Rust.
+//! asks for no annotation. Each case runs on every target this machine has and is checked against
+//! plain Rust. On the GPU targets a site runs with the code generated for the number or `bool` the
+//! open type is at run time; CUDA-class sites below also count their kernel launches, so a site
+//! that should run on the device cannot fall back to the CPU unnoticed — and one whose open type
+//! is a tuple or a nested `Vec` (no code generated for it) must fall back, with the same result.
 
 mod common;
 
 use common::on_every_target;
-use pmexpr::{Tensor, accelerate};
+use pmexpr::cuda::launches_on_this_thread;
+use pmexpr::{Target, Tensor, accelerate, with_target};
+
+/// Runs `f` on `seq` and on every CUDA target this machine has; checks that the results agree
+/// and that each CUDA run launched `kernels` kernels (0: it ran on the CPU).
+fn on_cuda<T: PartialEq + std::fmt::Debug>(kernels: u64, f: impl Fn() -> T) -> T {
+    let seq = with_target(Target::Seq, &f);
+    for t in common::cuda_targets() {
+        let before = launches_on_this_thread();
+        let r = with_target(t, &f);
+        assert_eq!(r, seq, "on {t}");
+        assert_eq!(
+            launches_on_this_thread() - before,
+            kernels,
+            "kernels launched on {t}"
+        );
+    }
+    seq
+}
 
 #[test]
 fn flatten_of_a_captured_nested_vec() {
@@ -109,6 +130,12 @@ fn open_types_on_a_cuda_class_site() {
     // `par_loop` site: the element type of `ids` is open; its length is read.
     let ids: Vec<(i64, i64)> = vec![(0, 0); 4];
     let out = Tensor::<i64>::zeros(&[4]);
+    // Only its length reaches the device: the kernel is launched whatever its elements are.
+    on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[4]);
+        accelerate!(par_loop(length(ids), |i| tensor_set(t, [i], i * 3)));
+        t.to_vec()
+    });
     on_every_target(|| {
         let t = out.clone();
         accelerate!(par_loop(length(ids), |i| tensor_set(t, [i], i * 3)));
@@ -190,4 +217,146 @@ fn open_results_come_back_as_the_captured_rust_types() {
     let rows: [[i64; 2]; 2] = [[1, 2], [3, 4]];
     let r: Vec<Vec<i64>> = on_every_target(|| accelerate!(map(|r| r, reverse(rows))));
     assert_eq!(r, vec![vec![3, 4], vec![1, 2]]);
+}
+
+// ----- CUDA-class sites: the open type is a number or `bool` at run time -----
+
+#[test]
+fn kernels_read_sequences_of_open_elements() {
+    // `get(m, i)` inside the kernel: `m` crosses as a sequence of sequences of the open type.
+    let m: Vec<Vec<i64>> = vec![vec![1, 2], vec![], vec![3, 4, 5]];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(length(m), |i| tensor_set(
+            t,
+            [i],
+            length(get(m, i))
+        )));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![2, 0, 3]);
+    let b: Vec<Vec<bool>> = vec![vec![true], vec![false, true]];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[2]);
+        accelerate!(par_loop(length(b), |i| tensor_set(
+            t,
+            [i],
+            length(get(b, i))
+        )));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![1, 2]);
+    let f: Vec<Vec<f32>> = vec![vec![0.5; 4]];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[1]);
+        accelerate!(par_loop(length(f), |i| tensor_set(
+            t,
+            [i],
+            length(get(f, i))
+        )));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![4]);
+    // Rows of tuples: no CUDA code for them, so the CPU runs the site, said once.
+    let p: Vec<Vec<(i64, f64)>> = vec![vec![(1, 1.0)], vec![]];
+    let r = on_cuda(0, || {
+        let t = Tensor::<i64>::zeros(&[2]);
+        accelerate!(par_loop(length(p), |i| tensor_set(
+            t,
+            [i],
+            length(get(p, i))
+        )));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![1, 0]);
+}
+
+#[test]
+fn lengths_of_sequences_never_read() {
+    // The `create(length(s), …)` of the issue, as a CUDA-class site.
+    let s: Vec<f64> = vec![0.5; 5];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[5]);
+        accelerate!(par_loop(length(s), |i| tensor_set(t, [i], i * 2)));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![0, 2, 4, 6, 8]);
+    // Counted on the host only, the elements reach no kernel: any Rust type runs on the device,
+    // tuples too.
+    let pairs: Vec<(bool, f64)> = vec![(true, 1.0); 3];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(length(pairs), |i| tensor_set(t, [i], i * 2)));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![0, 2, 4]);
+    let tensors: Vec<Tensor<f32>> = vec![Tensor::zeros(&[2]), Tensor::zeros(&[1])];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[2]);
+        accelerate!(par_loop(length(tensors), |i| tensor_set(t, [i], i + 1)));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![1, 2]);
+}
+
+#[test]
+fn tuples_reaching_a_kernel_fall_back_until_named() {
+    // In the kernel (`get(pairs, i)`), a tuple has no module: the CPU runs the site, said once.
+    let pairs: Vec<(bool, f64)> = vec![(true, 1.0); 3];
+    let r = on_cuda(0, || {
+        let t = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(length(pairs), |i| {
+            let p = if i > 0 { get(pairs, i) } else { get(pairs, 0) };
+            tensor_set(t, [i], i * 2)
+        }));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![0, 2, 4]);
+    // The annotation the fallback message suggests makes the type concrete: the device runs it.
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[3]);
+        accelerate!({
+            let pairs: Vec<(bool, f64)> = pairs;
+            par_loop(length(pairs), |i| {
+                let p = if i > 0 { get(pairs, i) } else { get(pairs, 0) };
+                tensor_set(t, [i], i * 2)
+            })
+        });
+        t.to_vec()
+    });
+    assert_eq!(r, vec![0, 2, 4]);
+}
+
+#[test]
+fn open_values_moved_inside_kernels() {
+    // CUDA code reads sequences only (`get`, `length`: `reverse`, `head`, `concat` and `flatten`
+    // make a site Futhark-class, above); a row of the open type is moved through a branch and a
+    // closure on the device.
+    let m: Vec<Vec<i32>> = vec![vec![1, 2], vec![3], vec![4, 5, 6]];
+    let r = on_cuda(1, || {
+        let t = Tensor::<i64>::zeros(&[3]);
+        accelerate!(par_loop(length(m), |i| {
+            let pick = |a, b| if i % 2 == 0 { a } else { b };
+            let row = pick(get(m, i), get(m, 0));
+            tensor_set(t, [i], length(row))
+        }));
+        t.to_vec()
+    });
+    assert_eq!(r, vec![2, 2, 3]);
+}
+
+#[test]
+fn open_and_number_types_together() {
+    // `x`'s elements are computed with (a number type); `m`'s only counted (an open type).
+    let m: Vec<Vec<i64>> = vec![vec![7], vec![8, 9]];
+    let r = on_cuda(1, || {
+        let x = Tensor::<f64>::from_vec(vec![1.5, 2.5], &[2]);
+        accelerate!(par_loop(length(m), |i| tensor_set(
+            x,
+            [i],
+            tensor_get(x, [i]) * 2.0 + int2float(length(get(m, i)))
+        )));
+        x.to_vec()
+    });
+    assert_eq!(r, vec![4.0, 7.0]);
 }

@@ -58,6 +58,12 @@ fn programs() -> Vec<(String, String)> {
         program.contains("entry site_examples_listing1_rs_58_20"),
         "the second site of Listing 1 has an entry point"
     );
+    // Every site leaves nothing out but what tests/runtime_checks.rs plants (excluded above).
+    assert!(
+        !program.contains("not generated: "),
+        "entries were left out of the repository's program:\n{}",
+        program.lines().take(40).collect::<Vec<_>>().join("\n")
+    );
     out.push(("the repository's Futhark-class sites".into(), program));
     out
 }

@@ -33,8 +33,9 @@ pub enum Numeric {
     Float,
     /// Any value (an element type the expression only moves, stores or counts, as in
     /// `flatten(m)` or `reverse(s)`): the captured value's Rust type fixes it, whatever it is —
-    /// a number, a tuple, a nested sequence. The CPU code is generic over it; the GPU paths,
-    /// which need concrete types, leave such a site to the CPU.
+    /// a number, a tuple, a nested sequence. The CPU code is generic over it; the GPU paths have
+    /// code for each number and `bool` it may be (`codegen::numbers`), picked at run time from
+    /// the captured values' Rust types, and leave the site to the CPU for any other type.
     Open,
 }
 

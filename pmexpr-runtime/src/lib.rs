@@ -69,11 +69,13 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 pub mod __private {
     pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
     pub use crate::checks::check_regular;
+    pub use crate::cuda::arg::DeviceArg as CudaArg;
     pub use crate::cuda::{Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels};
     pub use crate::func::Func;
     pub use crate::futhark::{
-        Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkCall,
-        Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim, futhark_missing,
+        Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkArg, FutharkCall,
+        FutharkResult, Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim,
+        futhark_missing,
     };
     pub use crate::gemm::{gemm_on_host_notice, tensor_gemm};
     pub use crate::intrinsics as rt;
@@ -84,10 +86,10 @@ pub mod __private {
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
         capture, from_accel, from_accel_as,
     };
-    pub use crate::numeric::{Float, Int, Num, Scalar, Value};
+    pub use crate::numeric::{Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
     pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce, tabulate_reduce};
     pub use crate::seq::Seq;
-    pub use crate::site::{Site, open_types_on_cpu};
+    pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Strided, Tensor, TensorRef, Window};
 }

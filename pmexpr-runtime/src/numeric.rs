@@ -18,16 +18,126 @@ use crate::tensor::Element;
 /// A value of any type that the captured values fix: an element type the expression only moves,
 /// stores or counts (`flatten(m)`, `reverse(s)`, `map(|p| p, ps)` over any captured `Vec`), which
 /// may be a number, a tuple, a nested sequence or a record. Generated CPU code is generic over it;
-/// implemented for every such representation.
+/// implemented for every such representation. The GPU targets run a site with the code generated
+/// for the number type it turns out to be ([`OpenType::instantiation`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an element of a value captured by `accelerate!`",
     note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
             `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
             pmexpr::Tensor<i64, f64, i32 or f32>"
 )]
-pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust {}
+pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType {}
 
-impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust> Value for T {}
+impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType> Value for T {}
+
+/// Which instantiation of a site's GPU code a [`Value`] type selects. The build generates the CUDA
+/// modules and Futhark entry points of a site before rustc has typed the captured values, for each
+/// number or `bool` an open type may be; at run time the generated code asks the captured values'
+/// types which one applies. Implemented for every representation generated code works on.
+#[doc(hidden)]
+pub trait OpenType {
+    /// `Ok(name)` for a number or `bool` (its [`Scalar::NAME`], which picks the module or entry
+    /// point), else `Err` with the Rust type it stands for, for the message that says why the site
+    /// runs on the CPU.
+    fn instantiation() -> Result<&'static str, String>;
+
+    /// The Rust type, as a user would write it (`Vec<(i64, f64)>`; a derived struct shows as the
+    /// tuple of its fields in name order).
+    fn rust_name() -> String {
+        match Self::instantiation() {
+            Ok(name) => name.to_string(),
+            Err(name) => name,
+        }
+    }
+}
+
+/// The instantiation name of `T`, the type an open type variable of the site stands for (a
+/// type the captured values fix, which the expression only moves, compares or counts), for the
+/// GPU code of `target` (`cuda`, `cuda-emulator`, `futhark` or `auto`): [`OpenType::instantiation`].
+/// `None` when `T` is not a number or `bool`: the build generated that code for those only, so the
+/// site runs on the CPU, said once on stderr (under `auto` only where a GPU would have run it).
+/// `var` is a captured variable that holds such values and `captured` its Rust type (called only
+/// then), for the message. Used by generated code.
+#[doc(hidden)]
+pub fn open_instantiation<T: OpenType>(
+    site: &'static crate::site::Site,
+    target: crate::Target,
+    var: &str,
+    captured: fn() -> String,
+) -> Option<&'static str> {
+    let ty = match T::instantiation() {
+        Ok(name) => return Some(name),
+        Err(ty) => ty,
+    };
+    // Under `auto` a site runs on the CPU anyway without a GPU: nothing to say then.
+    if target == crate::Target::Auto && crate::gpu::probe().is_err() {
+        return None;
+    }
+    let code = match target {
+        crate::Target::Futhark => "Futhark entry points",
+        _ => "CUDA kernels",
+    };
+    let captured = captured();
+    // A type named in the expression is concrete, and the build generates code for it; a
+    // tensor, though, cannot be an element of a Futhark array or of a CUDA sequence.
+    let advice = if captured.contains("Tensor<") {
+        String::new()
+    } else {
+        format!(
+            "; to run it there, name the type in the expression: `let {var}: {captured} = {var};` at the start of the body (for a `#[derive(pmexpr::Record)]` struct, its name)"
+        )
+    };
+    crate::site::say_once(
+        format!("{site} open {target} {ty}"),
+        &format!(
+            "pmexpr: accelerate! at {site} runs on the CPU under the {target} target: captured `{var}` (a `{captured}` here) holds values of type `{ty}` that the expression only moves or counts, so their type comes from Rust, and the build, which runs before rustc, generates {code} for such values as i64, f64, i32, f32 or bool only{advice}"
+        ),
+    );
+    None
+}
+
+macro_rules! open_scalar {
+    ($($t:ty),*) => {$(
+        impl OpenType for $t {
+            fn instantiation() -> Result<&'static str, String> {
+                Ok(<$t as Scalar>::NAME)
+            }
+        }
+    )*};
+}
+open_scalar!(i64, f64, i32, f32, bool);
+
+impl OpenType for () {
+    fn instantiation() -> Result<&'static str, String> {
+        Err("()".to_string())
+    }
+}
+
+impl<T: OpenType> OpenType for crate::seq::Seq<'_, T> {
+    fn instantiation() -> Result<&'static str, String> {
+        Err(format!("Vec<{}>", T::rust_name()))
+    }
+}
+
+impl<T: Element> OpenType for crate::tensor::TensorRef<'_, T> {
+    fn instantiation() -> Result<&'static str, String> {
+        Err(format!("pmexpr::Tensor<{}>", T::NAME))
+    }
+}
+
+macro_rules! open_tuples {
+    ($(($($t:ident $i:tt),+))*) => {$(
+        impl<$($t: OpenType),+> OpenType for ($($t,)+) {
+            fn instantiation() -> Result<&'static str, String> {
+                let fields: Vec<String> = vec![$($t::rust_name()),+];
+                // A 1-tuple keeps its comma, as Rust writes it.
+                let comma = if fields.len() == 1 { "," } else { "" };
+                Err(format!("({}{comma})", fields.join(", ")))
+            }
+        }
+    )*};
+}
+for_tuples!(open_tuples);
 
 /// A value that `==` and `!=` compare: a number or `bool`.
 #[diagnostic::on_unimplemented(
@@ -45,6 +155,7 @@ pub trait Scalar:
     + Regular
     + Law
     + IntoRust<Out = Self>
+    + OpenType
     + Default
     + 'static
 {
@@ -212,6 +323,41 @@ floats!(f64, f32);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_type_picks_a_number_s_code_or_names_its_rust_type() {
+        use crate::seq::Seq;
+        use crate::site::Site;
+        use crate::tensor::TensorRef;
+        static SITE: Site = Site::new("src/open.rs", 1, 1);
+        let unused = || unreachable!("asked only for the message");
+        for t in [crate::Target::CudaEmulator, crate::Target::Futhark] {
+            assert_eq!(
+                open_instantiation::<i64>(&SITE, t, "s", unused),
+                Some("i64")
+            );
+            assert_eq!(
+                open_instantiation::<f32>(&SITE, t, "s", unused),
+                Some("f32")
+            );
+            assert_eq!(
+                open_instantiation::<bool>(&SITE, t, "s", unused),
+                Some("bool")
+            );
+            let name = <Seq<'static, (i64, f64)> as OpenType>::rust_name;
+            assert_eq!(open_instantiation::<(i64, f64)>(&SITE, t, "s", name), None);
+        }
+        assert_eq!(<(i64, f64)>::instantiation(), Err("(i64, f64)".to_string()));
+        assert_eq!(<(bool,)>::rust_name(), "(bool,)");
+        assert_eq!(
+            <Seq<'static, Seq<'static, (i32, ())>>>::rust_name(),
+            "Vec<Vec<(i32, ())>>"
+        );
+        assert_eq!(
+            <TensorRef<'static, f32>>::rust_name(),
+            "pmexpr::Tensor<f32>"
+        );
+    }
 
     fn poly<N: Num>(a: N, b: N) -> (N, N, N, bool) {
         (

@@ -51,23 +51,6 @@ pub(crate) fn say_once(key: String, line: &str) {
     }
 }
 
-/// Says once that the site runs on the CPU under `target` (a GPU or Futhark target) because its
-/// captured values leave a type open: the generated code for the devices needs concrete types,
-/// and only the Rust code is generic over them.
-#[doc(hidden)]
-pub fn open_types_on_cpu(site: &'static Site, target: crate::Target) {
-    // Under `auto` a CUDA-class site runs on the CPU anyway without a GPU: nothing to say then.
-    if target == crate::Target::Auto && crate::gpu::probe().is_err() {
-        return;
-    }
-    say_once(
-        format!("{site} open"),
-        &format!(
-            "pmexpr: accelerate! at {site} runs on the CPU under the {target} target: the expression leaves the element type of a captured value open (annotate it, e.g. `let s: Vec<i64> = s;` at the start of the body, to run it there)"
-        ),
-    );
-}
-
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)

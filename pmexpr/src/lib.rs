@@ -171,9 +171,13 @@
 //! is `i64`): use the operators for `i32` and `f32`. An element type that the expression only moves, stores or counts is left to
 //! the captured value too, whatever it is: `let r: Vec<i64> = accelerate!(flatten(m))` with
 //! `m: Vec<Vec<i64>>`, `map(|p| p, reverse(s))` over a `Vec<(i64, f64)>`, `create(length(s), …)`
-//! need no annotation (the CPU code is generic over it; the `cuda`, `cuda-emulator` and `futhark`
-//! targets run such a site on the CPU, said once, since their code needs concrete types:
-//! annotate, e.g. `let s: Vec<i64> = s;`, to run it there). Such values come back as the Rust
+//! need no annotation. The CPU code is generic over it; the `cuda`, `cuda-emulator` and `futhark`
+//! targets, whose code the build generates before rustc types the captured values, run such a
+//! site with the code generated for the number or `bool` the type is at run time, and on the CPU,
+//! said once, where it is something else (a tuple, a nested `Vec`, a struct) that the Futhark
+//! program or a CUDA kernel would read — not where only CUDA host code counts such values, as
+//! in `par_loop(length(s), …)` (name the type in the expression, e.g.
+//! `let s: Vec<(i64, f64)> = s;`, to run it there). Such values come back as the Rust
 //! type they were captured as (a derived struct that is only moved is itself again; arrays and
 //! slices come back as `Vec`s). A type that no
 //! captured value fixes — a result made inside the expression, like `map(|x| x, [])` — is a

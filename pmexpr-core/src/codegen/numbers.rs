@@ -62,13 +62,13 @@ impl Number {
 
 /// The types a variable of each kind may stand for, the default first: those the runtime's trait
 /// of the kind is implemented for (`Num`: `i64 f64 i32 f32`; `Scalar`: those and `bool`; `Int`:
-/// `i64 i32`; `Float`: `f64 f32`).
+/// `i64 i32`; `Float`: `f64 f32`), and for a type only moved or counted (`Open`) the numbers and
+/// `bool`: other Rust types it may be (tuples, nested `Vec`s) get no code.
 pub fn choices(kind: Numeric) -> &'static [Number] {
     match kind {
         Numeric::Num => &[Number::I64, Number::F64, Number::I32, Number::F32],
-        // An open type's site runs on the CPU under the GPU targets (`rust::generate_site`);
-        // its modules and entries, as for a compared value, keep the hook's per-site code
-        // uniform.
+        // A type only moved or counted may be any number or `bool` (else no code is generated
+        // for it and the site runs on the CPU: `rust::generate_site`).
         Numeric::Scalar | Numeric::Open => &Number::ALL,
         Numeric::Int => &[Number::I64, Number::I32],
         Numeric::Float => &[Number::F64, Number::F32],

@@ -83,7 +83,8 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     /// Starts a call of the site on the device that `target` names, with the module generated
-    /// for `instantiation` (the Rust types of the site's number type variables). `None`: run on
+    /// for `instantiation` (the Rust types of the site's number type variables; `"*"` for an
+    /// open type that no kernel sees, which any module fits). `None`: run on
     /// the CPU — for [`Target::Auto`] when there is no usable GPU or the site's kernels cannot be
     /// used (said once on stderr), and for any target when no module was generated for these
     /// number types. An explicit `cuda` or `cuda-emulator` target that cannot run fails at the
@@ -120,15 +121,19 @@ impl<'a> Call<'a> {
             },
             _ => return None,
         };
-        let Some(data) = kernels
-            .modules
-            .iter()
-            .find(|m| m.instantiation == instantiation)
-        else {
+        // `"*"` matches any type: an open type whose values reach no kernel (only counted on the
+        // host) leaves every module alike.
+        let Some(data) = kernels.modules.iter().find(|m| {
+            m.instantiation.len() == instantiation.len()
+                && m.instantiation
+                    .iter()
+                    .zip(instantiation)
+                    .all(|(a, b)| *b == "*" || a == b)
+        }) else {
             say_once(
                 format!("{site} {instantiation:?}"),
                 &format!(
-                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, and bool for values that are only compared: at most 16 combinations a site, the uniform ones first)",
+                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, and bool for values only compared, moved or counted: at most 16 combinations a site, the uniform ones first)",
                     instantiation.join(", ")
                 ),
             );

@@ -18,6 +18,7 @@ use std::fmt;
 use crate::numeric::Scalar;
 use crate::prim::{Same, Which};
 use crate::seq::Seq;
+use crate::tensor::{Element, TensorRef};
 
 /// A primitive type of the Futhark C API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -119,6 +120,8 @@ pub enum MarshalError {
     },
     /// The leaves that came back do not have the shape or type of the result (a bug).
     Mismatch(String),
+    /// A value that has no Futhark form (a tensor).
+    Unsupported(String),
 }
 
 impl fmt::Display for MarshalError {
@@ -132,6 +135,7 @@ impl fmt::Display for MarshalError {
                 f,
                 "the Futhark library returned {what} (a bug in pmexpr: please report it)"
             ),
+            MarshalError::Unsupported(what) => write!(f, "{what} cannot cross into Futhark"),
         }
     }
 }
@@ -380,6 +384,27 @@ impl<T: FutharkResult> FutharkResult for Seq<'_, T> {
         Ok((0..count)
             .map(|_| Seq::from_vec(it.by_ref().take(len as usize).collect()))
             .collect())
+    }
+}
+
+// A tensor has no Futhark form. Generated code names these bounds for the type a site leaves open
+// (which may be a tensor); the site then never gets this far, since no entry point exists for it
+// (`crate::numeric::open_instantiation`).
+impl<T: Element> FutharkArg for TensorRef<'_, T> {
+    fn stack<'s>(_: &[&'s Self], _: &[i64], _: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
+        Err(MarshalError::Unsupported(format!(
+            "a pmexpr::Tensor<{}>",
+            T::NAME
+        )))
+    }
+}
+
+impl<T: Element> FutharkResult for TensorRef<'_, T> {
+    fn unstack(_: &mut Leaves, _: &[i64]) -> Result<Vec<Self>, MarshalError> {
+        Err(MarshalError::Unsupported(format!(
+            "a pmexpr::Tensor<{}>",
+            T::NAME
+        )))
     }
 }
 

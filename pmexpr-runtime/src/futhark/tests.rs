@@ -98,6 +98,16 @@ static ENTRIES: [Entry; 1] = [Entry {
     call: call_scale,
 }];
 
+/// The same entry point as the `f64` instantiation of a site whose element type is open.
+static OPEN_ENTRIES: [Entry; 1] = [Entry {
+    name: "scale",
+    instantiation: &["f64"],
+    params: &[("xs", 1), ("c", 1)],
+    inputs: &[(Prim::F64, 1), (Prim::F64, 0)],
+    outputs: &[(Prim::F64, 0), (Prim::F64, 1)],
+    call: call_scale,
+}];
+
 /// The library, compiled once per test process (`None`, said, without a C compiler).
 fn library() -> Option<&'static Library> {
     static LIB: OnceLock<Option<&'static Library>> = OnceLock::new();
@@ -212,4 +222,51 @@ fn inputs_that_do_not_fit_the_entry_are_refused_before_the_call() {
     assert!(message.contains("a bug in pmexpr"), "{message}");
     // No entry point for other number types: the CPU runs the site.
     assert!(FutharkCall::begin(&SITE, library, &["f32"], Target::Futhark).is_none());
+}
+
+/// The call as generated code makes it for a site whose element type `N` is open (the captured
+/// values fix it): the instantiation is asked of `N`'s Rust type at run time
+/// (`crate::numeric::open_instantiation`), and the site runs on the CPU (`None`) where `N` is not a
+/// number or `bool`.
+fn scale_open<'pm, N>(
+    library: &'static Library,
+    xs: &'pm Seq<'pm, N>,
+    c: &'pm N,
+) -> Option<(N, Seq<'pm, N>)>
+where
+    N: crate::numeric::Value + super::FutharkArg + super::FutharkResult,
+{
+    let names = [crate::numeric::open_instantiation::<N>(
+        &SITE,
+        Target::Futhark,
+        "xs",
+        <Seq<'pm, N> as crate::numeric::OpenType>::rust_name,
+    )?];
+    let mut call = FutharkCall::begin(&SITE, library, &names, Target::Futhark)?;
+    call.param("c", c);
+    call.param("xs", xs);
+    Some(call.run())
+}
+
+#[test]
+fn an_open_element_type_picks_the_entry_of_its_rust_type() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(library) = library() else { return };
+    let open: &'static Library = Box::leak(Box::new(Library {
+        id: "pmexpr-runtime-test-open",
+        entries: &OPEN_ENTRIES,
+        ..*library
+    }));
+    let before = super::calls_on_this_thread();
+    let xs = Seq::from_vec(vec![1.0_f64, 2.5]);
+    let (sum, scaled) = scale_open(open, &xs, &2.0).expect("the f64 entry");
+    assert_eq!((sum, scaled.as_slice()), (3.5, &[2.0, 5.0][..]));
+    assert_eq!(super::calls_on_this_thread() - before, 1);
+    // No entry for `i64` here; a pair has none anywhere: both run on the CPU, with no call.
+    let ints = Seq::from_vec(vec![1_i64]);
+    assert!(scale_open(open, &ints, &2).is_none());
+    let pairs = Seq::from_vec(vec![(1.0_f64, 2.0_f64)]);
+    assert!(scale_open(open, &pairs, &(0.0, 0.0)).is_none());
+    assert_eq!(super::calls_on_this_thread() - before, 1);
+    assert_eq!(live_arrays(library), 0);
 }

@@ -880,3 +880,70 @@ fn int2float_and_floorfi_follow_the_float_type() {
         g.source
     );
 }
+
+/// Element types the expression leaves open (only moved or counted: `Numeric::Open`) get an entry
+/// per number and `bool`, like a compared value's, typed by that instantiation: the runtime
+/// picks the one the captured values' Rust types name (issue 16's examples).
+#[test]
+fn open_element_types_get_an_entry_per_number() {
+    let sites = [
+        ("src/open.rs:1:1", quote!(flatten(m))),
+        (
+            "src/open.rs:2:1",
+            quote!(map(|i| get(s, i), create(5, |i| i))),
+        ),
+        (
+            "src/open.rs:3:1",
+            quote!(map(|i| i * 2, create(length(s), |i| i))),
+        ),
+        ("src/open.rs:4:1", quote!(map(|p| p, reverse(s)))),
+        ("src/open.rs:5:1", quote!(reduce(|a, b| a, head(s), s))),
+        ("src/open.rs:6:1", quote!(map(|p| p, concat(s, t)))),
+        ("src/open.rs:7:1", quote!(map(|p| p, s))),
+    ];
+    let p = program(&sites, &[]);
+    for (name, tokens) in &sites {
+        let site = compile_for_test(tokens.clone(), &[]).unwrap();
+        assert!(
+            site.mono.numeric.iter().all(|(_, k)| *k == Numeric::Open)
+                && !site.mono.numeric.is_empty(),
+            "{name}: {:?}",
+            site.mono.numeric
+        );
+    }
+    let f = golden_crate("open_types", &p);
+    let entries = &f.program.entries;
+    assert_eq!(entries.len(), sites.len() * 5);
+    let sig = |name: &str| {
+        let e = entries
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("{name} in {:?}", entries.iter().map(|e| &e.name)));
+        let params: Vec<String> = e
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.ty))
+            .collect();
+        (params.join(", "), e.result.ty.to_string())
+    };
+    let s = |p: &str, r: &str| (p.to_string(), r.to_string());
+    assert_eq!(sig("site_src_open_rs_1_1_i64"), s("m: [][]i64", "[]i64"));
+    assert_eq!(sig("site_src_open_rs_1_1_bool"), s("m: [][]bool", "[]bool"));
+    assert_eq!(sig("site_src_open_rs_2_1_f32"), s("s: []f32", "[]f32"));
+    // `s` is only counted: it still crosses, as an array of the instantiation's type.
+    assert_eq!(sig("site_src_open_rs_3_1_f64"), s("s: []f64", "[]i64"));
+    assert_eq!(sig("site_src_open_rs_4_1_i32"), s("s: []i32", "[]i32"));
+    assert_eq!(sig("site_src_open_rs_5_1_f64"), s("s: []f64", "f64"));
+    assert_eq!(
+        sig("site_src_open_rs_6_1_bool"),
+        s("s: []bool, t: []bool", "[]bool")
+    );
+    assert_eq!(sig("site_src_open_rs_7_1_i64"), s("s: []i64", "[]i64"));
+    // The element is an array or scalar leaf of the instantiation's type.
+    let flat = entries
+        .iter()
+        .find(|e| e.name == "site_src_open_rs_1_1_f32")
+        .unwrap();
+    assert_eq!(flat.params[0].leaves.len(), 1);
+    assert_eq!(flat.result.leaves.len(), 1);
+}

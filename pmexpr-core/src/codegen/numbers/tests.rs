@@ -22,7 +22,9 @@ fn runtime_names(kind: Numeric) -> &'static [&'static str] {
         Numeric::Scalar => &["i64", "f64", "i32", "f32", "bool"],
         Numeric::Int => &["i64", "i32"],
         Numeric::Float => &["f64", "f32"],
-        Numeric::Open => &[],
+        // Any Rust type; the ones past these have no code and the runtime says so
+        // (`open_instantiation`) before it looks.
+        Numeric::Open => &["i64", "f64", "i32", "f32", "bool"],
     }
 }
 
@@ -93,8 +95,9 @@ fn futhark_entries(program: &SiteProgram) -> (Vec<(TyVar, Numeric)>, BTreeSet<Ve
     (numeric, entries)
 }
 
-/// For sites with one, two and three number type variables, of numbers (`Num`) and of values
-/// only compared (`Scalar`, which may be `bool`), on both GPU generators: every request the
+/// For sites with one, two and three number type variables, of numbers (`Num`), of values only
+/// compared (`Scalar`, which may be `bool`) and of values only moved or counted (`Open`, a number
+/// or `bool` here), on both GPU generators: every request the
 /// runtime can make finds a module (CUDA) and an entry point (Futhark), except those the cap of
 /// [`MAX_INSTANTIATIONS`] leaves out — only when the site has more combinations than the cap,
 /// never a uniform one (all `f64`, all `f32`, …). For those the runtime's lookup finds nothing
@@ -129,6 +132,15 @@ fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() 
                 tensor_set(w, [i], tensor_get(w, [i]) - tensor_get(w, [i]))
             })),
         ),
+        (
+            1,
+            Numeric::Open,
+            quote!(par_loop(length(s), |i| tensor_set(
+                t,
+                [i],
+                length(get(s, i))
+            ))),
+        ),
     ];
     let futhark_sites = [
         (1, Numeric::Num, quote!(map(|x| x * x + x, s))),
@@ -152,6 +164,12 @@ fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() 
             3,
             Numeric::Scalar,
             quote!((map(|x| x == y, s), map(|x| x != z, r), map(|x| x == v, q))),
+        ),
+        (1, Numeric::Open, quote!(flatten(m))),
+        (
+            2,
+            Numeric::Open,
+            quote!((map(|p| p, reverse(s)), flatten(m))),
         ),
     ];
     let mut cases = Vec::new();
@@ -212,6 +230,6 @@ fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() 
         }
     }
     // With three variables the cap leaves combinations out (4³ = 64, 5³ = 125); with one or
-    // two (4, 16, 5, 25) only the two-`Scalar` site exceeds it.
-    assert_eq!(fallbacks.len(), 4, "the sites past the cap: {fallbacks:#?}");
+    // two (4, 16, 5, 25) only the two-`Scalar` and two-`Open` sites exceed it.
+    assert_eq!(fallbacks.len(), 5, "the sites past the cap: {fallbacks:#?}");
 }

@@ -456,4 +456,40 @@ mod tests {
         );
         assert!(code.contains("__pm_c . launch (0"), "{code}");
     }
+
+    /// An open type picks its module at run time where a kernel sees its values, and fits any
+    /// module (`"*"`) where only host code counts them.
+    #[test]
+    fn open_types_name_their_module_where_kernels_see_them() {
+        let rt = quote!(::pmexpr::__private);
+        let code = |tokens: TokenStream| {
+            let (mono, program, _) = site(tokens, &[]);
+            assert!(
+                mono.numeric
+                    .iter()
+                    .any(|(_, k)| *k == crate::infer::Numeric::Open),
+                "{:?}",
+                mono.numeric
+            );
+            let h = cuda_host(&mono, &program, &CudaBuild::default(), &rt).unwrap();
+            crate::codegen::rust::generate_site(&mono, &rt, false, Some(&h), None).to_string()
+        };
+        let read = code(quote!(par_loop(length(m), |i| tensor_set(
+            t,
+            [i],
+            length(get(m, i))
+        ))));
+        assert!(
+            read.contains("let __pm_names = [:: pmexpr :: __private :: open_instantiation :: < N"),
+            "{read}"
+        );
+        assert!(
+            read.contains(
+                ":: pmexpr :: __private :: Value + :: pmexpr :: __private :: CudaArg < 'pm >"
+            ),
+            "{read}"
+        );
+        let counted = code(quote!(par_loop(length(s), |i| tensor_set(t, [i], i))));
+        assert!(counted.contains("let __pm_names = [\"*\"]"), "{counted}");
+    }
 }

@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use super::code::user_ident;
-use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type};
+use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type, vars_in};
 use super::{Binding, CudaHost, FutharkHost, Gen, HostState};
 use crate::infer::Numeric;
 use crate::mono::Mono;
@@ -30,6 +30,11 @@ use crate::mono::Mono;
 /// point in the Futhark library through the glue the build hook generated
 /// ([`super::futhark_host`]), falling back to the CPU code when the runtime says so; without glue,
 /// the site runs on the CPU (said once on stderr under the `futhark` target).
+///
+/// A type the captured values fix and the expression only moves or counts (`Numeric::Open`)
+/// takes part in choosing the module or entry point like a number type variable: the GPU
+/// functions ask the runtime (`open_instantiation`) for the name of the Rust type it is, and
+/// return `None` (the CPU code runs, said once) where it is not a number or `bool`.
 pub fn generate_site(
     mono: &Mono,
     rt: &TokenStream,
@@ -88,29 +93,6 @@ pub fn generate_site(
             checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
         }
     }
-    // The GPU paths need concrete types: a site whose captured values leave a type open runs on
-    // the CPU there (said once, by `open_types_on_cpu`; under `auto` only where a GPU would have
-    // run it).
-    let open = mono.numeric.iter().any(|(_, k)| *k == Numeric::Open);
-    let open_targets = match (cuda.is_some(), futhark.is_some()) {
-        (true, _) => {
-            Some(quote!(#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator))
-        }
-        (false, true) => Some(quote!(#rt::Target::Futhark)),
-        (false, false) => None,
-    };
-    let open_arm = if let Some(targets) = open_targets.filter(|_| open && !sequential) {
-        let infer_numeric = mono.numeric.iter().map(|_| quote!(_));
-        quote! {
-            __pm_t @ (#targets) => {
-                #rt::open_types_on_cpu(&__PM_SITE, __pm_t);
-                __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
-            }
-        }
-    } else {
-        quote!()
-    };
-    let (cuda, futhark) = if open { (None, None) } else { (cuda, futhark) };
     let cuda_fn = match cuda {
         Some(host) if !sequential => g.cuda_body(mono, host).ok().map(|b| (b, &host.kernels)),
         _ => None,
@@ -176,13 +158,52 @@ pub fn generate_site(
         }
     };
     // The Rust types of the number type variables, in order: how the runtime picks the CUDA
-    // module or the Futhark entry point generated for them.
+    // module or the Futhark entry point generated for them. A type the captured values fix and
+    // the expression only moves (`Numeric::Open`) picks one too where it is a number or `bool`;
+    // otherwise the GPU function returns `None` (the site runs on the CPU, said once).
     let names: Vec<TokenStream> = g
         .numeric
         .iter()
-        .map(|(v, _)| Gen::numeric_param(*v))
-        .map(|n| quote!(<#n as #rt::Scalar>::NAME))
+        .map(|(v, k)| {
+            let n = Gen::numeric_param(*v);
+            if *k != Numeric::Open {
+                return quote!(<#n as #rt::Scalar>::NAME);
+            }
+            // Inference leaves a type open only where a captured value fixes it, so a holder
+            // exists; without one the message names the type alone.
+            let (name, captured) = match open_holder(mono, *v) {
+                Some((name, ty)) => (name, g.rty(ty)),
+                None => ("", n.to_token_stream()),
+            };
+            quote!(#rt::open_instantiation::<#n>(&__PM_SITE, __pm_target, #name, <#captured as #rt::OpenType>::rust_name)?)
+        })
         .collect();
+    // The CUDA modules differ only in the types of the kernels' parameters: an open type none of
+    // them holds (values only counted or moved on the host, `par_loop(length(s), …)`) may be any
+    // Rust type, and any module fits (`"*"`).
+    let cuda_names: Vec<TokenStream> = match cuda {
+        Some(host) => {
+            let mut seen = Vec::new();
+            for e in host.kernel_args.iter().flatten() {
+                vars_in(&e.ty, &mut seen);
+            }
+            g.numeric
+                .iter()
+                .zip(&names)
+                .map(|((v, k), name)| {
+                    if *k == Numeric::Open && !seen.contains(v) {
+                        quote!("*")
+                    } else {
+                        name.clone()
+                    }
+                })
+                .collect()
+        }
+        None => names.clone(),
+    };
+    // What the GPU functions marshal values of an open type with (every `Value` has both).
+    let cuda_generics = g.generics_with(quote!(#rt::CudaArg<'pm>));
+    let futhark_generics = g.generics_with(quote!(#rt::FutharkArg + #rt::FutharkResult));
     let (cuda_item, cuda_arm) = match cuda_fn {
         None => (quote!(), quote!()),
         Some((cuda_body, kernels)) => {
@@ -190,10 +211,11 @@ pub fn generate_site(
                 quote! {
                     #[allow(unused_variables, unused_braces, unused_parens, unused_mut, non_snake_case, unreachable_code, clippy::all, clippy::pedantic)]
                     #[inline(never)]
-                    fn __pm_accel_cuda #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
+                    fn __pm_accel_cuda #cuda_generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
                         static __PM_CUDA: #rt::SiteKernels = #kernels;
+                        let __pm_names = [#(#cuda_names),*];
                         // Shared by reference: closures and `fn` items of the host code launch too.
-                        let __pm_cell = ::core::cell::RefCell::new(#rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &[#(#names),*], __pm_target)?);
+                        let __pm_cell = ::core::cell::RefCell::new(#rt::CudaCall::begin(&__PM_SITE, &__PM_CUDA, &__pm_names, __pm_target)?);
                         let __pm_call = &__pm_cell;
                         let __pm_r = #cuda_body;
                         __pm_cell.into_inner().finish();
@@ -224,21 +246,32 @@ pub fn generate_site(
             },
         ),
         Some(FutharkHost::Glue(path)) => {
-            let pushes = mono.free_vars.iter().map(|fv| {
-                let local = g.local(fv.id);
-                let name = &fv.name;
-                quote!(__pm_call.param(#name, &#local);)
-            });
+            let pushes = mono
+                .free_vars
+                .iter()
+                .zip(&mono.free_var_types)
+                .map(|(fv, ty)| {
+                    let local = g.local(fv.id);
+                    let name = &fv.name;
+                    // A value passed by reference is one already (`&Seq<…>`): borrowing it again
+                    // would ask `FutharkArg` of the reference.
+                    if is_copy(ty, &mono.numeric) {
+                        quote!(__pm_call.param(#name, &#local);)
+                    } else {
+                        quote!(__pm_call.param(#name, #local);)
+                    }
+                });
             (
                 quote! {
                     #[allow(unused_variables, non_snake_case, clippy::all, clippy::pedantic)]
                     #[inline(never)]
-                    fn __pm_accel_futhark #generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
+                    fn __pm_accel_futhark #futhark_generics (__pm_target: #rt::Target, #(#params),*) -> ::core::option::Option<#ret> {
                         #[allow(unsafe_code, unsafe_op_in_unsafe_fn, dead_code, clippy::all)]
                         mod __pm_glue {
                             ::core::include!(#path);
                         }
-                        let mut __pm_call = #rt::FutharkCall::begin(&__PM_SITE, &__pm_glue::LIBRARY, &[#(#names),*], __pm_target)?;
+                        let __pm_names = [#(#names),*];
+                        let mut __pm_call = #rt::FutharkCall::begin(&__PM_SITE, &__pm_glue::LIBRARY, &__pm_names, __pm_target)?;
                         #(#pushes)*
                         ::core::option::Option::Some(__pm_call.run())
                     }
@@ -270,9 +303,22 @@ pub fn generate_site(
             #rt::Target::Debug => __pm_accel::<#rt::DebugBackend, #(#infer_numeric),*>(#(#args),*),
             #cuda_arm
             #futhark_arm
-            #open_arm
             _ => __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*),
         };
         #convert
     }}
+}
+
+/// The first captured variable whose type holds values of the open type `v`, and that type: what
+/// the message names when the site runs on the CPU because `v` is not a number there.
+fn open_holder(mono: &Mono, v: crate::types::TyVar) -> Option<(&str, &crate::types::Type)> {
+    mono.free_vars
+        .iter()
+        .zip(&mono.free_var_types)
+        .find(|(_, t)| {
+            let mut vars = Vec::new();
+            vars_in(t, &mut vars);
+            vars.contains(&v)
+        })
+        .map(|(fv, t)| (fv.name.as_str(), t))
 }

@@ -152,3 +152,37 @@ fn map2_over_maps_is_one_map2() {
         assert!(!code.contains("B :: map ("), "{code}");
     }
 }
+
+/// A Futhark-class site whose element type is open, with the glue the hook would write: the
+/// entry point is picked by the Rust type the open type is at run time (`open_instantiation`),
+/// and the Futhark function's open type has the marshaling bounds.
+#[test]
+fn open_types_pick_the_futhark_entry_at_run_time() {
+    let mono = crate::compile_site(quote!(map(|p| p, reverse(s))))
+        .unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
+    let host = super::FutharkHost::Glue("/out/glue.rs".into());
+    let code = generate_site(
+        &mono,
+        &quote!(::pmexpr::__private),
+        false,
+        None,
+        Some(&host),
+    );
+    syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
+    if let Ok(path) = std::env::var("PMEXPR_DUMP_OPEN_FUTHARK") {
+        std::fs::write(path, code.to_string()).unwrap();
+    }
+    let code = code.to_string();
+    assert!(
+        code.contains(":: pmexpr :: __private :: Value + :: pmexpr :: __private :: FutharkArg + :: pmexpr :: __private :: FutharkResult"),
+        "{code}"
+    );
+    assert!(code.contains("open_instantiation :: < N"), "{code}");
+    assert!(
+        code.contains("\"s\" , < :: pmexpr :: __private :: Seq < 'pm , N"),
+        "the message names the captured type: {code}"
+    );
+    // The captured sequence is a reference already: passed as it is.
+    assert!(code.contains("__pm_call . param (\"s\" , s_"), "{code}");
+    assert!(!code.contains("open_types_on_cpu"), "{code}");
+}

@@ -125,7 +125,7 @@ pub(super) fn open_result_type(
 }
 
 /// The type variables of a type.
-fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
+pub(super) fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
     match t {
         Type::Var(v) => out.push(*v),
         Type::Seq(a) | Type::Tensor(a) => vars_in(a, out),
@@ -219,6 +219,24 @@ impl Gen<'_> {
     pub(super) fn generics(&self) -> TokenStream {
         let rt = &self.rt;
         let nums = self.numeric_bounds();
+        quote!(<'pm, B: #rt::Backend #(, #nums)*>)
+    }
+
+    /// [`Gen::generics`] with the bounds `extra` added to those of each open type
+    /// (`Numeric::Open`): what the GPU functions need of a type they marshal.
+    pub(super) fn generics_with(&self, extra: TokenStream) -> TokenStream {
+        let rt = &self.rt;
+        let nums = self
+            .numeric_bounds()
+            .into_iter()
+            .zip(&self.numeric)
+            .map(|(b, (_, k))| {
+                if *k == Numeric::Open {
+                    quote!(#b + #extra)
+                } else {
+                    b
+                }
+            });
         quote!(<'pm, B: #rt::Backend #(, #nums)*>)
     }
 
