@@ -162,60 +162,77 @@ impl<'a, T: Float> Gemm<'a, T> {
     }
 
     /// The multithreaded GEMM of `matrixmultiply` (`k > 0`, `m, n > 0`).
+    ///
+    /// The tensors' cells are atomics that other threads may read or write while the product
+    /// runs (a [`Tensor`](crate::Tensor) is a shared handle), and a plain access racing with an
+    /// atomic one is undefined behaviour. So the GEMM never touches the cells: `a` and `b` are
+    /// loaded into plain buffers, the product is computed into a third, and `c` is updated
+    /// through its cells. The copies are O(mk + kn + mn) against the product's O(mnk).
     fn fast(&self, alpha: T, beta: T) {
         let (m, k, n) = (self.m, self.k, self.n);
+        let plain = |cells: &[T::Cell]| -> Vec<T> { cells.iter().map(T::load).collect() };
+        let (a, b) = (plain(self.a), plain(self.b));
+        let mut ab = vec![T::from_lit(0.0); m * n];
         let s = |x: usize| x as isize;
         match <T as Element>::WHICH {
             Which::F64(same) => {
-                let (alpha, beta) = (same.to(alpha), same.to(beta));
-                // SAFETY: `f64` elements are stored in `AtomicU64` cells, of the same size and
-                // alignment; the dimensions and strides were checked against the three views;
-                // `c` shares no memory with `a` or `b`; nothing else touches the tensors while the
-                // product runs (it is host code, outside any `par_loop`), and the cells' interior
-                // mutability makes writing `c` through them sound.
+                let alpha = same.to(alpha);
+                // SAFETY: `T` is `f64` in this arm, so the buffers hold `f64`s; the dimensions
+                // and strides were checked against the views the buffers copy, and `ab` is
+                // `m × n`, row-major, owned here.
                 unsafe {
                     matrixmultiply::dgemm(
                         m,
                         k,
                         n,
                         alpha,
-                        self.a.as_ptr().cast::<f64>(),
+                        a.as_ptr().cast::<f64>(),
                         s(self.a_rs),
                         s(self.a_cs),
-                        self.b.as_ptr().cast::<f64>(),
+                        b.as_ptr().cast::<f64>(),
                         s(self.b_rs),
                         s(self.b_cs),
-                        beta,
-                        self.c.as_ptr().cast::<f64>().cast_mut(),
+                        0.0,
+                        ab.as_mut_ptr().cast::<f64>(),
                         s(n),
                         1,
                     )
                 }
             }
             Which::F32(same) => {
-                let (alpha, beta) = (same.to(alpha), same.to(beta));
-                // SAFETY: as above, with `f32` in `AtomicU32` cells.
+                let alpha = same.to(alpha);
+                // SAFETY: as above, with `f32`.
                 unsafe {
                     matrixmultiply::sgemm(
                         m,
                         k,
                         n,
                         alpha,
-                        self.a.as_ptr().cast::<f32>(),
+                        a.as_ptr().cast::<f32>(),
                         s(self.a_rs),
                         s(self.a_cs),
-                        self.b.as_ptr().cast::<f32>(),
+                        b.as_ptr().cast::<f32>(),
                         s(self.b_rs),
                         s(self.b_cs),
-                        beta,
-                        self.c.as_ptr().cast::<f32>().cast_mut(),
+                        0.0,
+                        ab.as_mut_ptr().cast::<f32>(),
                         s(n),
                         1,
                     )
                 }
             }
             // `Float` is implemented for `f64` and `f32` only.
-            _ => self.loops(alpha, beta),
+            _ => return self.loops(alpha, beta),
+        }
+        let zero = T::from_lit(0.0);
+        for (cell, &v) in self.c.iter().zip(&ab) {
+            // As in the meaning, `beta == 0` does not read `c`.
+            let v = if beta == zero {
+                v
+            } else {
+                v.add(beta.mul(T::load(cell)))
+            };
+            T::store(cell, v);
         }
     }
 }
