@@ -1,7 +1,8 @@
 //! `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)`: the triple loop of its meaning exactly
 //! on `seq` and in debug mode, the `matrixmultiply` GEMM within rounding on `cpu`, in `f64` and
-//! `f32`, for every transpose combination of non-square operands; on the CUDA targets between the
-//! kernels of a CUDA-class site; bad operands fail naming the site.
+//! `f32`, for every transpose combination of non-square operands; on the CUDA targets as a kernel
+//! of its own, which gives the triple loop's results exactly, beside the other kernels of a
+//! CUDA-class site; bad operands fail naming the site.
 
 mod common;
 
@@ -111,13 +112,12 @@ fn f64_products_are_the_triple_loop_on_seq_and_debug_and_agree_on_cpu() {
             let what = format!("ta={ta} tb={tb} alpha={alpha} beta={beta}");
             assert_eq!(run(Target::Seq), want, "seq {what}");
             assert_eq!(run(Target::Debug), want, "debug {what}");
-            let mut targets = vec![Target::Cpu];
-            targets.extend(common::cuda_targets());
-            for t in targets {
-                let got = run(t);
-                for (x, y) in got.iter().zip(&want) {
-                    assert!((x - y).abs() <= 1e-13, "{t} {what}: {x} vs {y}");
-                }
+            // The kernel sums in the meaning's order, uncontracted: the same bits.
+            for t in common::cuda_targets() {
+                assert_eq!(run(t), want, "{t} {what}");
+            }
+            for (x, y) in run(Target::Cpu).iter().zip(&want) {
+                assert!((x - y).abs() <= 1e-13, "cpu {what}: {x} vs {y}");
             }
         }
     }
@@ -140,6 +140,9 @@ fn f32_products_compute_in_f32() {
         };
         assert_eq!(run(Target::Seq), want, "seq ta={ta} tb={tb}");
         assert_eq!(run(Target::Debug), want, "debug ta={ta} tb={tb}");
+        for t in common::cuda_targets() {
+            assert_eq!(run(t), want, "{t} ta={ta} tb={tb}");
+        }
         for (x, y) in run(Target::Cpu).iter().zip(&want) {
             assert!((x - y).abs() <= 1e-5, "cpu ta={ta} tb={tb}: {x} vs {y}");
         }
@@ -149,8 +152,8 @@ fn f32_products_compute_in_f32() {
 #[test]
 fn rows_of_a_buffer_and_a_product_between_kernels() {
     // The first `n` rows of `[8, 3]` buffers, as the network example uses its batch buffers; a
-    // kernel before and after the product (CUDA-class: on the CUDA targets the product runs on
-    // the CPU between the launches).
+    // kernel before and after the product (CUDA-class: on the CUDA targets the product is the
+    // second of three launches).
     let x = Tensor::from_vec(values(24, 7), &[8, 3]);
     let w = Tensor::from_vec(values(6, 8), &[2, 3]);
     let n: i64 = 5;
@@ -201,7 +204,10 @@ fn rows_of_a_buffer_and_a_product_between_kernels() {
             assert!((p - q).abs() <= 1e-13, "{t}: {got:?}");
         }
         if matches!(t, Target::Cuda | Target::CudaEmulator) {
-            assert_eq!(launches, 2, "{t} launched both kernels on the device");
+            assert_eq!(
+                launches, 3,
+                "{t} launched the product between the loops' kernels"
+            );
         }
     }
 }
@@ -254,5 +260,28 @@ fn bad_operands_fail_naming_the_site_on_every_target() {
             line,
             "writes `c`, which shares memory with its operand `c`",
         );
+    }
+}
+
+#[test]
+fn beta_zero_and_empty_products_agree_on_every_target() {
+    let mut targets = vec![Target::Seq, Target::Debug, Target::Cpu];
+    targets.extend(common::cuda_targets());
+    for t in targets {
+        // `beta == 0` overwrites a NaN in `c`.
+        let a = Tensor::from_vec(values(6, 9), &[2, 3]);
+        let c = Tensor::from_vec(vec![f64::NAN; 4], &[2, 2]);
+        with_target(t, || gemm64(&c, &a, false, &a, true, 1.0, 0.0));
+        assert!(c.to_vec().iter().all(|v| v.is_finite()), "{t}: {c:?}");
+        // k = 0: c := beta · c.
+        let (a0, b0) = (Tensor::<f64>::zeros(&[2, 0]), Tensor::<f64>::zeros(&[0, 2]));
+        let c = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        with_target(t, || gemm64(&c, &a0, false, &b0, false, 1.0, 3.0));
+        assert_eq!(c.to_vec(), [3.0, 6.0, 9.0, 12.0], "{t}");
+        // m = 0: nothing to compute.
+        let c = Tensor::<f64>::zeros(&[0, 2]);
+        let (a, b) = (Tensor::<f64>::zeros(&[0, 2]), Tensor::<f64>::zeros(&[2, 2]));
+        with_target(t, || gemm64(&c, &a, false, &b, false, 1.0, 3.0));
+        assert!(c.to_vec().is_empty(), "{t}");
     }
 }

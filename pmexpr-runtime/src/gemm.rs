@@ -12,11 +12,15 @@
 //! Every target checks first, and fails at the `accelerate!` site, naming the tensors: each is of
 //! rank 2, the shapes agree, and `c` shares no memory with `a` or `b` (the product would read what
 //! it writes).
+//!
+//! On the CUDA targets host code checks the operands ([`gemm_elements`]) and launches a kernel
+//! that the CUDA generator made for the product (the prelude's `pm_gemm`: one element of `c` per
+//! index, summed in the meaning's order, so the results are the meaning's bit for bit).
 
 use crate::backend::Backend;
 use crate::numeric::Float;
 use crate::prim::Which;
-use crate::site::{Site, say_once};
+use crate::site::Site;
 use crate::tensor::{Element, TensorRef};
 
 /// `tensor_gemm` at `site`: checks the operands (`names`: how the site spells `c`, `a`, `b`), then
@@ -44,15 +48,21 @@ pub fn tensor_gemm<B: Backend, T: Float>(
     }
 }
 
-/// Says once per site that the CUDA targets run its `tensor_gemm` on the CPU, between the
-/// kernels (whose tensors are copied back to the host around each launch then).
-pub fn gemm_on_host_notice(site: &'static Site) {
-    say_once(
-        format!("{site} gemm"),
-        &format!(
-            "pmexpr: accelerate! at {site}: `tensor_gemm` runs on the CPU (multithreaded) under the CUDA targets, between its kernels, which copy their tensors to the device and back around each launch"
-        ),
-    );
+/// `tensor_gemm` at `site` on the CUDA targets: checks the operands as [`tensor_gemm`] does,
+/// and gives the number of elements of `c`, which the kernel that computes the product covers
+/// (one element per index; the prelude's `pm_gemm`).
+#[allow(clippy::too_many_arguments)] // the intrinsic's operands
+pub fn gemm_elements<T: Float>(
+    site: &Site,
+    names: [&str; 3],
+    c: TensorRef<'_, T>,
+    a: TensorRef<'_, T>,
+    trans_a: bool,
+    b: TensorRef<'_, T>,
+    trans_b: bool,
+) -> i64 {
+    let g = Gemm::checked(site, names, c, a, trans_a, b, trans_b);
+    (g.m * g.n) as i64
 }
 
 /// A checked product: the row-major strides of `op(a)`, `op(b)` and `c`.

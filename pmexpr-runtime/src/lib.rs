@@ -77,7 +77,7 @@ pub mod __private {
         FutharkResult, Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim,
         futhark_missing,
     };
-    pub use crate::gemm::{gemm_on_host_notice, tensor_gemm};
+    pub use crate::gemm::{gemm_elements, tensor_gemm};
     pub use crate::intrinsics as rt;
     pub use crate::laws::{
         Law, check_reduce, tensor_get, tensor_linear_get, tensor_linear_set, tensor_set, track,

@@ -74,9 +74,9 @@
 //! appear where a `par_loop` may (the expression, a `seq_loop`, a function called from there) and
 //! is a well-formedness error inside the function of a `par_loop` (nested parallelism). It does
 //! not count for classification: a site with no `par_loop` names its backend. Under the `cuda` and
-//! `cuda-emulator` targets it runs on the CPU between the site's kernels (said once on stderr; the
-//! tensors are copied to the device and back around each launch then); Futhark-class sites have no
-//! tensors.
+//! `cuda-emulator` targets it is a kernel of the site's module (one element of `c` per GPU
+//! thread, summed in the meaning's order: the results are the `seq` target's bit for bit), launched
+//! after the host checks the operands; Futhark-class sites have no tensors.
 //!
 //! ```
 //! use pmexpr::{Tensor, accelerate};

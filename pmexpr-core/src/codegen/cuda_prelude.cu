@@ -224,5 +224,29 @@ template <typename T, typename... I> __device__ __forceinline__ pm_tensor<T> pm_
 template <typename T> __device__ __forceinline__ pm_tensor<T> pm_tensor_slice_seq(int check, pm_tensor<T> t, pm_seq<long long> ix) {
     return pm_tensor_slice_n(check, t, ix.data, ix.len);
 }
+
+// `tensor_gemm(c, a, ta, b, tb, alpha, beta)` in host code: c := alpha · op(a) · op(b) + beta · c
+// with one element of `c` per index in 0..n (n = the elements of `c`). The host checked the
+// ranks, the shapes and that `c` shares no memory with `a` or `b` before the launch. Each element
+// sums over `l` in order, and (without contraction, `--fmad=false`) gives the sequential
+// meaning's result bit for bit; consecutive indices read consecutive columns of `op(b)`.
+template <typename T>
+__device__ void pm_gemm(pm_tensor<T> c, pm_tensor<T> a, bool ta, pm_tensor<T> b, bool tb, T alpha, T beta, long long n) {
+    const long long cols = c.dims[1];
+    const long long k = ta ? a.dims[0] : a.dims[1];
+    // Row and column strides of op(a) ([m, k]) and op(b) ([k, n]) in row-major storage.
+    const long long a_rs = ta ? 1 : a.dims[1], a_cs = ta ? a.dims[1] : 1;
+    const long long b_rs = tb ? 1 : b.dims[1], b_cs = tb ? b.dims[1] : 1;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
+        const long long i = idx / cols, j = idx % cols;
+        const T* ap = a.data + i * a_rs;
+        const T* bp = b.data + j * b_cs;
+        T acc = T(0);
+        for (long long l = 0; l < k; ++l) acc = acc + ap[l * a_cs] * bp[l * b_rs];
+        // As in the meaning, `beta == 0` does not read `c`.
+        c.data[idx] = beta == T(0) ? alpha * acc : alpha * acc + beta * c.data[idx];
+    }
+}
 #endif  // PMEXPR_PRELUDE
 // ---- end of the prelude ----

@@ -107,9 +107,20 @@ pub struct KernelParam {
     pub value: Expr,
 }
 
-/// One kernel: a `par_loop` of host code.
+/// What a kernel replaces in host code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelKind {
+    /// A `par_loop`: the kernel calls its function once per index.
+    ParLoop,
+    /// A `tensor_gemm`: the prelude's `pm_gemm`, one element of the product per index.
+    Gemm,
+}
+
+/// One kernel: a `par_loop` or a `tensor_gemm` of host code.
 #[derive(Debug, Clone)]
 pub struct Kernel {
+    /// What it replaces.
+    pub kind: KernelKind,
     /// The `extern "C"` name (what the host looks up in the compiled module).
     pub name: String,
     /// The host binding whose body holds the `par_loop`: the accelerated binding, or a function
@@ -117,18 +128,18 @@ pub struct Kernel {
     pub binding: VarId,
     /// Its name.
     pub binding_name: String,
-    /// The `par_loop` node this kernel replaces: the host code launches the kernel where it
-    /// reaches that node of the monomorphic program.
+    /// The `par_loop` (or `tensor_gemm` application) node this kernel replaces: the host code
+    /// launches the kernel where it reaches that node of the monomorphic program.
     pub node: NodeId,
-    /// Which `par_loop` of that binding's value it is, counting from 0 in [`Expr::walk`] order
-    /// (named so in the kernel's comment).
+    /// Which launch of that binding's value it is (`par_loop`s and `tensor_gemm`s together),
+    /// counting from 0 in [`Expr::walk`] order (named so in the kernel's comment).
     pub ordinal: usize,
     /// The `par_loop`'s tokens.
     pub span: SpanRange,
-    /// The `__device__` function called once per index.
+    /// The `__device__` function called once per index (`pm_gemm` for a product).
     pub function: String,
-    /// The parameters, in order: the bound arguments of the loop's function, then `n` (a
-    /// `long long`). The launch covers `0..n` with any grid (a grid-stride loop); `n <= 0` does
+    /// The parameters, in order: the bound arguments of the loop's function (a product's seven
+    /// arguments), then `n` (a `long long`; for a product, the number of elements of `c`). The launch covers `0..n` with any grid (a grid-stride loop); `n <= 0` does
     /// nothing.
     pub params: Vec<KernelParam>,
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use super::Gen;
-use super::abi::{CLayout, Kernel, KernelParam};
+use super::abi::{CLayout, Kernel, KernelKind, KernelParam};
 use super::code::c_ident;
 use super::expr::lambda_of;
 use super::{Result, unsupported};
@@ -54,14 +54,17 @@ pub(super) fn host_summary(kernels: &[Kernel], plan: &HostPlan, result: &str) ->
     let mut lines = Vec::new();
     for k in kernels {
         let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
-        lines.push(format!(
-            "{}({}): `par_loop` #{} of `{}`, calls `{}` for each index in 0..n",
-            k.name,
-            params.join(", "),
-            k.ordinal,
-            k.binding_name,
-            k.function
-        ));
+        let what = match k.kind {
+            KernelKind::ParLoop => format!(
+                "`par_loop` #{} of `{}`, calls `{}` for each index in 0..n",
+                k.ordinal, k.binding_name, k.function
+            ),
+            KernelKind::Gemm => format!(
+                "`tensor_gemm` #{} of `{}`, one element of the product per index in 0..n",
+                k.ordinal, k.binding_name
+            ),
+        };
+        lines.push(format!("{}({}): {what}", k.name, params.join(", ")));
     }
     if plan.straight_line {
         lines.push(format!(
@@ -82,12 +85,13 @@ pub(super) fn host_summary(kernels: &[Kernel], plan: &HostPlan, result: &str) ->
     lines
 }
 
-/// A `par_loop` of host code, before its kernel is generated.
+/// A `par_loop` or `tensor_gemm` of host code, before its kernel is generated.
 pub(super) struct HostLoop<'a> {
     pub(super) binding: VarId,
     pub(super) ordinal: usize,
     pub(super) node: &'a Expr,
-    pub(super) callee: VarId,
+    /// The loop's function; `None` for a product.
+    pub(super) callee: Option<VarId>,
 }
 
 pub(super) struct HostAnalysis<'a> {
@@ -136,7 +140,7 @@ impl<'a> Gen<'a> {
             .order
             .iter()
             .copied()
-            .filter(|id| has_par_loop(&self.defs[id].value))
+            .filter(|id| has_launch(&self.defs[id].value))
             .collect();
         loop {
             let more: Vec<VarId> = self
@@ -165,13 +169,7 @@ impl<'a> Gen<'a> {
             let def: &'a Def = self.defs[&id];
             let mut nodes: Vec<&'a Expr> = Vec::new();
             def.value.walk(&mut |x| {
-                if matches!(
-                    x.kind,
-                    ExprKind::Keyword {
-                        kw: Keyword::ParLoop,
-                        ..
-                    }
-                ) {
+                if is_launch(x) {
                     nodes.push(x);
                 }
             });
@@ -179,7 +177,14 @@ impl<'a> Gen<'a> {
             let mut heads: HashSet<NodeId> = HashSet::new();
             for (ordinal, node) in nodes.iter().enumerate() {
                 let ExprKind::Keyword { args, .. } = &node.kind else {
-                    unreachable!("collected as par_loop")
+                    // A product: its arguments are host code.
+                    loops.push(HostLoop {
+                        binding: id,
+                        ordinal,
+                        node,
+                        callee: None,
+                    });
+                    continue;
                 };
                 let f = &args[1];
                 let head = match &f.kind {
@@ -201,7 +206,7 @@ impl<'a> Gen<'a> {
                     binding: id,
                     ordinal,
                     node,
-                    callee,
+                    callee: Some(callee),
                 });
             }
             let mut uses = Vec::new();
@@ -270,6 +275,9 @@ impl<'a> Gen<'a> {
     // ----- kernels -----
 
     pub(super) fn kernel(&mut self, name: String, l: &HostLoop<'_>) -> Result<(Kernel, String)> {
+        let Some(callee) = l.callee else {
+            return self.gemm_kernel(name, l);
+        };
         let ExprKind::Keyword { args, .. } = &l.node.kind else {
             unreachable!("a par_loop node")
         };
@@ -278,7 +286,7 @@ impl<'a> Gen<'a> {
             ExprKind::App { args, .. } => args,
             _ => &[],
         };
-        let def = self.defs[&l.callee];
+        let def = self.defs[&callee];
         let (params, body) = lambda_of(def);
         if params.len() != bound.len() + 1 {
             return unsupported(
@@ -353,6 +361,7 @@ impl<'a> Gen<'a> {
         let _ = writeln!(text, "}}");
         Ok((
             Kernel {
+                kind: KernelKind::ParLoop,
                 name,
                 binding: l.binding,
                 binding_name,
@@ -367,22 +376,87 @@ impl<'a> Gen<'a> {
     }
 }
 
+impl Gen<'_> {
+    /// The kernel of a `tensor_gemm` of host code: its seven arguments, then `n`, handed to the
+    /// prelude's `pm_gemm` (the host checks the operands and computes `n` before the launch).
+    fn gemm_kernel(&mut self, name: String, l: &HostLoop<'_>) -> Result<(Kernel, String)> {
+        let ExprKind::App { args, .. } = &l.node.kind else {
+            unreachable!("a tensor_gemm application")
+        };
+        const NAMES: [&str; 7] = ["c", "a", "ta", "b", "tb", "alpha", "beta"];
+        let mut kparams = Vec::new();
+        for (pname, value) in NAMES.iter().zip(args) {
+            kparams.push(KernelParam {
+                name: (*pname).into(),
+                ty: self.ity(&value.ty, value.span)?,
+                c_type: self.c_type(&value.ty, value.span)?,
+                layout: self.layout(&value.ty, value.span)?,
+                value: value.clone(),
+            });
+        }
+        // `n` has no expression of its own: the host computes it from the shapes.
+        kparams.push(KernelParam {
+            name: "n".into(),
+            ty: Type::Int,
+            c_type: "long long".into(),
+            layout: CLayout::I64,
+            value: l.node.clone(),
+        });
+        let decl: Vec<String> = kparams
+            .iter()
+            .map(|p| format!("{} {}", p.c_type, p.name))
+            .collect();
+        let binding_name = self.defs[&l.binding].ident.name.clone();
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "// `tensor_gemm` #{} of `{binding_name}`: c := alpha * op(a) * op(b) + beta * c, one element of c per index in 0..n.",
+            l.ordinal
+        );
+        let _ = writeln!(
+            text,
+            "extern \"C\" __global__ void {name}({}) {{",
+            decl.join(", ")
+        );
+        let _ = writeln!(text, "    pm_gemm(c, a, ta, b, tb, alpha, beta, n);");
+        let _ = writeln!(text, "}}");
+        Ok((
+            Kernel {
+                kind: KernelKind::Gemm,
+                name,
+                binding: l.binding,
+                binding_name,
+                node: l.node.id,
+                ordinal: l.ordinal,
+                span: l.node.span,
+                function: "pm_gemm".into(),
+                params: kparams,
+            },
+            text,
+        ))
+    }
+}
+
 pub(super) fn is_tensor_shape(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::App { func, .. }
         if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorShape)))
 }
 
-pub(super) fn has_par_loop(e: &Expr) -> bool {
+/// Whether `e` is a `par_loop` or a `tensor_gemm` application: what becomes a kernel in host
+/// code. (The well-formedness check keeps `tensor_gemm` out of device code.)
+pub fn is_launch(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Keyword { kw, .. } => *kw == Keyword::ParLoop,
+        ExprKind::App { func, .. } => {
+            matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGemm))
+        }
+        _ => false,
+    }
+}
+
+pub(super) fn has_launch(e: &Expr) -> bool {
     let mut found = false;
-    e.walk(&mut |x| {
-        found |= matches!(
-            x.kind,
-            ExprKind::Keyword {
-                kw: Keyword::ParLoop,
-                ..
-            }
-        );
-    });
+    e.walk(&mut |x| found |= is_launch(x));
     found
 }
 

@@ -45,6 +45,7 @@
 //! | patterns | `bool` constants, records (fields compared/bound one by one), variables, `_` |
 //! | `f(a, b)` | a call of the `__device__` function `f_3` (recursion allowed) |
 //! | `par_loop(n, f)` in the accelerated binding | a kernel (grid-stride loop over `0..n`) |
+//! | `tensor_gemm(c, a, ta, b, tb, alpha, beta)` in host code | a kernel calling the prelude's `pm_gemm`: one element of `c` per index, summed in the sequential order |
 //! | `par_loop(n, f)` in device code | a sequential `for` loop (a kernel cannot launch kernels here) |
 //! | `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)`, `foldl(f, acc, s)` | `for` loops, the accumulator in a local |
 //! | `addi subi muli negi` | `pm_addi` …: wrapping, through unsigned arithmetic (signed overflow is undefined in C++); on `i32`, `pm_addi32` … |
@@ -115,9 +116,9 @@ mod scrut;
 mod types;
 
 pub use self::abi::{
-    CLayout, Check, DEFAULT_MAX_RANK, DeviceError, ERROR_SYMBOL, Kernel, KernelParam,
+    CLayout, Check, DEFAULT_MAX_RANK, DeviceError, ERROR_SYMBOL, Kernel, KernelKind, KernelParam,
 };
-pub use self::host::{HostNote, HostPlan};
+pub use self::host::{HostNote, HostPlan, is_launch};
 pub use self::instantiation::{
     Instantiation, MAX_INSTANTIATIONS, NumType, default_instantiation, float_instantiation,
     instantiation_suffix, instantiations,
@@ -248,7 +249,7 @@ pub fn generate(
     };
     let host = g.host_analysis(accelerated)?;
     // The device functions: what the kernels' functions reach.
-    let roots: Vec<VarId> = host.loops.iter().map(|l| l.callee).collect();
+    let roots: Vec<VarId> = host.loops.iter().filter_map(|l| l.callee).collect();
     let device = g.reachable(&roots);
     let device_order: Vec<VarId> = g
         .order

@@ -11,9 +11,10 @@
 //! inside `seq_loop`, `seq_loop_acc`, `foldl`, a branch, a closure, a local `fn` (recursion
 //! included) or a `#[pmexpr]` function, and runs each time the host code reaches it. Closures use
 //! the call (a shared `RefCell` of the runtime's `Call`) from their environment; `fn` items that
-//! launch take it as their last parameter. Tensors stay on the device for the whole call unless
-//! host code reads or writes tensor elements itself, or runs `tensor_gemm` (on the CPU, said once
-//! at run time): then each launch copies them back.
+//! launch take it as their last parameter. A `tensor_gemm` of host code launches the kernel the
+//! CUDA generator made for it, after checking its operands on the host. Tensors stay on the
+//! device for the whole call unless host code reads or writes tensor elements itself: then each
+//! launch copies them back.
 //!
 //! Not run on the CUDA targets (the site runs on the CPU ones, and the build hook says why, with
 //! [`unsupported_host`]): a launching function used as a value (boxed, it would outlive the call
@@ -29,7 +30,7 @@ use quote::quote;
 use super::{CudaBuild, CudaHost, cuda_host_problem};
 use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::classify::Backend;
-use crate::codegen::cuda::{CudaModule, CudaOptions, generate, instantiations};
+use crate::codegen::cuda::{CudaModule, CudaOptions, generate, instantiations, is_launch};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
 use crate::mono::Mono;
@@ -46,9 +47,7 @@ fn host_touches_tensors(program: &SiteProgram) -> bool {
                 Intrinsic::TensorGet
                 | Intrinsic::TensorSet
                 | Intrinsic::TensorLinearGet
-                | Intrinsic::TensorLinearSet
-                // Host code runs `tensor_gemm` on the CPU, on the host's copy of the tensors.
-                | Intrinsic::TensorGemm,
+                | Intrinsic::TensorLinearSet,
             ) => true,
             ExprKind::Var { ident, .. } => {
                 if defs.contains_key(&ident.id) {
@@ -122,11 +121,7 @@ fn host_launches(
     let lifted = &program.lifted;
     let mut loops = HashSet::new();
     mono.expr.walk(&mut |x| {
-        if let ExprKind::Keyword {
-            kw: Keyword::ParLoop,
-            ..
-        } = x.kind
-        {
+        if is_launch(x) {
             loops.insert(x.id);
         }
     });
@@ -439,6 +434,26 @@ mod tests {
         )
         .unwrap();
         assert!(!resident(&h));
+    }
+
+    /// A `tensor_gemm` of host code launches a kernel of its own, with its seven arguments, and
+    /// keeps the tensors on the device.
+    #[test]
+    fn products_launch_their_own_kernel() {
+        let tokens = quote!(seq_loop(steps, |_s| {
+            tensor_gemm(y, x, false, w, true, 1.0, 0.0);
+            par_loop(2, |i| tensor_set(y, [i, 0], 0.0))
+        }));
+        let h = host(tokens.clone(), &[]).unwrap();
+        assert_eq!(h.launches.len(), 2);
+        assert_eq!(h.kernel_args.iter().map(Vec::len).collect::<Vec<_>>(), [7, 1]);
+        assert!(resident(&h));
+        let (mono, _, _) = site(tokens, &[]);
+        let rt = quote!(::pmexpr::__private);
+        let code =
+            crate::codegen::rust::generate_site(&mono, &rt, false, Some(&h), None).to_string();
+        assert!(code.contains(":: gemm_elements ("), "{code}");
+        assert!(code.contains("__pm_c . launch (0 , __pm_n"), "{code}");
     }
 
     #[test]

@@ -20,6 +20,9 @@ impl Gen<'_> {
             ExprKind::Lit(l) => lit(l, &e.ty, &rt),
             ExprKind::Lam { params, body } => self.func_from_lambda(params, body),
             ExprKind::App { func, args } => {
+                if let Some(k) = self.launched_gemm(e) {
+                    return self.launch_gemm(k, args);
+                }
                 let args: Vec<Arg> = args.iter().map(Arg::Expr).collect();
                 self.call(func, args, &e.ty)
             }

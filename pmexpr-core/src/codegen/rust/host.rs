@@ -8,7 +8,8 @@ use quote::quote;
 use super::types::is_copy;
 use super::{Binding, CudaHost, Gen, HostState};
 use crate::ast::{Expr, ExprKind, NodeId};
-use crate::intrinsics::Keyword;
+use crate::codegen::cuda::is_launch;
+use crate::intrinsics::{Intrinsic, Keyword};
 use crate::mono::Mono;
 
 /// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
@@ -76,10 +77,7 @@ impl Gen<'_> {
         };
         let mut found = false;
         e.walk(&mut |x| match &x.kind {
-            ExprKind::Keyword {
-                kw: Keyword::ParLoop,
-                ..
-            } => found |= host.launches.contains_key(&x.id),
+            _ if is_launch(x) => found |= host.launches.contains_key(&x.id),
             ExprKind::Var { ident, .. } => {
                 found |= match self.bindings.get(&ident.id) {
                     Some(Binding::Closure { rust, .. } | Binding::Item { rust, .. }) => {
@@ -107,6 +105,51 @@ impl Gen<'_> {
             return None;
         }
         self.cuda.and_then(|h| h.launches.get(&id).copied())
+    }
+
+    /// The kernel that this application (`e`) launches, if it is a `tensor_gemm` of host code for
+    /// the CUDA targets.
+    pub(super) fn launched_gemm(&self, e: &Expr) -> Option<usize> {
+        match &e.kind {
+            ExprKind::App { func, .. }
+                if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGemm)) =>
+            {
+                self.cuda.and_then(|h| h.launches.get(&e.id).copied())
+            }
+            _ => None,
+        }
+    }
+
+    /// The launch of kernel `k` by a `tensor_gemm` of host code (`args`: its seven arguments,
+    /// which the kernel's parameters evaluate in order): the operands are checked on the host,
+    /// as on the CPU targets, and the kernel covers the elements of `c`.
+    pub(super) fn launch_gemm(&mut self, k: usize, args: &[Expr]) -> TokenStream {
+        let host = self.cuda.expect("launches are found in host code only");
+        let rt = self.rt.clone();
+        let site = self.site();
+        let names = [0, 1, 3].map(|i| self.tensor_name(&args[i]));
+        let [cn, an, bn] = &names;
+        let mut stmts = Vec::new();
+        let mut vals = Vec::new();
+        for e in &host.kernel_args[k] {
+            let v = self.value(e);
+            let x = self.fresh("param");
+            stmts.push(quote!(let #x = &(#v);));
+            vals.push(x);
+        }
+        let [c, a, ta, b, tb, ..] = &vals[..] else {
+            unreachable!("seven arguments, checked by inference")
+        };
+        self.host.launched.insert(k);
+        let k = Literal::usize_unsuffixed(k);
+        quote!({
+            #(#stmts)*
+            let __pm_n: i64 =
+                #rt::gemm_elements(#site, [#cn, #an, #bn], *#c, *#a, *#ta, *#b, *#tb);
+            let mut __pm_c = __pm_call.borrow_mut();
+            let __pm_params = ::std::vec![#(__pm_c.param(#vals)),*];
+            __pm_c.launch(#k, __pm_n, __pm_params);
+        })
     }
 
     /// The launch of kernel `k` by a `par_loop` of host code (`args`: the loop's `n` and

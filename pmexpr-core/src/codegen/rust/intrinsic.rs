@@ -264,19 +264,9 @@ impl Gen<'_> {
                 };
                 let names = [0, 1, 3].map(|k| self.tensor_name(args[k]));
                 let [cn, an, bn] = &names;
-                // Host code of the CUDA targets runs the product on the CPU, between launches
-                // (the tensors it touches are copied back from the device first).
-                let (backend, notice) = if self.cuda.is_some() {
-                    (
-                        quote!(#rt::CpuBackend),
-                        quote!(#rt::gemm_on_host_notice(#site);),
-                    )
-                } else {
-                    (quote!(B), TokenStream::new())
-                };
+                // (Host code of the CUDA targets launches a kernel instead: `launch_gemm`.)
                 quote!({
-                    #notice
-                    #rt::tensor_gemm::<#backend, _>(
+                    #rt::tensor_gemm::<B, _>(
                         #site,
                         [#cn, #an, #bn],
                         #c, #a, #ta, #b, #tb, #alpha, #beta,
@@ -287,7 +277,7 @@ impl Gen<'_> {
     }
 
     /// How debug mode's failures name a tensor: its variable, or what made it.
-    fn tensor_name(&self, t: &Expr) -> String {
+    pub(super) fn tensor_name(&self, t: &Expr) -> String {
         match &t.kind {
             ExprKind::Var { ident, .. } => ident.name.clone(),
             ExprKind::App { func, .. } => match &func.kind {
