@@ -106,6 +106,28 @@ pub trait Backend: 'static {
     fn par_loop<F>(n: i64, f: F)
     where
         F: Fn(i64) + Clone + Sync + Send;
+
+    /// `par_loop n` over a grid of rows of `w > 0`: `f(k0, j0, j1)` for segments of one row each
+    /// that together cover `0..n` once, in any order — index `k` is `k0 + (j - j0)` for one
+    /// segment and one `j` in `j0..j1`, and `j = k % w`. Generated code runs a loop whose
+    /// function starts with `let j = k % w;` (and `let`s that are the same along a row, such as
+    /// `k / w`) this way: see the code generator's `grid` module. `n <= 0` does nothing.
+    fn par_rows<F>(n: i64, w: i64, f: F)
+    where
+        F: Fn(i64, i64, i64) + Clone + Sync + Send;
+}
+
+/// `f(k0, j0, j1)` for the segments of rows of `w > 0` that cover `lo..hi`: one division per
+/// segment.
+#[inline(always)]
+fn rows_of<F: Fn(i64, i64, i64)>(lo: i64, hi: i64, w: i64, f: &F) {
+    let mut k = lo;
+    while k < hi {
+        let j0 = k % w;
+        let j1 = w.min(j0.saturating_add(hi - k));
+        f(k, j0, j1);
+        k += j1 - j0;
+    }
 }
 
 /// The sequential backend: the reference semantics.
@@ -322,6 +344,13 @@ macro_rules! sequential_backend {
                 } else {
                     (0..n.max(0)).for_each(f)
                 }
+            }
+
+            fn par_rows<F>(n: i64, w: i64, f: F)
+            where
+                F: Fn(i64, i64, i64) + Clone + Sync + Send,
+            {
+                rows_of(0, n, w, &f)
             }
         }
     };
@@ -578,6 +607,26 @@ impl Backend for CpuBackend {
             }
         })
     }
+
+    fn par_rows<F>(n: i64, w: i64, f: F)
+    where
+        F: Fn(i64, i64, i64) + Clone + Sync + Send,
+    {
+        // The chunks of `par_loop`, each run as its row segments.
+        if nesting::saturated() {
+            return SeqBackend::par_rows(n, w, f);
+        }
+        let n = n.max(0);
+        let threads = rayon::current_num_threads() as i64;
+        let chunk = (n / (threads * 8)).max(1);
+        let chunks = (n + chunk - 1) / chunk;
+        (0..chunks as usize).into_par_iter().for_each(|c| {
+            let f = f.clone();
+            let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
+            let lo = c as i64 * chunk;
+            rows_of(lo, (lo + chunk).min(n), w, &f)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -619,6 +668,41 @@ mod tests {
         assert_eq!(seq.4, 4950);
         assert_eq!(keywords::<CpuBackend>(), seq);
         assert_eq!(keywords::<DebugBackend>(), seq);
+    }
+
+    /// Every index once, segments within one row, with its column, for widths below, at and above the chunk
+    /// sizes, on every backend.
+    #[test]
+    fn par_rows_cover_every_index_once_with_its_row_and_column() {
+        fn check<B: Backend>(n: i64, w: i64) {
+            let seen: Vec<AtomicI64> = (0..n.max(0)).map(|_| AtomicI64::new(0)).collect();
+            B::par_rows(n, w, |k0, j0, j1| {
+                assert!(0 <= j0 && j0 < j1 && j1 <= w, "segment {j0}..{j1} of {w}");
+                for j in j0..j1 {
+                    let k = k0 + (j - j0);
+                    assert_eq!((k0 / w, j), (k / w, k % w), "k = {k}");
+                    seen[k as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            assert!(
+                seen.iter().all(|c| c.load(Ordering::Relaxed) == 1),
+                "n={n} w={w}"
+            );
+        }
+        for (n, w) in [
+            (0, 3),
+            (-5, 2),
+            (1, 1),
+            (7, 3),
+            (1000, 7),
+            (1000, 1000),
+            (999, 2000),
+            (4096, 64),
+        ] {
+            check::<SeqBackend>(n, w);
+            check::<DebugBackend>(n, w);
+            check::<CpuBackend>(n, w);
+        }
     }
 
     #[test]

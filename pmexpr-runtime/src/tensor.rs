@@ -695,6 +695,16 @@ impl<T: Element> Window<'_, T> {
         T::store(&self.0[k as usize], value)
     }
 
+    /// The element at position `k` of the row, or `outside()` when `k` is not in the row.
+    #[inline(always)]
+    pub fn get_or(self, k: i64, outside: impl FnOnce() -> T) -> T {
+        // A negative `k` wraps to a position past any row.
+        match self.0.get(k as usize) {
+            Some(cell) => T::load(cell),
+            None => outside(),
+        }
+    }
+
     /// The number of elements.
     pub fn len(self) -> usize {
         self.0.len()
@@ -731,6 +741,19 @@ impl<T: Element> Strided<'_, T> {
     #[inline(always)]
     pub fn set(self, k: i64, value: T) {
         T::store(&self.cells[k as usize * self.stride], value)
+    }
+
+    /// The element at position `k` of the line, or `outside()` when `k` is not in the line.
+    #[inline(always)]
+    pub fn get_or(self, k: i64, outside: impl FnOnce() -> T) -> T {
+        match usize::try_from(k)
+            .ok()
+            .and_then(|k| k.checked_mul(self.stride))
+            .and_then(|at| self.cells.get(at))
+        {
+            Some(cell) => T::load(cell),
+            None => outside(),
+        }
     }
 }
 

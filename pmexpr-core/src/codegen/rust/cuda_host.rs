@@ -446,7 +446,10 @@ mod tests {
         }));
         let h = host(tokens.clone(), &[]).unwrap();
         assert_eq!(h.launches.len(), 2);
-        assert_eq!(h.kernel_args.iter().map(Vec::len).collect::<Vec<_>>(), [7, 1]);
+        assert_eq!(
+            h.kernel_args.iter().map(Vec::len).collect::<Vec<_>>(),
+            [7, 1]
+        );
         assert!(resident(&h));
         let (mono, _, _) = site(tokens, &[]);
         let rt = quote!(::pmexpr::__private);

@@ -176,7 +176,8 @@ impl Gen<'_> {
             }
             TensorGet | TensorSet | TensorSlice => {
                 if i != TensorSlice
-                    && let Some(w) = self.window_access(args[1], args.get(2).copied())
+                    && let Some(w) = self
+                        .window_access(args[1], args.get(2).copied(), |g| g.intrinsic(i, args, ty))
                 {
                     return w;
                 }

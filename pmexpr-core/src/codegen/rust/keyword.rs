@@ -6,7 +6,7 @@ use quote::{format_ident, quote};
 
 use super::types::result_type;
 use super::{Arg, Binding, Gen};
-use crate::ast::{Expr, ExprKind, NodeId};
+use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::Type;
 
@@ -138,6 +138,24 @@ impl Gen<'_> {
                 })
             }
             Keyword::ParLoop if let Some(k) = self.launched(kw, id) => self.launch(k, args),
+            Keyword::ParLoop if let Some(grid) = self.grid_loop(&args[1]) => {
+                let n = self.value(&args[0]);
+                let (nv, wv) = (self.fresh("n"), self.fresh("w"));
+                let w = self.value(grid.width);
+                let rows = self.grid_par_loop(&grid, &nv, &wv);
+                let run = self.windowed_loop(&args[1], 1, &nv, |g| {
+                    let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
+                    quote!({ #pre B::par_loop(#nv, #f) })
+                });
+                // Debug mode records the elements each iteration touches: it runs the loop as
+                // written, as does a width that `k / w` would fail on (or that gives negative
+                // rows).
+                quote!({
+                    let #nv = #n;
+                    let #wv: i64 = #w;
+                    if B::CHECKS || #wv <= 0 { #run } else { #rows }
+                })
+            }
             Keyword::ParLoop | Keyword::SeqLoop => {
                 let n = self.value(&args[0]);
                 let nv = self.fresh("n");
@@ -234,6 +252,27 @@ impl Gen<'_> {
         )
     }
 
+    /// What a `move` closure running `f`'s body needs before it (`let x = &x;` for what it must
+    /// borrow) and the bindings inside it. `Copy` values (numbers, tensor views) are copied into
+    /// the closure, so the compiler sees them as constant across iterations; everything else is
+    /// moved in as a reference, made here.
+    pub(super) fn move_captures(&mut self, f: &Expr) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
+        let mut refs = Vec::new();
+        let mut scope = Vec::new();
+        for id in self.captures(f.free_vars()) {
+            match self.bindings.get(&id).cloned() {
+                Some(Binding::Value { by_ref: false, ty }) if !self.is_copy(&ty) => {
+                    let x = self.local(id);
+                    refs.push(quote!(let #x = &#x;));
+                    scope.push((id, Binding::Value { by_ref: true, ty }));
+                }
+                Some(Binding::Closure { rust, .. }) => refs.push(quote!(let #rust = &#rust;)),
+                _ => {}
+            }
+        }
+        (refs, scope)
+    }
+
     /// The closure passed to the runtime for a function argument `f` that receives `incoming`
     /// arguments (type, whether by reference, whether used once). Returns the statements that
     /// must run before (partial arguments evaluated once) and the closure.
@@ -259,23 +298,8 @@ impl Gen<'_> {
                 once: *once,
             });
         }
-        // The adaptor is a `move` closure: `Copy` values (numbers, tensor views) are copied into
-        // it, so the compiler sees them as constant across iterations; everything else is moved
-        // in as a reference, made here.
         let mut pre = Vec::new();
-        let mut refs = Vec::new();
-        let mut scope = Vec::new();
-        for id in self.captures(f.free_vars()) {
-            match self.bindings.get(&id).cloned() {
-                Some(Binding::Value { by_ref: false, ty }) if !self.is_copy(&ty) => {
-                    let x = self.local(id);
-                    refs.push(quote!(let #x = &#x;));
-                    scope.push((id, Binding::Value { by_ref: true, ty }));
-                }
-                Some(Binding::Closure { rust, .. }) => refs.push(quote!(let #rust = &#rust;)),
-                _ => {}
-            }
-        }
+        let (mut refs, mut scope) = self.move_captures(f);
         let body = match &f.kind {
             ExprKind::Lam { params: lps, body } if lps.len() == srcs.len() => {
                 let mut stmts = Vec::new();

@@ -50,6 +50,7 @@ mod expr;
 mod func;
 mod fusion;
 pub mod futhark_host;
+mod grid;
 mod host;
 mod intrinsic;
 mod keyword;
@@ -149,7 +150,7 @@ struct Gen<'m> {
     /// The tensor accesses served by loop windows while a loop's fast version is generated
     /// (index expression's address → window variable, position of the loop variable in the
     /// index); see `windows.rs`.
-    windows: HashMap<NodeId, (proc_macro2::Ident, usize)>,
+    windows: HashMap<NodeId, (proc_macro2::Ident, usize, i64)>,
 }
 
 /// What generating host code for the CUDA targets found so far.

@@ -1,15 +1,19 @@
 //! Bounds-check hoisting for loops ("windows"): a loop of `n` iterations whose body reads or
 //! writes `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside
 //! it, literals; `t` may be a field of such a variable), `k` its loop variable — is versioned.
+//! The other indices may also be wrapping `+ - *` of such variables and literals (`t[i - 1, k]`).
 //! Before the loop the runtime takes the line `t[e1, …, 0..n, …]` once: a row when `k` is the
 //! last index (`TensorRef::window`, a contiguous slice), a strided line otherwise
 //! (`TensorRef::strided`). Both fail softly: `None` when the rank differs, another index is out
 //! of range or `n` exceeds the dimension. When every line exists, and not in debug mode (which
 //! records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice index
 //! that the loop bound keeps in range, instead of the rank and per-dimension checks and offset
-//! arithmetic of each access. Otherwise the loop runs as written, so that every failure is the
-//! same failure at the same access. Only loops whose body contains no further parallel keyword
-//! or loop are versioned, so that the code is at most doubled per loop.
+//! arithmetic of each access. A read may also index the line at `k ± c` (a stencil's
+//! neighbours): `line.get_or(k ± c, …)` reads the line where that falls inside it and is the
+//! checked access otherwise (an element beyond the line, or the failure as written). Otherwise
+//! the loop runs as written, so that every failure is the same failure at the same access. Only
+//! loops whose body contains no further parallel keyword or loop are versioned, so that the code
+//! is at most doubled per loop.
 
 use std::collections::BTreeSet;
 
@@ -33,6 +37,9 @@ pub(super) struct Access<'e> {
     /// Where the loop variable is in the index: the last dimension gives a row, another a
     /// strided line.
     pub(super) pos: usize,
+    /// The index there is the loop variable plus this (a read of `t[i, k ± c]`): such a read goes
+    /// through the line when it falls inside it, and is the checked access otherwise.
+    pub(super) offset: i64,
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -65,12 +72,56 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
                 return;
             };
             let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
-            let fixed = |x: &Expr| {
-                matches!(x.kind, ExprKind::Lit(Lit::Int(_))) || outside(x, |t| *t == Type::Int)
+            // `k`, `k + c`, `c + k`, `k - c` (a read only, unless `c` is 0).
+            let offset = |x: &Expr| -> Option<i64> {
+                if is_k(x) {
+                    return Some(0);
+                }
+                let ExprKind::App { func, args } = &x.kind else {
+                    return None;
+                };
+                let lit = |e: &Expr| match e.kind {
+                    ExprKind::Lit(Lit::Int(c)) => Some(c),
+                    _ => None,
+                };
+                match (&func.kind, &args[..]) {
+                    (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
+                    (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
+                    (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => {
+                        lit(b).and_then(i64::checked_neg)
+                    }
+                    _ => None,
+                }
             };
-            let Some(pos) = idx.iter().position(is_k) else {
+            let read = matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGet));
+            // Fixed for the loop, and computed without failing: a literal, a variable bound
+            // outside, wrapping `+ - *` of those (`i - 1` in a stencil).
+            fn fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
+                match &x.kind {
+                    ExprKind::Lit(Lit::Int(_)) => true,
+                    ExprKind::App { func, args } => {
+                        matches!(
+                            func.kind,
+                            ExprKind::Intrinsic(
+                                Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI
+                            )
+                        ) && args.iter().all(|a| fixed(a, outside))
+                    }
+                    _ => outside(x),
+                }
+            }
+            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
+            let fixed = |x: &Expr| fixed(x, &int_outside);
+            let Some((pos, offset)) = idx
+                .iter()
+                .enumerate()
+                .find_map(|(j, x)| offset(x).map(|o| (j, o)))
+            else {
                 return;
             };
+            if offset != 0 && !read {
+                return;
+            }
             // The tensor may be a field of a record bound outside (`l.w`): projections are
             // free and cannot fail.
             let mut base = &args[0];
@@ -90,6 +141,7 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
                     tensor: &args[0],
                     index: idx,
                     pos,
+                    offset,
                 });
             }
         }
@@ -122,23 +174,36 @@ impl Gen<'_> {
         let mut wins = Vec::new();
         let mut makes = Vec::new();
         let mut keys = BTreeSet::new();
+        // Lines by the text of the expression that takes them: the tensor and the fixed indices
+        // are variables, literals and wrapping arithmetic, so the same text is the same line,
+        // taken once (a stencil reads `src[i, j, ·]` at three offsets).
+        let mut taken: Vec<(String, proc_macro2::Ident)> = Vec::new();
         for a in &accesses {
-            let w = self.fresh("win");
             let t = self.value(a.tensor);
-            if a.pos + 1 == a.index.len() {
+            let make = if a.pos + 1 == a.index.len() {
                 let lead: Vec<TokenStream> =
                     a.index[..a.pos].iter().map(|e| self.value(e)).collect();
-                makes.push(quote!((#t).window(&[#(#lead),*], #n)));
+                quote!((#t).window(&[#(#lead),*], #n))
             } else {
                 let pos = a.pos;
                 let index: Vec<TokenStream> = (a.index.iter().enumerate())
                     .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
                     .collect();
-                makes.push(quote!((#t).strided(&[#(#index),*], #pos, #n)));
-            }
-            self.windows.insert(a.key, (w.clone(), a.pos));
+                quote!((#t).strided(&[#(#index),*], #pos, #n))
+            };
+            let text = make.to_string();
+            let w = match taken.iter().find(|(m, _)| *m == text) {
+                Some((_, w)) => w.clone(),
+                None => {
+                    let w = self.fresh("win");
+                    taken.push((text, w.clone()));
+                    makes.push(make);
+                    wins.push(w.clone());
+                    w
+                }
+            };
+            self.windows.insert(a.key, (w, a.pos, a.offset));
             keys.insert(a.key);
-            wins.push(w);
         }
         let fast = generate(self);
         for key in keys {
@@ -158,17 +223,28 @@ impl Gen<'_> {
         })
     }
 
-    /// `tensor_get` / `tensor_set` through a window, when the access at `idx` has one.
+    /// `tensor_get` / `tensor_set` through a window, when the access at `idx` has one;
+    /// `checked` generates the access as written (for a read at an offset that leaves the line).
     pub(super) fn window_access(
         &mut self,
         idx: &Expr,
         value: Option<&Expr>,
+        checked: impl FnOnce(&mut Self) -> TokenStream,
     ) -> Option<TokenStream> {
-        let (w, pos) = self.windows.get(&idx.id)?.clone();
+        let (w, pos, offset) = self.windows.get(&idx.id)?.clone();
         let ExprKind::Seq(es) = &idx.kind else {
             return None;
         };
         let k = self.value(es.get(pos)?);
+        if offset != 0 {
+            // The index is pure (wrapping `k ± c`), so computing it twice changes nothing.
+            let saved = self.windows.remove(&idx.id);
+            let slow = checked(self);
+            if let Some(saved) = saved {
+                self.windows.insert(idx.id, saved);
+            }
+            return Some(quote!(#w.get_or(#k, || #slow)));
+        }
         Some(match value {
             None => quote!(#w.get(#k)),
             Some(x) => {
@@ -236,6 +312,21 @@ mod tests {
     }
 
     #[test]
+    fn computed_rows_and_neighbours_are_windowed() {
+        // Leading indices of wrapping arithmetic on fixed values, and reads at `k ± c`; a write
+        // at `k + c` is not (it would need the same fallback for a store).
+        let n = windowed(quote!(seq_loop(n, |k| {
+            tensor_set(
+                t,
+                [c + 1, k],
+                tensor_get(t, [c - 1, k + 1]) + tensor_get(t, [2 * c, k - 1]),
+            );
+            tensor_set(t, [c, k + 1], 0)
+        })));
+        assert_eq!(n, vec![3]);
+    }
+
+    #[test]
     fn other_accesses_are_not_windowed() {
         // An index computed from the loop variable, another index computed or bound in the
         // loop, the loop variable twice, a tensor bound in the loop, an index sequence that is
@@ -247,7 +338,8 @@ mod tests {
             tensor_set(t, [j], 0);
             tensor_set(t, [j, k], 0);
             tensor_set(t, [k, k], 0);
-            tensor_set(t, [c + 1, k], 0);
+            tensor_set(t, [c / 2, k], 0);
+            tensor_set(t, [c, k * 2], tensor_get(t, [c, k * 2]));
             tensor_set(u, [k], 0);
             tensor_set(t, ix, 0)
         })));
