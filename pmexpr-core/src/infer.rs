@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::ast::{Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, IdMap, Lit, Param, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword, Operands};
 use crate::record::Records;
@@ -72,7 +72,7 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
     let mut cx = Infer {
         vars: Vec::new(),
         level: 1,
-        env: HashMap::new(),
+        env: IdMap::default(),
         errors: Vec::new(),
         names: &names,
         record_spans: HashMap::new(),
@@ -161,7 +161,7 @@ struct Scheme {
 struct Infer<'n> {
     vars: Vec<VarInfo>,
     level: u32,
-    env: HashMap<VarId, Scheme>,
+    env: IdMap<Scheme>,
     errors: Errors,
     names: &'n [String],
     record_spans: HashMap<TyVar, SpanRange>,
@@ -316,24 +316,20 @@ impl Infer<'_> {
     }
 
     /// The size and the depth of `t` with every binding applied, counted on the shared bindings
-    /// (`memo`, per variable), so in time linear in what inference built even where the
-    /// written-out type would be exponential; the size saturates at `usize::MAX`.
-    fn resolved_measure(
-        &self,
-        t: &Type,
-        memo: &mut HashMap<TyVar, (usize, usize)>,
-    ) -> (usize, usize) {
+    /// (`memo`, indexed by variable like `vars`), so in time linear in what inference built even
+    /// where the written-out type would be exponential; the size saturates at `usize::MAX`.
+    fn resolved_measure(&self, t: &Type, memo: &mut [Option<(usize, usize)>]) -> (usize, usize) {
         let mut measure = |t: &Type| self.resolved_measure(t, memo);
         match t {
             Type::Var(v) => {
-                if let Some(&m) = memo.get(v) {
+                if let Some(m) = memo[v.0 as usize] {
                     return m;
                 }
                 let m = match &self.vars[v.0 as usize].binding {
                     Some(b) => self.resolved_measure(b, memo),
                     None => (1, 0),
                 };
-                memo.insert(*v, m);
+                memo[v.0 as usize] = Some(m);
                 m
             }
             Type::Int | Type::Float | Type::Bool => (1, 0),
@@ -356,7 +352,9 @@ impl Infer<'_> {
     /// (applying identities to identities doubles it per argument): the generated Rust would be as
     /// large. Returns whether all are within.
     fn check_type_sizes(&mut self, e: &Expr) -> bool {
-        let mut memo = HashMap::new();
+        // A vector, not a hash map: a map keyed by variable scatters its entries, and with one
+        // variable per node of a long input every lookup missed the cache.
+        let mut memo = vec![None; self.vars.len()];
         let mut too_big = None;
         let mut too_deep = None;
         e.walk(&mut |x| {

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::ast::{Expr, ExprKind, FnDef, Ident, ItemRef, Lit, NodeId, Param, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, IdMap, IdSet, Ident, ItemRef, Lit, NodeId, Param, VarId};
 use crate::error::SpanRange;
 use crate::mono::Mono;
 use crate::types::Type;
@@ -76,7 +76,7 @@ pub struct Lifted {
     /// Each extra parameter of a lifted function → the variable of the monomorphic program it
     /// stands for: how host code generated from [`Mono::expr`] evaluates an expression of the
     /// lifted program (a kernel's arguments).
-    pub origins: HashMap<VarId, VarId>,
+    pub origins: IdMap<VarId>,
 }
 
 impl Lifted {
@@ -95,10 +95,10 @@ pub fn lift(mono: &Mono, span: SpanRange) -> Lifted {
     let mut l = Lifter {
         names: mono.names.clone(),
         out: Vec::new(),
-        env: HashMap::new(),
-        globals: HashSet::new(),
+        env: IdMap::default(),
+        globals: IdSet::default(),
         origin: Origin::Local,
-        origins: HashMap::new(),
+        origins: IdMap::default(),
     };
     let body = l.expr(mono.expr.clone());
     let params: Vec<Param> = mono
@@ -160,13 +160,13 @@ struct Lifter {
     names: Vec<String>,
     out: Vec<Binding>,
     /// Lifted functions → the variables each use must pass (the extra leading parameters).
-    env: HashMap<VarId, Vec<Expr>>,
+    env: IdMap<Vec<Expr>>,
     /// Identifiers of top-level bindings: never extra parameters.
-    globals: HashSet<VarId>,
+    globals: IdSet,
     /// The origin given to functions lifted now.
     origin: Origin,
     /// Extra parameters → the variables they copy.
-    origins: HashMap<VarId, VarId>,
+    origins: IdMap<VarId>,
 }
 
 fn placeholder() -> Expr {

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Expr, ExprKind, FnDef, Ident, Param, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, IdMap, Ident, Param, Pat, PatKind, VarId};
 use crate::infer::{Numeric, Typed};
 use crate::resolve::FreeVar;
 use crate::types::{TyVar, Type};
@@ -49,8 +49,8 @@ pub fn monomorphize(typed: Typed) -> Mono {
     let mut m = Monomorphizer {
         names,
         groups: Vec::new(),
-        poly: HashMap::new(),
-        current: HashMap::new(),
+        poly: IdMap::default(),
+        current: IdMap::default(),
     };
     let mut expr = m.expr(&expr, &base);
     let mut nodes = 0;
@@ -78,9 +78,9 @@ struct Monomorphizer {
     names: Vec<String>,
     groups: Vec<Group>,
     /// Polymorphic binding → (group, position in the group).
-    poly: HashMap<VarId, (usize, usize)>,
+    poly: IdMap<(usize, usize)>,
     /// Inside a copy of a group: the original identifiers → the copy's.
-    current: HashMap<VarId, VarId>,
+    current: IdMap<VarId>,
 }
 
 fn ground(t: &Type, s: &Subst) -> Type {

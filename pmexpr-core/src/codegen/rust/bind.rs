@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Delimiter, Group, Ident, TokenStream, TokenTree};
 use quote::quote;
 
 use super::code::{field_index, pat_test};
@@ -16,7 +16,9 @@ impl Gen<'_> {
     /// list of statements, not one nested block per statement, which rustc's parser cannot take
     /// 10,000 deep (and this loop needs no stack per statement either).
     pub(super) fn block_chain(&mut self, e: &Expr) -> TokenStream {
-        let mut stmts = Vec::new();
+        // Statements are moved into one stream as they come: interpolating a `Vec` of them with
+        // `quote!` would copy every token of the block (and keep them all twice).
+        let mut stmts = TokenStream::new();
         let mut saved: Vec<(VarId, Option<Binding>)> = Vec::new();
         let mut cur = e;
         loop {
@@ -28,7 +30,7 @@ impl Gen<'_> {
                     ..
                 } => {
                     let (stmt, bind) = self.let_stmt(binder, value);
-                    stmts.push(stmt);
+                    stmts.extend([stmt]);
                     cur = body;
                     bind.into_iter().collect()
                 }
@@ -51,7 +53,8 @@ impl Gen<'_> {
                 None => self.bindings.remove(&id),
             };
         }
-        quote!({ #(#stmts)* #tail })
+        stmts.extend([tail]);
+        TokenStream::from(TokenTree::Group(Group::new(Delimiter::Brace, stmts)))
     }
 
     /// The statement of `let binder = value;` and the binding it adds to the scope after it.

@@ -38,7 +38,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::TokenStream;
 
-use crate::ast::{Expr, ExprKind, NodeId, VarId};
+use crate::ast::{Expr, ExprKind, IdMap, NodeId, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::Intrinsic;
 use crate::types::{TyVar, Type};
@@ -141,7 +141,7 @@ struct Gen<'m> {
     names: &'m [String],
     rt: TokenStream,
     numeric: Vec<(TyVar, Numeric)>,
-    bindings: HashMap<VarId, Binding>,
+    bindings: IdMap<Binding>,
     tmp: u32,
     /// Host code for the CUDA targets: the `par_loop`s that launch kernels.
     cuda: Option<&'m CudaHost>,
@@ -192,7 +192,7 @@ impl Gen<'_> {
 
 /// Whether the expression denotes a value already held somewhere (so it can be borrowed for as
 /// long as that holder lives).
-fn is_place(e: &Expr, bindings: &HashMap<VarId, Binding>) -> bool {
+fn is_place(e: &Expr, bindings: &IdMap<Binding>) -> bool {
     match &e.kind {
         ExprKind::Var { ident, .. } => {
             matches!(bindings.get(&ident.id), Some(Binding::Value { .. }))

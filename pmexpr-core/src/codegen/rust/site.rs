@@ -2,7 +2,7 @@
 //! CPU backend, the choice of target at run time (with the host functions of the GPU targets),
 //! and the result converted back to Rust.
 
-use std::collections::HashMap;
+use crate::ast::IdMap;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -46,7 +46,7 @@ pub fn generate_site(
         names: &mono.names,
         rt: rt.clone(),
         numeric: mono.numeric.clone(),
-        bindings: HashMap::new(),
+        bindings: IdMap::default(),
         tmp: 0,
         cuda: None,
         host: HostState::default(),
