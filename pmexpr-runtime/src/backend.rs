@@ -614,7 +614,7 @@ impl Backend for CpuBackend {
     {
         // The chunks of `par_loop`, each run as its row segments.
         if nesting::saturated() {
-            return SeqBackend::par_rows(n, w, f);
+            return rows_of(0, n, w, &f);
         }
         let n = n.max(0);
         let threads = rayon::current_num_threads() as i64;
