@@ -225,3 +225,26 @@ fn negative_widths_run_as_written() {
         assert_eq!(t.to_vec(), vec![0, 1, 2, 3, 4, 5], "{target}");
     }
 }
+
+#[test]
+fn a_divisor_that_the_width_does_not_divide_runs_as_written() {
+    // `k / a` is the same along a row of `b` only where `b` divides `a`: 8 and 4 run as rows,
+    // 6 and 4 as written; both give the loop's results.
+    for (a, b) in [(8_i64, 4_i64), (6, 4), (4, 4), (3, 1)] {
+        let run = |target: Target| {
+            let t = Tensor::<i64>::zeros(&[24]);
+            with_target(target, || {
+                accelerate!(par_loop(24, |k| {
+                    let i = k / a;
+                    let j = k % b;
+                    tensor_set(t, [k], 100 * i + j)
+                }))
+            });
+            t.to_vec()
+        };
+        let want: Vec<i64> = (0..24).map(|k| 100 * (k / a) + k % b).collect();
+        for target in TARGETS {
+            assert_eq!(run(target), want, "{target} a={a} b={b}");
+        }
+    }
+}

@@ -2,9 +2,9 @@
 //! — the usual way to walk a matrix with one flat index, `w` fixed for the loop (a variable
 //! bound outside it, or a literal) — runs as rows of `w`. The function's leading `let`s must
 //! hold `j = k % w` (the column) and may hold others that are the same for every index of a row:
-//! `k` only as `k / m` with `m` a multiple of `w` by its form (`w`, `w * w`, `n * w`), with fixed
-//! variables, literals, earlier such `let`s and integer arithmetic (`k / (n * n)`, `k / n % n`
-//! for a 3-D grid). The runtime (`Backend::par_rows`) splits `0..n` into segments of rows,
+//! `k` only as `k / m` with `m` fixed for the loop and a multiple of `w` when the loop runs
+//! (checked then), with fixed variables, literals, earlier such `let`s and integer arithmetic
+//! (`k / (n * n)`, `k / n % n` for a 3-D grid). The runtime (`Backend::par_rows`) splits `0..n` into segments of rows,
 //! `(k0, j0, j1)`; per segment the generated code computes those `let`s once, from `k0`, then
 //! loops over `j` in `j0..j1` itself: no division per index, the body inlined into that loop, and
 //! the rows of tensors that the body indexes by `j` taken once per row ([`super::windows`]:
@@ -14,8 +14,8 @@
 //! `let`s, in any order; a `let` moved out of the loop that fails would have failed in every
 //! iteration of the row, and fails the same way once. The rows run only where `k % w` cannot
 //! fail and numbers the columns: `w > 0` (otherwise the loop runs as written, and fails as
-//! written). Debug mode, which records the elements each iteration touches, runs the loop as
-//! written too.
+//! written), nor where some `m` is not a multiple of `w`. Debug mode, which records the elements
+//! each iteration touches, runs the loop as written too.
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -38,33 +38,11 @@ pub(super) struct GridLoop<'e> {
     col: &'e Param,
     /// The width `w`.
     pub(super) width: &'e Expr,
+    /// The `m` of each `k / m` in the prefix (fixed for the loop): the rows run only where each
+    /// is a multiple of `w` at run time, which makes `k / m` the same along a row.
+    pub(super) divisors: Vec<&'e Expr>,
     /// The body after the `let`s.
     rest: &'e Expr,
-}
-
-/// Whether two fixed expressions are the same variable or literal.
-fn same(a: &Expr, b: &Expr) -> bool {
-    match (&a.kind, &b.kind) {
-        (ExprKind::Var { ident: x, .. }, ExprKind::Var { ident: y, .. }) => x.id == y.id,
-        (ExprKind::Lit(Lit::Int(x)), ExprKind::Lit(Lit::Int(y))) => x == y,
-        _ => false,
-    }
-}
-
-/// Whether `m` is a multiple of `w` by its form: `w`, a product with a factor that is, or a
-/// literal multiple of a literal `w`.
-fn multiple_of(m: &Expr, w: &Expr) -> bool {
-    if same(m, w) {
-        return true;
-    }
-    match (&m.kind, &w.kind) {
-        (ExprKind::Lit(Lit::Int(a)), ExprKind::Lit(Lit::Int(b))) => *b != 0 && a % b == 0,
-        (ExprKind::App { func, args }, _) => {
-            matches!(func.kind, ExprKind::Intrinsic(Intrinsic::MulI))
-                && args.iter().any(|a| multiple_of(a, w))
-        }
-        _ => false,
-    }
 }
 
 /// The `let`s at the top of `e` (of monomorphic values).
@@ -124,16 +102,29 @@ impl Gen<'_> {
             .iter()
             .enumerate()
             .find_map(|(c, (_, v))| column(v).map(|w| (c, w)))?;
-        // The same for every index of a row of `width`: `k` only as `k / m` with `m` a multiple
-        // of the width, fixed variables, literals, earlier such `let`s, and integer arithmetic of
-        // those.
+        // The same for every index of a row: `k` only as `k / m` with `m` fixed for the loop (a
+        // multiple of the width at run time: `divisors`), fixed variables, literals, earlier such
+        // `let`s, and integer arithmetic of those.
         let mut invariant_vars: Vec<VarId> = Vec::new();
-        fn invariant(
-            e: &Expr,
-            width: &Expr,
+        let mut divisors = Vec::new();
+        // Fixed for the loop and computed without failing: what may be evaluated before it.
+        fn pure_fixed(e: &Expr, fixed: &dyn Fn(&Expr) -> bool) -> bool {
+            match &e.kind {
+                ExprKind::App { func, args } => {
+                    matches!(
+                        func.kind,
+                        ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI)
+                    ) && args.iter().all(|a| pure_fixed(a, fixed))
+                }
+                _ => fixed(e),
+            }
+        }
+        fn invariant<'e>(
+            e: &'e Expr,
             is_k: &dyn Fn(&Expr) -> bool,
             fixed: &dyn Fn(&Expr) -> bool,
             vars: &[VarId],
+            divisors: &mut Vec<&'e Expr>,
         ) -> bool {
             match &e.kind {
                 ExprKind::Lit(Lit::Int(_)) => true,
@@ -146,7 +137,8 @@ impl Gen<'_> {
                         && let [x, m] = &args[..]
                         && is_k(x)
                     {
-                        return multiple_of(m, width) && invariant(m, width, is_k, fixed, vars);
+                        divisors.push(m);
+                        return pure_fixed(m, fixed);
                     }
                     matches!(
                         op,
@@ -156,7 +148,9 @@ impl Gen<'_> {
                             | Intrinsic::DivI
                             | Intrinsic::ModI
                             | Intrinsic::NegI
-                    ) && args.iter().all(|a| invariant(a, width, is_k, fixed, vars))
+                    ) && args
+                        .iter()
+                        .all(|a| invariant(a, is_k, fixed, vars, divisors))
                 }
                 _ => false,
             }
@@ -168,9 +162,13 @@ impl Gen<'_> {
                 used = n + 1;
                 continue;
             }
-            if value.ty != Type::Int || !invariant(value, width, &is_k, &fixed, &invariant_vars) {
+            let mut found = Vec::new();
+            if value.ty != Type::Int
+                || !invariant(value, &is_k, &fixed, &invariant_vars, &mut found)
+            {
                 break;
             }
+            divisors.extend(found);
             invariant_vars.push(binder.ident.id);
             prefix.push((*binder, *value));
             used = n + 1;
@@ -193,6 +191,7 @@ impl Gen<'_> {
             prefix,
             col: lets[c].0,
             width,
+            divisors,
             rest,
         })
     }
@@ -304,20 +303,25 @@ mod tests {
         })));
         assert!(c.contains("B :: par_rows"), "{c}");
         assert_eq!(c.matches(". window (& [").count(), 2, "{c}");
+        assert!(
+            c.contains("(n_0) . wrapping_mul (n_0)) . wrapping_rem (__w"),
+            "{c}"
+        );
+        // Another divisor: rows where the width divides it at run time.
+        let c = code(quote!(par_loop(n, |k| {
+            let i = k / a;
+            let j = k % b;
+            tensor_set(d, [i, j], 0)
+        })));
+        assert!(c.contains("&& (a_2) . wrapping_rem (__w2) == 0"), "{c}");
     }
 
     #[test]
     fn other_splits_run_as_written() {
         for tokens in [
-            // Two widths.
+            // `k / m` with `m` computed in a way that may fail.
             quote!(par_loop(n, |k| {
-                let i = k / a;
-                let j = k % b;
-                tensor_set(d, [i, j], 0)
-            })),
-            // `k / m` with `m` not a multiple of the width by its form.
-            quote!(par_loop(n, |k| {
-                let i = k / (a + 1);
+                let i = k / (a / 2);
                 let j = k % a;
                 tensor_set(d, [i, j], 0)
             })),

@@ -143,6 +143,13 @@ impl Gen<'_> {
                 let (nv, wv) = (self.fresh("n"), self.fresh("w"));
                 let w = self.value(grid.width);
                 let rows = self.grid_par_loop(&grid, &nv, &wv);
+                // Each `k / m` of a row's `let`s is the same along the row where `w` divides `m`.
+                let divides: Vec<TokenStream> = (grid.divisors.iter())
+                    .map(|m| {
+                        let m = self.value(m);
+                        quote!(&& (#m).wrapping_rem(#wv) == 0)
+                    })
+                    .collect();
                 let run = self.windowed_loop(&args[1], 1, &nv, |g| {
                     let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
                     quote!({ #pre B::par_loop(#nv, #f) })
@@ -153,7 +160,7 @@ impl Gen<'_> {
                 quote!({
                     let #nv = #n;
                     let #wv: i64 = #w;
-                    if B::CHECKS || #wv <= 0 { #run } else { #rows }
+                    if !B::CHECKS && #wv > 0 #(#divides)* { #rows } else { #run }
                 })
             }
             Keyword::ParLoop | Keyword::SeqLoop => {
