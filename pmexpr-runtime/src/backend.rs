@@ -510,7 +510,27 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::flatten(s);
         }
-        Seq::from_vec(s.par_iter().flat_map_iter(|x| x.iter().cloned()).collect())
+        // One allocation of the exact length, each row cloned into its own part of it in
+        // parallel (rayon's `collect` of a `flat_map` gathers per-task vectors and copies them
+        // again).
+        let total: usize = s.iter().map(|x| x.len()).sum();
+        let mut out: Vec<T> = Vec::with_capacity(total);
+        let mut parts = Vec::with_capacity(s.len());
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        for x in s {
+            let (part, tail) = rest.split_at_mut(x.len());
+            parts.push((x, part));
+            rest = tail;
+        }
+        parts.into_par_iter().for_each(|(x, part)| {
+            for (slot, v) in part.iter_mut().zip(x.iter()) {
+                slot.write(v.clone());
+            }
+        });
+        // SAFETY: the parts cover the first `total` slots of the capacity exactly once, and each
+        // was written above (a panic in `clone` leaves `out` empty, leaking what was written).
+        unsafe { out.set_len(total) };
+        Seq::from_vec(out)
     }
 
     fn hist<'a, T, I, V, F>(
@@ -668,6 +688,28 @@ mod tests {
         assert_eq!(seq.4, 4950);
         assert_eq!(keywords::<CpuBackend>(), seq);
         assert_eq!(keywords::<DebugBackend>(), seq);
+    }
+
+    #[test]
+    fn flatten_clones_every_row_in_order() {
+        // Irregular and empty rows, many of them, of numbers and of sequences (`Clone`, not
+        // `Copy`).
+        let rows: Vec<Seq<'static, i64>> = (0..300_i64)
+            .map(|r| Seq::from_vec((0..(r * 7) % 13).map(|c| r * 100 + c).collect()))
+            .collect();
+        let want: Vec<i64> = rows.iter().flat_map(|r| r.iter().copied()).collect();
+        assert_eq!(&*CpuBackend::flatten(&rows), &want[..]);
+        assert_eq!(&*SeqBackend::flatten(&rows), &want[..]);
+        let nested: Vec<Seq<'static, Seq<'static, i64>>> = (0..50)
+            .map(|r| Seq::from_vec(rows[r..r + (r % 4)].to_vec()))
+            .collect();
+        let got = CpuBackend::flatten(&nested);
+        let want: Vec<Vec<i64>> = nested
+            .iter()
+            .flat_map(|r| r.iter().map(|x| x.to_vec()))
+            .collect();
+        assert_eq!(got.iter().map(|x| x.to_vec()).collect::<Vec<_>>(), want);
+        assert!(CpuBackend::flatten::<i64>(&[]).is_empty());
     }
 
     /// Every index once, segments within one row, with its column, for widths below, at and above the chunk
