@@ -17,6 +17,10 @@
 //! that the CUDA generator made for the product (the prelude's `pm_gemm`: one element of `c` per
 //! index, summed in the meaning's order, so the results are the meaning's bit for bit).
 
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
 use crate::backend::Backend;
 use crate::numeric::Float;
 use crate::prim::Which;
@@ -176,76 +180,206 @@ impl<'a, T: Float> Gemm<'a, T> {
     /// The tensors' cells are atomics that other threads may read or write while the product
     /// runs (a [`Tensor`](crate::Tensor) is a shared handle), and a plain access racing with an
     /// atomic one is undefined behaviour. So the GEMM never touches the cells: `a` and `b` are
-    /// loaded into plain buffers, the product is computed into a third, and `c` is updated
-    /// through its cells. The copies are O(mk + kn + mn) against the product's O(mnk).
+    /// loaded into plain buffers (in parallel), the product is computed into a third, and `c` is
+    /// updated through its cells (in parallel). The buffers are this thread's scratch, reused
+    /// from one product to the next: fresh buffers of tens of megabytes cost a page fault per
+    /// 4 KiB, which measured more than the copies themselves.
     fn fast(&self, alpha: T, beta: T) {
-        let (m, k, n) = (self.m, self.k, self.n);
-        let plain = |cells: &[T::Cell]| -> Vec<T> { cells.iter().map(T::load).collect() };
-        let (a, b) = (plain(self.a), plain(self.b));
-        let mut ab = vec![T::from_lit(0.0); m * n];
-        let s = |x: usize| x as isize;
         match <T as Element>::WHICH {
             Which::F64(same) => {
-                let alpha = same.to(alpha);
-                // SAFETY: `T` is `f64` in this arm, so the buffers hold `f64`s; the dimensions
-                // and strides were checked against the views the buffers copy, and `ab` is
-                // `m × n`, row-major, owned here.
-                unsafe {
-                    matrixmultiply::dgemm(
-                        m,
-                        k,
-                        n,
-                        alpha,
-                        a.as_ptr().cast::<f64>(),
-                        s(self.a_rs),
-                        s(self.a_cs),
-                        b.as_ptr().cast::<f64>(),
-                        s(self.b_rs),
-                        s(self.b_cs),
-                        0.0,
-                        ab.as_mut_ptr().cast::<f64>(),
-                        s(n),
-                        1,
-                    )
-                }
+                self.product(
+                    alpha,
+                    beta,
+                    |x| same.to(x),
+                    |g| {
+                        // SAFETY: the dimensions and strides were checked against the views the
+                        // buffers copy; `c` is the `m × n` row-major buffer, exclusively ours.
+                        unsafe {
+                            matrixmultiply::dgemm(
+                                g.m,
+                                g.k,
+                                g.n,
+                                g.alpha,
+                                g.a.as_ptr(),
+                                g.a_rs,
+                                g.a_cs,
+                                g.b.as_ptr(),
+                                g.b_rs,
+                                g.b_cs,
+                                0.0,
+                                g.c.as_mut_ptr(),
+                                g.c_rs,
+                                1,
+                            )
+                        }
+                    },
+                )
             }
             Which::F32(same) => {
-                let alpha = same.to(alpha);
-                // SAFETY: as above, with `f32`.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        m,
-                        k,
-                        n,
-                        alpha,
-                        a.as_ptr().cast::<f32>(),
-                        s(self.a_rs),
-                        s(self.a_cs),
-                        b.as_ptr().cast::<f32>(),
-                        s(self.b_rs),
-                        s(self.b_cs),
-                        0.0,
-                        ab.as_mut_ptr().cast::<f32>(),
-                        s(n),
-                        1,
-                    )
-                }
+                self.product(
+                    alpha,
+                    beta,
+                    |x| same.to(x),
+                    |g| {
+                        // SAFETY: as above, in `f32`.
+                        unsafe {
+                            matrixmultiply::sgemm(
+                                g.m,
+                                g.k,
+                                g.n,
+                                g.alpha,
+                                g.a.as_ptr(),
+                                g.a_rs,
+                                g.a_cs,
+                                g.b.as_ptr(),
+                                g.b_rs,
+                                g.b_cs,
+                                0.0,
+                                g.c.as_mut_ptr(),
+                                g.c_rs,
+                                1,
+                            )
+                        }
+                    },
+                )
             }
             // `Float` is implemented for `f64` and `f32` only.
-            _ => return self.loops(alpha, beta),
-        }
-        let zero = T::from_lit(0.0);
-        for (cell, &v) in self.c.iter().zip(&ab) {
-            // As in the meaning, `beta == 0` does not read `c`.
-            let v = if beta == zero {
-                v
-            } else {
-                v.add(beta.mul(T::load(cell)))
-            };
-            T::store(cell, v);
+            _ => self.loops(alpha, beta),
         }
     }
+
+    /// `fast` in the concrete element type `E`, which is `T` itself (the caller matched
+    /// `T::WHICH`; `to` converts `alpha`): copies, `gemm` into the plain buffers, the update of
+    /// `c`. The copies and the update work in `T` (the scratch buffers are viewed as `T`s), so
+    /// that no conversion sits in their loops.
+    fn product<E: ScratchElement>(
+        &self,
+        alpha: T,
+        beta: T,
+        to: impl Fn(T) -> E,
+        gemm: impl FnOnce(PlainGemm<'_, E>),
+    ) {
+        assert!(
+            std::mem::size_of::<T>() == std::mem::size_of::<E>()
+                && std::mem::align_of::<T>() == std::mem::align_of::<E>(),
+            "tensor_gemm: the element type is not the scratch type"
+        );
+        // SAFETY: `T` is `E` (see above; checked in size and alignment), so a buffer of `E`s is
+        // a buffer of `T`s, and every bit pattern is a valid `f64`/`f32`.
+        let as_t = |x: &mut [E]| unsafe {
+            std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<T>(), x.len())
+        };
+        let (m, k, n) = (self.m, self.k, self.n);
+        let (la, lb, lc) = (self.a.len(), self.b.len(), m * n);
+        E::with_scratch([la, lb, lc], |a, b, ab| {
+            let load = |cells: &[T::Cell], out: &mut [T]| {
+                out.par_chunks_mut(CHUNK)
+                    .zip(cells.par_chunks(CHUNK))
+                    .for_each(|(o, c)| o.iter_mut().zip(c).for_each(|(x, c)| *x = T::load(c)));
+            };
+            load(self.a, as_t(a));
+            load(self.b, as_t(b));
+            let s = |x: usize| x as isize;
+            gemm(PlainGemm {
+                m,
+                k,
+                n,
+                alpha: to(alpha),
+                a,
+                a_rs: s(self.a_rs),
+                a_cs: s(self.a_cs),
+                b,
+                b_rs: s(self.b_rs),
+                b_cs: s(self.b_cs),
+                c: ab,
+                c_rs: s(n),
+            });
+            let ab: &[T] = as_t(ab);
+            let zero = T::from_lit(0.0);
+            self.c
+                .par_chunks(CHUNK)
+                .zip(ab.par_chunks(CHUNK))
+                .for_each(|(cells, vs)| {
+                    for (cell, &v) in cells.iter().zip(vs) {
+                        // As in the meaning, `beta == 0` does not read `c`.
+                        let v = if beta == zero {
+                            v
+                        } else {
+                            v.add(beta.mul(T::load(cell)))
+                        };
+                        T::store(cell, v);
+                    }
+                });
+        })
+    }
 }
+
+/// Elements per parallel task of the copies.
+const CHUNK: usize = 1 << 15;
+
+/// The operands of one plain GEMM call.
+struct PlainGemm<'a, E> {
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: E,
+    a: &'a [E],
+    a_rs: isize,
+    a_cs: isize,
+    b: &'a [E],
+    b_rs: isize,
+    b_cs: isize,
+    c: &'a mut [E],
+    c_rs: isize,
+}
+
+/// `f64` and `f32`, with this thread's scratch buffers for them.
+trait ScratchElement: Copy + Default + Send + Sync + 'static {
+    /// Runs `f` on three buffers of the given lengths (contents unspecified).
+    fn with_scratch<R>(
+        lens: [usize; 3],
+        f: impl FnOnce(&mut [Self], &mut [Self], &mut [Self]) -> R,
+    ) -> R;
+}
+
+macro_rules! scratch_element {
+    ($t:ty, $key:ident) => {
+        thread_local! {
+            static $key: RefCell<[Vec<$t>; 3]> = RefCell::new(Default::default());
+        }
+        impl ScratchElement for $t {
+            fn with_scratch<R>(
+                lens: [usize; 3],
+                f: impl FnOnce(&mut [Self], &mut [Self], &mut [Self]) -> R,
+            ) -> R {
+                let fit = |bufs: &mut [Vec<$t>; 3]| {
+                    for (buf, &len) in bufs.iter_mut().zip(&lens) {
+                        if buf.len() < len {
+                            buf.resize(len, 0.0);
+                        }
+                    }
+                };
+                $key.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut bufs) => {
+                        fit(&mut bufs);
+                        let [a, b, c] = &mut *bufs;
+                        f(&mut a[..lens[0]], &mut b[..lens[1]], &mut c[..lens[2]])
+                    }
+                    // A product while this thread's scratch is in use (a task stolen during the
+                    // copies): buffers of its own.
+                    Err(_) => {
+                        let mut bufs: [Vec<$t>; 3] = Default::default();
+                        fit(&mut bufs);
+                        let [a, b, c] = &mut bufs;
+                        f(a, b, c)
+                    }
+                })
+            }
+        }
+    };
+}
+scratch_element!(f64, SCRATCH_F64);
+scratch_element!(f32, SCRATCH_F32);
 
 /// Whether two views share an element.
 fn overlap<C>(x: &[C], y: &[C]) -> bool {
@@ -397,6 +531,24 @@ mod tests {
                 run::<SeqBackend, f64>(&c, &a0, false, &b0, false, 1.0, 3.0);
             }
             assert_eq!(c.to_vec(), [3.0, 6.0, 9.0, 12.0]);
+        }
+    }
+
+    /// The scratch buffers of one product leave nothing in the next: NaNs computed by a first
+    /// product are not read by a second with `beta == 0`, smaller or larger.
+    #[test]
+    fn reused_scratch_leaves_no_trace() {
+        for (m, k, n) in [(6, 5, 4), (3, 2, 2), (9, 7, 8)] {
+            let nan = Tensor::from_vec(vec![f64::NAN; m * k], &[m, k]);
+            let b = matrix::<f64>(k, n, 5);
+            run::<CpuBackend, f64>(&Tensor::zeros(&[m, n]), &nan, false, &b, false, 1.0, 0.0);
+            let a = matrix::<f64>(m, k, 6);
+            let c = Tensor::from_vec(vec![f64::NAN; m * n], &[m, n]);
+            run::<CpuBackend, f64>(&c, &a, false, &b, false, 1.0, 0.0);
+            let want = reference(&vec![0.0; m * n], (m, n), &a, false, &b, false, 1.0, 0.0);
+            for (x, y) in c.to_vec().iter().zip(&want) {
+                assert!((x - y).abs() <= 1e-12, "{m}x{k}x{n}: {x} vs {y}");
+            }
         }
     }
 
