@@ -155,8 +155,8 @@ impl Gen<'_> {
                     quote!({ #pre B::par_loop(#nv, #f) })
                 });
                 // Debug mode records the elements each iteration touches: it runs the loop as
-                // written, as does a width that `k / w` would fail on (or that gives negative
-                // rows).
+                // written, as does a width that `k % w` would fail on or that gives negative
+                // columns, and a divisor that is not a multiple of the width.
                 quote!({
                     let #nv = #n;
                     let #wv: i64 = #w;
