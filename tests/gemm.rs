@@ -285,3 +285,44 @@ fn beta_zero_and_empty_products_agree_on_every_target() {
         assert!(c.to_vec().is_empty(), "{t}");
     }
 }
+
+#[test]
+fn products_in_closures_and_local_functions_launch_from_host_loops() {
+    // `y := x · wᵀ` three times through a closure, then `z := y · w` in a local `fn`, between
+    // element-wise kernels; the CUDA targets launch each product where host code reaches it.
+    let x = Tensor::from_vec(values(12, 11), &[4, 3]);
+    let w = Tensor::from_vec(values(6, 12), &[2, 3]);
+    let run = |t: Target| {
+        let (y, z) = (Tensor::<f64>::zeros(&[4, 2]), Tensor::<f64>::zeros(&[4, 3]));
+        let before = launches_on_this_thread();
+        with_target(t, || {
+            accelerate!(backend = cuda, {
+                let forward = |s| tensor_gemm(y, x, false, w, true, s, 1.0);
+                fn back(z: Tensor<f64>, y: Tensor<f64>, w: Tensor<f64>) {
+                    tensor_gemm(z, y, false, w, false, 1.0, 0.0)
+                }
+                seq_loop(3, |s| {
+                    forward(int2float(s + 1));
+                    par_loop(8, |k| {
+                        tensor_set(y, [k / 2, k % 2], 0.5 * tensor_get(y, [k / 2, k % 2]))
+                    })
+                });
+                back(z, y, w)
+            })
+        });
+        (y.to_vec(), z.to_vec(), launches_on_this_thread() - before)
+    };
+    let (y, z, _) = run(Target::Seq);
+    assert!(y.iter().any(|v| *v != 0.0), "{y:?}");
+    for t in [Target::Debug].into_iter().chain(common::cuda_targets()) {
+        let (y2, z2, launches) = run(t);
+        assert_eq!((&y2, &z2), (&y, &z), "{t}");
+        if matches!(t, Target::Cuda | Target::CudaEmulator) {
+            assert_eq!(launches, 7, "{t}: three products, three loops, one product");
+        }
+    }
+    let (y2, z2, _) = run(Target::Cpu);
+    for (p, q) in y2.iter().chain(&z2).zip(y.iter().chain(&z)) {
+        assert!((p - q).abs() <= 1e-12, "cpu: {p} vs {q}");
+    }
+}
