@@ -9,6 +9,7 @@
 
 use rayon::prelude::*;
 
+use crate::numeric::Scalar;
 use crate::seq::Seq;
 use crate::site::Site;
 
@@ -107,6 +108,16 @@ pub trait Backend: 'static {
     where
         F: Fn(i64) + Clone + Sync + Send;
 
+    /// `map` of a function that fills one row of `w` elements per element of `s` (given the
+    /// element and its row, which starts as `U::default()`s): the rows are views of one buffer.
+    /// Generated code runs `map(|j| { …; map(g, ks) }, s)` this way, `ks` fixed (see the code
+    /// generator's `rows` module).
+    fn map_rows<'a, T, U, F>(s: &[T], w: usize, f: F) -> Seq<'a, Seq<'a, U>>
+    where
+        T: Sync,
+        U: Scalar,
+        F: Fn(&T, &mut [U]) + Sync + Send;
+
     /// `par_loop n` over a grid of rows of `w > 0`: `f(k0, j0, j1)` for segments of one row each
     /// that together cover `0..n` once, in any order — index `k` is `k0 + (j - j0)` for one
     /// segment and one `j` in `j0..j1`, and `j = k % w`. Generated code runs a loop whose
@@ -115,6 +126,12 @@ pub trait Backend: 'static {
     fn par_rows<F>(n: i64, w: i64, f: F)
     where
         F: Fn(i64, i64, i64) + Clone + Sync + Send;
+}
+
+/// The rows of `w` elements of `buf` (`rows` of them), as views sharing it.
+fn row_views<'a, U: Scalar>(buf: Vec<U>, rows: usize, w: usize) -> Seq<'a, Seq<'a, U>> {
+    let flat = Seq::from_vec(buf);
+    Seq::from_exact_iter((0..rows).map(|r| flat.view(r * w..(r + 1) * w)))
 }
 
 /// `f(k0, j0, j1)` for the segments of rows of `w > 0` that cover `lo..hi`: one division per
@@ -351,6 +368,23 @@ macro_rules! sequential_backend {
                 F: Fn(i64, i64, i64) + Clone + Sync + Send,
             {
                 rows_of(0, n, w, &f)
+            }
+
+            fn map_rows<'a, T, U, F>(s: &[T], w: usize, f: F) -> Seq<'a, Seq<'a, U>>
+            where
+                T: Sync,
+                U: Scalar,
+                F: Fn(&T, &mut [U]) + Sync + Send,
+            {
+                let mut buf = vec![U::default(); s.len() * w];
+                if w == 0 {
+                    s.iter().for_each(|x| f(x, &mut []));
+                } else {
+                    for (x, row) in s.iter().zip(buf.chunks_mut(w)) {
+                        f(x, row)
+                    }
+                }
+                row_views(buf, s.len(), w)
             }
         }
     };
@@ -626,6 +660,25 @@ impl Backend for CpuBackend {
                 f(i)
             }
         })
+    }
+
+    fn map_rows<'a, T, U, F>(s: &[T], w: usize, f: F) -> Seq<'a, Seq<'a, U>>
+    where
+        T: Sync,
+        U: Scalar,
+        F: Fn(&T, &mut [U]) + Sync + Send,
+    {
+        if nesting::saturated() || w == 0 {
+            return SeqBackend::map_rows(s, w, f);
+        }
+        let mut buf = vec![U::default(); s.len() * w];
+        let rows = buf.par_chunks_mut(w).zip(s.par_iter());
+        if nesting::saturates(s.len()) {
+            rows.for_each_init(nesting::Guard::new, |_, (row, x)| f(x, row));
+        } else {
+            rows.for_each(|(row, x)| f(x, row));
+        }
+        row_views(buf, s.len(), w)
     }
 
     fn par_rows<F>(n: i64, w: i64, f: F)

@@ -36,6 +36,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         cuda: None,
         host: HostState::default(),
         windows: Default::default(),
+        row_sink: None,
     };
     g.cuda_body(mono, host).err()
 }
@@ -53,6 +54,7 @@ impl Gen<'_> {
             cuda: Some(host),
             host: HostState::default(),
             windows: Default::default(),
+            row_sink: None,
         };
         let body = gc.value(&mono.expr);
         if let Some(why) = gc.host.problem {

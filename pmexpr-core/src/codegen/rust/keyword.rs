@@ -43,6 +43,12 @@ impl Gen<'_> {
         }
         match kw {
             Keyword::Map => {
+                if let Some(fill) = self.row_fill(id, args) {
+                    return fill;
+                }
+                if let Some(rows) = self.map_of_rows(&args[0], &args[1]) {
+                    return self.checked(rows, ty, "the result of `map`");
+                }
                 if let Some(fused) = self.map_over_create(&args[0], &args[1]) {
                     return self.checked(fused, ty, "the result of `map`");
                 }

@@ -54,6 +54,7 @@ mod grid;
 mod host;
 mod intrinsic;
 mod keyword;
+mod rows;
 mod site;
 #[cfg(test)]
 mod tests;
@@ -151,6 +152,9 @@ struct Gen<'m> {
     /// (index expression's address → window variable, position of the loop variable in the
     /// index); see `windows.rs`.
     windows: HashMap<NodeId, (proc_macro2::Ident, usize, i64)>,
+    /// While the function of a `map` of rows is generated (`rows.rs`): its inner `map`'s node
+    /// and the row it fills instead of making a sequence.
+    row_sink: Option<(NodeId, proc_macro2::Ident)>,
 }
 
 /// What generating host code for the CUDA targets found so far.

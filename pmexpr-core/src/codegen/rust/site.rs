@@ -51,6 +51,7 @@ pub fn generate_site(
         cuda: None,
         host: HostState::default(),
         windows: Default::default(),
+        row_sink: None,
     };
     let mut params = Vec::new();
     let mut args = Vec::new();

@@ -1,0 +1,177 @@
+//! Maps of rows: `map(|j| { …; map(g, ks) }, s)` — every element of `s` makes a row of
+//! `length(ks)` numbers or `bool`s, `ks` bound outside the function, the inner `map` the
+//! function's result (after `let`s) — builds its rows in one buffer (`Backend::map_rows`) instead
+//! of one allocation per row: the nested sequence's rows are views of that buffer. The function's
+//! body is generated as written, except that the inner `map` fills the row it is given,
+//! `row[k] = g(ks[k])`. Same elements, same failures (the function's `let`s run per row, `g` per
+//! element, in the same order within a row); on `cpu` the rows are filled in parallel, as the
+//! outer `map` ran its function.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Binding, Gen};
+use crate::ast::{Expr, ExprKind, NeverKind};
+use crate::infer::Numeric;
+use crate::intrinsics::Keyword;
+use crate::types::Type;
+
+impl Gen<'_> {
+    /// `map(f, s)` as a map of rows, when `f` has that shape.
+    pub(super) fn map_of_rows(&mut self, f: &Expr, s: &Expr) -> Option<TokenStream> {
+        if self.row_sink.is_some() || self.cuda.is_some() {
+            return None;
+        }
+        let ExprKind::Lam { params, body } = &f.kind else {
+            return None;
+        };
+        let [p] = &params[..] else {
+            return None;
+        };
+        // The function's result, after its `let`s (and irrefutable destructurings).
+        let mut tail: &Expr = body;
+        loop {
+            match &tail.kind {
+                ExprKind::Let { body, .. } => tail = body,
+                ExprKind::Match {
+                    then, otherwise, ..
+                } if matches!(otherwise.kind, ExprKind::Never(NeverKind::NoArm)) => tail = then,
+                _ => break,
+            }
+        }
+        let ExprKind::Keyword {
+            kw: Keyword::Map,
+            args: inner,
+        } = &tail.kind
+        else {
+            return None;
+        };
+        let ExprKind::Var { ident: ks, .. } = &inner[1].kind else {
+            return None;
+        };
+        if !f.free_vars().contains(&ks.id) {
+            return None;
+        }
+        let Type::Seq(u) = &tail.ty else {
+            return None;
+        };
+        let scalar = match &**u {
+            Type::Int | Type::Float | Type::Bool => true,
+            Type::Var(v) => self
+                .numeric
+                .iter()
+                .any(|(n, kind)| n == v && *kind != Numeric::Open),
+            _ => false,
+        };
+        let Type::Seq(t_ty) = &s.ty else {
+            return None;
+        };
+        if !scalar {
+            return None;
+        }
+        let (refs, mut scope) = self.move_captures(f);
+        let (t, row) = (self.fresh("t"), self.fresh("row"));
+        let x = self.local(p.ident.id);
+        let bind = if self.is_copy(&p.ty) {
+            scope.push((
+                p.ident.id,
+                Binding::Value {
+                    by_ref: false,
+                    ty: p.ty.clone(),
+                },
+            ));
+            quote!(let #x = *#t;)
+        } else {
+            scope.push((
+                p.ident.id,
+                Binding::Value {
+                    by_ref: true,
+                    ty: p.ty.clone(),
+                },
+            ));
+            quote!(let #x = #t;)
+        };
+        let ks_tokens = self.arg(&inner[1]);
+        let src = self.arg(s);
+        self.row_sink = Some((tail.id, row.clone()));
+        let b = self.with_scope(scope, |g| g.value(body));
+        self.row_sink = None;
+        let (t_rty, u_rty) = (self.rty(t_ty), self.rty(u));
+        let w = self.fresh("w");
+        Some(quote!({
+            let #w: usize = (#ks_tokens).as_slice().len();
+            #(#refs)*
+            B::map_rows((#src).as_slice(), #w, move |#t: &#t_rty, #row: &mut [#u_rty]| {
+                #bind
+                #b;
+            })
+        }))
+    }
+
+    /// The inner `map(g, ks)` of a map of rows (node `id`), filling the row instead of making a
+    /// sequence; `None` for any other `map`.
+    pub(super) fn row_fill(
+        &mut self,
+        id: crate::ast::NodeId,
+        args: &[Expr],
+    ) -> Option<TokenStream> {
+        let (node, row) = self.row_sink.clone()?;
+        if node != id {
+            return None;
+        }
+        // `g`'s own body is generated as any function (a `map` in it makes its sequence).
+        self.row_sink = None;
+        let ks = self.arg(&args[1]);
+        let elem = match &args[1].ty {
+            Type::Seq(a) => (**a).clone(),
+            other => other.clone(),
+        };
+        let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
+        self.row_sink = Some((node, row.clone()));
+        let (gv, o, k) = (self.fresh("g"), self.fresh("o"), self.fresh("k"));
+        Some(quote!({
+            #pre
+            let #gv = #g;
+            for (#o, #k) in #row.iter_mut().zip((#ks).as_slice()) {
+                *#o = #gv(#k);
+            }
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use crate::codegen::rust::generate_site;
+
+    fn code(tokens: proc_macro2::TokenStream) -> String {
+        let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
+        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
+        syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
+        code.to_string()
+    }
+
+    #[test]
+    fn rows_of_a_fixed_length_share_one_buffer() {
+        let c = code(quote!(map(
+            |j| {
+                let r = a[j];
+                map(|k| r[k] + 1, ks)
+            },
+            js
+        )));
+        assert!(c.contains("B :: map_rows"), "{c}");
+        assert_eq!(c.matches("B :: map (").count(), 0, "{c}");
+        // Rows whose length depends on the element, rows of sequences, and an inner `map`
+        // that is not the result are built as written.
+        for tokens in [
+            quote!(map(|j| map(|k| k + j, a[j]), js)),
+            quote!(map(|j| map(|k| [k, j], ks), js)),
+            quote!(map(|j| length(map(|k| k + j, ks)), js)),
+        ] {
+            let c = code(tokens);
+            assert!(!c.contains("map_rows"), "{c}");
+        }
+    }
+}
