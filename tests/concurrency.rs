@@ -24,10 +24,10 @@ fn read_while(t: &Tensor<f64>, allowed: &[f64], write: impl FnOnce()) -> Vec<f64
                     }
                 }
                 let mid = vec![0; t.rank()];
-                if let Some(v) = t.get(&mid) {
-                    if !allowed.contains(&v.to_bits()) {
-                        odd.push(v);
-                    }
+                if let Some(v) = t.get(&mid)
+                    && !allowed.contains(&v.to_bits())
+                {
+                    odd.push(v);
                 }
                 rounds += 1;
             }
