@@ -5,7 +5,6 @@
 
 mod common;
 
-use common::failure;
 use pmexpr::{Target, Tensor, accelerate, current_target, with_target};
 
 const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
@@ -90,15 +89,7 @@ fn negative_and_empty_counts_run_no_iteration() {
 
 /// The failure of `run` on every backend: the same message everywhere, which says `what`.
 fn same_failure(what: &str, run: impl Fn()) {
-    let want = failure(Target::Seq, &run);
-    assert!(
-        want.starts_with("pmexpr: accelerate! at tests/bounds_hoisting.rs:"),
-        "{want}"
-    );
-    assert!(want.contains(what), "expected {what:?}: {want}");
-    for target in [Target::Cpu, Target::Debug] {
-        assert_eq!(failure(target, &run), want, "{target:?}");
-    }
+    common::same_failure("tests/bounds_hoisting.rs", what, run)
 }
 
 #[test]

@@ -6,7 +6,6 @@
 
 mod common;
 
-use common::failure;
 use pmexpr::{Target, Tensor, accelerate, with_target};
 
 const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
@@ -152,15 +151,7 @@ fn neighbours_beyond_the_row_and_lets_along_the_row_read_as_written() {
 
 /// The failure of `run` on every backend: the same message everywhere, which says `what`.
 fn same_failure(what: &str, run: impl Fn()) {
-    let want = failure(Target::Seq, &run);
-    assert!(
-        want.starts_with("pmexpr: accelerate! at tests/grids.rs:"),
-        "{want}"
-    );
-    assert!(want.contains(what), "expected {what:?}: {want}");
-    for target in [Target::Cpu, Target::Debug] {
-        assert_eq!(failure(target, &run), want, "{target:?}");
-    }
+    common::same_failure("tests/grids.rs", what, run)
 }
 
 #[test]

@@ -640,22 +640,14 @@ impl Backend for CpuBackend {
         F: Fn(i64) + Clone + Sync + Send,
     {
         // Each task runs a contiguous chunk in a plain loop, so that the body is inlined into it
-        // (rayon calls a per-item closure through a reference and does not inline it). Eight
-        // chunks per thread leave work stealing room to balance uneven iterations.
+        // (rayon calls a per-item closure through a reference and does not inline it).
         if nesting::saturated() {
             return SeqBackend::par_loop(n, f);
         }
-        let n = n.max(0);
-        let threads = rayon::current_num_threads() as i64;
-        let chunk = (n / (threads * 8)).max(1);
-        let chunks = (n + chunk - 1) / chunk;
-        (0..chunks as usize).into_par_iter().for_each(|c| {
+        in_chunks(n, |lo, hi| {
             // A local copy of the body (generated bodies are `move` closures over references and
             // `Copy` values) lets the compiler keep what it captures in registers.
             let f = f.clone();
-            let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
-            let lo = c as i64 * chunk;
-            let hi = (lo + chunk).min(n);
             for i in lo..hi {
                 f(i)
             }
@@ -689,17 +681,23 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return rows_of(0, n, w, &f);
         }
-        let n = n.max(0);
-        let threads = rayon::current_num_threads() as i64;
-        let chunk = (n / (threads * 8)).max(1);
-        let chunks = (n + chunk - 1) / chunk;
-        (0..chunks as usize).into_par_iter().for_each(|c| {
-            let f = f.clone();
-            let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
-            let lo = c as i64 * chunk;
-            rows_of(lo, (lo + chunk).min(n), w, &f)
-        })
+        in_chunks(n, |lo, hi| rows_of(lo, hi, w, &f.clone()))
     }
+}
+
+/// `run(lo, hi)` for the contiguous chunks that cover `0..n` (`n <= 0`: none), in parallel.
+/// Eight chunks per thread leave work stealing room to balance uneven iterations; a level of
+/// enough chunks marks its tasks saturated (see [`nesting`]).
+fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
+    let n = n.max(0);
+    let threads = rayon::current_num_threads() as i64;
+    let chunk = (n / (threads * 8)).max(1);
+    let chunks = (n + chunk - 1) / chunk;
+    (0..chunks as usize).into_par_iter().for_each(|c| {
+        let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
+        let lo = c as i64 * chunk;
+        run(lo, (lo + chunk).min(n))
+    })
 }
 
 #[cfg(test)]

@@ -186,79 +186,18 @@ impl<'a, T: Float> Gemm<'a, T> {
     /// 4 KiB, which measured more than the copies themselves.
     fn fast(&self, alpha: T, beta: T) {
         match <T as Element>::WHICH {
-            Which::F64(same) => {
-                self.product(
-                    alpha,
-                    beta,
-                    |x| same.to(x),
-                    |g| {
-                        // SAFETY: the dimensions and strides were checked against the views the
-                        // buffers copy; `c` is the `m × n` row-major buffer, exclusively ours.
-                        unsafe {
-                            matrixmultiply::dgemm(
-                                g.m,
-                                g.k,
-                                g.n,
-                                g.alpha,
-                                g.a.as_ptr(),
-                                g.a_rs,
-                                g.a_cs,
-                                g.b.as_ptr(),
-                                g.b_rs,
-                                g.b_cs,
-                                0.0,
-                                g.c.as_mut_ptr(),
-                                g.c_rs,
-                                1,
-                            )
-                        }
-                    },
-                )
-            }
-            Which::F32(same) => {
-                self.product(
-                    alpha,
-                    beta,
-                    |x| same.to(x),
-                    |g| {
-                        // SAFETY: as above, in `f32`.
-                        unsafe {
-                            matrixmultiply::sgemm(
-                                g.m,
-                                g.k,
-                                g.n,
-                                g.alpha,
-                                g.a.as_ptr(),
-                                g.a_rs,
-                                g.a_cs,
-                                g.b.as_ptr(),
-                                g.b_rs,
-                                g.b_cs,
-                                0.0,
-                                g.c.as_mut_ptr(),
-                                g.c_rs,
-                                1,
-                            )
-                        }
-                    },
-                )
-            }
+            Which::F64(same) => self.product(alpha, beta, |x| same.to(x)),
+            Which::F32(same) => self.product(alpha, beta, |x| same.to(x)),
             // `Float` is implemented for `f64` and `f32` only.
             _ => self.loops(alpha, beta),
         }
     }
 
     /// `fast` in the concrete element type `E`, which is `T` itself (the caller matched
-    /// `T::WHICH`; `to` converts `alpha`): copies, `gemm` into the plain buffers, the update of
-    /// `c`. The copies and the update work in `T` (the scratch buffers are viewed as `T`s), so
+    /// `T::WHICH`; `to` converts `alpha`): copies, `E`'s GEMM into the plain buffers, the update
+    /// of `c`. The copies and the update work in `T` (the scratch buffers are viewed as `T`s), so
     /// that no conversion sits in their loops.
-    fn product<E: ScratchElement>(
-        &self,
-        alpha: T,
-        beta: T,
-        to: impl Fn(T) -> E,
-        gemm: impl FnOnce(PlainGemm<'_, E>),
-    ) {
+    fn product<E: ScratchElement>(&self, alpha: T, beta: T, to: impl Fn(T) -> E) {
         assert!(
             std::mem::size_of::<T>() == std::mem::size_of::<E>()
                 && std::mem::align_of::<T>() == std::mem::align_of::<E>(),
@@ -280,7 +219,7 @@ impl<'a, T: Float> Gemm<'a, T> {
             load(self.a, as_t(a));
             load(self.b, as_t(b));
             let s = |x: usize| x as isize;
-            gemm(PlainGemm {
+            E::gemm(PlainGemm {
                 m,
                 k,
                 n,
@@ -333,8 +272,11 @@ struct PlainGemm<'a, E> {
     c_rs: isize,
 }
 
-/// `f64` and `f32`, with this thread's scratch buffers for them.
+/// `f64` and `f32`, with this thread's scratch buffers for them and their GEMM.
 trait ScratchElement: Copy + Default + Send + Sync + 'static {
+    /// `c := alpha · a · b` with `matrixmultiply` (`c` need not be initialized).
+    fn gemm(g: PlainGemm<'_, Self>);
+
     /// Runs `f` on three buffers of the given lengths (contents unspecified).
     fn with_scratch<R>(
         lens: [usize; 3],
@@ -343,11 +285,35 @@ trait ScratchElement: Copy + Default + Send + Sync + 'static {
 }
 
 macro_rules! scratch_element {
-    ($t:ty, $key:ident) => {
+    ($t:ty, $key:ident, $gemm:path) => {
         thread_local! {
             static $key: RefCell<[Vec<$t>; 3]> = RefCell::new(Default::default());
         }
         impl ScratchElement for $t {
+            fn gemm(g: PlainGemm<'_, Self>) {
+                // SAFETY: the dimensions and strides were checked against the views the buffers
+                // copy; `c` is an `m × n` row-major buffer of its own (`beta == 0` does not read
+                // it).
+                unsafe {
+                    $gemm(
+                        g.m,
+                        g.k,
+                        g.n,
+                        g.alpha,
+                        g.a.as_ptr(),
+                        g.a_rs,
+                        g.a_cs,
+                        g.b.as_ptr(),
+                        g.b_rs,
+                        g.b_cs,
+                        0.0,
+                        g.c.as_mut_ptr(),
+                        g.c_rs,
+                        1,
+                    )
+                }
+            }
+
             fn with_scratch<R>(
                 lens: [usize; 3],
                 f: impl FnOnce(&mut [Self], &mut [Self], &mut [Self]) -> R,
@@ -378,8 +344,8 @@ macro_rules! scratch_element {
         }
     };
 }
-scratch_element!(f64, SCRATCH_F64);
-scratch_element!(f32, SCRATCH_F32);
+scratch_element!(f64, SCRATCH_F64, matrixmultiply::dgemm);
+scratch_element!(f32, SCRATCH_F32, matrixmultiply::sgemm);
 
 /// Whether two views share an element.
 fn overlap<C>(x: &[C], y: &[C]) -> bool {

@@ -84,3 +84,18 @@ pub fn panic_message<R>(f: impl FnOnce() -> R) -> String {
 pub fn failure<R>(target: Target, f: impl FnOnce() -> R) -> String {
     panic_message(|| with_target(target, f))
 }
+
+/// The failure of `run` on every CPU backend: the same message everywhere, naming a site of
+/// `file` and saying `what`.
+#[allow(dead_code)]
+pub fn same_failure(file: &str, what: &str, run: impl Fn()) {
+    let want = failure(Target::Seq, &run);
+    assert!(
+        want.starts_with(&format!("pmexpr: accelerate! at {file}:")),
+        "{want}"
+    );
+    assert!(want.contains(what), "expected {what:?}: {want}");
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(failure(target, &run), want, "{target:?}");
+    }
+}

@@ -302,21 +302,9 @@ impl<'a> Gen<'a> {
         let function = c_ident(&def.ident.name, def.ident.id);
         let mut kparams = Vec::new();
         for (p, value) in params.iter().zip(bound) {
-            kparams.push(KernelParam {
-                name: c_ident(&p.ident.name, p.ident.id),
-                ty: self.ity(&p.ty, value.span)?,
-                c_type: self.c_type(&p.ty, value.span)?,
-                layout: self.layout(&p.ty, value.span)?,
-                value: value.clone(),
-            });
+            kparams.push(self.kernel_param(c_ident(&p.ident.name, p.ident.id), &p.ty, value)?);
         }
-        kparams.push(KernelParam {
-            name: "n".into(),
-            ty: Type::Int,
-            c_type: "long long".into(),
-            layout: CLayout::I64,
-            value: n.clone(),
-        });
+        kparams.push(n_param(n.clone()));
         let index_ty = self.ity(&params[params.len() - 1].ty, f.span)?;
         if index_ty != Type::Int || !self.ity(&body.ty, f.span)?.is_unit() {
             return unsupported(
@@ -327,56 +315,33 @@ impl<'a> Gen<'a> {
                 ),
             );
         }
-        let decl: Vec<String> = kparams
-            .iter()
-            .map(|p| format!("{} {}", p.c_type, p.name))
-            .collect();
         let mut call_args: Vec<&str> = kparams[..kparams.len() - 1]
             .iter()
             .map(|p| p.name.as_str())
             .collect();
         call_args.push("i");
-        let binding_name = self.defs[&l.binding].ident.name.clone();
-        let mut text = String::new();
-        let _ = writeln!(
-            text,
-            "// `par_loop` #{} of `{binding_name}`: `{}` for every index in 0..n.",
-            l.ordinal, def.ident.name
+        let body = [
+            "    const long long stride = (long long)gridDim.x * blockDim.x;".to_string(),
+            "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {"
+                .to_string(),
+            format!("        {function}({});", call_args.join(", ")),
+            "    }".to_string(),
+        ];
+        let comment = format!(
+            "`par_loop` #{} of `{}`: `{}` for every index in 0..n.",
+            l.ordinal, self.defs[&l.binding].ident.name, def.ident.name
         );
-        let _ = writeln!(
-            text,
-            "extern \"C\" __global__ void {name}({}) {{",
-            decl.join(", ")
-        );
-        let _ = writeln!(
-            text,
-            "    const long long stride = (long long)gridDim.x * blockDim.x;"
-        );
-        let _ = writeln!(
-            text,
-            "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {{"
-        );
-        let _ = writeln!(text, "        {function}({});", call_args.join(", "));
-        let _ = writeln!(text, "    }}");
-        let _ = writeln!(text, "}}");
-        Ok((
-            Kernel {
-                kind: KernelKind::ParLoop,
-                name,
-                binding: l.binding,
-                binding_name,
-                node: l.node.id,
-                ordinal: l.ordinal,
-                span: l.node.span,
-                function,
-                params: kparams,
-            },
-            text,
+        Ok(self.assemble_kernel(
+            KernelKind::ParLoop,
+            name,
+            l,
+            function,
+            kparams,
+            &comment,
+            &body,
         ))
     }
-}
 
-impl Gen<'_> {
     /// The kernel of a `tensor_gemm` of host code: its seven arguments, then `n`, handed to the
     /// prelude's `pm_gemm` (the host checks the operands and computes `n` before the launch).
     fn gemm_kernel(&mut self, name: String, l: &HostLoop<'_>) -> Result<(Kernel, String)> {
@@ -386,54 +351,87 @@ impl Gen<'_> {
         const NAMES: [&str; 7] = ["c", "a", "ta", "b", "tb", "alpha", "beta"];
         let mut kparams = Vec::new();
         for (pname, value) in NAMES.iter().zip(args) {
-            kparams.push(KernelParam {
-                name: (*pname).into(),
-                ty: self.ity(&value.ty, value.span)?,
-                c_type: self.c_type(&value.ty, value.span)?,
-                layout: self.layout(&value.ty, value.span)?,
-                value: value.clone(),
-            });
+            kparams.push(self.kernel_param((*pname).into(), &value.ty, value)?);
         }
         // `n` has no expression of its own: the host computes it from the shapes.
-        kparams.push(KernelParam {
-            name: "n".into(),
-            ty: Type::Int,
-            c_type: "long long".into(),
-            layout: CLayout::I64,
-            value: l.node.clone(),
-        });
-        let decl: Vec<String> = kparams
+        kparams.push(n_param(l.node.clone()));
+        let comment = format!(
+            "`tensor_gemm` #{} of `{}`: c := alpha * op(a) * op(b) + beta * c, one element of c per index in 0..n.",
+            l.ordinal, self.defs[&l.binding].ident.name
+        );
+        let body = ["    pm_gemm(c, a, ta, b, tb, alpha, beta, n);".to_string()];
+        Ok(self.assemble_kernel(
+            KernelKind::Gemm,
+            name,
+            l,
+            "pm_gemm".into(),
+            kparams,
+            &comment,
+            &body,
+        ))
+    }
+
+    /// A kernel parameter of PMExpr type `ty` computed by the host expression `value`.
+    fn kernel_param(&mut self, name: String, ty: &Type, value: &Expr) -> Result<KernelParam> {
+        Ok(KernelParam {
+            name,
+            ty: self.ity(ty, value.span)?,
+            c_type: self.c_type(ty, value.span)?,
+            layout: self.layout(ty, value.span)?,
+            value: value.clone(),
+        })
+    }
+
+    /// A kernel and its text: the comment, the signature of `params`, the body's lines.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble_kernel(
+        &self,
+        kind: KernelKind,
+        name: String,
+        l: &HostLoop<'_>,
+        function: String,
+        params: Vec<KernelParam>,
+        comment: &str,
+        body: &[String],
+    ) -> (Kernel, String) {
+        let decl: Vec<String> = params
             .iter()
             .map(|p| format!("{} {}", p.c_type, p.name))
             .collect();
-        let binding_name = self.defs[&l.binding].ident.name.clone();
         let mut text = String::new();
-        let _ = writeln!(
-            text,
-            "// `tensor_gemm` #{} of `{binding_name}`: c := alpha * op(a) * op(b) + beta * c, one element of c per index in 0..n.",
-            l.ordinal
-        );
+        let _ = writeln!(text, "// {comment}");
         let _ = writeln!(
             text,
             "extern \"C\" __global__ void {name}({}) {{",
             decl.join(", ")
         );
-        let _ = writeln!(text, "    pm_gemm(c, a, ta, b, tb, alpha, beta, n);");
+        for line in body {
+            let _ = writeln!(text, "{line}");
+        }
         let _ = writeln!(text, "}}");
-        Ok((
-            Kernel {
-                kind: KernelKind::Gemm,
-                name,
-                binding: l.binding,
-                binding_name,
-                node: l.node.id,
-                ordinal: l.ordinal,
-                span: l.node.span,
-                function: "pm_gemm".into(),
-                params: kparams,
-            },
-            text,
-        ))
+        let kernel = Kernel {
+            kind,
+            name,
+            binding: l.binding,
+            binding_name: self.defs[&l.binding].ident.name.clone(),
+            node: l.node.id,
+            ordinal: l.ordinal,
+            span: l.node.span,
+            function,
+            params,
+        };
+        (kernel, text)
+    }
+}
+
+/// The last parameter of every kernel: `n`, computed by the host as `value`.
+fn n_param(value: Expr) -> KernelParam {
+    KernelParam {
+        name: "n".into(),
+        ty: Type::Int,
+        c_type: "long long".into(),
+        layout: CLayout::I64,
+        value,
     }
 }
 

@@ -20,6 +20,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::windows::pure_fixed;
 use super::{Binding, Gen};
 use crate::ast::{Expr, ExprKind, Lit, NodeId, Param, VarId};
 use crate::intrinsics::Intrinsic;
@@ -45,8 +46,8 @@ pub(super) struct GridLoop<'e> {
     rest: &'e Expr,
 }
 
-/// The `let`s at the top of `e` (of monomorphic values).
-fn top_lets(mut e: &Expr) -> (Vec<(&Param, &Expr)>, &Expr) {
+/// The `let`s at the top of `e` (of monomorphic values): each binder, value and scope.
+fn top_lets(mut e: &Expr) -> Vec<(&Param, &Expr, &Expr)> {
     let mut lets = Vec::new();
     while let ExprKind::Let {
         binder,
@@ -58,10 +59,10 @@ fn top_lets(mut e: &Expr) -> (Vec<(&Param, &Expr)>, &Expr) {
         if !scheme.is_empty() {
             break;
         }
-        lets.push((binder, &**value));
+        lets.push((binder, &**value, &**body));
         e = body;
     }
-    (lets, e)
+    lets
 }
 
 impl Gen<'_> {
@@ -97,28 +98,16 @@ impl Gen<'_> {
             let [x, w] = &args[..] else { return None };
             (is_k(x) && fixed(w)).then_some(w)
         };
-        let (lets, _) = top_lets(body);
+        let lets = top_lets(body);
         let (c, width) = lets
             .iter()
             .enumerate()
-            .find_map(|(c, (_, v))| column(v).map(|w| (c, w)))?;
+            .find_map(|(c, (_, v, _))| column(v).map(|w| (c, w)))?;
         // The same for every index of a row: `k` only as `k / m` with `m` fixed for the loop (a
         // multiple of the width at run time: `divisors`), fixed variables, literals, earlier such
         // `let`s, and integer arithmetic of those.
         let mut invariant_vars: Vec<VarId> = Vec::new();
         let mut divisors = Vec::new();
-        // Fixed for the loop and computed without failing: what may be evaluated before it.
-        fn pure_fixed(e: &Expr, fixed: &dyn Fn(&Expr) -> bool) -> bool {
-            match &e.kind {
-                ExprKind::App { func, args } => {
-                    matches!(
-                        func.kind,
-                        ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI)
-                    ) && args.iter().all(|a| pure_fixed(a, fixed))
-                }
-                _ => fixed(e),
-            }
-        }
         fn invariant<'e>(
             e: &'e Expr,
             is_k: &dyn Fn(&Expr) -> bool,
@@ -157,7 +146,7 @@ impl Gen<'_> {
         }
         let mut prefix = Vec::new();
         let mut used = 0;
-        for (n, (binder, value)) in lets.iter().enumerate() {
+        for (n, (binder, value, _)) in lets.iter().enumerate() {
             if n == c {
                 used = n + 1;
                 continue;
@@ -177,14 +166,9 @@ impl Gen<'_> {
         if used <= c {
             return None;
         }
-        // The rest starts at the first `let` that stays in the loop.
-        let mut rest: &Expr = body;
-        for _ in 0..used {
-            let ExprKind::Let { body, .. } = &rest.kind else {
-                unreachable!("counted as a let")
-            };
-            rest = body;
-        }
+        // The rest starts at the first `let` that stays in the loop: the scope of the last one
+        // moved out (`used > c >= 0`).
+        let rest = lets[used - 1].2;
         Some(GridLoop {
             f,
             k,
@@ -266,15 +250,7 @@ impl Gen<'_> {
 mod tests {
     use quote::quote;
 
-    use crate::codegen::rust::generate_site;
-
-    /// The expansion of a site on the CPU targets.
-    fn code(tokens: proc_macro2::TokenStream) -> String {
-        let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
-        syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
-        code.to_string()
-    }
+    use crate::codegen::rust::tests::generated as code;
 
     #[test]
     fn flat_indices_split_by_a_width_run_as_rows() {

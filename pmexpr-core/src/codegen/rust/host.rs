@@ -126,41 +126,41 @@ impl Gen<'_> {
     /// which the kernel's parameters evaluate in order): the operands are checked on the host,
     /// as on the CPU targets, and the kernel covers the elements of `c`.
     pub(super) fn launch_gemm(&mut self, k: usize, args: &[Expr]) -> TokenStream {
-        let host = self.cuda.expect("launches are found in host code only");
         let rt = self.rt.clone();
         let site = self.site();
         let names = [0, 1, 3].map(|i| self.tensor_name(&args[i]));
         let [cn, an, bn] = &names;
-        let mut stmts = Vec::new();
-        let mut vals = Vec::new();
-        for e in &host.kernel_args[k] {
-            let v = self.value(e);
-            let x = self.fresh("param");
-            stmts.push(quote!(let #x = &(#v);));
-            vals.push(x);
-        }
+        let (stmts, vals) = self.kernel_params(k);
         let [c, a, ta, b, tb, ..] = &vals[..] else {
             unreachable!("seven arguments, checked by inference")
         };
-        self.host.launched.insert(k);
-        let k = Literal::usize_unsuffixed(k);
+        let n = quote!(__pm_n);
+        let call = self.launch_call(k, &n, &vals);
         quote!({
             #(#stmts)*
-            let __pm_n: i64 =
-                #rt::gemm_elements(#site, [#cn, #an, #bn], *#c, *#a, *#ta, *#b, *#tb);
-            let mut __pm_c = __pm_call.borrow_mut();
-            let __pm_params = ::std::vec![#(__pm_c.param(#vals)),*];
-            __pm_c.launch(#k, __pm_n, __pm_params);
+            let #n: i64 = #rt::gemm_elements(#site, [#cn, #an, #bn], *#c, *#a, *#ta, *#b, *#tb);
+            #call
         })
     }
 
     /// The launch of kernel `k` by a `par_loop` of host code (`args`: the loop's `n` and
     /// function): the kernel's parameters marshaled in order, then `n`.
     pub(super) fn launch(&mut self, k: usize, args: &[Expr]) -> TokenStream {
-        // Everything is evaluated before the call is borrowed, since evaluating may launch too.
-        let host = self.cuda.expect("launches are found in host code only");
         let n = self.value(&args[0]);
         let nv = self.fresh("n");
+        let (stmts, vals) = self.kernel_params(k);
+        let call = self.launch_call(k, &quote!(#nv), &vals);
+        quote!({
+            let #nv: i64 = #n;
+            #(#stmts)*
+            #call
+        })
+    }
+
+    /// The statements that evaluate kernel `k`'s parameters but `n` (in order, each into a
+    /// variable holding a reference), and those variables.
+    fn kernel_params(&mut self, k: usize) -> (Vec<TokenStream>, Vec<proc_macro2::Ident>) {
+        let host = self.cuda.expect("launches are found in host code only");
         let mut stmts = Vec::new();
         let mut vals = Vec::new();
         for e in &host.kernel_args[k] {
@@ -169,15 +169,24 @@ impl Gen<'_> {
             stmts.push(quote!(let #x = &(#v);));
             vals.push(x);
         }
+        (stmts, vals)
+    }
+
+    /// Launches kernel `k` over `0..n` with the parameters `vals`. Everything is evaluated before
+    /// the call is borrowed, since evaluating may launch too.
+    fn launch_call(
+        &mut self,
+        k: usize,
+        n: &TokenStream,
+        vals: &[proc_macro2::Ident],
+    ) -> TokenStream {
         self.host.launched.insert(k);
         let k = Literal::usize_unsuffixed(k);
-        quote!({
-            let #nv: i64 = #n;
-            #(#stmts)*
+        quote! {
             let mut __pm_c = __pm_call.borrow_mut();
             let __pm_params = ::std::vec![#(__pm_c.param(#vals)),*];
-            __pm_c.launch(#k, #nv, __pm_params);
-        })
+            __pm_c.launch(#k, #n, __pm_params);
+        }
     }
 }
 

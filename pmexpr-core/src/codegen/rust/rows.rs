@@ -143,14 +143,7 @@ impl Gen<'_> {
 mod tests {
     use quote::quote;
 
-    use crate::codegen::rust::generate_site;
-
-    fn code(tokens: proc_macro2::TokenStream) -> String {
-        let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
-        syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
-        code.to_string()
-    }
+    use crate::codegen::rust::tests::generated as code;
 
     #[test]
     fn rows_of_a_fixed_length_share_one_buffer() {

@@ -6,7 +6,7 @@ use quote::quote;
 
 use super::generate_site;
 /// The generated code for `tokens`, checked to be a Rust expression.
-fn generated(tokens: TokenStream) -> String {
+pub(super) fn generated(tokens: TokenStream) -> String {
     let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
     let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
     syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");

@@ -94,24 +94,8 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
                 }
             };
             let read = matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGet));
-            // Fixed for the loop, and computed without failing: a literal, a variable bound
-            // outside, wrapping `+ - *` of those (`i - 1` in a stencil).
-            fn fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
-                match &x.kind {
-                    ExprKind::Lit(Lit::Int(_)) => true,
-                    ExprKind::App { func, args } => {
-                        matches!(
-                            func.kind,
-                            ExprKind::Intrinsic(
-                                Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI
-                            )
-                        ) && args.iter().all(|a| fixed(a, outside))
-                    }
-                    _ => outside(x),
-                }
-            }
             let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
-            let fixed = |x: &Expr| fixed(x, &int_outside);
+            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
             let Some((pos, offset)) = idx
                 .iter()
                 .enumerate()
@@ -148,6 +132,22 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
         _ => {}
     });
     if nested { Vec::new() } else { out }
+}
+
+/// Fixed for a loop and computed without failing, so that it may be evaluated once before the
+/// loop: an integer literal, a variable `outside` accepts (bound outside the loop), or wrapping
+/// `+ - *` of those (`i - 1` in a stencil).
+pub(super) fn pure_fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
+    match &x.kind {
+        ExprKind::Lit(Lit::Int(_)) => true,
+        ExprKind::App { func, args } => {
+            matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI)
+            ) && args.iter().all(|a| pure_fixed(a, outside))
+        }
+        _ => outside(x),
+    }
 }
 
 impl Gen<'_> {
