@@ -40,6 +40,7 @@ macro_rules! for_tuples {
     };
 }
 
+pub mod access;
 pub mod backend;
 pub mod checks;
 pub mod cuda;
@@ -67,6 +68,7 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 /// Items used by generated code. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::access::{CallScope, Plain, plain_loop, plain_loops};
     pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;

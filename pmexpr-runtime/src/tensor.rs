@@ -7,14 +7,18 @@
 //! through any of them are visible in the tensor afterwards.
 //!
 //! Elements are stored in relaxed atomics. On x86-64 and AArch64 a relaxed load or store is an
-//! ordinary load or store, so this costs nothing, and it keeps `par_loop` iterations that write the
+//! ordinary load or store, so this costs little, and it keeps `par_loop` iterations that write the
 //! same element (which the paper forbids, but a Rust program must not turn into undefined
-//! behaviour) memory-safe.
+//! behaviour) memory-safe. It does stop LLVM from vectorizing, so a `par_loop` whose iterations
+//! provably touch their own elements runs over plain slices instead, under the storage's lock
+//! (see [`crate::access`]): every method here that reads or writes elements holds that lock
+//! shared, and waits while such a loop runs.
 
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
+use crate::access::{self, Lock, Locked, Plain, Shared};
 use crate::prim::{Same, Which};
 use crate::seq::Seq;
 use crate::site::Site;
@@ -122,6 +126,26 @@ impl Element for f32 {
     }
 }
 
+/// A tensor's elements and the lock that says who may access them (see [`access`]); views share
+/// it. Derefs to the cells.
+pub(crate) struct Store<T: Element> {
+    cells: Vec<T::Cell>,
+    lock: Lock,
+}
+
+impl<T: Element> std::ops::Deref for Store<T> {
+    type Target = Vec<T::Cell>;
+    fn deref(&self) -> &Vec<T::Cell> {
+        &self.cells
+    }
+}
+
+impl<T: Element> Locked for Store<T> {
+    fn lock(&self) -> &Lock {
+        &self.lock
+    }
+}
+
 /// Why a tensor could not be built or accessed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TensorError {
@@ -174,7 +198,7 @@ impl std::error::Error for TensorError {}
 /// assert_eq!(t.to_vec()[0], 9.0);
 /// ```
 pub struct Tensor<T: Element> {
-    storage: Arc<Vec<T::Cell>>,
+    storage: Arc<Store<T>>,
     offset: usize,
     shape: Vec<usize>,
 }
@@ -204,7 +228,10 @@ impl<T: Element> Tensor<T> {
         // Same size and alignment: the standard library collects this in place.
         let cells: Vec<T::Cell> = data.into_iter().map(T::new_cell).collect();
         Ok(Tensor {
-            storage: Arc::new(cells),
+            storage: Arc::new(Store {
+                cells,
+                lock: Lock::default(),
+            }),
             offset: 0,
             shape: shape.to_vec(),
         })
@@ -275,18 +302,22 @@ impl<T: Element> Tensor<T> {
 
     /// The element at `index`, or `None` when the index is outside the shape.
     pub fn get(&self, index: &[usize]) -> Option<T> {
-        self.linear(index).ok().map(|i| T::load(&self.cells()[i]))
+        let i = self.linear(index).ok()?;
+        let _held = Shared::new(&self.storage.lock);
+        Some(T::load(&self.cells()[i]))
     }
 
     /// Writes the element at `index`. Tensors are shared handles, so this takes `&self`.
     pub fn set(&self, index: &[usize], value: T) -> Result<(), TensorError> {
         let i = self.linear(index)?;
+        let _held = Shared::new(&self.storage.lock);
         T::store(&self.cells()[i], value);
         Ok(())
     }
 
     /// The elements in row-major order.
     pub fn to_vec(&self) -> Vec<T> {
+        let _held = Shared::new(&self.storage.lock);
         self.cells().iter().map(T::load).collect()
     }
 
@@ -356,7 +387,7 @@ impl<T: Element> fmt::Debug for Tensor<T> {
 /// one `accelerate!` call. Every access is checked against the shape (each access, or once per
 /// loop through [`TensorRef::window`] / [`TensorRef::strided`]), and a failure names the site.
 pub struct TensorRef<'a, T: Element> {
-    root: &'a Arc<Vec<T::Cell>>,
+    root: &'a Arc<Store<T>>,
     data: &'a [T::Cell],
     shape: [usize; MAX_RANK],
     rank: usize,
@@ -391,6 +422,8 @@ impl<'a, T: Element> TensorRef<'a, T> {
         }
         let mut shape = [0; MAX_RANK];
         shape[..t.rank()].copy_from_slice(&t.shape);
+        // Held shared until the call ends, so that no plain loop elsewhere writes it meanwhile.
+        access::register(&t.storage);
         TensorRef {
             root: &t.storage,
             data: t.cells(),
@@ -406,7 +439,7 @@ impl<'a, T: Element> TensorRef<'a, T> {
 
     /// The whole storage this view is part of, and where the view starts in it (in elements):
     /// how the CUDA target keeps views of one tensor sharing device memory.
-    pub(crate) fn storage(&self) -> (&'a Arc<Vec<T::Cell>>, usize) {
+    pub(crate) fn storage(&self) -> (&'a Arc<Store<T>>, usize) {
         let base = self.root.as_ptr() as usize;
         let here = self.data.as_ptr() as usize;
         let offset = (here - base) / std::mem::size_of::<T::Cell>().max(1);
@@ -528,7 +561,10 @@ impl<'a, T: Element> TensorRef<'a, T> {
             return None;
         }
         let start = ofs * last;
-        Some(Window(&self.data[start..start + n as usize]))
+        Some(Window {
+            cells: &self.data[start..start + n as usize],
+            lock: &self.root.lock,
+        })
     }
 
     /// The cells `index` with dimension `pos` running over `0..n` (the entry of `index` at
@@ -673,7 +709,11 @@ fn index_error<T: Element>(
 /// index it by the loop variable, which the loop bounds keep in range, instead of checking the
 /// rank and every index of each access.
 #[doc(hidden)]
-pub struct Window<'a, T: Element>(&'a [T::Cell]);
+pub struct Window<'a, T: Element> {
+    cells: &'a [T::Cell],
+    /// The lock of the storage the row is part of: what a plain loop takes (see [`access`]).
+    lock: &'a Lock,
+}
 
 impl<T: Element> Clone for Window<'_, T> {
     fn clone(&self) -> Self {
@@ -682,24 +722,63 @@ impl<T: Element> Clone for Window<'_, T> {
 }
 impl<T: Element> Copy for Window<'_, T> {}
 
-impl<T: Element> Window<'_, T> {
+impl<'a, T: Element> Window<'a, T> {
+    /// The row as a plain slice to write while `plain` holds its storage; `None` when the
+    /// storage is not the calling call's alone, or the row overlaps another slice of `plain`.
+    pub fn plain_mut<'p>(self, plain: &'p Plain) -> Option<&'p mut [T]>
+    where
+        'a: 'p,
+    {
+        if !plain.hold(self.lock) {
+            return None;
+        }
+        plain.claim(self.cells, true)?;
+        const { assert!(size_of::<T>() == size_of::<T::Cell>()) };
+        const { assert!(align_of::<T>() <= align_of::<T::Cell>()) };
+        // SAFETY: a cell has the size and alignment of its element and holds any bit pattern of
+        // it; it is an `UnsafeCell` underneath, so writing through a pointer from a shared
+        // reference is allowed. While `plain` lives nobody else touches these cells: the storage
+        // is exclusive (every other user waits in `Lock::share`), the call's own accesses are
+        // suspended while its plain loop runs (generated code), and `claim` keeps this range
+        // apart from every other slice `plain` handed out.
+        Some(unsafe {
+            std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut T, self.cells.len())
+        })
+    }
+
+    /// The row as a plain slice to read while `plain` holds its storage; `None` as for
+    /// [`Window::plain_mut`].
+    pub fn plain<'p>(self, plain: &'p Plain) -> Option<&'p [T]>
+    where
+        'a: 'p,
+    {
+        if !plain.hold(self.lock) {
+            return None;
+        }
+        plain.claim(self.cells, false)?;
+        const { assert!(size_of::<T>() == size_of::<T::Cell>()) };
+        const { assert!(align_of::<T>() <= align_of::<T::Cell>()) };
+        // SAFETY: as for `plain_mut`; no slice that `plain` handed out writes these cells.
+        Some(unsafe { std::slice::from_raw_parts(self.cells.as_ptr() as *const T, self.cells.len()) })
+    }
+
     /// The element at position `k` of the row.
     #[inline(always)]
     pub fn get(self, k: i64) -> T {
-        T::load(&self.0[k as usize])
+        T::load(&self.cells[k as usize])
     }
 
     /// Writes the element at position `k` of the row.
     #[inline(always)]
     pub fn set(self, k: i64, value: T) {
-        T::store(&self.0[k as usize], value)
+        T::store(&self.cells[k as usize], value)
     }
 
     /// The element at position `k` of the row, or `outside()` when `k` is not in the row.
     #[inline(always)]
     pub fn get_or(self, k: i64, outside: impl FnOnce() -> T) -> T {
         // A negative `k` wraps to a position past any row.
-        match self.0.get(k as usize) {
+        match self.cells.get(k as usize) {
             Some(cell) => T::load(cell),
             None => outside(),
         }
@@ -707,12 +786,12 @@ impl<T: Element> Window<'_, T> {
 
     /// The number of elements.
     pub fn len(self) -> usize {
-        self.0.len()
+        self.cells.len()
     }
 
     /// Whether the row is empty.
     pub fn is_empty(self) -> bool {
-        self.0.is_empty()
+        self.cells.is_empty()
     }
 }
 

@@ -178,8 +178,9 @@ pub fn build(
     Ok(built)
 }
 
-/// The most rounds of leaving out rejected entry points before giving up.
-const MAX_ROUNDS: usize = 5;
+/// The most rounds of leaving out rejected entry points before giving up (the compiler reports
+/// one error per round; an older compiler may reject a few dozen of a large crate's entries).
+const MAX_ROUNDS: usize = 64;
 
 /// Compiles the program to C, leaving out the entry points (and the definitions only they use)
 /// where the Futhark compiler reports errors, so that one bad entry does not cost every site its
@@ -206,7 +207,12 @@ fn compile_program(
             return Err(failure(flavour, &file, &errors));
         }
         let removed = remove_with_dependents(&mut blocks, &at);
-        let why: String = errors.lines().take(12).collect::<Vec<_>>().join("\n");
+        // The error, not the warnings the compiler prints before it.
+        let why: String = (errors.lines())
+            .skip_while(|l| !l.starts_with("Error"))
+            .take(12)
+            .collect::<Vec<_>>()
+            .join("\n");
         rejected.extend(removed.into_iter().map(|e| (e, why.clone())));
         if !blocks.iter().any(|b| b.entry.is_some()) {
             return Err(failure(flavour, &file, &errors));

@@ -49,6 +49,24 @@ impl Flavour {
     }
 }
 
+/// The oldest Futhark release whose compiler accepts everything the generator writes (0.24 rejects
+/// higher-order functions returning arrays of sizes it cannot name statically, such as a `map`
+/// of `flatten`s; the hook then leaves those entry points out).
+pub const TARGET_VERSION: (u32, u32, u32) = (0, 25, 0);
+
+/// The compiler's version, from `futhark --version` ("Futhark 0.25.16"); `None` when it cannot
+/// be run or says something else.
+pub fn compiler_version(compiler: &Path) -> Option<(u32, u32, u32)> {
+    let out = std::process::Command::new(compiler)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let word = text.lines().next()?.split_whitespace().nth(1)?;
+    let mut parts = word.split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??, parts.next().flatten().unwrap_or(0)))
+}
+
 /// The `futhark` compiler: `PMEXPR_FUTHARK` if set (a path), else the first `futhark` on `PATH`.
 pub fn find_compiler() -> Option<PathBuf> {
     if let Some(p) = env::var_os("PMEXPR_FUTHARK").filter(|p| !p.is_empty()) {

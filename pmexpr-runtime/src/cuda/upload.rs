@@ -79,7 +79,7 @@ impl<'a> Uploads<'a> {
     /// The device copy of a tensor's whole storage, uploaded at its first use in the call.
     pub(crate) fn tensor<T: Element>(
         &mut self,
-        root: &'a Arc<Vec<T::Cell>>,
+        root: &'a Arc<crate::tensor::Store<T>>,
     ) -> DeviceResult<DevPtr> {
         let key = Arc::as_ptr(root) as *const () as usize;
         if let Some(&i) = self.tensor_index.get(&key) {

@@ -221,7 +221,7 @@ impl Gen<'_> {
                 bound.push((p.ident.id, int()));
             }
             let inner = gn.with_scope(bound, |gn| {
-                gn.windowed_loop(&row_fn, 2, w, |gn| {
+                gn.windowed_loop(&row_fn, 2, w, false, |gn| {
                     let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
                     let r = gn.with_scope(here, |gn| gn.value(rest));
                     quote! {

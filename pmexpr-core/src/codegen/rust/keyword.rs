@@ -156,7 +156,7 @@ impl Gen<'_> {
                         quote!(&& (#m).wrapping_rem(#wv) == 0)
                     })
                     .collect();
-                let run = self.windowed_loop(&args[1], 1, &nv, |g| {
+                let run = self.windowed_loop(&args[1], 1, &nv, false, |g| {
                     let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
                     quote!({ #pre B::par_loop(#nv, #f) })
                 });
@@ -177,7 +177,8 @@ impl Gen<'_> {
                 } else {
                     quote!(#rt::rt::seq_loop)
                 };
-                let run = self.windowed_loop(&args[1], 1, &nv, |g| {
+                let plain = kw == Keyword::ParLoop;
+                let run = self.windowed_loop(&args[1], 1, &nv, plain, |g| {
                     let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
                     quote!({ #pre #run(#nv, #f) })
                 });
@@ -187,7 +188,7 @@ impl Gen<'_> {
                 let acc = self.value(&args[0]);
                 let n = self.value(&args[1]);
                 let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
-                let run = self.windowed_loop(&args[2], 2, &nv, |g| {
+                let run = self.windowed_loop(&args[2], 2, &nv, false, |g| {
                     let (pre, f) = g.adaptor(
                         &args[2],
                         &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],

@@ -149,9 +149,8 @@ struct Gen<'m> {
     /// What generating host code for the CUDA targets found.
     host: HostState,
     /// The tensor accesses served by loop windows while a loop's fast version is generated
-    /// (index expression's address → window variable, position of the loop variable in the
-    /// index); see `windows.rs`.
-    windows: HashMap<NodeId, (proc_macro2::Ident, usize, i64)>,
+    /// (index expression's node → the line that serves it); see `windows.rs`.
+    windows: HashMap<NodeId, windows::Served>,
     /// While the function of a `map` of rows is generated (`rows.rs`): its inner `map`'s node
     /// and the row it fills instead of making a sequence.
     row_sink: Option<(NodeId, proc_macro2::Ident)>,

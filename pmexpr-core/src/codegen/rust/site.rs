@@ -298,6 +298,8 @@ pub fn generate_site(
         }
         #cuda_item
         #futhark_item
+        // Holds every captured tensor shared until the call ends (dropped last).
+        let __pm_scope = #rt::CallScope::enter();
         #captures
         let __pm_result = match #select(&__PM_SITE) {
             #rt::Target::Seq => __pm_accel::<#rt::SeqBackend, #(#infer_numeric),*>(#(#args),*),

@@ -23,7 +23,8 @@ use quote::quote;
 use super::Gen;
 use crate::ast::{Expr, ExprKind, Lit, NodeId};
 use crate::intrinsics::Intrinsic;
-use crate::types::Type;
+use crate::infer::Numeric;
+use crate::types::{TyVar, Type};
 
 /// A tensor access that a window can serve.
 pub(super) struct Access<'e> {
@@ -40,6 +41,8 @@ pub(super) struct Access<'e> {
     /// The index there is the loop variable plus this (a read of `t[i, k ± c]`): such a read goes
     /// through the line when it falls inside it, and is the checked access otherwise.
     pub(super) offset: i64,
+    /// Whether it is a `tensor_set`.
+    pub(super) write: bool,
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -126,6 +129,7 @@ pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
                     index: idx,
                     pos,
                     offset,
+                    write: !read,
                 });
             }
         }
@@ -150,15 +154,77 @@ pub(super) fn pure_fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
     }
 }
 
+/// The line that serves a windowed access while a loop's fast version is generated.
+#[derive(Clone)]
+pub(super) struct Served {
+    /// The variable holding the line.
+    win: proc_macro2::Ident,
+    /// Where the loop variable is in the index.
+    pos: usize,
+    /// The index there is the loop variable plus this.
+    offset: i64,
+    /// In a plain loop: the line is a slice of the chunk, indexed by this variable.
+    plain: Option<proc_macro2::Ident>,
+}
+
+/// Whether a `par_loop` whose windowed accesses are `accesses` may run as a plain loop (see
+/// `crate::access` in the runtime): every access is a row at the loop variable itself (each
+/// iteration touches its own element of each row, so rows split by chunk), at least one writes,
+/// and the body touches tensors in no other way and calls nothing but intrinsics (a closure
+/// could touch a tensor it captured).
+fn plain_eligible(f: &Expr, accesses: &[Access<'_>], numeric: &[(TyVar, Numeric)]) -> bool {
+    let ExprKind::Lam { body, .. } = &f.kind else {
+        return false;
+    };
+    if !accesses.iter().all(|a| a.pos + 1 == a.index.len() && a.offset == 0) {
+        return false;
+    }
+    let mut writes = false;
+    let mut ok = true;
+    body.walk(&mut |e| {
+        let ExprKind::App { func, args } = &e.kind else {
+            return;
+        };
+        let ExprKind::Intrinsic(op) = &func.kind else {
+            ok = false;
+            return;
+        };
+        let windowed = args.len() >= 2 && accesses.iter().any(|a| a.key == args[1].id);
+        if windowed {
+            writes |= *op == Intrinsic::TensorSet;
+        } else if args.iter().any(|x| mentions_tensor(&x.ty, numeric)) {
+            ok = false;
+        }
+    });
+    ok && writes
+}
+
+/// Whether values of the type may hold a tensor: a tensor, or a type variable that is not a
+/// number (an open type may be anything the captured values are).
+fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
+    let m = |t| mentions_tensor(t, numeric);
+    match t {
+        Type::Int | Type::Float | Type::Bool => false,
+        Type::Tensor(_) => true,
+        Type::Var(v) => !numeric.iter().any(|(n, k)| n == v && *k != Numeric::Open),
+        Type::Seq(t) => m(t),
+        Type::Arrow(a, b) => m(a) || m(b),
+        Type::Record(fs) => fs.iter().any(|(_, t)| m(t)),
+    }
+}
+
 impl Gen<'_> {
     /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when `f`
     /// accesses tensors through windows; `generate` generates the loop (called once for the checked
-    /// version and once with the windows in place).
+    /// version and once with the windows in place). A `par_loop` (`plain`) whose accesses allow it
+    /// gets a third version, tried first on the `cpu` target: the rows as plain slices
+    /// (`plain_version`).
     pub(super) fn windowed_loop(
         &mut self,
         f: &Expr,
         arity: usize,
         n: &proc_macro2::Ident,
+        plain: bool,
         mut generate: impl FnMut(&mut Self) -> TokenStream,
     ) -> TokenStream {
         // The CUDA host generator compiles loop bodies into kernels: they stay as written.
@@ -173,11 +239,14 @@ impl Gen<'_> {
         let checked = generate(self);
         let mut wins = Vec::new();
         let mut makes = Vec::new();
+        // Per line: whether an access writes it.
+        let mut written = Vec::new();
         let mut keys = BTreeSet::new();
         // Lines by the text of the expression that takes them: the tensor and the fixed indices
         // are variables, literals and wrapping arithmetic, so the same text is the same line,
         // taken once (a stencil reads `src[i, j, ·]` at three offsets).
         let mut taken: Vec<(String, proc_macro2::Ident)> = Vec::new();
+        let mut served = Vec::new();
         for a in &accesses {
             let t = self.value(a.tensor);
             let make = if a.pos + 1 == a.index.len() {
@@ -192,20 +261,42 @@ impl Gen<'_> {
                 quote!((#t).strided(&[#(#index),*], #pos, #n))
             };
             let text = make.to_string();
-            let w = match taken.iter().find(|(m, _)| *m == text) {
-                Some((_, w)) => w.clone(),
+            let line = match taken.iter().position(|(m, _)| *m == text) {
+                Some(i) => i,
                 None => {
                     let w = self.fresh("win");
                     taken.push((text, w.clone()));
                     makes.push(make);
-                    wins.push(w.clone());
-                    w
+                    wins.push(w);
+                    written.push(false);
+                    wins.len() - 1
                 }
             };
-            self.windows.insert(a.key, (w, a.pos, a.offset));
+            written[line] |= a.write;
+            served.push((a.key, line, a.pos, a.offset));
             keys.insert(a.key);
         }
+        let serve = |gn: &mut Self, plain: Option<&proc_macro2::Ident>| {
+            for &(key, line, pos, offset) in &served {
+                let s = Served {
+                    win: wins[line].clone(),
+                    pos,
+                    offset,
+                    plain: plain.cloned(),
+                };
+                gn.windows.insert(key, s);
+            }
+        };
+        serve(self, None);
         let fast = generate(self);
+        let fast = if plain && plain_eligible(f, &accesses, &self.numeric) {
+            let j = self.fresh("j");
+            serve(self, Some(&j));
+            let run = self.plain_version(f, n, &wins, &written, &j);
+            quote!(if !(#run) { #fast })
+        } else {
+            fast
+        };
         for key in keys {
             self.windows.remove(&key);
         }
@@ -223,6 +314,80 @@ impl Gen<'_> {
         })
     }
 
+    /// The plain version of a `par_loop` over `f` (a boolean expression: whether it ran): a
+    /// guard on the lines' storages (`Plain::begin` is `None` but on the `cpu` target at a
+    /// call's top level), the lines as slices (`None` where a storage is not this call's alone
+    /// or two lines overlap), and `plain_loop` over chunks of them, the body indexing each
+    /// chunk's slices by `j`. Nothing has run when it is `false`.
+    fn plain_version(
+        &mut self,
+        f: &Expr,
+        n: &proc_macro2::Ident,
+        wins: &[proc_macro2::Ident],
+        written: &[bool],
+        j: &proc_macro2::Ident,
+    ) -> TokenStream {
+        let ExprKind::Lam { params, body } = &f.kind else {
+            unreachable!("plain_eligible accepts lambdas only")
+        };
+        let rt = self.rt.clone();
+        let (refs, mut scope) = self.move_captures(f);
+        let k = &params[0].ident;
+        let kx = self.local(k.id);
+        scope.push((
+            k.id,
+            super::Binding::Value {
+                by_ref: false,
+                ty: Type::Int,
+            },
+        ));
+        let b = self.with_scope(scope, |g| g.value(body));
+        let (guard, lo, len) = (self.fresh("plain"), self.fresh("lo"), self.fresh("len"));
+        let takes: Vec<TokenStream> = (wins.iter().zip(written))
+            .map(|(w, &wr)| {
+                if wr {
+                    quote!(#w.plain_mut(&#guard))
+                } else {
+                    quote!(#w.plain(&#guard))
+                }
+            })
+            .collect();
+        let cuts: Vec<TokenStream> = (wins.iter().zip(written))
+            .map(|(w, &wr)| {
+                // Slices of exactly the chunk's length: the compiler then knows every `w[j]` in
+                // range and vectorizes the loop.
+                if wr {
+                    quote!(let #w = &mut #w[..#len];)
+                } else {
+                    quote!(let #w = &#w[..#len];)
+                }
+            })
+            .collect();
+        let nested = wins
+            .iter()
+            .rev()
+            .fold(quote!(()), |acc, w| quote!((#w, #acc)));
+        quote!({
+            #(#refs)*
+            match #rt::Plain::begin(B::PARALLEL) {
+                ::core::option::Option::Some(#guard) => match (#(#takes,)*) {
+                    (#(::core::option::Option::Some(#wins),)*) => {
+                        #rt::plain_loop(#n, #nested, move |#lo: i64, #len: usize, #nested| {
+                            #(#cuts)*
+                            for #j in 0..#len {
+                                let #kx: i64 = #lo + #j as i64;
+                                #b;
+                            }
+                        });
+                        true
+                    }
+                    _ => false,
+                },
+                ::core::option::Option::None => false,
+            }
+        })
+    }
+
     /// `tensor_get` / `tensor_set` through a window, when the access at `idx` has one;
     /// `checked` generates the access as written (for a read at an offset that leaves the line).
     pub(super) fn window_access(
@@ -231,10 +396,28 @@ impl Gen<'_> {
         value: Option<&Expr>,
         checked: impl FnOnce(&mut Self) -> TokenStream,
     ) -> Option<TokenStream> {
-        let (w, pos, offset) = self.windows.get(&idx.id)?.clone();
+        let Served {
+            win: w,
+            pos,
+            offset,
+            plain,
+        } = self.windows.get(&idx.id)?.clone();
         let ExprKind::Seq(es) = &idx.kind else {
             return None;
         };
+        if let Some(j) = plain {
+            // A plain loop's slice of the chunk; the access is at the loop variable.
+            return Some(match value {
+                None => quote!(#w[#j]),
+                Some(x) => {
+                    let x = self.value(x);
+                    quote!({
+                        let v = #x;
+                        #w[#j] = v;
+                    })
+                }
+            });
+        }
         let k = self.value(es.get(pos)?);
         if offset != 0 {
             // The index is pure (wrapping `k ± c`), so computing it twice changes nothing.

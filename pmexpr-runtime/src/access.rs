@@ -1,0 +1,391 @@
+//! Who may touch a tensor's memory, and how: the per-storage lock that lets a `par_loop` write
+//! with plain (vectorizable) stores while staying sound against every other user of the tensor.
+//!
+//! Tensor elements are relaxed atomics (see [`crate::tensor`]), so any number of threads may read
+//! and write them at once. Plain loads and stores are faster — LLVM vectorizes no loop with an
+//! atomic access — but a plain store racing with any other access is undefined behaviour. So each
+//! storage (a tensor and all its views) has a [`Lock`]:
+//!
+//! - **Shared** holders access elements atomically: every [`crate::Tensor`] method that reads or
+//!   writes elements holds the lock shared for that access, and an `accelerate!` call holds it
+//!   shared for every tensor it captures, from its start to its end (its [`CallScope`]).
+//! - **Exclusive**: a [`Plain`] guard upgrades the calling call's own shared hold when that hold
+//!   is the only one (never waiting: when another holder exists, the loop takes the atomic path
+//!   instead). While it is exclusive, other users wait; the guard hands out `&mut [T]` / `&[T]`
+//!   slices of disjoint element ranges, and [`plain_loop`] splits them among threads.
+//!
+//! Why this cannot deadlock: an exclusive hold is taken only by the thread that runs a call's top
+//! level, only when that thread is not a rayon worker (so nothing else of the call runs at the same
+//! time: every parallel construct blocks it until done), and the loop runs on a pool of its own
+//! whose workers run nothing but such loops, which touch nothing but their slices. So the holder
+//! never waits for anyone who could be waiting for it.
+
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+
+/// The state of one storage: the number of shared holders, or [`EXCLUSIVE`].
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Lock(AtomicUsize);
+
+const EXCLUSIVE: usize = usize::MAX;
+
+impl Lock {
+    /// Holds the lock shared, waiting while it is exclusive.
+    pub(crate) fn share(&self) {
+        let mut waited = 0_u32;
+        loop {
+            let s = self.0.load(Ordering::Relaxed);
+            if s < EXCLUSIVE - 1 {
+                if self
+                    .0
+                    .compare_exchange_weak(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            if PLAIN_HERE.with(Cell::get) > 0 {
+                // Only code written by hand against the hidden API gets here: generated code
+                // touches no tensor from the thread that holds a plain loop's guard.
+                panic!(
+                    "pmexpr: a tensor was accessed from the thread that holds it for a plain \
+                     loop; this would wait forever"
+                );
+            }
+            backoff(&mut waited);
+        }
+    }
+
+    /// Gives a shared hold back.
+    pub(crate) fn unshare(&self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Turns the caller's shared hold into the exclusive one, when it is the only holder.
+    fn upgrade(&self) -> bool {
+        self.0
+            .compare_exchange(1, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Turns the exclusive hold back into the caller's shared one.
+    fn downgrade(&self) {
+        self.0.store(1, Ordering::Release)
+    }
+}
+
+/// Spins briefly, then yields, then sleeps: an exclusive hold lasts one loop.
+fn backoff(waited: &mut u32) {
+    *waited += 1;
+    if *waited < 64 {
+        std::hint::spin_loop();
+    } else if *waited < 128 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+/// A shared hold for the duration of one `Tensor` method.
+pub(crate) struct Shared<'a>(&'a Lock);
+
+impl<'a> Shared<'a> {
+    pub(crate) fn new(lock: &'a Lock) -> Self {
+        lock.share();
+        Shared(lock)
+    }
+}
+
+impl Drop for Shared<'_> {
+    fn drop(&mut self) {
+        self.0.unshare()
+    }
+}
+
+/// Something that owns a [`Lock`]: a tensor's storage, whatever its element type.
+pub(crate) trait Locked: Send + Sync {
+    fn lock(&self) -> &Lock;
+}
+
+/// A storage an `accelerate!` call holds shared, and whether a [`Plain`] guard has it exclusive.
+struct Entry {
+    store: Arc<dyn Locked>,
+    exclusive: Cell<bool>,
+}
+
+thread_local! {
+    /// The calls running on this thread, innermost last; each with the storages it holds.
+    static FRAMES: RefCell<Vec<Vec<Entry>>> = const { RefCell::new(Vec::new()) };
+    /// How many [`Plain`] guards this thread holds.
+    static PLAIN_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The extent of one `accelerate!` call: every tensor it captures ([`crate::tensor::TensorRef::new`])
+/// is held shared until the scope ends, so that no plain loop elsewhere writes it meanwhile.
+#[doc(hidden)]
+pub struct CallScope {
+    depth: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl CallScope {
+    /// Begins a call on this thread.
+    pub fn enter() -> CallScope {
+        let depth = FRAMES.with(|f| {
+            let mut f = f.borrow_mut();
+            f.push(Vec::new());
+            f.len()
+        });
+        CallScope {
+            depth,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for CallScope {
+    fn drop(&mut self) {
+        let frames = FRAMES.with(|f| {
+            let mut f = f.borrow_mut();
+            let at = self.depth.min(f.len()).saturating_sub(1);
+            f.split_off(at)
+        });
+        for entry in frames.into_iter().flatten() {
+            if entry.exclusive.get() {
+                // A `Plain` guard outlives its call: only hand-written use of the hidden API can
+                // do this, and releasing the storage now would let others in while its slices
+                // are live.
+                std::process::abort();
+            }
+            entry.store.lock().unshare();
+        }
+    }
+}
+
+/// Holds `store` shared for the innermost call on this thread (once per call), or for ever when
+/// no call is running (a view made by hand: its storage then never runs plain loops).
+pub(crate) fn register(store: &Arc<impl Locked + 'static>) {
+    let lock = store.lock();
+    let held = FRAMES.with(|f| {
+        let f = f.borrow();
+        let Some(top) = f.last() else {
+            return None;
+        };
+        Some(match top.iter().find(|e| std::ptr::eq(e.store.lock(), lock)) {
+            Some(e) if e.exclusive.get() => {
+                panic!("pmexpr: a tensor was viewed while a plain loop of the same call holds it")
+            }
+            Some(_) => true,
+            None => false,
+        })
+    });
+    match held {
+        Some(true) => {}
+        Some(false) => {
+            lock.share();
+            let store: Arc<dyn Locked> = store.clone();
+            FRAMES.with(|f| {
+                if let Some(top) = f.borrow_mut().last_mut() {
+                    top.push(Entry {
+                        store,
+                        exclusive: Cell::new(false),
+                    })
+                }
+            });
+        }
+        None => lock.share(),
+    }
+}
+
+/// A plain loop's hold on the storages it accesses: they are exclusive until it is dropped, and
+/// it hands out plain slices of disjoint element ranges of them (`Window::plain_mut`,
+/// `Window::plain`).
+#[doc(hidden)]
+pub struct Plain {
+    depth: usize,
+    /// The storages this guard turned exclusive.
+    upgraded: RefCell<Vec<*const Lock>>,
+    /// The element ranges handed out, as addresses, and whether each is written.
+    ranges: RefCell<Vec<(usize, usize, bool)>>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Plain {
+    /// A guard for a loop at the top level of the innermost call on this thread, or `None`
+    /// where the loop must take the atomic path: `parallel` is false (the sequential
+    /// backends), this thread is a rayon worker (the call may be nested in parallel work), or no
+    /// call is running.
+    pub fn begin(parallel: bool) -> Option<Plain> {
+        if !parallel || rayon::current_thread_index().is_some() {
+            return None;
+        }
+        let depth = FRAMES.with(|f| f.borrow().len());
+        if depth == 0 {
+            return None;
+        }
+        PLAIN_HERE.with(|c| c.set(c.get() + 1));
+        Some(Plain {
+            depth,
+            upgraded: RefCell::new(Vec::new()),
+            ranges: RefCell::new(Vec::new()),
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Makes `lock` exclusive for this guard: it must be held by the innermost call, and by
+    /// nobody else.
+    pub(crate) fn hold(&self, lock: &Lock) -> bool {
+        if self.upgraded.borrow().iter().any(|&l| std::ptr::eq(l, lock)) {
+            return true;
+        }
+        let ok = FRAMES.with(|f| {
+            let f = f.borrow();
+            if f.len() != self.depth {
+                return false;
+            }
+            let Some(e) = f[self.depth - 1]
+                .iter()
+                .find(|e| std::ptr::eq(e.store.lock(), lock))
+            else {
+                return false;
+            };
+            if !lock.upgrade() {
+                return false;
+            }
+            e.exclusive.set(true);
+            true
+        });
+        if ok {
+            self.upgraded.borrow_mut().push(lock);
+        }
+        ok
+    }
+
+    /// Records the cells' address range; `None` when it overlaps a range handed out before
+    /// (either of them written).
+    pub(crate) fn claim<C>(&self, cells: &[C], write: bool) -> Option<()> {
+        let lo = cells.as_ptr() as usize;
+        let hi = lo + std::mem::size_of_val(cells);
+        let mut ranges = self.ranges.borrow_mut();
+        let overlaps = |&&(a, b, w): &&(usize, usize, bool)| (w || write) && a < hi && lo < b;
+        if lo < hi && ranges.iter().any(|r| overlaps(&r)) {
+            return None;
+        }
+        ranges.push((lo, hi, write));
+        Some(())
+    }
+}
+
+impl Drop for Plain {
+    fn drop(&mut self) {
+        PLAIN_HERE.with(|c| c.set(c.get() - 1));
+        let upgraded = self.upgraded.take();
+        FRAMES.with(|f| {
+            let f = f.borrow();
+            for &lock in &upgraded {
+                // SAFETY: the lock lives in a storage that the frame's entry keeps alive, and the
+                // frame cannot end while its entry is exclusive (`CallScope::drop` aborts).
+                let lock = unsafe { &*lock };
+                if let Some(e) = f
+                    .get(self.depth - 1)
+                    .and_then(|top| top.iter().find(|e| std::ptr::eq(e.store.lock(), lock)))
+                {
+                    e.exclusive.set(false);
+                }
+                lock.downgrade();
+            }
+        });
+    }
+}
+
+thread_local! {
+    static PLAIN_LOOPS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many plain loops this thread has started: how tests tell that a loop took the plain path.
+#[doc(hidden)]
+pub fn plain_loops() -> usize {
+    PLAIN_LOOPS.with(Cell::get)
+}
+
+/// Slices that a plain loop splits among its tasks, all at the same positions: `&mut [T]`,
+/// `&[T]`, and pairs of them nested as `(a, (b, (c, ())))`.
+#[doc(hidden)]
+pub trait Split: Sized + Send {
+    /// The parts before and after position `mid`.
+    fn split_at(self, mid: usize) -> (Self, Self);
+}
+
+impl Split for () {
+    fn split_at(self, _: usize) -> ((), ()) {
+        ((), ())
+    }
+}
+
+impl<T: Send> Split for &mut [T] {
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        self.split_at_mut(mid.min(self.len()))
+    }
+}
+
+impl<T: Sync> Split for &[T] {
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        <[T]>::split_at(self, mid.min(self.len()))
+    }
+}
+
+impl<A: Split, B: Split> Split for (A, B) {
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (a0, a1) = self.0.split_at(mid);
+        let (b0, b1) = self.1.split_at(mid);
+        ((a0, b0), (a1, b1))
+    }
+}
+
+/// The pool plain loops run on: its workers run nothing else, so none of them can be waiting for
+/// a lock that a plain loop holds (see the module docs). `None` when it cannot be built.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("pmexpr-plain-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Loops of fewer iterations run on the calling thread.
+const SEQUENTIAL_BELOW: usize = 1 << 12;
+
+/// Runs `body(lo, len, parts)` over chunks `lo..lo + len` that cover `0..n` (`n <= 0`: none),
+/// `parts` being the slices split at the chunk's positions, on the plain loops' pool.
+#[doc(hidden)]
+pub fn plain_loop<S: Split, F: Fn(i64, usize, S) + Sync>(n: i64, slices: S, body: F) {
+    PLAIN_LOOPS.with(|c| c.set(c.get() + 1));
+    let n = n.max(0) as usize;
+    let pool = if n < SEQUENTIAL_BELOW { None } else { pool() };
+    let Some(pool) = pool else {
+        return body(0, n, slices);
+    };
+    let grain = (n / (pool.current_num_threads() * 8)).max(1);
+    pool.install(|| chunks(0, n, grain, slices, &body));
+}
+
+fn chunks<S: Split, F: Fn(i64, usize, S) + Sync>(lo: usize, len: usize, grain: usize, s: S, f: &F) {
+    if len <= grain {
+        return f(lo as i64, len, s);
+    }
+    let mid = len / 2;
+    let (a, b) = s.split_at(mid);
+    rayon::join(
+        || chunks(lo, mid, grain, a, f),
+        || chunks(lo + mid, len - mid, grain, b, f),
+    );
+}
