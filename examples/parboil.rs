@@ -10,12 +10,15 @@
 //! cargo run --release --example parboil -- sgemm medium  # one dataset
 //! cargo run --release --example parboil -- all           # every dataset (minutes)
 //! cargo run --release --example parboil -- all all 5     # … best of 5 runs (default 3)
+//! cargo run --release --example parboil -- futhark-data DIR  # the inputs for `futhark bench`
 //! ```
 
 use std::time::Instant;
 
 use pmexpr::{Target, with_target};
-use pmexpr_suite::parboil::{DATASETS, Dataset, histo, max_rel_diff, mriq, sgemm, stencil, tpacf};
+use pmexpr_suite::parboil::{
+    DATASETS, Dataset, futhark_data, histo, max_rel_diff, mriq, sgemm, stencil, tpacf,
+};
 
 /// The best of `reps` wall times of `f`, and its last result.
 fn time<R>(reps: usize, mut f: impl FnMut() -> R) -> (f64, R) {
@@ -153,7 +156,9 @@ fn measure(d: &Dataset, reps: usize, futhark: bool) -> Row {
 fn usage() -> ! {
     eprintln!(
         "usage: parboil [sgemm|mri-q|stencil|histo|tpacf|all [DATASET|all [REPS]]]\n\
-         (default: every benchmark on its smallest dataset, best of 3 runs)"
+         (default: every benchmark on its smallest dataset, best of 3 runs)\n\
+         \x20      parboil futhark-data DIR  (every dataset's inputs as DIR/<bench>/data/<dataset>.in,\n\
+         \x20      in Futhark's binary data format, for `futhark bench`)"
     );
     for d in DATASETS {
         eprintln!("  {:8} {:8} {}", d.bench, d.name, d.size);
@@ -163,6 +168,17 @@ fn usage() -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("futhark-data") {
+        let Some(dir) = args.get(1) else { usage() };
+        match futhark_data::write_all(std::path::Path::new(dir)) {
+            Ok(files) => files.iter().for_each(|f| println!("{}", f.display())),
+            Err(e) => {
+                eprintln!("cannot write the datasets under {dir}: {e}");
+                std::process::exit(1)
+            }
+        }
+        return;
+    }
     let bench = args.first().map_or("all", String::as_str);
     let dataset = args.get(1).map(String::as_str);
     let reps = match args.get(2).map(|r| r.parse::<usize>()) {

@@ -26,6 +26,14 @@ fn on_futhark<T: PartialEq + std::fmt::Debug>(calls: u64, f: impl Fn() -> T) -> 
         common::futhark_target(),
         option_env!("PMEXPR_FUTHARK_LIBRARY"),
     ) {
+        (Some(_), _) if common::futhark_older_than_target() => {
+            let ran = run();
+            println!(
+                "skipped: counting entry points ({ran} of {calls} called): Futhark {} is older \
+                 than 0.25 and rejects some of the generated entries",
+                option_env!("PMEXPR_FUTHARK_VERSION").unwrap_or("?")
+            );
+        }
         (Some(_), _) => assert_eq!(run(), calls, "entry points called on the futhark target"),
         // A `cuda` library without a GPU: the futhark target refuses (tested by the runtime).
         (None, Some(_)) => println!("skipped: the futhark target (a CUDA library and no GPU)"),

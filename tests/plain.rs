@@ -81,7 +81,11 @@ fn rows_of_one_tensor_run_plain_when_apart_and_checked_when_they_overlap() {
     let (k, r) = (n as i64, 1_i64);
     let before = plain_loops();
     with_target(Target::Cpu, || {
-        accelerate!(par_loop(k, |i| tensor_set(t, [r, i], tensor_get(t, [r, i]) * 3)))
+        accelerate!(par_loop(k, |i| tensor_set(
+            t,
+            [r, i],
+            tensor_get(t, [r, i]) * 3
+        )))
     });
     assert_eq!(plain_loops(), before + 1);
     let want: Vec<i64> = (t0.to_vec().iter().enumerate())
@@ -180,10 +184,7 @@ fn readers_on_rayon_workers_and_other_threads_wait_and_never_deadlock() {
         let mut reads = 0;
         loop {
             let finished = done.load(Ordering::Acquire);
-            let seen: Vec<Vec<f64>> = (0..8)
-                .into_par_iter()
-                .map(|_| t.to_vec())
-                .collect();
+            let seen: Vec<Vec<f64>> = (0..8).into_par_iter().map(|_| t.to_vec()).collect();
             for v in seen {
                 reads += 1;
                 // Every element is a generation the writer wrote, whole.

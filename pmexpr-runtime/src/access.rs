@@ -25,7 +25,6 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-
 /// The state of one storage: the number of shared holders, or [`EXCLUSIVE`].
 #[doc(hidden)]
 #[derive(Debug, Default)]
@@ -173,16 +172,18 @@ pub(crate) fn register(store: &Arc<impl Locked + 'static>) {
     let lock = store.lock();
     let held = FRAMES.with(|f| {
         let f = f.borrow();
-        let Some(top) = f.last() else {
-            return None;
-        };
-        Some(match top.iter().find(|e| std::ptr::eq(e.store.lock(), lock)) {
-            Some(e) if e.exclusive.get() => {
-                panic!("pmexpr: a tensor was viewed while a plain loop of the same call holds it")
-            }
-            Some(_) => true,
-            None => false,
-        })
+        let top = f.last()?;
+        Some(
+            match top.iter().find(|e| std::ptr::eq(e.store.lock(), lock)) {
+                Some(e) if e.exclusive.get() => {
+                    panic!(
+                        "pmexpr: a tensor was viewed while a plain loop of the same call holds it"
+                    )
+                }
+                Some(_) => true,
+                None => false,
+            },
+        )
     });
     match held {
         Some(true) => {}
@@ -240,7 +241,12 @@ impl Plain {
     /// Makes `lock` exclusive for this guard: it must be held by the innermost call, and by
     /// nobody else.
     pub(crate) fn hold(&self, lock: &Lock) -> bool {
-        if self.upgraded.borrow().iter().any(|&l| std::ptr::eq(l, lock)) {
+        if self
+            .upgraded
+            .borrow()
+            .iter()
+            .any(|&l| std::ptr::eq(l, lock))
+        {
             return true;
         }
         let ok = FRAMES.with(|f| {

@@ -725,6 +725,8 @@ impl<T: Element> Copy for Window<'_, T> {}
 impl<'a, T: Element> Window<'a, T> {
     /// The row as a plain slice to write while `plain` holds its storage; `None` when the
     /// storage is not the calling call's alone, or the row overlaps another slice of `plain`.
+    // The slice borrows the guard, whose `claim` keeps it the only one of its cells.
+    #[allow(clippy::mut_from_ref)]
     pub fn plain_mut<'p>(self, plain: &'p Plain) -> Option<&'p mut [T]>
     where
         'a: 'p,
@@ -759,7 +761,9 @@ impl<'a, T: Element> Window<'a, T> {
         const { assert!(size_of::<T>() == size_of::<T::Cell>()) };
         const { assert!(align_of::<T>() <= align_of::<T::Cell>()) };
         // SAFETY: as for `plain_mut`; no slice that `plain` handed out writes these cells.
-        Some(unsafe { std::slice::from_raw_parts(self.cells.as_ptr() as *const T, self.cells.len()) })
+        Some(unsafe {
+            std::slice::from_raw_parts(self.cells.as_ptr() as *const T, self.cells.len())
+        })
     }
 
     /// The element at position `k` of the row.

@@ -15,6 +15,7 @@
 //! counts and tpacf's counts, `f64` for tpacf's coordinates, `f32` for mri-q (its `sin`/`cos`
 //! follow the float type of the captured values).
 
+pub mod futhark_data;
 pub mod histo;
 pub mod mriq;
 pub mod sgemm;

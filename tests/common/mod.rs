@@ -24,6 +24,16 @@ pub fn accelerated_targets() -> Vec<Target> {
     t
 }
 
+/// Whether the Futhark library was made by a compiler older than the one pmexpr's generator
+/// targets (0.25): it leaves some sites' entry points out, so they run on the CPU.
+#[allow(dead_code)]
+pub fn futhark_older_than_target() -> bool {
+    option_env!("PMEXPR_FUTHARK_VERSION").is_some_and(|v| {
+        let p: Vec<u32> = v.split('.').filter_map(|x| x.parse().ok()).collect();
+        p < vec![0, 25]
+    })
+}
+
 /// The `futhark` target when the build compiled this package's Futhark library (the build hook
 /// sets `PMEXPR_FUTHARK_LIBRARY` to its flavour), said once when it is skipped.
 #[allow(dead_code)]

@@ -291,17 +291,31 @@ fn call_fn(
                     "    let mut out{o}: {void} = ::core::ptr::null_mut();"
                 );
                 out_types.push(format!("*mut {void}"));
-                let _ = writeln!(
-                    after,
-                    "    c.array_out::<{elem}>(out{o}, {rank}, {:?}, {:?})?;",
-                    ops.shape, ops.values
-                );
+                // Host memory (`c`, `multicore`): copied straight out of the array, in parallel.
+                let values = match (&ops.values_raw, raw) {
+                    (Some(r), true) => {
+                        let _ = writeln!(
+                            after,
+                            "    c.array_out_raw::<{elem}>(out{o}, {rank}, {:?}, {r:?})?;",
+                            ops.shape
+                        );
+                        r
+                    }
+                    _ => {
+                        let _ = writeln!(
+                            after,
+                            "    c.array_out::<{elem}>(out{o}, {rank}, {:?}, {:?})?;",
+                            ops.shape, ops.values
+                        );
+                        &ops.values
+                    }
+                };
                 let _ = writeln!(
                     owned,
                     "    if !out{o}.is_null() {{\n        c.own(out{o}, {:?}, {:?})?;\n    }}",
                     ops.free, entry.cfun
                 );
-                used.extend([ops.free.clone(), ops.shape.clone(), ops.values.clone()]);
+                used.extend([ops.free.clone(), ops.shape.clone(), values.clone()]);
             }
         }
         out_args.push(format!("&mut out{o}"));
@@ -432,5 +446,40 @@ mod tests {
         assert!(check(&m, &sig).is_err());
         sig.name = "nothing".into();
         assert!(check(&m, &sig).unwrap_err().contains("no entry point"));
+    }
+
+    #[test]
+    fn array_results_are_copied_from_host_memory_and_from_device_memory_with_values() {
+        let mut m = Manifest::parse(SAMPLE).unwrap();
+        let entry: crate::futhark::manifest::EntryPoint = serde_json::from_str(
+            r#"{"cfun": "futhark_entry_site_c", "tuning_params": [],
+                "inputs": [{"name": "s", "type": "[]f64", "unique": false}],
+                "outputs": [{"type": "[]f64", "unique": false}]}"#,
+        )
+        .unwrap();
+        m.entry_points.insert("site_c".into(), entry);
+        let f64s = FutType::Array(Box::new(FutType::Prim(CorePrim::F64)));
+        let mut sig = site_a();
+        sig.name = "site_c".into();
+        sig.params.truncate(1);
+        sig.result = EntryResult {
+            ty: f64s.clone(),
+            leaves: vec![leaf("out0", f64s)],
+        };
+        check(&m, &sig).unwrap();
+        let glue = |linkage| site_glue(&m, "abc", linkage, "src/c.rs:1:1", &[(&sig, vec![])]);
+        let host = glue(Linkage::Static("pmexpr_futhark_x")).unwrap();
+        assert!(host.contains(
+            "c.array_out_raw::<f64>(out0, 1, \"futhark_shape_f64_1d\", \"futhark_values_raw_f64_1d\")?;"
+        ), "{host}");
+        assert!(host.contains("fn futhark_values_raw_f64_1d();"), "{host}");
+        syn::parse_file(&host).unwrap();
+        let device = glue(Linkage::Shared("/x/libp.so")).unwrap();
+        assert!(
+            device.contains(
+                "c.array_out::<f64>(out0, 1, \"futhark_shape_f64_1d\", \"futhark_values_f64_1d\")?;"
+            ),
+            "{device}"
+        );
     }
 }

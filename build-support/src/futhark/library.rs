@@ -111,7 +111,11 @@ pub fn build(
     }
     let manifest_text = fs::read_to_string(&manifest_path)
         .map_err(|e| format!("cannot read {}: {e}", manifest_path.display()))?;
-    let manifest = Manifest::parse(&manifest_text)?;
+    let mut manifest = Manifest::parse(&manifest_text)?;
+    // Futhark 0.24 declares the raw values functions in its header but not in its manifest.
+    if let Ok(header) = fs::read_to_string(lib_dir.join(format!("{BASE}.h"))) {
+        manifest.values_raw_from_header(&header);
+    }
 
     let mut built = Built::default();
     // The entries by site, each checked against the manifest.
@@ -175,6 +179,12 @@ pub fn build(
         "cargo:rustc-env=PMEXPR_FUTHARK_LIBRARY={}",
         flavour.command()
     ));
+    // Which compiler made it: an older one than the generator targets leaves entries out.
+    if let Some((a, b, c)) = super::compiler_version(compiler) {
+        built.directives.push(format!(
+            "cargo:rustc-env=PMEXPR_FUTHARK_VERSION={a}.{b}.{c}"
+        ));
+    }
     Ok(built)
 }
 

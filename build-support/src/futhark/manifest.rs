@@ -99,6 +99,10 @@ pub struct ArrayOps {
     /// without a copy (host memory for `c` and `multicore`; absent before Futhark 0.22).
     #[serde(default)]
     pub new_raw: Option<String>,
+    /// `futhark_values_raw_f64_1d(ctx, arr)`: the array's own memory (host memory for `c` and
+    /// `multicore`; absent before Futhark 0.22).
+    #[serde(default)]
+    pub values_raw: Option<String>,
 }
 
 /// The functions of an opaque type.
@@ -133,6 +137,26 @@ impl Manifest {
     /// Parses a manifest.
     pub fn parse(json: &str) -> Result<Manifest, String> {
         serde_json::from_str(json).map_err(|e| format!("the Futhark manifest does not parse: {e}"))
+    }
+
+    /// Fills in the raw values function of each array type that the manifest leaves out but the
+    /// library's C header declares (Futhark 0.24): `unsigned char *futhark_values_raw_f64_1d(ctx,
+    /// arr)`, the same in every version that has it. (0.24's `new_raw` is not taken: it copies.)
+    pub fn values_raw_from_header(&mut self, header: &str) {
+        for info in self.types.values_mut() {
+            if let TypeInfo::Array { ops, .. } = info
+                && ops.values_raw.is_none()
+                && let Some(rest) = ops.values.strip_prefix("futhark_values_")
+            {
+                let raw = format!("futhark_values_raw_{rest}");
+                let declared = format!(
+                    "unsigned char *{raw}(struct futhark_context *ctx, struct futhark_{rest} *arr);"
+                );
+                if header.contains(&declared) {
+                    ops.values_raw = Some(raw);
+                }
+            }
+        }
     }
 }
 
@@ -233,5 +257,28 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(Manifest::parse("{").unwrap_err().contains("does not parse"));
+    }
+
+    #[test]
+    fn raw_values_functions_come_from_the_header_where_the_manifest_lacks_them() {
+        let mut m = Manifest::parse(SAMPLE).unwrap();
+        let ops = |m: &Manifest, t: &str| match &m.types[t] {
+            TypeInfo::Array { ops, .. } => ops.values_raw.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(ops(&m, "[]i64"), None);
+        // Futhark 0.24's header: `[]i64` gets its function, `[][]i64` is not declared.
+        m.values_raw_from_header(
+            "unsigned char *futhark_values_raw_i64_1d(struct futhark_context *ctx, struct futhark_i64_1d *arr);\n",
+        );
+        assert_eq!(
+            ops(&m, "[]i64").as_deref(),
+            Some("futhark_values_raw_i64_1d")
+        );
+        assert_eq!(ops(&m, "[][]i64"), None);
+        assert_eq!(
+            ops(&m, "[]f64").as_deref(),
+            Some("futhark_values_raw_f64_1d")
+        );
     }
 }

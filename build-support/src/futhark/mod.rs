@@ -64,7 +64,11 @@ pub fn compiler_version(compiler: &Path) -> Option<(u32, u32, u32)> {
     let text = String::from_utf8_lossy(&out.stdout);
     let word = text.lines().next()?.split_whitespace().nth(1)?;
     let mut parts = word.split('.').map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??, parts.next().flatten().unwrap_or(0)))
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
 }
 
 /// The `futhark` compiler: `PMEXPR_FUTHARK` if set (a path), else the first `futhark` on `PATH`.

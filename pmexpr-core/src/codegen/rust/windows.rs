@@ -22,8 +22,8 @@ use quote::quote;
 
 use super::Gen;
 use crate::ast::{Expr, ExprKind, Lit, NodeId};
-use crate::intrinsics::Intrinsic;
 use crate::infer::Numeric;
+use crate::intrinsics::Intrinsic;
 use crate::types::{TyVar, Type};
 
 /// A tensor access that a window can serve.
@@ -176,7 +176,10 @@ fn plain_eligible(f: &Expr, accesses: &[Access<'_>], numeric: &[(TyVar, Numeric)
     let ExprKind::Lam { body, .. } = &f.kind else {
         return false;
     };
-    if !accesses.iter().all(|a| a.pos + 1 == a.index.len() && a.offset == 0) {
+    if !accesses
+        .iter()
+        .all(|a| a.pos + 1 == a.index.len() && a.offset == 0)
+    {
         return false;
     }
     let mut writes = false;
