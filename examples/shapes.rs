@@ -2,7 +2,9 @@
 //! a table of median times of each `accelerate!` site on the `cpu` and `seq` targets, of the same
 //! algorithm hand-written with rayon and as a sequential loop, and the ratios cpu/rayon and
 //! cpu/sequential. Every result is checked against the sequential loop first; the versions run in
-//! turn, one run of each per round.
+//! turn, one run of each per round. When the build made the Futhark library, the `futhark` column
+//! times the Futhark-class shapes on the `futhark` target (the others, which run on the CPU
+//! there, show `—`), with the ratio cpu/futhark.
 //!
 //! ```text
 //! cargo run --release --example shapes [-- --runs 15] [-- NAME…]
@@ -10,6 +12,7 @@
 //! ```
 
 use pmexpr::Target;
+use pmexpr::futhark::calls_on_this_thread;
 use pmexpr_suite::shapes::{SHAPES, Size, Variant, check};
 use std::time::Instant;
 
@@ -62,9 +65,14 @@ fn main() {
         "median of {runs} rounds, ms; {} threads",
         rayon::current_num_threads()
     );
+    // The `futhark` target where the build made a library for the CPU (`c` or `multicore`).
+    let futhark = matches!(
+        option_env!("PMEXPR_FUTHARK_LIBRARY"),
+        Some("c" | "multicore")
+    );
     if only.is_none() {
         println!(
-            "| shape | cpu | seq | rayon | sequential | cpu / rayon | cpu / sequential |\n|---|---:|---:|---:|---:|---:|---:|"
+            "| shape | cpu | seq | rayon | sequential | futhark | cpu / rayon | cpu / sequential | cpu / futhark |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
     }
     let (mut log_r, mut log_s, mut count) = (0.0, 0.0, 0);
@@ -83,16 +91,29 @@ fn main() {
             println!("{} {v:?}: {t:.2} ms", entry.name);
             continue;
         }
-        let variants = [
+        // Futhark-class: the site calls an entry point of the library on the `futhark` target.
+        let on_futhark = futhark && {
+            let before = calls_on_this_thread();
+            run(Variant::Accelerated(Target::Futhark));
+            calls_on_this_thread() > before
+        };
+        let mut variants = vec![
             Variant::Accelerated(Target::Cpu),
             Variant::Accelerated(Target::Seq),
             Variant::Rayon,
             Variant::Sequential,
         ];
+        if on_futhark {
+            variants.push(Variant::Accelerated(Target::Futhark));
+        }
         let t = medians(&mut run, &variants, runs);
         let [cpu, seq, ray, hand] = [t[0], t[1], t[2], t[3]].map(|x| x * 1e3);
+        let (fut, cpu_fut) = match t.get(4) {
+            Some(f) => (format!("{:.2}", f * 1e3), format!("{:.2}", cpu / (f * 1e3))),
+            None => ("—".to_string(), "—".to_string()),
+        };
         println!(
-            "| {} | {cpu:.2} | {seq:.2} | {ray:.2} | {hand:.2} | **{:.2}** | {:.2} |",
+            "| {} | {cpu:.2} | {seq:.2} | {ray:.2} | {hand:.2} | {fut} | **{:.2}** | {:.2} | {cpu_fut} |",
             entry.name,
             cpu / ray,
             cpu / hand

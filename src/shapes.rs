@@ -51,7 +51,7 @@ pub struct Entry {
     pub make: fn(Size) -> Box<dyn Shape>,
 }
 
-/// Every shape: the six, then the three of `benches/cpu.rs`.
+/// Every shape: the six, the three of `benches/cpu.rs`, then a loop for plain stores.
 pub const SHAPES: &[Entry] = &[
     Entry {
         name: "argmin_foldl_create",
@@ -102,6 +102,11 @@ pub const SHAPES: &[Entry] = &[
         name: "axpy_par_loop",
         what: "y[i] = a x[i] + y[i] in a par_loop over tensors, 4*10^6 f64",
         make: |s| Box::new(Axpy::new(s)),
+    },
+    Entry {
+        name: "poly_par_loop_f32",
+        what: "y[i] = p(x[i]) + y[i] / 2, p a cubic, a par_loop over 2^18 f32 (in cache), 64 times",
+        make: |s| Box::new(Poly::new(s)),
     },
 ];
 
@@ -932,5 +937,85 @@ impl Shape for Axpy {
             Variant::Rayon => self.rayon.clone(),
             Variant::Sequential => self.seq.clone(),
         }
+    }
+}
+
+/// A par_loop whose body is arithmetic on rows of `f32` tensors that stay in cache: what plain
+/// loops (vectorized stores, see the runtime's `access` module) are for.
+pub struct Poly {
+    x: Vec<f32>,
+    acc: (Tensor<f32>, Tensor<f32>),
+    rayon: Vec<f32>,
+    seq: Vec<f32>,
+    times: i64,
+}
+
+const POLY: [f32; 4] = [1.5, -0.5, 0.25, 2.0];
+
+impl Poly {
+    fn new(size: Size) -> Self {
+        let mut rng = crate::Rng::new(11);
+        let n = pick(size, 1000, 1 << 18);
+        let x: Vec<f32> = rng.floats(n).into_iter().map(|v| v as f32).collect();
+        Poly {
+            acc: (Tensor::from_vec(x.clone(), &[n]), Tensor::zeros(&[n])),
+            x,
+            rayon: vec![0.0; n],
+            seq: vec![0.0; n],
+            times: pick(size, 3, 64) as i64,
+        }
+    }
+
+    /// The `accelerate!` site.
+    pub fn accelerated(x: &Tensor<f32>, y: &Tensor<f32>, [a, b, c, d]: [f32; 4], times: i64) {
+        accelerate!(seq_loop(times, |_| par_loop(tensor_shape(x)[0], |i| {
+            let v = tensor_get(x, [i]);
+            tensor_set(
+                y,
+                [i],
+                ((a * v + b) * v + c) * v + d + tensor_get(y, [i]) * 0.5,
+            )
+        })))
+    }
+
+    #[inline(always)]
+    fn step(y: &mut f32, v: f32) {
+        let [a, b, c, d] = POLY;
+        *y = ((a * v + b) * v + c) * v + d + *y * 0.5;
+    }
+}
+
+impl Shape for Poly {
+    fn run(&mut self, v: Variant) {
+        let x = &self.x;
+        match v {
+            Variant::Accelerated(t) => {
+                let (tx, ty) = &self.acc;
+                with_target(t, || Self::accelerated(tx, ty, POLY, self.times))
+            }
+            Variant::Rayon => {
+                for _ in 0..self.times {
+                    (self.rayon.par_chunks_mut(4096).zip(x.par_chunks(4096))).for_each(
+                        |(ys, xs)| ys.iter_mut().zip(xs).for_each(|(y, &v)| Self::step(y, v)),
+                    );
+                }
+            }
+            Variant::Sequential => {
+                for _ in 0..self.times {
+                    self.seq
+                        .iter_mut()
+                        .zip(x)
+                        .for_each(|(y, &v)| Self::step(y, v));
+                }
+            }
+        }
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        let y = match v {
+            Variant::Accelerated(_) => self.acc.1.to_vec(),
+            Variant::Rayon => self.rayon.clone(),
+            Variant::Sequential => self.seq.clone(),
+        };
+        y.into_iter().map(f64::from).collect()
     }
 }

@@ -203,6 +203,13 @@ pub(crate) fn register(store: &Arc<impl Locked + 'static>) {
     }
 }
 
+/// Whether plain loops run: `PMEXPR_PLAIN_LOOPS=0` turns them off (every loop takes the atomic
+/// path), to compare the two.
+fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os("PMEXPR_PLAIN_LOOPS").is_none_or(|v| v != "0"))
+}
+
 /// A plain loop's hold on the storages it accesses: they are exclusive until it is dropped, and
 /// it hands out plain slices of disjoint element ranges of them (`Window::plain_mut`,
 /// `Window::plain`).
@@ -222,7 +229,7 @@ impl Plain {
     /// backends), this thread is a rayon worker (the call may be nested in parallel work), or no
     /// call is running.
     pub fn begin(parallel: bool) -> Option<Plain> {
-        if !parallel || rayon::current_thread_index().is_some() {
+        if !parallel || rayon::current_thread_index().is_some() || !enabled() {
             return None;
         }
         let depth = FRAMES.with(|f| f.borrow().len());
