@@ -204,3 +204,34 @@ fn readers_on_rayon_workers_and_other_threads_wait_and_never_deadlock() {
         assert!(last.iter().all(|&x| x == g), "{:?} after {g}", &last[..4]);
     });
 }
+
+#[test]
+fn a_plain_loop_that_fails_releases_its_tensors() {
+    // An iteration divides by zero: the call fails at its site, and the tensor is usable after
+    // (its lock released by the unwinding), by this thread and by another plain loop.
+    let n = 10_000_i64;
+    let shared = std::sync::Arc::new(Tensor::<i64>::zeros(&[n as usize]));
+    let y: &Tensor<i64> = &shared;
+    let before = plain_loops();
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        with_target(Target::Cpu, || {
+            accelerate!(par_loop(n, |i| tensor_set(y, [i], 100 / (i - 5000))))
+        })
+    }));
+    let message = failed.expect_err("the division by zero fails");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(text.contains("tests/plain.rs"), "names the site: {text}");
+    assert_eq!(plain_loops(), before + 1, "the failing loop ran plain");
+    // Another thread reads it (a lock left held would make it wait for ever).
+    let other = shared.clone();
+    within_a_minute(move || assert_eq!(other.get(&[0]), Some(0)));
+    assert_eq!(y.get(&[4999]).map(|v| v == -100 || v == 0), Some(true));
+    with_target(Target::Cpu, || {
+        accelerate!(par_loop(n, |i| tensor_set(y, [i], i * 2)))
+    });
+    assert_eq!(plain_loops(), before + 2, "and the next loop runs plain again");
+    assert_eq!(y.get(&[n as usize - 1]), Some(2 * (n - 1)));
+}

@@ -189,6 +189,11 @@ impl std::error::Error for TensorError {}
 /// borrow, and [`Tensor::sub`] and [`Tensor::slice`] return views that share its memory.
 /// [`Clone`] makes an independent copy.
 ///
+/// Another thread may read and write a tensor while an `accelerate!` call uses it: every
+/// element it sees is whole. While the call runs a loop over the tensor with plain stores (the
+/// README's "Plain loops"), the methods that touch elements (`get`, `set`, `to_vec`, `clone`)
+/// wait for that loop to end.
+///
 /// ```
 /// use pmexpr_runtime::Tensor;
 /// let t = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
