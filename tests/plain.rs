@@ -232,6 +232,10 @@ fn a_plain_loop_that_fails_releases_its_tensors() {
     with_target(Target::Cpu, || {
         accelerate!(par_loop(n, |i| tensor_set(y, [i], i * 2)))
     });
-    assert_eq!(plain_loops(), before + 2, "and the next loop runs plain again");
+    assert_eq!(
+        plain_loops(),
+        before + 2,
+        "and the next loop runs plain again"
+    );
     assert_eq!(y.get(&[n as usize - 1]), Some(2 * (n - 1)));
 }
