@@ -90,7 +90,7 @@ pub mod __private {
     };
     pub use crate::numeric::{Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
     pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce, tabulate_reduce};
-    pub use crate::seq::Seq;
+    pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Strided, Tensor, TensorRef, Window};

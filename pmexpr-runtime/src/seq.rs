@@ -223,6 +223,28 @@ impl<T> FromIterator<T> for Seq<'_, T> {
     }
 }
 
+/// A sequence that generated code only indexes, taken as a slice once for a loop (a row that a
+/// `map` of rows fills: see the code generator's `rows` module), so that the loop keeps its
+/// pointer and length in registers.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SliceSeq<'a, T>(pub &'a [T]);
+
+impl<T> Clone for SliceSeq<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SliceSeq<'_, T> {}
+
+impl<'a, T> SliceSeq<'a, T> {
+    /// The elements.
+    #[inline(always)]
+    pub fn as_slice(&self) -> &'a [T] {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,45 @@ impl Gen<'_> {
 
     /// The inner `map(g, ks)` of a map of rows (node `id`), filling the row instead of making a
     /// sequence; `None` for any other `map`.
+    /// The sequences bound outside `f` that `f` only indexes (`s[i]`): the row loop takes
+    /// them as slices once (`SliceSeq`), instead of reading each one's pointer and length again
+    /// after every store into the row.
+    fn indexed_only(&mut self, f: &Expr) -> Vec<proc_macro2::Ident> {
+        let free = f.free_vars();
+        let mut total: std::collections::BTreeMap<crate::ast::VarId, usize> = Default::default();
+        let mut indexed: std::collections::BTreeMap<crate::ast::VarId, usize> = Default::default();
+        f.walk(&mut |e| match &e.kind {
+            ExprKind::Var { ident, .. } if free.contains(&ident.id) => {
+                *total.entry(ident.id).or_default() += 1;
+            }
+            ExprKind::App { func, args }
+                if matches!(
+                    func.kind,
+                    ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Get)
+                ) && args.len() == 2 =>
+            {
+                if let ExprKind::Var { ident, .. } = &args[0].kind {
+                    *indexed.entry(ident.id).or_default() += 1;
+                }
+            }
+            _ => {}
+        });
+        total
+            .into_iter()
+            .filter(|(id, n)| {
+                indexed.get(id) == Some(n)
+                    && matches!(
+                        self.bindings.get(id),
+                        Some(Binding::Value {
+                            ty: Type::Seq(_),
+                            ..
+                        })
+                    )
+            })
+            .map(|(id, _)| self.local(id))
+            .collect()
+    }
+
     pub(super) fn row_fill(
         &mut self,
         id: crate::ast::NodeId,
@@ -126,10 +165,13 @@ impl Gen<'_> {
             Type::Seq(a) => (**a).clone(),
             other => other.clone(),
         };
+        let slices = self.indexed_only(&args[0]);
         let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
         self.row_sink = Some((node, row.clone()));
         let (gv, o, k) = (self.fresh("g"), self.fresh("o"), self.fresh("k"));
+        let rt = self.rt.clone();
         Some(quote!({
+            #(let #slices = #rt::SliceSeq((#slices).as_slice());)*
             #pre
             let #gv = #g;
             for (#o, #k) in #row.iter_mut().zip((#ks).as_slice()) {
@@ -166,5 +208,20 @@ mod tests {
             let c = code(tokens);
             assert!(!c.contains("map_rows"), "{c}");
         }
+    }
+
+    #[test]
+    fn sequences_the_row_only_indexes_are_taken_as_slices_once() {
+        // `r` and `a` are only indexed in the row's function; `b` is also measured, so it
+        // stays a sequence.
+        let c = code(quote!(map(
+            |j| {
+                let r = a[j];
+                map(|k| r[k] + r[k + 1] + b[k] + length(b), ks)
+            },
+            js
+        )));
+        assert_eq!(c.matches("SliceSeq ((r_").count(), 1, "{c}");
+        assert_eq!(c.matches("SliceSeq ((b_").count(), 0, "{c}");
     }
 }
