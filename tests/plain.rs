@@ -239,3 +239,34 @@ fn a_plain_loop_that_fails_releases_its_tensors() {
     );
     assert_eq!(y.get(&[n as usize - 1]), Some(2 * (n - 1)));
 }
+
+#[test]
+fn rows_of_tensors_in_tuples_and_of_every_element_type_run_plain() {
+    // `f32` and `i32` tensors, a row at a fixed leading index, a tensor reached through a tuple.
+    let n = 20_000_usize;
+    let x = Tensor::<f32>::from_fn(&[n], |ix| (ix[0] % 17) as f32 * 0.5);
+    let counts = Tensor::<i32>::from_fn(&[2, n], |ix| (ix[0] * 7 + ix[1] % 5) as i32);
+    let pair = (x.clone(), counts.clone());
+    let k = n as i64;
+    let before = plain_loops();
+    with_target(Target::Cpu, || {
+        accelerate!(par_loop(k, |i| {
+            let v = tensor_get(pair.0, [i]);
+            tensor_set(pair.1, [1, i], tensor_get(pair.1, [0, i]) + 3);
+            tensor_set(pair.0, [i], v * v + 1.0)
+        }))
+    });
+    assert_eq!(plain_loops(), before + 1, "ran plain");
+    let want_x: Vec<f32> = x.to_vec().iter().map(|v| v * v + 1.0).collect();
+    let want_c: Vec<i32> = (0..2 * n)
+        .map(|p| {
+            if p < n {
+                (p % 5) as i32
+            } else {
+                (p % n % 5) as i32 + 3
+            }
+        })
+        .collect();
+    assert!(pair.0.to_vec() == want_x, "f32 row");
+    assert!(pair.1.to_vec() == want_c, "i32 rows");
+}
