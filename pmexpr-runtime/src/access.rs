@@ -120,8 +120,10 @@ struct Entry {
 thread_local! {
     /// The calls running on this thread, innermost last; each with the storages it holds.
     static FRAMES: RefCell<Vec<Vec<Entry>>> = const { RefCell::new(Vec::new()) };
-    /// How many [`Plain`] guards this thread holds.
+    /// Whether this thread holds a [`Plain`] guard (0 or 1).
     static PLAIN_HERE: Cell<usize> = const { Cell::new(0) };
+    /// How many plain loops this thread has started.
+    static PLAIN_LOOPS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The extent of one `accelerate!` call: every tensor it captures ([`crate::tensor::TensorRef::new`])
@@ -212,12 +214,11 @@ fn enabled() -> bool {
 
 /// A plain loop's hold on the storages it accesses: they are exclusive until it is dropped, and
 /// it hands out plain slices of disjoint element ranges of them (`Window::plain_mut`,
-/// `Window::plain`).
+/// `Window::plain`). A thread holds one at a time, so the entries of its call that are exclusive
+/// are this guard's.
 #[doc(hidden)]
 pub struct Plain {
     depth: usize,
-    /// The storages this guard turned exclusive.
-    upgraded: RefCell<Vec<*const Lock>>,
     /// The element ranges handed out, as addresses, and whether each is written.
     ranges: RefCell<Vec<(usize, usize, bool)>>,
     _not_send: PhantomData<*const ()>,
@@ -226,20 +227,19 @@ pub struct Plain {
 impl Plain {
     /// A guard for a loop at the top level of the innermost call on this thread, or `None`
     /// where the loop must take the atomic path: `parallel` is false (the sequential
-    /// backends), this thread is a rayon worker (the call may be nested in parallel work), or no
-    /// call is running.
+    /// backends), this thread is a rayon worker (the call may be nested in parallel work), no
+    /// call is running, or this thread holds a guard already.
     pub fn begin(parallel: bool) -> Option<Plain> {
         if !parallel || rayon::current_thread_index().is_some() || !enabled() {
             return None;
         }
         let depth = FRAMES.with(|f| f.borrow().len());
-        if depth == 0 {
+        if depth == 0 || PLAIN_HERE.with(Cell::get) > 0 {
             return None;
         }
-        PLAIN_HERE.with(|c| c.set(c.get() + 1));
+        PLAIN_HERE.with(|c| c.set(1));
         Some(Plain {
             depth,
-            upgraded: RefCell::new(Vec::new()),
             ranges: RefCell::new(Vec::new()),
             _not_send: PhantomData,
         })
@@ -248,15 +248,7 @@ impl Plain {
     /// Makes `lock` exclusive for this guard: it must be held by the innermost call, and by
     /// nobody else.
     pub(crate) fn hold(&self, lock: &Lock) -> bool {
-        if self
-            .upgraded
-            .borrow()
-            .iter()
-            .any(|&l| std::ptr::eq(l, lock))
-        {
-            return true;
-        }
-        let ok = FRAMES.with(|f| {
+        FRAMES.with(|f| {
             let f = f.borrow();
             if f.len() != self.depth {
                 return false;
@@ -267,16 +259,13 @@ impl Plain {
             else {
                 return false;
             };
-            if !lock.upgrade() {
-                return false;
+            if e.exclusive.get() {
+                return true;
             }
-            e.exclusive.set(true);
-            true
-        });
-        if ok {
-            self.upgraded.borrow_mut().push(lock);
-        }
-        ok
+            let upgraded = lock.upgrade();
+            e.exclusive.set(upgraded);
+            upgraded
+        })
     }
 
     /// Records the cells' address range; `None` when it overlaps a range handed out before
@@ -296,28 +285,15 @@ impl Plain {
 
 impl Drop for Plain {
     fn drop(&mut self) {
-        PLAIN_HERE.with(|c| c.set(c.get() - 1));
-        let upgraded = self.upgraded.take();
+        PLAIN_HERE.with(|c| c.set(0));
         FRAMES.with(|f| {
-            let f = f.borrow();
-            for &lock in &upgraded {
-                // SAFETY: the lock lives in a storage that the frame's entry keeps alive, and the
-                // frame cannot end while its entry is exclusive (`CallScope::drop` aborts).
-                let lock = unsafe { &*lock };
-                if let Some(e) = f
-                    .get(self.depth - 1)
-                    .and_then(|top| top.iter().find(|e| std::ptr::eq(e.store.lock(), lock)))
-                {
-                    e.exclusive.set(false);
+            for e in f.borrow().get(self.depth - 1).into_iter().flatten() {
+                if e.exclusive.replace(false) {
+                    e.store.lock().downgrade();
                 }
-                lock.downgrade();
             }
         });
     }
-}
-
-thread_local! {
-    static PLAIN_LOOPS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// How many plain loops this thread has started: how tests tell that a loop took the plain path.

@@ -728,47 +728,46 @@ impl<T: Element> Clone for Window<'_, T> {
 impl<T: Element> Copy for Window<'_, T> {}
 
 impl<'a, T: Element> Window<'a, T> {
-    /// The row as a plain slice to write while `plain` holds its storage; `None` when the
-    /// storage is not the calling call's alone, or the row overlaps another slice of `plain`.
+    /// The row's cells as a pointer to plain elements, once `plain` holds its storage and has
+    /// recorded the row (to `write`, or to read); `None` when the storage is not the calling
+    /// call's alone, or the row overlaps another slice of `plain`.
+    fn plain_ptr(self, plain: &Plain, write: bool) -> Option<*mut T> {
+        if !plain.hold(self.lock) {
+            return None;
+        }
+        plain.claim(self.cells, write)?;
+        const { assert!(size_of::<T>() == size_of::<T::Cell>()) };
+        const { assert!(align_of::<T>() <= align_of::<T::Cell>()) };
+        Some(self.cells.as_ptr() as *mut T)
+    }
+
+    /// The row as a plain slice to write while `plain` holds its storage; `None` as for
+    /// `plain_ptr`.
     // The slice borrows the guard, whose `claim` keeps it the only one of its cells.
     #[allow(clippy::mut_from_ref)]
     pub fn plain_mut<'p>(self, plain: &'p Plain) -> Option<&'p mut [T]>
     where
         'a: 'p,
     {
-        if !plain.hold(self.lock) {
-            return None;
-        }
-        plain.claim(self.cells, true)?;
-        const { assert!(size_of::<T>() == size_of::<T::Cell>()) };
-        const { assert!(align_of::<T>() <= align_of::<T::Cell>()) };
+        let ptr = self.plain_ptr(plain, true)?;
         // SAFETY: a cell has the size and alignment of its element and holds any bit pattern of
         // it; it is an `UnsafeCell` underneath, so writing through a pointer from a shared
         // reference is allowed. While `plain` lives nobody else touches these cells: the storage
         // is exclusive (every other user waits in `Lock::share`), the call's own accesses are
         // suspended while its plain loop runs (generated code), and `claim` keeps this range
         // apart from every other slice `plain` handed out.
-        Some(unsafe {
-            std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut T, self.cells.len())
-        })
+        Some(unsafe { std::slice::from_raw_parts_mut(ptr, self.cells.len()) })
     }
 
     /// The row as a plain slice to read while `plain` holds its storage; `None` as for
-    /// [`Window::plain_mut`].
+    /// `plain_ptr`.
     pub fn plain<'p>(self, plain: &'p Plain) -> Option<&'p [T]>
     where
         'a: 'p,
     {
-        if !plain.hold(self.lock) {
-            return None;
-        }
-        plain.claim(self.cells, false)?;
-        const { assert!(size_of::<T>() == size_of::<T::Cell>()) };
-        const { assert!(align_of::<T>() <= align_of::<T::Cell>()) };
+        let ptr = self.plain_ptr(plain, false)?;
         // SAFETY: as for `plain_mut`; no slice that `plain` handed out writes these cells.
-        Some(unsafe {
-            std::slice::from_raw_parts(self.cells.as_ptr() as *const T, self.cells.len())
-        })
+        Some(unsafe { std::slice::from_raw_parts(ptr as *const T, self.cells.len()) })
     }
 
     /// The element at position `k` of the row.

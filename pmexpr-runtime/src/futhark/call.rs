@@ -355,19 +355,12 @@ impl<'c> EntryCall<'c> {
         shape: &str,
         values: &str,
     ) -> Result<(), String> {
-        type ShapeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const i64;
         type ValuesFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void) -> c_int;
-        let shape_fn: ShapeFn = self.sym(shape)?;
         let values_fn: ValuesFn = self.sym(values)?;
-        // SAFETY: the C API: `shape` returns `rank` dimensions owned by the array; `values`
-        // writes their product of elements into the buffer, complete after the sync.
+        // SAFETY: as the caller promises; `values` writes the array's elements into the buffer,
+        // complete after the sync.
         unsafe {
-            let dims = shape_fn(self.ctx(), array);
-            if dims.is_null() {
-                return Err(self.failure(shape));
-            }
-            let dims = std::slice::from_raw_parts(dims, rank).to_vec();
-            let count = dims.iter().map(|&d| d.max(0) as usize).product::<usize>();
+            let (dims, count) = self.shape_out(array, rank, shape)?;
             let mut buf = vec![T::default(); count];
             let rc = values_fn(self.ctx(), array, buf.as_mut_ptr().cast());
             self.check(rc, values)?;
@@ -395,22 +388,14 @@ impl<'c> EntryCall<'c> {
         shape: &str,
         values_raw: &str,
     ) -> Result<(), String> {
-        type ShapeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const i64;
         type RawFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const c_void;
-        let shape_fn: ShapeFn = self.sym(shape)?;
         let raw_fn: RawFn = self.sym(values_raw)?;
         // The entry's work must be done before its memory is read.
         self.sync()?;
-        // SAFETY: the C API: `shape` returns `rank` dimensions owned by the array; `values_raw`
-        // its elements, in host memory that lives as long as the array (freed when the call
-        // ends, after this copy).
+        // SAFETY: as the caller promises; `values_raw` gives the array's elements, in host
+        // memory that lives as long as the array (freed when the call ends, after this copy).
         let (dims, src) = unsafe {
-            let dims = shape_fn(self.ctx(), array);
-            if dims.is_null() {
-                return Err(self.failure(shape));
-            }
-            let dims = std::slice::from_raw_parts(dims, rank).to_vec();
-            let count = dims.iter().map(|&d| d.max(0) as usize).product::<usize>();
+            let (dims, count) = self.shape_out(array, rank, shape)?;
             let data = raw_fn(self.ctx(), array);
             if data.is_null() && count > 0 {
                 return Err(self.failure(values_raw));
@@ -427,6 +412,31 @@ impl<'c> EntryCall<'c> {
             data: T::data(std::borrow::Cow::Owned(copy_out(src))),
         });
         Ok(())
+    }
+
+    /// The dimensions of an output array and their product, from the type's `shape` function.
+    ///
+    /// # Safety
+    ///
+    /// As for [`EntryCall::array_out`].
+    unsafe fn shape_out(
+        &self,
+        array: *mut c_void,
+        rank: usize,
+        shape: &str,
+    ) -> Result<(Vec<i64>, usize), String> {
+        type ShapeFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const i64;
+        let shape_fn: ShapeFn = self.sym(shape)?;
+        // SAFETY: the C API: `shape` returns `rank` dimensions owned by the array.
+        let dims = unsafe {
+            let dims = shape_fn(self.ctx(), array);
+            if dims.is_null() {
+                return Err(self.failure(shape));
+            }
+            std::slice::from_raw_parts(dims, rank).to_vec()
+        };
+        let count = dims.iter().map(|&d| d.max(0) as usize).product();
+        Ok((dims, count))
     }
 
     /// What failed, with the library's error text.

@@ -10,9 +10,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::types::is_number_var;
 use super::{Binding, Gen};
 use crate::ast::{Expr, ExprKind, NeverKind};
-use crate::infer::Numeric;
 use crate::intrinsics::Keyword;
 use crate::types::Type;
 
@@ -57,10 +57,7 @@ impl Gen<'_> {
         };
         let scalar = match &**u {
             Type::Int | Type::Float | Type::Bool => true,
-            Type::Var(v) => self
-                .numeric
-                .iter()
-                .any(|(n, kind)| n == v && *kind != Numeric::Open),
+            Type::Var(v) => is_number_var(*v, &self.numeric),
             _ => false,
         };
         let Type::Seq(t_ty) = &s.ty else {

@@ -143,6 +143,24 @@ fn is_open(v: TyVar, numeric: &[(TyVar, Numeric)]) -> bool {
     numeric.iter().any(|(w, k)| *w == v && *k == Numeric::Open)
 }
 
+/// Whether `v` stands for a number (not a type the captured values fix, which may be anything).
+pub(super) fn is_number_var(v: TyVar, numeric: &[(TyVar, Numeric)]) -> bool {
+    numeric.iter().any(|(w, k)| *w == v && *k != Numeric::Open)
+}
+
+/// Whether values of type `t` may hold a tensor: a tensor, or a type variable that is not a
+/// number.
+pub(super) fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
+    match t {
+        Type::Int | Type::Float | Type::Bool => false,
+        Type::Tensor(_) => true,
+        Type::Var(v) => !is_number_var(*v, numeric),
+        Type::Seq(t) => mentions_tensor(t, numeric),
+        Type::Arrow(a, b) => mentions_tensor(a, numeric) || mentions_tensor(b, numeric),
+        Type::Record(fs) => fs.iter().any(|(_, t)| mentions_tensor(t, numeric)),
+    }
+}
+
 /// Whether a value of type `t` may be a nested sequence because it has a sequence of a value of
 /// any type the captured values fix (which may itself be a sequence): debug mode checks it.
 pub(super) fn may_nest(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {

@@ -21,6 +21,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Gen;
+use super::types::mentions_tensor;
 use crate::ast::{Expr, ExprKind, Lit, NodeId};
 use crate::infer::Numeric;
 use crate::intrinsics::Intrinsic;
@@ -200,20 +201,6 @@ fn plain_eligible(f: &Expr, accesses: &[Access<'_>], numeric: &[(TyVar, Numeric)
         }
     });
     ok && writes
-}
-
-/// Whether values of the type may hold a tensor: a tensor, or a type variable that is not a
-/// number (an open type may be anything the captured values are).
-fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
-    let m = |t| mentions_tensor(t, numeric);
-    match t {
-        Type::Int | Type::Float | Type::Bool => false,
-        Type::Tensor(_) => true,
-        Type::Var(v) => !numeric.iter().any(|(n, k)| n == v && *k != Numeric::Open),
-        Type::Seq(t) => m(t),
-        Type::Arrow(a, b) => m(a) || m(b),
-        Type::Record(fs) => fs.iter().any(|(_, t)| m(t)),
-    }
 }
 
 impl Gen<'_> {
