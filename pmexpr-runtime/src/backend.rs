@@ -130,8 +130,7 @@ pub trait Backend: 'static {
 
 /// The rows of `w` elements of `buf` (`rows` of them), as views sharing it.
 fn row_views<'a, U: Scalar>(buf: Vec<U>, rows: usize, w: usize) -> Seq<'a, Seq<'a, U>> {
-    let flat = Seq::from_vec(buf);
-    Seq::from_exact_iter((0..rows).map(|r| flat.view(r * w..(r + 1) * w)))
+    Seq::rows(buf, rows, w)
 }
 
 /// `f(k0, j0, j1)` for the segments of rows of `w > 0` that cover `lo..hi`: one division per
