@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use crate::numeric::Scalar;
+use crate::row::{self, RowOut};
 use crate::seq::Seq;
 use crate::site::Site;
 
@@ -116,7 +117,7 @@ pub trait Backend: 'static {
     where
         T: Sync,
         U: Scalar,
-        F: Fn(&T, &mut [U]) + Sync + Send;
+        F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send;
 
     /// `par_loop n` over a grid of rows of `w > 0`: `f(k0, j0, j1)` for segments of one row each
     /// that together cover `0..n` once, in any order — index `k` is `k0 + (j - j0)` for one
@@ -373,16 +374,17 @@ macro_rules! sequential_backend {
             where
                 T: Sync,
                 U: Scalar,
-                F: Fn(&T, &mut [U]) + Sync + Send,
+                F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
             {
-                let mut buf = vec![U::default(); s.len() * w];
-                if w == 0 {
-                    s.iter().for_each(|x| f(x, &mut []));
-                } else {
-                    for (x, row) in s.iter().zip(buf.chunks_mut(w)) {
-                        f(x, row)
+                let buf = row::buffer(s.len() * w, |slots| {
+                    if w == 0 {
+                        s.iter().for_each(|x| RowOut::run(&mut [], |row| f(x, row)));
+                    } else {
+                        for (x, slots) in s.iter().zip(slots.chunks_mut(w)) {
+                            RowOut::run(slots, |row| f(x, row))
+                        }
                     }
-                }
+                });
                 row_views(buf, s.len(), w)
             }
         }
@@ -657,18 +659,21 @@ impl Backend for CpuBackend {
     where
         T: Sync,
         U: Scalar,
-        F: Fn(&T, &mut [U]) + Sync + Send,
+        F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
     {
         if nesting::saturated() || w == 0 {
             return SeqBackend::map_rows(s, w, f);
         }
-        let mut buf = vec![U::default(); s.len() * w];
-        let rows = buf.par_chunks_mut(w).zip(s.par_iter());
-        if nesting::saturates(s.len()) {
-            rows.for_each_init(nesting::Guard::new, |_, (row, x)| f(x, row));
-        } else {
-            rows.for_each(|(row, x)| f(x, row));
-        }
+        let buf = row::buffer(s.len() * w, |slots| {
+            let rows = slots.par_chunks_mut(w).zip(s.par_iter());
+            if nesting::saturates(s.len()) {
+                rows.for_each_init(nesting::Guard::new, |_, (slots, x)| {
+                    RowOut::run(slots, |row| f(x, row))
+                });
+            } else {
+                rows.for_each(|(slots, x)| RowOut::run(slots, |row| f(x, row)));
+            }
+        });
         row_views(buf, s.len(), w)
     }
 

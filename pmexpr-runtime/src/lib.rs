@@ -56,6 +56,7 @@ pub mod prim;
 pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
 pub use pmexpr_nvrtc as nvrtc;
+pub mod row;
 pub mod seq;
 pub mod site;
 pub mod target;
@@ -90,6 +91,7 @@ pub mod __private {
     };
     pub use crate::numeric::{Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
     pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce, tabulate_reduce};
+    pub use crate::row::RowOut;
     pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};

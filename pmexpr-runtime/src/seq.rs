@@ -50,7 +50,7 @@ enum Owner<T> {
 /// (`into_vec` moves only out of `Owner::Vec`), so an element lives exactly as long as this
 /// buffer and whatever copies it gets an owning `Owner` from `Owner::clone`.
 struct Rows<T> {
-    rows: std::mem::ManuallyDrop<Box<[T]>>,
+    rows: Vec<T>,
     /// The flat buffer: an `Arc<Vec<U>>` from `Arc::into_raw`, released by `release`.
     flat: NonNull<()>,
     release: unsafe fn(NonNull<()>),
@@ -58,10 +58,13 @@ struct Rows<T> {
 
 impl<T> Drop for Rows<T> {
     fn drop(&mut self) {
-        // SAFETY: the rows are dropped once, here, before the buffer they point into; `flat`
-        // came from `Arc::into_raw` with the type `release` was made for.
+        // The rows are `InRows` views, which own nothing, so they are forgotten rather than
+        // dropped one by one (the Parboil stencil's drops of its rows, on one thread, measured 3%
+        // of its time).
+        // SAFETY: forgetting elements is always sound; `flat` came from `Arc::into_raw` with the
+        // type `release` was made for, and is released once, here.
         unsafe {
-            std::mem::ManuallyDrop::drop(&mut self.rows);
+            self.rows.set_len(0);
             (self.release)(self.flat);
         }
     }
@@ -182,7 +185,7 @@ impl<'a, T> Seq<'a, T> {
         // `into_raw` gives the pointer that `held` already is.
         let _ = Arc::into_raw(flat);
         Seq::owning(Owner::Rows(Arc::new(Rows {
-            rows: std::mem::ManuallyDrop::new(views),
+            rows: views,
             flat: held.cast(),
             release: release::<T>,
         })))

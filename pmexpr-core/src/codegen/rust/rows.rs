@@ -2,8 +2,8 @@
 //! `length(ks)` numbers or `bool`s, `ks` bound outside the function, the inner `map` the
 //! function's result (after `let`s) — builds its rows in one buffer (`Backend::map_rows`) instead
 //! of one allocation per row: the nested sequence's rows are views of that buffer. The function's
-//! body is generated as written, except that the inner `map` fills the row it is given,
-//! `row[k] = g(ks[k])`. Same elements, same failures (the function's `let`s run per row, `g` per
+//! body is generated as written, except that the inner `map` fills the row it is given
+//! (`RowOut::fill`), `row[k] = g(ks[k])`. Same elements, same failures (the function's `let`s run per row, `g` per
 //! element, in the same order within a row); on `cpu` the rows are filled in parallel, as the
 //! outer `map` ran its function.
 
@@ -95,10 +95,11 @@ impl Gen<'_> {
         self.row_sink = None;
         let (t_rty, u_rty) = (self.rty(t_ty), self.rty(u));
         let w = self.fresh("w");
+        let rt = self.rt.clone();
         Some(quote!({
             let #w: usize = (#ks_tokens).as_slice().len();
             #(#refs)*
-            B::map_rows((#src).as_slice(), #w, move |#t: &#t_rty, #row: &mut [#u_rty]| {
+            B::map_rows((#src).as_slice(), #w, move |#t: &#t_rty, #row: &mut #rt::RowOut<'_, #u_rty>| {
                 #bind
                 #b;
             })
@@ -165,15 +166,13 @@ impl Gen<'_> {
         let slices = self.indexed_only(&args[0]);
         let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
         self.row_sink = Some((node, row.clone()));
-        let (gv, o, k) = (self.fresh("g"), self.fresh("o"), self.fresh("k"));
+        let gv = self.fresh("g");
         let rt = self.rt.clone();
         Some(quote!({
             #(let #slices = #rt::SliceSeq((#slices).as_slice());)*
             #pre
             let #gv = #g;
-            for (#o, #k) in #row.iter_mut().zip((#ks).as_slice()) {
-                *#o = #gv(#k);
-            }
+            #row.fill((#ks).as_slice().iter().map(#gv));
         }))
     }
 }
