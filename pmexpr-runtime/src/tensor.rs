@@ -782,6 +782,17 @@ impl<'a, T: Element> Window<'a, T> {
         T::store(&self.cells[k as usize], value)
     }
 
+    /// The first `end` cells of the row: for a loop over columns below `end`, which the
+    /// compiler then sees inside the row. Generated code calls it with `end` at most the row's
+    /// length (`Backend::par_rows`' segments lie within a row); it panics otherwise.
+    #[inline(always)]
+    pub fn upto(self, end: i64) -> Self {
+        Window {
+            cells: &self.cells[..end as usize],
+            lock: self.lock,
+        }
+    }
+
     /// The element at position `k` of the row, or `outside()` when `k` is not in the row.
     #[inline(always)]
     pub fn get_or(self, k: i64, outside: impl FnOnce() -> T) -> T {

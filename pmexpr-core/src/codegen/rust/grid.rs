@@ -224,7 +224,9 @@ impl Gen<'_> {
                 gn.windowed_loop(&row_fn, 2, w, false, |gn| {
                     let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
                     let r = gn.with_scope(here, |gn| gn.value(rest));
+                    let upto = gn.rows_upto(&j1);
                     quote! {
+                        #upto
                         for #j in #j0..#j1 {
                             let #jx: i64 = #j;
                             let #kx: i64 = #k0 + (#j - #j0);
@@ -268,6 +270,8 @@ mod tests {
         assert!(c.contains("B :: par_rows"), "{c}");
         assert_eq!(c.matches(". window (& [").count(), 3, "{c}");
         assert!(c.contains(". get_or ("), "{c}");
+        // Each row cut at the segment's end, once, before the column loop.
+        assert_eq!(c.matches(". upto (").count(), 3, "{c}");
         // The loop as written stays, for debug mode and widths that are not positive.
         assert!(c.contains("B :: par_loop"), "{c}");
         // 3-D, the column last.

@@ -166,6 +166,8 @@ pub(super) struct Served {
     offset: i64,
     /// In a plain loop: the line is a slice of the chunk, indexed by this variable.
     plain: Option<proc_macro2::Ident>,
+    /// Whether the line is a row (`Window`), not a strided line.
+    row: bool,
 }
 
 /// Whether a `par_loop` whose windowed accesses are `accesses` may run as a plain loop (see
@@ -263,16 +265,17 @@ impl Gen<'_> {
                 }
             };
             written[line] |= a.write;
-            served.push((a.key, line, a.pos, a.offset));
+            served.push((a.key, line, a.pos, a.offset, a.pos + 1 == a.index.len()));
             keys.insert(a.key);
         }
         let serve = |gn: &mut Self, plain: Option<&proc_macro2::Ident>| {
-            for &(key, line, pos, offset) in &served {
+            for &(key, line, pos, offset, row) in &served {
                 let s = Served {
                     win: wins[line].clone(),
                     pos,
                     offset,
                     plain: plain.cloned(),
+                    row,
                 };
                 gn.windows.insert(key, s);
             }
@@ -378,6 +381,20 @@ impl Gen<'_> {
         })
     }
 
+    /// For a loop over columns `j0..end` (`0 <= j0`) of the rows served now: each row cut to
+    /// its first `end` cells, so that the compiler sees every access at the loop variable in
+    /// range and drops its check (a read at `k + c` past `end` takes the checked access).
+    pub(super) fn rows_upto(&self, end: &proc_macro2::Ident) -> TokenStream {
+        let rows: BTreeSet<String> = (self.windows.values())
+            .filter(|s| s.row && s.plain.is_none())
+            .map(|s| s.win.to_string())
+            .collect();
+        let rows = rows
+            .iter()
+            .map(|w| proc_macro2::Ident::new(w, proc_macro2::Span::call_site()));
+        quote!(#(let #rows = #rows.upto(#end);)*)
+    }
+
     /// `tensor_get` / `tensor_set` through a window, when the access at `idx` has one;
     /// `checked` generates the access as written (for a read at an offset that leaves the line).
     pub(super) fn window_access(
@@ -391,6 +408,7 @@ impl Gen<'_> {
             pos,
             offset,
             plain,
+            ..
         } = self.windows.get(&idx.id)?.clone();
         let ExprKind::Seq(es) = &idx.kind else {
             return None;
