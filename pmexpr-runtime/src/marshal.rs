@@ -4,8 +4,8 @@
 //! PMExpr type that type inference gave it. The generated code names that type by its canonical
 //! Rust form `C` (`i64`, `f64`, `bool`, `()`, `Vec<C>`, tuples, `Tensor<T>`) and asks for
 //! `Capture<'a, C>`; rustc then reports a variable of the wrong Rust type at the variable itself.
-//! Flat sequences of scalars are borrowed without copying; nested sequences copy only their outer
-//! levels (pointers to the inner slices).
+//! Flat sequences of scalars, and of tuples of scalars, are borrowed without copying; nested
+//! sequences copy only their outer levels (pointers to the inner slices).
 //!
 //! The result of an accelerated expression goes back with [`IntoRust`], to its canonical Rust type,
 //! or, when it contains a derived struct (`#[derive(pmexpr::Record)]`, whose name PMExpr's
@@ -34,6 +34,22 @@ pub trait Capture<'a, C> {
     type Repr: 'a;
     /// Views the value for one call; `name` is the variable's name, for error messages.
     fn capture(&'a self, site: &Site, name: &str) -> Self::Repr;
+    /// `Some` when the representation is the value's own type (the scalars): a slice of tuples
+    /// of such values is then borrowed as it is, not copied. Only this crate can make a
+    /// [`SameType`], so no other implementation can claim it.
+    #[doc(hidden)]
+    const VERBATIM: Option<SameType<Self, Self::Repr>> = None;
+}
+
+/// A proof that `A` and `B` are one type: only [`SameType::of`] makes one, as `SameType<T, T>`.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SameType<A: ?Sized, B: ?Sized>(PhantomData<(*const A, *const B)>);
+
+impl<T: ?Sized> SameType<T, T> {
+    const fn of() -> Self {
+        SameType(PhantomData)
+    }
 }
 
 /// An element of a captured sequence (the element-level half of [`Capture`], which lets flat
@@ -68,6 +84,7 @@ macro_rules! scalar {
             type Repr = $t;
             #[inline]
             fn capture(&'a self, _: &Site, _: &str) -> $t { *self }
+            const VERBATIM: Option<SameType<$t, $t>> = Some(SameType::of());
         }
         impl<'a> CaptureElem<'a, $t> for $t {
             type Repr = $t;
@@ -187,10 +204,24 @@ macro_rules! tuples {
             fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
                 ($(self.$n.capture(site, name),)+)
             }
+            // A tuple of values captured as themselves is captured as itself.
+            const VERBATIM: Option<SameType<Self, Self::Repr>> =
+                if let ($(Some(SameType::<$t, $t::Repr>(_)),)+) = ($($t::VERBATIM,)+) {
+                    Some(SameType(PhantomData))
+                } else {
+                    None
+                };
         }
         impl<'a, $($c, $t: Capture<'a, $c> + 'a),+> CaptureElem<'a, ($($c,)+)> for ($($t,)+) {
             type Repr = ($($t::Repr,)+);
             fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+                if let Some(SameType::<Self, Self::Repr>(_)) =
+                    <Self as Capture<'a, ($($c,)+)>>::VERBATIM
+                {
+                    // SAFETY: the representation is `Self` itself (a `SameType` proves it): the
+                    // slice is viewed as the type it has.
+                    return Seq::borrowed(unsafe { &*(s as *const [Self] as *const [Self::Repr]) });
+                }
                 Seq::from_vec(s.iter().map(|x| x.capture(site, name)).collect())
             }
         }
@@ -389,6 +420,31 @@ mod tests {
         assert_eq!(&*capture::<Vec<i64>, _, _>(&a, &SITE, "a"), &[1, 2, 3]);
         let r: &[i64] = &a;
         assert_eq!(capture::<Vec<i64>, _, _>(&r, &SITE, "r").len(), 3);
+    }
+
+    #[test]
+    fn sequences_of_tuples_of_scalars_are_borrowed() {
+        let v = vec![(1.5_f64, 2_i32, true), (3.5, 4, false)];
+        let s = capture::<Vec<(f64, i32, bool)>, _, _>(&v, &SITE, "v");
+        assert!(std::ptr::eq(s.as_ptr(), v.as_ptr()));
+        assert_eq!(s.to_vec(), v);
+        let a = [((), 1_i64)];
+        let s = capture::<Vec<((), i64)>, _, _>(&a, &SITE, "a");
+        assert!(std::ptr::eq(s.as_ptr(), a.as_ptr()));
+        // A tuple holding a sequence or a reference is converted.
+        let w = vec![(1_i64, vec![2_i64]), (3, vec![])];
+        let s = capture::<Vec<(i64, Vec<i64>)>, _, _>(&w, &SITE, "w");
+        assert_eq!((s[0].0, s[0].1.to_vec(), s[1].1.len()), (1, vec![2], 0));
+        let n = vec![(1_i64, (2.0_f64, 3_i64))];
+        let s = capture::<Vec<(i64, (f64, i64))>, _, _>(&n, &SITE, "n");
+        assert!(
+            std::ptr::eq(s.as_ptr(), n.as_ptr()),
+            "tuples of tuples of scalars too"
+        );
+        let (x, y) = (1_i64, 2.0_f64);
+        let r = vec![(&x, &y)];
+        let s = capture::<Vec<(i64, f64)>, _, _>(&r, &SITE, "r");
+        assert_eq!(s.to_vec(), vec![(1, 2.0)]);
     }
 
     #[test]
