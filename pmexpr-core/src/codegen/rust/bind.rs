@@ -76,6 +76,7 @@ impl Gen<'_> {
                 if self.launches_in(value) {
                     self.host.launchers.insert(x.to_string());
                 }
+                self.remember_closure(binder.ident.id, value);
                 let lam_free = value.free_vars();
                 let caps = self.captures(lam_free);
                 let (clones, mut scope) = self.capture_clones(&caps);
@@ -111,6 +112,7 @@ impl Gen<'_> {
                 ) =>
             {
                 // An alias of a known function stays known.
+                self.remember_closure(binder.ident.id, value);
                 let b0 = self.bindings[&ident.id].clone();
                 let (stmt, binding) = match b0 {
                     Binding::Closure { rust, params, ret } => {

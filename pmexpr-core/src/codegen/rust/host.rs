@@ -37,6 +37,8 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         host: HostState::default(),
         windows: Default::default(),
         row_sink: None,
+        closures: Default::default(),
+        inlined: 0,
     };
     g.cuda_body(mono, host).err()
 }
@@ -55,6 +57,8 @@ impl Gen<'_> {
             host: HostState::default(),
             windows: Default::default(),
             row_sink: None,
+            closures: Default::default(),
+            inlined: 0,
         };
         let body = gc.value(&mono.expr);
         if let Some(why) = gc.host.problem {

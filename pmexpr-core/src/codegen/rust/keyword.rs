@@ -18,6 +18,21 @@ impl Gen<'_> {
         args: &[Expr],
         ty: &Type,
     ) -> TokenStream {
+        // A loop whose body calls let-bound closures is generated with the calls inlined.
+        let body = match kw {
+            Keyword::ParLoop | Keyword::SeqLoop => Some(1),
+            Keyword::SeqLoopAcc => Some(2),
+            _ => None,
+        };
+        if let Some(b) = body
+            && self.cuda.is_none()
+            && self.launched(kw, id).is_none()
+            && let Some(f) = self.inline_calls(&args[b])
+        {
+            let mut args = args.to_vec();
+            args[b] = f;
+            return self.keyword(id, kw, &args, ty);
+        }
         let rt = self.rt.clone();
         let site = self.site();
         let elem = |t: &Type| match t {

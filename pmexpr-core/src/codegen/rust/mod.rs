@@ -52,6 +52,7 @@ mod fusion;
 pub mod futhark_host;
 mod grid;
 mod host;
+mod inline;
 mod intrinsic;
 mod keyword;
 mod rows;
@@ -154,6 +155,11 @@ struct Gen<'m> {
     /// While the function of a `map` of rows is generated (`rows.rs`): its inner `map`'s node
     /// and the row it fills instead of making a sequence.
     row_sink: Option<(NodeId, proc_macro2::Ident)>,
+    /// The closures bound by `let` so far (identifier → lambda), whose calls in loop bodies are
+    /// inlined (`inline.rs`).
+    closures: IdMap<Expr>,
+    /// How many identifiers and nodes inlining has made (`inline.rs`).
+    inlined: u32,
 }
 
 /// What generating host code for the CUDA targets found so far.

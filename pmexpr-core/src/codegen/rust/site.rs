@@ -52,6 +52,8 @@ pub fn generate_site(
         host: HostState::default(),
         windows: Default::default(),
         row_sink: None,
+        closures: Default::default(),
+        inlined: 0,
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
