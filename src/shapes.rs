@@ -108,6 +108,11 @@ pub const SHAPES: &[Entry] = &[
         what: "y[i] = p(x[i]) + y[i] / 2, p a cubic, a par_loop over 2^18 f32 (in cache), 64 times",
         make: |s| Box::new(Poly::new(s)),
     },
+    Entry {
+        name: "listing1_closure",
+        what: "Listing 1: par_loop(n, |i| axpy(2, i)) through a closure, 2^16 i64 (in cache), 64 times",
+        make: |s| Box::new(Listing1::new(s)),
+    },
 ];
 
 /// The largest difference between `got` and `want` relative to the largest magnitude of `want`
@@ -1017,5 +1022,76 @@ impl Shape for Poly {
             Variant::Sequential => self.seq.clone(),
         };
         y.into_iter().map(f64::from).collect()
+    }
+}
+
+/// The paper's Listing 1, first expression: `t1[i] += c · t2[i]`, the loop body a call of a
+/// closure (`axpy`), on `i64` tensors that stay in cache, repeated.
+pub struct Listing1 {
+    t2: Vec<i64>,
+    acc: (Tensor<i64>, Tensor<i64>),
+    rayon: Vec<i64>,
+    seq: Vec<i64>,
+    times: i64,
+}
+
+impl Listing1 {
+    fn new(size: Size) -> Self {
+        let mut rng = crate::Rng::new(2024);
+        let n = pick(size, 1000, 1 << 16);
+        let (t1, t2) = (rng.ints(n, 0, 100), rng.ints(n, 0, 100));
+        Listing1 {
+            acc: (
+                Tensor::from_vec(t1.clone(), &[n]),
+                Tensor::from_vec(t2.clone(), &[n]),
+            ),
+            t2,
+            rayon: t1.clone(),
+            seq: t1,
+            times: pick(size, 3, 64) as i64,
+        }
+    }
+
+    /// The `accelerate!` site, as `examples/listing1.rs` writes it.
+    pub fn accelerated(t1: &Tensor<i64>, t2: &Tensor<i64>, times: i64) {
+        accelerate!({
+            let n = tensor_shape(t1)[0];
+            let axpy = |c, i| {
+                let x = tensor_get(t1, [i]);
+                let y = tensor_get(t2, [i]);
+                tensor_set(t1, [i], addi(x, muli(c, y)))
+            };
+            seq_loop(times, |_| par_loop(n, |i| axpy(2, i)))
+        })
+    }
+}
+
+impl Shape for Listing1 {
+    fn run(&mut self, v: Variant) {
+        let t2 = &self.t2;
+        match v {
+            Variant::Accelerated(t) => {
+                let (a, b) = &self.acc;
+                with_target(t, || Self::accelerated(a, b, self.times))
+            }
+            Variant::Rayon => {
+                for _ in 0..self.times {
+                    (self.rayon.par_chunks_mut(4096).zip(t2.par_chunks(4096)))
+                        .for_each(|(xs, ys)| xs.iter_mut().zip(ys).for_each(|(x, y)| *x += 2 * y));
+                }
+            }
+            Variant::Sequential => {
+                for _ in 0..self.times {
+                    self.seq.iter_mut().zip(t2).for_each(|(x, y)| *x += 2 * y);
+                }
+            }
+        }
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        ints(&match v {
+            Variant::Accelerated(_) => self.acc.0.to_vec(),
+            Variant::Rayon => self.rayon.clone(),
+            Variant::Sequential => self.seq.clone(),
+        })
     }
 }

@@ -72,7 +72,7 @@ fn poly_par_loop_f32() {
 /// Every shape has a test above, and the check can fail: a wrong result is caught.
 #[test]
 fn every_shape_is_tested_and_the_check_catches_a_difference() {
-    assert_eq!(SHAPES.len(), 11);
+    assert_eq!(SHAPES.len(), 12);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
     assert_eq!(
