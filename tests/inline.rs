@@ -139,3 +139,27 @@ fn a_failure_inside_a_closure_is_the_failure_as_written() {
         },
     );
 }
+
+#[test]
+fn sequences_passed_to_a_closure_and_closures_inside_it_agree() {
+    let n = 3_001_usize;
+    let weights: Vec<f64> = (0..17).map(|j| j as f64 * 1.5 - 4.0).collect();
+    let want: Vec<f64> = (0..n).map(|i| weights[i % 17] + weights[0]).collect();
+    let got = on_every_target(|| {
+        let dst = Tensor::<f64>::zeros(&[n]);
+        let m = n as i64;
+        accelerate!({
+            // A sequence argument, read by a closure made inside the called one.
+            let pick = |s, j| {
+                let at = |x| s[x];
+                at(j)
+            };
+            let k = length(weights);
+            par_loop(m, |i| {
+                tensor_set(dst, [i], pick(weights, i % k) + pick(weights, 0))
+            })
+        });
+        dst.to_vec()
+    });
+    assert_eq!(got, want);
+}

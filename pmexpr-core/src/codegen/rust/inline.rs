@@ -3,8 +3,8 @@
 //! `step`'s, so that what the later modules see in a loop body — tensor rows by the loop variable
 //! (`windows.rs`), grids (`grid.rs`), plain loops — they also see through a helper closure.
 //! Semantics are those of the call: the arguments are evaluated first, in order, and bound to
-//! the parameters (an argument that is a variable or a literal is substituted instead, so that
-//! `step(i)` indexes by the loop variable itself); the body's own bindings get fresh identifiers
+//! the parameters (a literal, or a variable of a `Copy` type — a number, a tensor — is
+//! substituted instead, so that `step(i)` indexes by the loop variable itself); the body's own bindings get fresh identifiers
 //! and its nodes fresh [`NodeId`]s, so that two inlined calls are two sets of accesses. Closures
 //! whose body runs a keyword (which no loop module looks into) are not inlined, and a loop body
 //! stops growing at [`BUDGET`] nodes.
@@ -75,7 +75,15 @@ impl Gen<'_> {
         let mut substitute: IdMap<Expr> = IdMap::default();
         let mut lets = Vec::new();
         for (p, a) in params.iter().zip(args) {
-            if matches!(a.kind, ExprKind::Var { .. } | ExprKind::Lit(_)) {
+            // A variable of a type that is not `Copy` (a sequence) is bound as the parameter
+            // was, by reference, rather than substituted: the generated code moves such values
+            // into closures.
+            let atomic = match a.kind {
+                ExprKind::Lit(_) => true,
+                ExprKind::Var { .. } => self.is_copy(&a.ty),
+                _ => false,
+            };
+            if atomic {
                 substitute.insert(p.ident.id, a.clone());
             } else {
                 let fresh = self.fresh_var();
