@@ -163,3 +163,22 @@ fn sequences_passed_to_a_closure_and_closures_inside_it_agree() {
     });
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_closure_whose_loop_calls_a_closure_holds_what_that_one_uses() {
+    // `sweep`'s loop inlines `cell`, which reads the sequence `ws`: `sweep` holds `ws` too, and
+    // `ws` is still there after it.
+    let got = on_every_target(|| {
+        let d = Tensor::<f64>::zeros(&[100]);
+        let last: f64 = accelerate!({
+            let ws = [1.0, 2.0, 3.0, 4.0];
+            let cell = |k| tensor_set(d, [k], tensor_get(d, [k]) + ws[k % 4]);
+            let sweep = |_| par_loop(100, |k| cell(k));
+            seq_loop(3, sweep);
+            ws[3]
+        });
+        (d.to_vec(), last)
+    });
+    let want: Vec<f64> = (0..100).map(|k| 3.0 * (k % 4 + 1) as f64).collect();
+    assert_eq!(got, (want, 4.0));
+}

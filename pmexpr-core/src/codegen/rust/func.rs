@@ -229,7 +229,17 @@ impl Gen<'_> {
     /// with each `fn` item replaced by the variables it was lifted over.
     pub(super) fn captures(&self, free: BTreeSet<VarId>) -> Vec<VarId> {
         let mut out = BTreeSet::new();
-        for id in free {
+        let mut todo: Vec<VarId> = free.into_iter().collect();
+        let mut seen = BTreeSet::new();
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            // A call of a remembered closure in a loop may be inlined (`inline.rs`): what the
+            // closure uses is then used here too.
+            if let Some((_, uses)) = self.closures.get(&id) {
+                todo.extend(uses.iter().copied());
+            }
             match self.bindings.get(&id) {
                 Some(Binding::Item { extras, .. }) => out.extend(extras.iter().map(|(x, _)| *x)),
                 Some(_) => {

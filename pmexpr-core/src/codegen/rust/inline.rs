@@ -21,7 +21,7 @@ impl Gen<'_> {
     pub(super) fn remember_closure(&mut self, x: VarId, value: &Expr) {
         match &value.kind {
             ExprKind::Lam { body, .. } if !runs_keyword(body) => {
-                self.closures.insert(x, value.clone());
+                self.closures.insert(x, (value.clone(), value.free_vars()));
             }
             ExprKind::Var { ident, .. } => {
                 if let Some(lam) = self.closures.get(&ident.id).cloned() {
@@ -56,7 +56,7 @@ impl Gen<'_> {
         let ExprKind::Var { ident, .. } = &func.kind else {
             return changed;
         };
-        let Some(lam) = self.closures.get(&ident.id) else {
+        let Some((lam, _)) = self.closures.get(&ident.id) else {
             return changed;
         };
         let ExprKind::Lam { params, body } = &lam.kind else {

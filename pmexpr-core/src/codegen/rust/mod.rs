@@ -155,9 +155,9 @@ struct Gen<'m> {
     /// While the function of a `map` of rows is generated (`rows.rs`): its inner `map`'s node
     /// and the row it fills instead of making a sequence.
     row_sink: Option<(NodeId, proc_macro2::Ident)>,
-    /// The closures bound by `let` so far (identifier → lambda), whose calls in loop bodies are
-    /// inlined (`inline.rs`).
-    closures: IdMap<Expr>,
+    /// The closures bound by `let` so far (identifier → the lambda and its free variables),
+    /// whose calls in loop bodies are inlined (`inline.rs`).
+    closures: IdMap<(Expr, BTreeSet<VarId>)>,
     /// How many identifiers and nodes inlining has made (`inline.rs`).
     inlined: u32,
 }
