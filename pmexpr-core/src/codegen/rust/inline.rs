@@ -4,10 +4,11 @@
 //! (`windows.rs`), grids (`grid.rs`), plain loops — they also see through a helper closure.
 //! Semantics are those of the call: the arguments are evaluated first, in order, and bound to
 //! the parameters (a literal, or a variable of a `Copy` type — a number, a tensor — is
-//! substituted instead, so that `step(i)` indexes by the loop variable itself); the body's own bindings get fresh identifiers
-//! and its nodes fresh [`NodeId`]s, so that two inlined calls are two sets of accesses. Closures
-//! whose body runs a keyword (which no loop module looks into) are not inlined, and a loop body
-//! stops growing at [`BUDGET`] nodes.
+//! substituted instead, so that `step(i)` indexes by the loop variable itself); the body's own
+//! bindings get fresh identifiers and its nodes fresh [`NodeId`]s, so that two inlined calls are
+//! two sets of accesses. Closures whose body runs a keyword (which no loop module looks into)
+//! are not inlined, and a loop body stops growing at [`BUDGET`] nodes. Because a loop may inline
+//! a closure it names, a closure that names another captures what that one uses (`captures`).
 
 use crate::ast::{Expr, ExprKind, IdMap, Ident, NodeId, Param, VarId};
 
