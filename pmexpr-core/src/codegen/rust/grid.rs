@@ -20,6 +20,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::windows::Run;
 use super::windows::pure_fixed;
 use super::{Binding, Gen};
 use crate::ast::{Expr, ExprKind, Lit, NodeId, Param, VarId};
@@ -221,7 +222,7 @@ impl Gen<'_> {
                 bound.push((p.ident.id, int()));
             }
             let inner = gn.with_scope(bound, |gn| {
-                gn.windowed_loop(&row_fn, 2, w, false, |gn| {
+                gn.windowed_loop(&row_fn, 2, w, Run::Segment, |gn| {
                     let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
                     let r = gn.with_scope(here, |gn| gn.value(rest));
                     let upto = gn.rows_upto(&j1);

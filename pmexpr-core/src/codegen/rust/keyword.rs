@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::types::result_type;
+use super::windows::Run;
 use super::{Arg, Binding, Gen};
 use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::intrinsics::{Intrinsic, Keyword};
@@ -171,10 +172,11 @@ impl Gen<'_> {
                         quote!(&& (#m).wrapping_rem(#wv) == 0)
                     })
                     .collect();
-                let run = self.windowed_loop(&args[1], 1, &nv, false, |g| {
-                    let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
-                    quote!({ #pre B::par_loop(#nv, #f) })
-                });
+                let run =
+                    self.windowed_loop(&args[1], 1, &nv, Run::Parallel { plain: false }, |g| {
+                        let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
+                        quote!({ #pre B::par_loop(#nv, #f) })
+                    });
                 // Debug mode records the elements each iteration touches: it runs the loop as
                 // written, as does a width that `k % w` would fail on or that gives negative
                 // columns, and a divisor that is not a multiple of the width.
@@ -192,8 +194,12 @@ impl Gen<'_> {
                 } else {
                     quote!(#rt::rt::seq_loop)
                 };
-                let plain = kw == Keyword::ParLoop;
-                let run = self.windowed_loop(&args[1], 1, &nv, plain, |g| {
+                let how = if kw == Keyword::ParLoop {
+                    Run::Parallel { plain: true }
+                } else {
+                    Run::Sequential
+                };
+                let run = self.windowed_loop(&args[1], 1, &nv, how, |g| {
                     let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
                     quote!({ #pre #run(#nv, #f) })
                 });
@@ -203,7 +209,7 @@ impl Gen<'_> {
                 let acc = self.value(&args[0]);
                 let n = self.value(&args[1]);
                 let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
-                let run = self.windowed_loop(&args[2], 2, &nv, false, |g| {
+                let run = self.windowed_loop(&args[2], 2, &nv, Run::Sequential, |g| {
                     let (pre, f) = g.adaptor(
                         &args[2],
                         &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],

@@ -205,20 +205,32 @@ fn plain_eligible(f: &Expr, accesses: &[Access<'_>], numeric: &[(TyVar, Numeric)
     ok && writes
 }
 
+/// How a windowed loop runs its iterations.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Run {
+    /// In parallel, through the backend (`par_loop`); `plain`: it may get a plain version.
+    Parallel { plain: bool },
+    /// A grid's row segment (`grid.rs`, which cuts the rows at the segment's end itself).
+    Segment,
+    /// In order over `0..n` (`seq_loop`, `seq_loop_acc`): the rows are cut to `n`.
+    Sequential,
+}
+
 impl Gen<'_> {
     /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when `f`
     /// accesses tensors through windows; `generate` generates the loop (called once for the checked
-    /// version and once with the windows in place). A `par_loop` (`plain`) whose accesses allow it
-    /// gets a third version, tried first on the `cpu` target: the rows as plain slices
-    /// (`plain_version`).
+    /// version and once with the windows in place). A `par_loop` (`Run::Parallel { plain: true }`)
+    /// whose accesses allow it gets a third version, tried first on the `cpu` target: the rows as
+    /// plain slices (`plain_version`).
     pub(super) fn windowed_loop(
         &mut self,
         f: &Expr,
         arity: usize,
         n: &proc_macro2::Ident,
-        plain: bool,
+        run: Run,
         mut generate: impl FnMut(&mut Self) -> TokenStream,
     ) -> TokenStream {
+        let plain = run == Run::Parallel { plain: true };
         // The CUDA host generator compiles loop bodies into kernels: they stay as written.
         let accesses = if self.cuda.is_none() {
             windowed_accesses(f, arity)
@@ -239,6 +251,8 @@ impl Gen<'_> {
         // taken once (a stencil reads `src[i, j, ·]` at three offsets).
         let mut taken: Vec<(String, proc_macro2::Ident)> = Vec::new();
         let mut served = Vec::new();
+        // The lines that are rows (`Window`s).
+        let mut rows = Vec::new();
         for a in &accesses {
             let t = self.value(a.tensor);
             let make = if a.pos + 1 == a.index.len() {
@@ -259,6 +273,9 @@ impl Gen<'_> {
                     let w = self.fresh("win");
                     taken.push((text, w.clone()));
                     makes.push(make);
+                    if a.pos + 1 == a.index.len() {
+                        rows.push(w.clone());
+                    }
                     wins.push(w);
                     written.push(false);
                     wins.len() - 1
@@ -282,6 +299,15 @@ impl Gen<'_> {
         };
         serve(self, None);
         let fast = generate(self);
+        // In a sequential loop over `0..n`, each row cut to exactly `n` cells (it has that many,
+        // but the compiler cannot see it through `window`): the compiler then sees every access
+        // at the loop variable in range and drops its check (measured on the dense layer's dot
+        // product, which had two checks per element).
+        let fast = if run == Run::Sequential {
+            quote!({ #(let #rows = #rows.upto((#n).max(0));)* #fast })
+        } else {
+            fast
+        };
         let fast = if plain && plain_eligible(f, &accesses, &self.numeric) {
             let j = self.fresh("j");
             serve(self, Some(&j));
@@ -568,5 +594,7 @@ mod generated {
         assert_eq!(code.matches("tensor_get (B :: CHECKS").count(), 2, "{code}");
         // The outer loop, which contains a loop, keeps its checked write.
         assert_eq!(code.matches("tensor_set (B :: CHECKS").count(), 1, "{code}");
+        // The sequential loop's rows are cut to its count, once each.
+        assert_eq!(code.matches(". upto (").count(), 2, "{code}");
     }
 }
