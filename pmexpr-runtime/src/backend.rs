@@ -129,11 +129,6 @@ pub trait Backend: 'static {
         F: Fn(i64, i64, i64) + Clone + Sync + Send;
 }
 
-/// The rows of `w` elements of `buf` (`rows` of them), as views sharing it.
-fn row_views<'a, U: Scalar>(buf: Vec<U>, rows: usize, w: usize) -> Seq<'a, Seq<'a, U>> {
-    Seq::rows(buf, rows, w)
-}
-
 /// `f(k0, j0, j1)` for the segments of rows of `w > 0` that cover `lo..hi`: one division per
 /// segment.
 #[inline(always)]
@@ -385,7 +380,7 @@ macro_rules! sequential_backend {
                         }
                     }
                 });
-                row_views(buf, s.len(), w)
+                Seq::rows(buf, s.len(), w)
             }
         }
     };
@@ -674,7 +669,7 @@ impl Backend for CpuBackend {
                 rows.for_each(|(slots, x)| RowOut::run(slots, |row| f(x, row)));
             }
         });
-        row_views(buf, s.len(), w)
+        Seq::rows(buf, s.len(), w)
     }
 
     fn par_rows<F>(n: i64, w: i64, f: F)

@@ -222,12 +222,10 @@ impl Gen<'_> {
                 bound.push((p.ident.id, int()));
             }
             let inner = gn.with_scope(bound, |gn| {
-                gn.windowed_loop(&row_fn, 2, w, Run::Segment, |gn| {
+                gn.windowed_loop(&row_fn, 2, w, Run::Segment { end: &j1 }, |gn| {
                     let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
                     let r = gn.with_scope(here, |gn| gn.value(rest));
-                    let upto = gn.rows_upto(&j1);
                     quote! {
-                        #upto
                         for #j in #j0..#j1 {
                             let #jx: i64 = #j;
                             let #kx: i64 = #k0 + (#j - #j0);

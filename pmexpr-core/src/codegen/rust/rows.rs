@@ -3,9 +3,9 @@
 //! function's result (after `let`s) — builds its rows in one buffer (`Backend::map_rows`) instead
 //! of one allocation per row: the nested sequence's rows are views of that buffer. The function's
 //! body is generated as written, except that the inner `map` fills the row it is given
-//! (`RowOut::fill`), `row[k] = g(ks[k])`. Same elements, same failures (the function's `let`s run per row, `g` per
-//! element, in the same order within a row); on `cpu` the rows are filled in parallel, as the
-//! outer `map` ran its function.
+//! (`RowOut::fill`), `row[k] = g(ks[k])`. Same elements, same failures (the function's `let`s
+//! run per row, `g` per element, in the same order within a row); on `cpu` the rows are filled
+//! in parallel, as the outer `map` ran its function.
 
 use proc_macro2::TokenStream;
 use quote::quote;

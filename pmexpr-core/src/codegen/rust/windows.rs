@@ -166,8 +166,6 @@ pub(super) struct Served {
     offset: i64,
     /// In a plain loop: the line is a slice of the chunk, indexed by this variable.
     plain: Option<proc_macro2::Ident>,
-    /// Whether the line is a row (`Window`), not a strided line.
-    row: bool,
 }
 
 /// Whether a `par_loop` whose windowed accesses are `accesses` may run as a plain loop (see
@@ -206,12 +204,13 @@ fn plain_eligible(f: &Expr, accesses: &[Access<'_>], numeric: &[(TyVar, Numeric)
 }
 
 /// How a windowed loop runs its iterations.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Run {
+#[derive(Clone, Copy)]
+pub(super) enum Run<'a> {
     /// In parallel, through the backend (`par_loop`); `plain`: it may get a plain version.
     Parallel { plain: bool },
-    /// A grid's row segment (`grid.rs`, which cuts the rows at the segment's end itself).
-    Segment,
+    /// A grid's row segment, over columns from `0` or more up to `end` (`grid.rs`): the rows are
+    /// cut at `end`.
+    Segment { end: &'a proc_macro2::Ident },
     /// In order over `0..n` (`seq_loop`, `seq_loop_acc`): the rows are cut to `n`.
     Sequential,
 }
@@ -219,18 +218,18 @@ pub(super) enum Run {
 impl Gen<'_> {
     /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when `f`
     /// accesses tensors through windows; `generate` generates the loop (called once for the checked
-    /// version and once with the windows in place). A `par_loop` (`Run::Parallel { plain: true }`)
-    /// whose accesses allow it gets a third version, tried first on the `cpu` target: the rows as
-    /// plain slices (`plain_version`).
+    /// version and once with the windows in place), its rows cut where `run` knows the loop's
+    /// end. A `par_loop` (`Run::Parallel { plain: true }`) whose accesses allow it gets a third
+    /// version, tried first on the `cpu` target: the rows as plain slices (`plain_version`).
     pub(super) fn windowed_loop(
         &mut self,
         f: &Expr,
         arity: usize,
         n: &proc_macro2::Ident,
-        run: Run,
+        run: Run<'_>,
         mut generate: impl FnMut(&mut Self) -> TokenStream,
     ) -> TokenStream {
-        let plain = run == Run::Parallel { plain: true };
+        let plain = matches!(run, Run::Parallel { plain: true });
         // The CUDA host generator compiles loop bodies into kernels: they stay as written.
         let accesses = if self.cuda.is_none() {
             windowed_accesses(f, arity)
@@ -282,31 +281,35 @@ impl Gen<'_> {
                 }
             };
             written[line] |= a.write;
-            served.push((a.key, line, a.pos, a.offset, a.pos + 1 == a.index.len()));
+            served.push((a.key, line, a.pos, a.offset));
             keys.insert(a.key);
         }
         let serve = |gn: &mut Self, plain: Option<&proc_macro2::Ident>| {
-            for &(key, line, pos, offset, row) in &served {
+            for &(key, line, pos, offset) in &served {
                 let s = Served {
                     win: wins[line].clone(),
                     pos,
                     offset,
                     plain: plain.cloned(),
-                    row,
                 };
                 gn.windows.insert(key, s);
             }
         };
         serve(self, None);
         let fast = generate(self);
-        // In a sequential loop over `0..n`, each row cut to exactly `n` cells (it has that many,
-        // but the compiler cannot see it through `window`): the compiler then sees every access
-        // at the loop variable in range and drops its check (measured on the dense layer's dot
-        // product, which had two checks per element).
-        let fast = if run == Run::Sequential {
-            quote!({ #(let #rows = #rows.upto((#n).max(0));)* #fast })
-        } else {
-            fast
+        // Before a loop over columns below a known end, each row cut there (it has at least that
+        // many cells, but the compiler cannot see it through `window`): the compiler then sees
+        // every access at the loop variable in range and drops its check (measured: the grid
+        // stencil's six compares per element, the dense layer's dot product's two). A read at
+        // `k + c` past the end takes the checked access.
+        let end = match run {
+            Run::Sequential => Some(quote!((#n).max(0))),
+            Run::Segment { end } => Some(quote!(#end)),
+            Run::Parallel { .. } => None,
+        };
+        let fast = match end {
+            Some(end) => quote!({ #(let #rows = #rows.upto(#end);)* #fast }),
+            None => fast,
         };
         let fast = if plain && plain_eligible(f, &accesses, &self.numeric) {
             let j = self.fresh("j");
@@ -405,20 +408,6 @@ impl Gen<'_> {
                 ::core::option::Option::None => false,
             }
         })
-    }
-
-    /// For a loop over columns `j0..end` (`0 <= j0`) of the rows served now: each row cut to
-    /// its first `end` cells, so that the compiler sees every access at the loop variable in
-    /// range and drops its check (a read at `k + c` past `end` takes the checked access).
-    pub(super) fn rows_upto(&self, end: &proc_macro2::Ident) -> TokenStream {
-        let rows: BTreeSet<String> = (self.windows.values())
-            .filter(|s| s.row && s.plain.is_none())
-            .map(|s| s.win.to_string())
-            .collect();
-        let rows = rows
-            .iter()
-            .map(|w| proc_macro2::Ident::new(w, proc_macro2::Span::call_site()));
-        quote!(#(let #rows = #rows.upto(#end);)*)
     }
 
     /// `tensor_get` / `tensor_set` through a window, when the access at `idx` has one;
