@@ -43,6 +43,7 @@ pub mod record;
 pub mod registry;
 pub mod resolve;
 pub mod site;
+pub mod tailrec;
 pub mod types;
 pub mod wellformed;
 

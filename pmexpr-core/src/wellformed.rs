@@ -14,7 +14,9 @@
 //!   `concat`, …: sequences are read-only, tensors are allocated by the caller); beyond the paper,
 //!   no `tensor_gemm` in device code (a `par_loop`'s function and the functions it reaches);
 //! - Futhark (WF-EF): no recursion, no `par_loop`, `seq_loop`, `seq_loop_acc`, no tensors;
-//!   `map`/`create` do not produce functions and folds do not accumulate them.
+//!   `map`/`create` do not produce functions and folds do not accumulate them. Beyond the paper,
+//!   a function that calls only itself, and only in tail position, is a loop and is accepted
+//!   ([`crate::tailrec`]).
 
 use std::fmt;
 
@@ -40,8 +42,11 @@ pub enum WfKind {
     FunctionFromIf,
     /// FutharkFunctionFromFold.
     FunctionFromFold,
-    /// FutharkRecLet.
+    /// FutharkRecLet: mutual recursion.
     RecLet,
+    /// FutharkRecLet, for a function that calls itself: the named function's use that is not a
+    /// tail call (only tail recursion is a loop).
+    NotTailCall(String),
     /// {Futhark,Cuda}ExprError: the construct named.
     Expr(&'static str),
     /// {Futhark,Cuda}TypeError: the type.
@@ -73,7 +78,9 @@ impl fmt::Display for WfKind {
             WfKind::FunctionFromMap => "Map functions producing functions is not supported",
             WfKind::FunctionFromIf => "Conditionals returning functions are not supported",
             WfKind::FunctionFromFold => "Folds with accumulator of function type are not supported",
-            WfKind::RecLet => "Recursive let-expressions are not supported",
+            WfKind::RecLet | WfKind::NotTailCall(_) => {
+                "Recursive let-expressions are not supported"
+            }
             WfKind::Expr(_) => "Expression is not supported",
             WfKind::Type(_) => "Type is not supported",
             WfKind::Pattern => "Pattern is not supported",
@@ -142,9 +149,17 @@ impl WfError {
                 `seq_loop_acc`; `map`, `map2`, `reduce`, `flatten` and `hist` belong in a separate \
                 `accelerate!` (Futhark)"
                 .into(),
-            (WfKind::RecLet, _) => "Futhark has no recursion: write the loop with `foldl`, \
-                `map` or `reduce`, or run this code with `par_loop` (CUDA), which allows it"
+            (WfKind::RecLet, _) => "Futhark runs recursion only as a loop, where a function \
+                calls only itself, as its last step; functions that call each other are not one: \
+                write the loop with `foldl`, `map` or `reduce`, or run this code with `par_loop` \
+                (CUDA)"
                 .into(),
+            (WfKind::NotTailCall(f), _) => format!(
+                "Futhark runs recursion only as a loop, where a function calls itself as its last \
+                 step (`if done {{ r }} else {{ {f}(next) }}`), and this use of `{f}` is not such a \
+                 call: write it that way, or with `foldl`, `map` or `reduce`, or run this code \
+                 with `par_loop` (CUDA)"
+            ),
             (WfKind::Pattern, _) => {
                 "match numbers with a comparison instead: `if x == 3 { … } else { … }`".into()
             }
@@ -183,8 +198,13 @@ pub fn check(bindings: &[Binding], backend: Backend) -> Vec<WfError> {
     };
     for b in bindings {
         match b {
-            Binding::Let(d) => c.def(d, false),
-            Binding::Rec(ds) => ds.iter().for_each(|d| c.def(d, true)),
+            Binding::Let(d) => c.def(d),
+            Binding::Rec(ds) => {
+                if backend == Backend::Futhark {
+                    c.recursion(ds);
+                }
+                ds.iter().for_each(|d| c.def(d));
+            }
         }
     }
     if backend == Backend::Cuda {
@@ -283,11 +303,26 @@ impl Checker {
         });
     }
 
-    fn def(&mut self, d: &Def, recursive: bool) {
-        self.binding = d.ident.id;
-        if recursive && self.backend == Backend::Futhark {
-            self.error(WfKind::RecLet, d.ident.span);
+    /// FutharkRecLet: a recursive group is accepted only as one tail-recursive function.
+    fn recursion(&mut self, ds: &[Def]) {
+        for d in ds {
+            self.binding = d.ident.id;
+            if ds.len() > 1 {
+                self.error(WfKind::RecLet, d.ident.span);
+                continue;
+            }
+            let (params, body) = match &d.value.kind {
+                ExprKind::Lam { params, body } => (params.as_slice(), &**body),
+                _ => (&[][..], &d.value),
+            };
+            if let Err(span) = crate::tailrec::tail_loop(d.ident.id, params, body) {
+                self.error(WfKind::NotTailCall(d.ident.name.clone()), span);
+            }
         }
+    }
+
+    fn def(&mut self, d: &Def) {
+        self.binding = d.ident.id;
         if self.backend == Backend::Cuda {
             self.function_def(&d.value, d.ident.span);
         }
@@ -534,16 +569,56 @@ mod tests {
         }
     }
 
+    /// The help lines of a site that must be rejected.
+    fn helps(tokens: proc_macro2::TokenStream) -> String {
+        match compile_for_test(tokens, &[]) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e
+                .iter()
+                .flat_map(|e| e.help.clone())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
     #[test]
     fn futhark_rules() {
-        assert!(
-            rejected(quote!({
+        // Recursion whose result is used, or that is not a call, is refused; tail recursion is a
+        // loop (below).
+        for tokens in [
+            quote!({
                 fn f(n: i64) -> i64 {
-                    if n == 0 { 0 } else { f(n - 1) }
+                    if n == 0 { 0 } else { 1 + f(n - 1) }
                 }
                 map(f, s)
-            }))
-            .ends_with("Recursive let-expressions are not supported")
+            }),
+            quote!({
+                fn f(n: i64) -> i64 {
+                    if n == 0 {
+                        0
+                    } else {
+                        reduce(addi, 0, map(f, [n - 1]))
+                    }
+                }
+                map(f, s)
+            }),
+        ] {
+            assert!(
+                rejected(tokens.clone()).ends_with("Recursive let-expressions are not supported")
+            );
+            assert!(helps(tokens).contains("this use of `f` is not such a call"));
+        }
+        assert!(
+            compile_for_test(
+                quote!({
+                    fn f(n: i64, acc: i64) -> i64 {
+                        if n == 0 { acc } else { f(n - 1, acc + n) }
+                    }
+                    map(|n| f(n, 0), s)
+                }),
+                &[]
+            )
+            .is_ok()
         );
         assert!(
             rejected(quote!(map(|i| tensor_get(t, [i]), s)))

@@ -59,9 +59,9 @@ pub fn input(num_d: usize, num_rs: usize) -> Input {
 }
 
 /// The accelerated port: `hist` over all pairs (`create(l, f)` for the bin of pair `k`, as the
-/// original's `tabulate`), the 5-step binary search unrolled (the original's `while` loop ends
-/// after at most 5 steps for 20 bins; PMExpr's Futhark class has no recursion). The result is
-/// the original's: for each bin 1..=20, `[dd, dr, rr]`.
+/// original's `tabulate`), the binary search a tail-recursive function (the original's `loop …
+/// while`; Futhark runs it as that loop). The result is the original's: for each bin 1..=20,
+/// `[dd, dr, rr]`.
 pub fn accelerated(input: &Input) -> Vec<i32> {
     let Input {
         datapoints_x,
@@ -86,18 +86,23 @@ pub fn accelerated(input: &Input) -> Vec<i32> {
             let cd = cos(decrad);
             (cos(rarad) * cd, sin(rarad) * cd, sin(decrad))
         };
-        // One step of the binary search for `dot` (defined once: a closure made inside `bin_of`
-        // would take a new reference to `binb` at every pair).
-        let step = |dot: f64, mm: (i64, i64)| {
-            if mm.0 + 1 < mm.1 {
-                let k = (mm.0 + mm.1) / 2;
-                if dot >= binb[k] { (mm.0, k) } else { (k, mm.1) }
+        // The binary search for `dot`: the original's `loop … while`, written as a function
+        // that calls itself only as its last step (Futhark runs it as that loop, the CPU targets
+        // as a Rust `loop`).
+        fn search(dot: f64, lo: i64, hi: i64) -> (i64, i64) {
+            if lo + 1 < hi {
+                let k = (lo + hi) / 2;
+                if dot >= binb[k] {
+                    search(dot, lo, k)
+                } else {
+                    search(dot, k, hi)
+                }
             } else {
-                mm
+                (lo, hi)
             }
-        };
+        }
         let bin_of = |dot: f64| {
-            let (lo, hi) = step(dot, step(dot, step(dot, step(dot, step(dot, (0, 20))))));
+            let (lo, hi) = search(dot, 0, 20);
             if dot >= binb[lo] {
                 lo
             } else if dot < binb[hi] {

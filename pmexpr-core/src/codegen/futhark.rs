@@ -3,7 +3,8 @@
 //!
 //! The input is the merged program of the crate ([`CrateProgram`]) restricted to the Futhark class
 //! (`extract_for(Backend::Futhark)`): lambda-lifted, monomorphic, well-formed for Futhark (no
-//! recursion, no tensors, no `par_loop`, no functions in sequences, records or conditionals).
+//! recursion but tail recursion, no tensors, no `par_loop`, no functions in sequences, records or
+//! conditionals).
 //! Each accelerated binding becomes an entry point named by [`entry_name`]; every other extracted
 //! binding becomes a `def`, in the order of the program (Futhark needs definitions before uses).
 //!
@@ -18,6 +19,7 @@
 //! | named records | records `{x = e}`, types `{x: T}` |
 //! | `A -> B` | `A -> B` (parameters of functions only) |
 //! | `let x = e1 in e2` | `let x = e1 in e2` |
+//! | a function that calls itself only in tail position | `def f x y = let (_, …, r) = loop (go, y, r) = (true, y, d) while go do …`: a tail call `f x y'` is `(true, y', r)`, any other result `v` is `(false, y, v)`; parameters every call passes unchanged (`x`) stay out of the loop; `d` as for `never` |
 //! | `match e with p then a else b` | `if` for `bool` literals, `let p = e in a` for irrefutable `p`, else `match e case p -> a case _ -> b` (arms on one variable merged) |
 //! | `never` | `assert false d`: reaching it stops with Futhark's assertion error; `d` (zeros, `false`, empty arrays) only gives it its type |
 //! | literals | suffixed: `1i64`, `2.5f64`, `(-3i64)`, `f64.inf`, `f64.nan` |
@@ -96,6 +98,7 @@ use crate::extract::extract;
 use crate::infer::Numeric;
 use crate::lift::{Binding, Def, Origin};
 use crate::merge::CrateProgram;
+use crate::tailrec::{TailLoop, tail_loop};
 use crate::types::{Label, TyVar, Type};
 
 use self::code::{comment, field_name, is_one_tuple, var_name};
@@ -355,7 +358,8 @@ pub enum GenError {
     Tensor,
     /// A construct Futhark has no counterpart for (described).
     Unsupported(String),
-    /// A recursive binding (Futhark has no recursion; the well-formedness check rejects them).
+    /// A recursive binding that is not a loop (Futhark has no recursion; the well-formedness
+    /// check rejects them).
     RecursiveLet(String),
     /// A number type variable that the instantiation does not fix.
     UnboundNumeric(TyVar),
@@ -371,7 +375,10 @@ impl fmt::Display for GenError {
             GenError::Tensor => f.write_str("tensors cannot be used in Futhark code"),
             GenError::Unsupported(what) => write!(f, "not supported in Futhark code: {what}"),
             GenError::RecursiveLet(name) => {
-                write!(f, "`{name}` is recursive, and Futhark has no recursion")
+                write!(
+                    f,
+                    "`{name}` is recursive but not a loop, and Futhark has no recursion"
+                )
             }
             GenError::UnboundNumeric(v) => {
                 write!(f, "the number type variable {} has no type chosen", v.0)
@@ -620,18 +627,26 @@ fn generate_with_notes(
     let mut entries: Vec<(usize, EntrySignature)> = Vec::new();
     let mut emitted: HashSet<String> = HashSet::new();
     for b in &bindings {
-        let d = match b {
-            Binding::Let(d) => d,
-            Binding::Rec(ds) => {
-                if let Some(d) = ds.iter().find(|d| {
-                    resolved
-                        .iter()
-                        .any(|(_, _, reach, _)| reach.contains(&d.ident.id))
-                }) {
-                    return Err(GenError::RecursiveLet(d.ident.name.clone()));
+        let reached = |d: &Def| {
+            resolved
+                .iter()
+                .any(|(_, _, reach, _)| reach.contains(&d.ident.id))
+        };
+        // A recursive function is generated only as a loop (one function, tail calls only).
+        let (d, tail) = match b {
+            Binding::Let(d) => (d, None),
+            Binding::Rec(ds) => match &ds[..] {
+                [d] if reached(d) => match tail_loop_of(d) {
+                    Some(l) => (d, Some(l)),
+                    None => return Err(GenError::RecursiveLet(d.ident.name.clone())),
+                },
+                _ => {
+                    if let Some(d) = ds.iter().find(|d| reached(d)) {
+                        return Err(GenError::RecursiveLet(d.ident.name.clone()));
+                    }
+                    continue;
                 }
-                continue;
-            }
+            },
         };
         for (k, (r, a, reach, name)) in resolved.iter().enumerate() {
             if !reach.contains(&d.ident.id) {
@@ -645,7 +660,10 @@ fn generate_with_notes(
             } else if d.origin != Origin::Site {
                 let top = cx.top_name(d.ident.id, &r.instantiation)?;
                 if emitted.insert(top.clone()) {
-                    let text = g.def(d, &top)?;
+                    let text = match &tail {
+                        Some(l) => g.loop_def(d, &top, l)?,
+                        None => g.def(d, &top)?,
+                    };
                     chunks.push((k, text));
                 }
             }
@@ -674,6 +692,14 @@ fn generate_with_notes(
         source,
         entries: entries.into_iter().map(|(_, s)| s).collect(),
     })
+}
+
+/// The loop of a recursive function, when it is one (see [`crate::tailrec`]).
+fn tail_loop_of(d: &Def) -> Option<TailLoop> {
+    let ExprKind::Lam { params, body } = &d.value.kind else {
+        return None;
+    };
+    tail_loop(d.ident.id, params, body).ok()
 }
 
 fn instantiation_note(inst: &Instantiation) -> String {

@@ -4,11 +4,17 @@
 use super::code::{
     Code, comment, field_name, indent, is_one_tuple, let_line, record_code, var_name, with_lets,
 };
-use super::expr::{Gen, R};
+use super::expr::{Gen, R, Tail};
 use super::{EntryParam, EntryResult, EntrySignature, GenError, Leaf, instantiation_note};
 use crate::ast::{ExprKind, Param};
 use crate::lift::{Def, Origin};
+use crate::tailrec::TailLoop;
 use crate::types::{Label, Type};
+
+/// `a, b, ` for names `a`, `b` (nothing for none): the start of a tuple that goes on.
+fn tuple_prefix(names: &[&str]) -> String {
+    names.iter().map(|n| format!("{n}, ")).collect()
+}
 
 impl Gen<'_, '_> {
     // ----- definitions -----
@@ -35,6 +41,58 @@ impl Gen<'_, '_> {
         let body = self.expr(body)?;
         text.push_str(" =\n  ");
         text.push_str(&indent(&body.text, 2));
+        Ok(text)
+    }
+
+    /// `def name params = …` of a tail-recursive function ([`crate::tailrec`]): a `loop … while`
+    /// over the parameters that its calls change and the result, which starts as a placeholder
+    /// value of its type and is the last state's.
+    pub(super) fn loop_def(&mut self, d: &Def, name: &str, l: &TailLoop) -> R<String> {
+        let ExprKind::Lam { params, body } = &d.value.kind else {
+            return self.def(d, name);
+        };
+        if l.calls == 0 {
+            return self.def(d, name);
+        }
+        let mut text = String::new();
+        if let Origin::Item(item) = &d.origin {
+            text.push_str(&comment(&format!(
+                "#[pmexpr] fn {} at {}",
+                item.name, item.location
+            )));
+        }
+        text.push_str("def ");
+        text.push_str(name);
+        for p in params {
+            text.push(' ');
+            text.push_str(&self.def_param(p)?);
+        }
+        // A wildcard parameter is never read: it needs no place in the state.
+        let varying: Vec<(usize, String)> = params
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| l.varying[*i] && p.ident.name != "_")
+            .map(|(i, p)| (i, self.binder(p)))
+            .collect();
+        let go = self.fresh("go");
+        let result = self.fresh("r");
+        let placeholder = self.default_value(&body.ty)?.closed_text();
+        let names: Vec<&str> = varying.iter().map(|(_, n)| n.as_str()).collect();
+        let state = format!("({go}, {}{result})", tuple_prefix(&names));
+        let init = format!("(true, {}{placeholder})", tuple_prefix(&names));
+        let skipped = "_, ".repeat(names.len() + 1);
+        self.tail = Some(Tail {
+            f: d.ident.id,
+            varying,
+            result: result.clone(),
+        });
+        let step = self.tail_expr(body);
+        self.tail = None;
+        let step = step?;
+        text.push_str(&format!(
+            " =\n  let ({skipped}{result}) =\n    loop {state} = {init} while {go} do\n      {}\n  in {result}",
+            indent(&step.text, 6)
+        ));
         Ok(text)
     }
 

@@ -25,6 +25,19 @@ pub(super) struct Gen<'a, 'b> {
     /// Inside a place where Futhark forbids consuming (a partial application's arguments, the value
     /// of a function-typed `let`): `set` copies.
     pub(super) no_inplace: u32,
+    /// Inside the loop of a tail-recursive function: what its tail positions return.
+    pub(super) tail: Option<Tail>,
+}
+
+/// The state of the loop of a tail-recursive function `f` ([`crate::tailrec`]):
+/// `(go, varying parameters…, result)`.
+pub(super) struct Tail {
+    /// The function.
+    pub(super) f: VarId,
+    /// The indices of the parameters in the state, and their names.
+    pub(super) varying: Vec<(usize, String)>,
+    /// The name of the result in the state.
+    pub(super) result: String,
 }
 
 pub(super) type R<T> = Result<T, GenError>;
@@ -42,6 +55,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             tmp: 0,
             once: HashSet::new(),
             no_inplace: 0,
+            tail: None,
         }
     }
 
@@ -101,14 +115,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 )))
             }
             ExprKind::App { func, args } => self.app(func, args, &e.ty),
-            ExprKind::Let { .. } => self.let_chain(e),
+            ExprKind::Let { .. } => self.let_chain(e, false),
             ExprKind::RecLet { fns, .. } => Err(GenError::RecursiveLet(
                 fns.first()
                     .map(|f| f.ident.name.clone())
                     .unwrap_or_default(),
             )),
-            ExprKind::Match { pat, .. } if pat.irrefutable() => self.let_chain(e),
-            ExprKind::Match { .. } => self.match_(e),
+            ExprKind::Match { pat, .. } if pat.irrefutable() => self.let_chain(e, false),
+            ExprKind::Match { .. } => self.match_(e, false),
             ExprKind::Never(_) => self.never(&e.ty),
             ExprKind::Record(fs) => self.record(fs, &e.ty),
             ExprKind::Proj { expr, label } => {
@@ -147,7 +161,58 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// A chain of `let`s (and irrefutable matches, which bind like `let`s).
-    pub(super) fn let_chain(&mut self, mut e: &Expr) -> R<Code> {
+    /// `e`, in tail position of a loop's body when `tail` (see [`Gen::tail_expr`]).
+    fn at(&mut self, e: &Expr, tail: bool) -> R<Code> {
+        if tail {
+            self.tail_expr(e)
+        } else {
+            self.expr(e)
+        }
+    }
+
+    /// An expression in tail position of the body of a tail-recursive function's loop: the next
+    /// state, `(true, arguments…, result)` for the function's own call, else
+    /// `(false, parameters…, value)`.
+    pub(super) fn tail_expr(&mut self, e: &Expr) -> R<Code> {
+        match &e.kind {
+            ExprKind::Let { .. } => return self.let_chain(e, true),
+            ExprKind::Match { pat, .. } if pat.irrefutable() => return self.let_chain(e, true),
+            ExprKind::Match { .. } => return self.match_(e, true),
+            _ => {}
+        }
+        let tail = self
+            .tail
+            .as_ref()
+            .expect("tail_expr is called inside a loop");
+        let call = match &e.kind {
+            ExprKind::App { func, args } => match &func.kind {
+                ExprKind::Var { ident, .. } if ident.id == tail.f => Some(args),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (go, varying, result) = match call {
+            Some(args) => {
+                let idx: Vec<usize> = tail.varying.iter().map(|(i, _)| *i).collect();
+                let result = tail.result.clone();
+                let mut next = Vec::new();
+                for i in idx {
+                    next.push(self.expr(&args[i])?.closed_text());
+                }
+                ("true", next, result)
+            }
+            None => {
+                let names: Vec<String> = tail.varying.iter().map(|(_, n)| n.clone()).collect();
+                ("false", names, self.expr(e)?.closed_text())
+            }
+        };
+        let mut parts = vec![go.to_string()];
+        parts.extend(varying);
+        parts.push(result);
+        Ok(Code::atom(format!("({})", parts.join(", "))))
+    }
+
+    pub(super) fn let_chain(&mut self, mut e: &Expr, tail: bool) -> R<Code> {
         let mut lines = Vec::new();
         loop {
             match &e.kind {
@@ -186,14 +251,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 _ => break,
             }
         }
-        let body = self.expr(e)?;
+        let body = self.at(e, tail)?;
         Ok(with_lets(lines, body))
     }
 
     /// A refutable match: `if` on a `bool` literal, else a Futhark `match` whose cases are the
     /// arms of the chain on the same variable (the parser writes `match x { … }` as nested
     /// matches on `x`), ending with `case _` unless an arm matches everything.
-    pub(super) fn match_(&mut self, e: &Expr) -> R<Code> {
+    pub(super) fn match_(&mut self, e: &Expr, tail: bool) -> R<Code> {
         let ExprKind::Match {
             scrutinee,
             pat,
@@ -221,8 +286,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 _ => otherwise,
             };
             let (yes, no) = if b { (then, other) } else { (other, then) };
-            let yes = self.expr(yes)?;
-            let no = self.expr(no)?;
+            let yes = self.at(yes, tail)?;
+            let no = self.at(no, tail)?;
             return Ok(if_code(&s, &yes, &no));
         }
         let mut arms = Vec::new();
@@ -237,7 +302,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             if !arms.is_empty() && !same_var(scrutinee, s2) {
                 break;
             }
-            let body = self.expr(then)?;
+            let body = self.at(then, tail)?;
             arms.push(format!(
                 "case {} -> {}",
                 self.pat(pat)?,
@@ -252,7 +317,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             rest = otherwise;
         }
-        let last = self.expr(rest)?;
+        let last = self.at(rest, tail)?;
         arms.push(format!("case _ -> {}", indent(&last.closed_text(), 2)));
         Ok(Code::open(format!(
             "match {}\n{}",

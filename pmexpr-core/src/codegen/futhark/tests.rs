@@ -447,6 +447,65 @@ fn control_flow() {
     golden_crate("control", &p);
 }
 
+/// A function that calls itself only in tail position becomes a `loop … while` over the
+/// parameters its calls change (a binary search over captured bounds; Collatz steps through a
+/// `match`-free `if` chain; a result that is an array, whose size the loop changes).
+#[test]
+fn tail_recursion() {
+    let p = program(
+        &[
+            (
+                "src/tail.rs:1:1",
+                quote!({
+                    fn search(x: i64, lo: i64, hi: i64) -> i64 {
+                        if lo + 1 < hi {
+                            let k = (lo + hi) / 2;
+                            if x >= bounds[k] {
+                                search(x, k, hi)
+                            } else {
+                                search(x, lo, k)
+                            }
+                        } else {
+                            lo
+                        }
+                    }
+                    map(|x| search(x, 0, length(bounds)), s)
+                }),
+            ),
+            (
+                "src/tail.rs:2:1",
+                quote!({
+                    fn steps(n: i64, count: i64) -> i64 {
+                        if n <= 1 {
+                            count
+                        } else if n % 2 == 0 {
+                            steps(n / 2, count + 1)
+                        } else {
+                            steps(3 * n + 1, count + 1)
+                        }
+                    }
+                    map(|n| steps(n, 0), s)
+                }),
+            ),
+            (
+                "src/tail.rs:3:1",
+                quote!({
+                    fn upto(n: i64, acc: Vec<i64>) -> Vec<i64> {
+                        if n == 0 {
+                            acc
+                        } else {
+                            upto(n - 1, concat([n], acc))
+                        }
+                    }
+                    map(|n| reduce(addi, 0, upto(n, [])), s)
+                }),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("tail_recursion", &p);
+}
+
 /// `hist` becomes Futhark's `hist`: the values take the indices' size; `i32` indices are
 /// converted to `i64`; the bin indices may be computed (`create`).
 #[test]
@@ -668,7 +727,7 @@ fn what_futhark_cannot_express_is_an_error_not_a_panic() {
     );
     let recursive = forced_futhark(quote!({
         fn f(n: i64) -> i64 {
-            if n == 0 { 0 } else { f(n - 1) }
+            if n == 0 { 0 } else { 1 + f(n - 1) }
         }
         par_loop(n, |i| seq_loop(f(i), |j| ()))
     }));

@@ -7,8 +7,9 @@ use proc_macro2::{Delimiter, Group, Ident, TokenStream, TokenTree};
 use quote::quote;
 
 use super::code::{field_index, pat_test};
-use super::{Binding, Gen, is_place};
+use super::{Arg, Binding, Gen, is_place};
 use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
+use crate::tailrec::tail_loop;
 use crate::types::{Label, Type};
 
 impl Gen<'_> {
@@ -243,7 +244,15 @@ impl Gen<'_> {
                 }
                 let ret = g.rty(&f.body.ty);
                 let name = g.local(f.ident.id);
-                let b = g.with_scope(own, |g| g.value(&f.body));
+                let looped = if fns.len() == 1 && !launches {
+                    g.tail_loop_of(f)
+                } else {
+                    None
+                };
+                let b = g.with_scope(own, |g| match looped {
+                    Some(varying) => g.loop_body(f, varying),
+                    None => g.value(&f.body),
+                });
                 let generics = g.generics();
                 items.push(quote! {
                     #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
@@ -253,6 +262,58 @@ impl Gen<'_> {
             items
         });
         (items, member_bindings)
+    }
+
+    /// The parameters that the loop of a tail-recursive function reassigns, when it runs as one
+    /// ([`crate::tailrec`]): it calls itself, and every parameter its calls change is a `Copy`
+    /// value (a `Seq` parameter is a borrow, which a loop could not reassign to a value made in
+    /// its body; such a function stays a recursive `fn`, which optimized builds also turn into
+    /// a loop).
+    fn tail_loop_of(&mut self, f: &FnDef) -> Option<Vec<(usize, Ident)>> {
+        let l = tail_loop(f.ident.id, &f.params, &f.body).ok()?;
+        let copy = f
+            .params
+            .iter()
+            .zip(&l.varying)
+            .all(|(p, v)| !v || self.is_copy(&p.ty));
+        (l.calls > 0 && copy).then(|| {
+            f.params
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| l.varying[*i])
+                .map(|(i, p)| (i, self.local(p.ident.id)))
+                .collect()
+        })
+    }
+
+    /// The body of a tail-recursive `fn` item as a loop: the parameters that change are
+    /// rebound `mut`, and each tail call assigns them and continues (see `tail_call`).
+    fn loop_body(&mut self, f: &FnDef, varying: Vec<(usize, Ident)>) -> TokenStream {
+        let rebind: Vec<TokenStream> = varying
+            .iter()
+            .map(|(_, x)| quote!(let mut #x = #x;))
+            .collect();
+        let saved = self.tail_loop.replace((f.ident.id, varying));
+        let body = self.value(&f.body);
+        self.tail_loop = saved;
+        quote!({ #(#rebind)* loop { break #body; } })
+    }
+
+    /// A tail call of the function whose loop is being generated: the new values of the
+    /// parameters, all computed before any is assigned, then the next iteration.
+    pub(super) fn tail_call(&mut self, args: &[Arg]) -> TokenStream {
+        let Some((_, varying)) = self.tail_loop.clone() else {
+            return quote!(::core::compile_error!(
+                "internal error: a tail call outside its loop"
+            ));
+        };
+        let values: Vec<TokenStream> = varying.iter().map(|(i, _)| self.owned(&args[*i])).collect();
+        let next = self.fresh("next");
+        let assigns = varying.iter().enumerate().map(|(k, (_, x))| {
+            let k = syn::Index::from(k);
+            quote!(#x = #next.#k;)
+        });
+        quote!({ let #next = (#(#values,)*); #(#assigns)* continue; })
     }
 
     pub(super) fn match_(

@@ -31,6 +31,11 @@ impl Gen<'_> {
                     )),
                 }
             }
+            ExprKind::Var { ident, .. }
+                if self.tail_loop.as_ref().is_some_and(|(f, _)| *f == ident.id) =>
+            {
+                self.tail_call(&args)
+            }
             ExprKind::Var { ident, .. } => match self.bindings.get(&ident.id).cloned() {
                 Some(Binding::Closure { rust, params, .. }) => {
                     self.call_known(Callee::Closure(rust), &params, args)

@@ -39,6 +39,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         row_sink: None,
         closures: Default::default(),
         inlined: 0,
+        tail_loop: None,
     };
     g.cuda_body(mono, host).err()
 }
@@ -59,6 +60,7 @@ impl Gen<'_> {
             row_sink: None,
             closures: Default::default(),
             inlined: 0,
+            tail_loop: None,
         };
         let body = gc.value(&mono.expr);
         if let Some(why) = gc.host.problem {

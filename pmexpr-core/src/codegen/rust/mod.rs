@@ -160,6 +160,9 @@ struct Gen<'m> {
     closures: IdMap<(Expr, BTreeSet<VarId>)>,
     /// How many identifiers and nodes inlining has made (`inline.rs`).
     inlined: u32,
+    /// While the body of a tail-recursive `fn` item that runs as a loop is generated: the
+    /// function, and its parameters that the loop reassigns (index, Rust local); see `bind.rs`.
+    tail_loop: Option<(VarId, Vec<(usize, proc_macro2::Ident)>)>,
 }
 
 /// What generating host code for the CUDA targets found so far.

@@ -54,6 +54,7 @@ pub fn generate_site(
         row_sink: None,
         closures: Default::default(),
         inlined: 0,
+        tail_loop: None,
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
