@@ -31,7 +31,7 @@
 //! |---|---|
 //! | `lam x. e` | `\|x\| e`, `\|x: i64, y\| e` (curried: partial application is allowed) |
 //! | `let x = e1 in e2` | `{ let x = e1; e2 }`, `let (a, b) = e;` |
-//! | `recursive let f = … in e` | `fn` items inside a block (mutual recursion allowed) |
+//! | `recursive let f = … in e` | `fn` items inside a block (mutual recursion allowed; on Futhark-class sites only tail recursion, which runs as a loop) |
 //! | `match e with p then a else b`, `never` | `match`, `if`/`else`, `if let`; `never!()` |
 //! | `e1 e2 e3` | `e1(e2, e3)`; `f(a)(b)` is `f(a, b)` |
 //! | records | tuples `(a, b)`, `t.0` |
@@ -98,7 +98,8 @@
 //! `map2`, `reduce`, `flatten` or `hist` belongs to the Futhark backend, one that uses `par_loop` to the
 //! CUDA backend, counting the keywords of the functions it uses. A site with keywords of both, or
 //! with none, is a compile error. The site must then be *well-formed* for its backend (the paper's
-//! rules, with the reference compiler's messages): Futhark code has no recursion, no tensors and no
+//! rules, with the reference compiler's messages): Futhark code has no recursion but loops (a
+//! function that calls only itself, as its last step, runs as a Futhark `loop`), no tensors and no
 //! `seq_loop`; CUDA code builds no sequences (`create`, `concat`, … — tensors are allocated in Rust
 //! and captured), defines functions with all their parameters and passes no function to them; in
 //! both, functions never go in sequences, records or conditional results. Every site runs on the
