@@ -112,8 +112,10 @@ pub trait Backend: 'static {
     /// `map` of a function that fills one row of `w` elements per element of `s` (given the
     /// element and its row, which starts as `U::default()`s): the rows are views of one buffer.
     /// Generated code runs `map(|j| { …; map(g, ks) }, s)` this way, `ks` fixed (see the code
-    /// generator's `rows` module).
-    fn map_rows<'a, T, U, F>(s: &[T], w: usize, f: F) -> Seq<'a, Seq<'a, U>>
+    /// generator's `rows` module). `cheap`: the code generator found no loop, call or keyword in
+    /// the function (its cost per row element is a few operations), so a parallel backend may
+    /// run a small map on the calling thread.
+    fn map_rows<'a, T, U, F>(s: &[T], w: usize, cheap: bool, f: F) -> Seq<'a, Seq<'a, U>>
     where
         T: Sync,
         U: Scalar,
@@ -196,6 +198,12 @@ mod nesting {
         }
     }
 }
+
+/// A map of rows with fewer elements than this, each a few operations (`cheap`), runs on the
+/// calling thread on `cpu`: handing work to rayon's pool from outside it costs 10–17 µs on the
+/// 2-core build machine (a 32-element `map2` took 17 µs through rayon, 0.01 µs on one thread),
+/// more than such a map's whole work (Parboil sgemm `tiny` transposes 32 × 32 numbers).
+const SMALL: usize = 1 << 12;
 
 #[cold]
 fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
@@ -365,7 +373,7 @@ macro_rules! sequential_backend {
                 rows_of(0, n, w, &f)
             }
 
-            fn map_rows<'a, T, U, F>(s: &[T], w: usize, f: F) -> Seq<'a, Seq<'a, U>>
+            fn map_rows<'a, T, U, F>(s: &[T], w: usize, _cheap: bool, f: F) -> Seq<'a, Seq<'a, U>>
             where
                 T: Sync,
                 U: Scalar,
@@ -650,14 +658,14 @@ impl Backend for CpuBackend {
         })
     }
 
-    fn map_rows<'a, T, U, F>(s: &[T], w: usize, f: F) -> Seq<'a, Seq<'a, U>>
+    fn map_rows<'a, T, U, F>(s: &[T], w: usize, cheap: bool, f: F) -> Seq<'a, Seq<'a, U>>
     where
         T: Sync,
         U: Scalar,
         F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
     {
-        if nesting::saturated() || w == 0 {
-            return SeqBackend::map_rows(s, w, f);
+        if nesting::saturated() || w == 0 || (cheap && s.len().saturating_mul(w) < SMALL) {
+            return SeqBackend::map_rows(s, w, cheap, f);
         }
         let buf = row::buffer(s.len() * w, |slots| {
             let rows = slots.par_chunks_mut(w).zip(s.par_iter());

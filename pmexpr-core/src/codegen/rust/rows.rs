@@ -16,6 +16,31 @@ use crate::ast::{Expr, ExprKind, NeverKind};
 use crate::intrinsics::Keyword;
 use crate::types::Type;
 
+/// Whether the function of a map of rows (`body`, whose inner `map` is node `fill`) is a few
+/// operations per row element: no loop, no call of a function, no keyword but the row's `map`,
+/// and no intrinsic that builds a sequence. (`cpu` runs a small map of such rows on the calling
+/// thread: `Backend::map_rows`.)
+fn cheap(body: &Expr, fill: crate::ast::NodeId) -> bool {
+    use crate::intrinsics::Intrinsic::*;
+    let mut ok = true;
+    body.walk(&mut |e| match &e.kind {
+        ExprKind::Keyword { .. } if e.id == fill => {}
+        ExprKind::Keyword { .. } | ExprKind::RecLet { .. } => ok = false,
+        ExprKind::App { func, .. } => match &func.kind {
+            ExprKind::Intrinsic(
+                Create | Set | Foldl | Tail | Concat | Reverse | Subsequence | TensorSet
+                | TensorLinearSet | TensorSub | TensorSlice | TensorGemm,
+            ) => ok = false,
+            ExprKind::Intrinsic(_) => {}
+            // The row's function `g` is applied by the fill; other lambdas are not called here.
+            ExprKind::Lam { .. } => {}
+            _ => ok = false,
+        },
+        _ => {}
+    });
+    ok
+}
+
 impl Gen<'_> {
     /// `map(f, s)` as a map of rows, when `f` has that shape.
     pub(super) fn map_of_rows(&mut self, f: &Expr, s: &Expr) -> Option<TokenStream> {
@@ -96,10 +121,11 @@ impl Gen<'_> {
         let (t_rty, u_rty) = (self.rty(t_ty), self.rty(u));
         let w = self.fresh("w");
         let rt = self.rt.clone();
+        let cheap = cheap(body, tail.id);
         Some(quote!({
             let #w: usize = (#ks_tokens).as_slice().len();
             #(#refs)*
-            B::map_rows((#src).as_slice(), #w, move |#t: &#t_rty, #row: &mut #rt::RowOut<'_, #u_rty>| {
+            B::map_rows((#src).as_slice(), #w, #cheap, move |#t: &#t_rty, #row: &mut #rt::RowOut<'_, #u_rty>| {
                 #bind
                 #b;
             })
@@ -203,6 +229,39 @@ mod tests {
         ] {
             let c = code(tokens);
             assert!(!c.contains("map_rows"), "{c}");
+        }
+    }
+
+    #[test]
+    fn rows_of_a_few_operations_each_are_cheap() {
+        // `cheap` is the argument after the width: `B :: map_rows (src, w, cheap, f)`.
+        let cheap = |tokens: proc_macro2::TokenStream| {
+            let c = code(tokens);
+            let at = c
+                .find("B :: map_rows")
+                .unwrap_or_else(|| panic!("a map of rows: {c}"));
+            let args: Vec<&str> = c[at..].splitn(4, ',').collect();
+            args[2].trim() == "true"
+        };
+        assert!(cheap(quote!(map(|j| map(|row| row[j] + 1, b), js))));
+        assert!(cheap(quote!(map(
+            |j| {
+                let r = a[j];
+                map(|k| if r[k] > 0 { r[k] * 2 } else { 0 - r[k] }, ks)
+            },
+            js
+        ))));
+        // A loop, a sequence built per element, a call of a closure: any cost per element.
+        for tokens in [
+            quote!(map(|j| map(|k| foldl(addi, k, a[j]), ks), js)),
+            quote!(map(|j| map(|k| length(create(k, |i| i)), ks), js)),
+            quote!({
+                let g = |k| k + 1;
+                map(|j| map(|k| g(k) + j, ks), js)
+            }),
+            quote!(map(|j| map(|k| reduce(addi, 0, a[k]), ks), js)),
+        ] {
+            assert!(!cheap(tokens));
         }
     }
 
