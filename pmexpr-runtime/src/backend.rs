@@ -7,8 +7,11 @@
 //! pool; the debug backend is the sequential one with the runtime checks of debug mode switched on
 //! (`B::CHECKS` is a constant, so the other backends carry no trace of them).
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
+use crate::fill;
 use crate::numeric::Scalar;
 use crate::row::{self, RowOut};
 use crate::seq::Seq;
@@ -410,14 +413,17 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::map(s, f);
         }
-        if nesting::saturates(s.len()) {
-            return Seq::from_vec(
-                s.par_iter()
-                    .map_init(nesting::Guard::new, |_, x| f(x))
-                    .collect(),
-            );
-        }
-        Seq::from_vec(s.par_iter().map(f).collect())
+        let fill = |lo: usize, slots: &mut [MaybeUninit<U>]| {
+            for (slot, x) in slots.iter_mut().zip(&s[lo..]) {
+                slot.write(f(x));
+            }
+        };
+        let (n, grain) = (s.len(), fill::grain(s.len()));
+        Seq::from_vec(if nesting::saturates(n) {
+            fill::par_fill(n, grain, nesting::Guard::new, fill)
+        } else {
+            fill::par_fill(n, grain, || (), fill)
+        })
     }
 
     fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
@@ -428,16 +434,18 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::tabulate(n, f);
         }
-        let n = n.max(0);
-        if nesting::saturates(n as usize) {
-            return Seq::from_vec(
-                (0..n)
-                    .into_par_iter()
-                    .map_init(nesting::Guard::new, |_, j| f(j))
-                    .collect(),
-            );
-        }
-        Seq::from_vec((0..n).into_par_iter().map(f).collect())
+        let n = n.max(0) as usize;
+        let fill = |lo: usize, slots: &mut [MaybeUninit<U>]| {
+            for (k, slot) in slots.iter_mut().enumerate() {
+                slot.write(f((lo + k) as i64));
+            }
+        };
+        let grain = fill::grain(n);
+        Seq::from_vec(if nesting::saturates(n) {
+            fill::par_fill(n, grain, nesting::Guard::new, fill)
+        } else {
+            fill::par_fill(n, grain, || (), fill)
+        })
     }
 
     fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
@@ -453,20 +461,17 @@ impl Backend for CpuBackend {
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
-        if nesting::saturates(a.len()) {
-            return Seq::from_vec(
-                a.par_iter()
-                    .zip(b.par_iter())
-                    .map_init(nesting::Guard::new, |_, (x, y)| f(x, y))
-                    .collect(),
-            );
-        }
-        Seq::from_vec(
-            a.par_iter()
-                .zip(b.par_iter())
-                .map(|(x, y)| f(x, y))
-                .collect(),
-        )
+        let fill = |lo: usize, slots: &mut [MaybeUninit<V>]| {
+            for ((slot, x), y) in slots.iter_mut().zip(&a[lo..]).zip(&b[lo..]) {
+                slot.write(f(x, y));
+            }
+        };
+        let (n, grain) = (a.len(), fill::grain(a.len()));
+        Seq::from_vec(if nesting::saturates(n) {
+            fill::par_fill(n, grain, nesting::Guard::new, fill)
+        } else {
+            fill::par_fill(n, grain, || (), fill)
+        })
     }
 
     fn reduce<T, F>(s: &[T], ne: T, f: F) -> T

@@ -44,6 +44,7 @@ pub mod access;
 pub mod backend;
 pub mod checks;
 pub mod cuda;
+mod fill;
 pub mod func;
 pub mod futhark;
 pub mod gemm;
