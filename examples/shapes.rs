@@ -38,7 +38,31 @@ fn medians(run: &mut dyn FnMut(Variant), variants: &[Variant], rounds: usize) ->
         .collect()
 }
 
+/// Every version's output is allocated and freed once per round, and glibc's `malloc` serves a
+/// large block from a fresh mapping (page faults on every first touch) or from memory freed
+/// before, by thresholds that move with what was freed: page faults fell on some versions and
+/// not others, by their order (`map2` over 4·10^6 numbers: rayon 2.9 or 6.8 ms, as it came before
+/// or after another version). The table keeps freed memory in the heap, for every version alike.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn steady_malloc() {
+    unsafe extern "C" {
+        fn mallopt(param: i32, value: i32) -> i32;
+    }
+    // glibc's <malloc.h>.
+    const M_TRIM_THRESHOLD: i32 = -1;
+    const M_MMAP_MAX: i32 = -4;
+    // SAFETY: `mallopt` only changes allocator parameters; called before any other thread runs.
+    unsafe {
+        mallopt(M_MMAP_MAX, 0);
+        mallopt(M_TRIM_THRESHOLD, i32::MAX);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn steady_malloc() {}
+
 fn main() {
+    steady_malloc();
     let mut runs = 11;
     let mut names = Vec::new();
     let mut only = None;
