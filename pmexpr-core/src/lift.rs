@@ -38,6 +38,16 @@ pub struct Def {
     pub origin: Origin,
 }
 
+impl Def {
+    /// The parameters and body of the bound function (none, and the value itself, for a value).
+    pub fn lambda(&self) -> (&[Param], &Expr) {
+        match &self.value.kind {
+            ExprKind::Lam { params, body } => (params, body),
+            _ => (&[], &self.value),
+        }
+    }
+}
+
 /// A top-level binding of the lifted program.
 // A program has a handful of bindings: boxing the common case would buy nothing.
 #[allow(clippy::large_enum_variant)]

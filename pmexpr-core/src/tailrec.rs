@@ -10,6 +10,7 @@
 
 use crate::ast::{Expr, ExprKind, Param, VarId};
 use crate::error::SpanRange;
+use crate::lift::Def;
 
 /// A function whose every use of itself is a tail call: how its loop runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +37,13 @@ pub fn tail_loop(f: VarId, params: &[Param], body: &Expr) -> Result<TailLoop, Sp
     };
     w.expr(body, true)?;
     Ok(w.found)
+}
+
+/// [`tail_loop`] of a lifted definition (the well-formedness check and the Futhark generator
+/// ask the same question of it).
+pub fn def_loop(d: &Def) -> Result<TailLoop, SpanRange> {
+    let (params, body) = d.lambda();
+    tail_loop(d.ident.id, params, body)
 }
 
 struct Walk<'a> {

@@ -311,11 +311,7 @@ impl Checker {
                 self.error(WfKind::RecLet, d.ident.span);
                 continue;
             }
-            let (params, body) = match &d.value.kind {
-                ExprKind::Lam { params, body } => (params.as_slice(), &**body),
-                _ => (&[][..], &d.value),
-            };
-            if let Err(span) = crate::tailrec::tail_loop(d.ident.id, params, body) {
+            if let Err(span) = crate::tailrec::def_loop(d) {
                 self.error(WfKind::NotTailCall(d.ident.name.clone()), span);
             }
         }
@@ -557,28 +553,21 @@ mod tests {
 
     use crate::site::compile_for_test;
 
+    /// The errors of a site that must be rejected.
+    fn errors(tokens: proc_macro2::TokenStream) -> Vec<crate::error::Error> {
+        compile_for_test(tokens, &[]).err().expect("rejected")
+    }
+
     /// The error messages of a site that must be rejected.
     fn rejected(tokens: proc_macro2::TokenStream) -> String {
-        match compile_for_test(tokens, &[]) {
-            Ok(_) => panic!("accepted"),
-            Err(e) => e
-                .iter()
-                .map(|e| e.message.clone())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
+        let messages: Vec<String> = errors(tokens).into_iter().map(|e| e.message).collect();
+        messages.join("\n")
     }
 
     /// The help lines of a site that must be rejected.
     fn helps(tokens: proc_macro2::TokenStream) -> String {
-        match compile_for_test(tokens, &[]) {
-            Ok(_) => panic!("accepted"),
-            Err(e) => e
-                .iter()
-                .flat_map(|e| e.help.clone())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
+        let helps: Vec<String> = errors(tokens).into_iter().flat_map(|e| e.help).collect();
+        helps.join("\n")
     }
 
     #[test]

@@ -350,8 +350,12 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
-/// Loops of fewer iterations run on the calling thread.
-const SEQUENTIAL_BELOW: usize = 1 << 12;
+/// Loops of fewer iterations run on the calling thread, and so does a map of rows of fewer
+/// numbers when its function is a few operations per number (`Backend::map_rows`'s `cheap`):
+/// handing work to a pool from outside it costs 10–17 µs on the 2-core build machine (a
+/// 32-element `map2` took 17 µs through rayon, 0.01 µs on one thread), more than such work
+/// (Parboil sgemm `tiny` transposes 32 × 32 numbers).
+pub(crate) const SEQUENTIAL_BELOW: usize = 1 << 12;
 
 /// Runs `body(lo, len, parts)` over chunks `lo..lo + len` that cover `0..n` (`n <= 0`: none),
 /// `parts` being the slices split at the chunk's positions, on the plain loops' pool.

@@ -11,6 +11,7 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use crate::access::SEQUENTIAL_BELOW;
 use crate::fill;
 use crate::numeric::Scalar;
 use crate::row::{self, RowOut};
@@ -202,11 +203,20 @@ mod nesting {
     }
 }
 
-/// A map of rows with fewer elements than this, each a few operations (`cheap`), runs on the
-/// calling thread on `cpu`: handing work to rayon's pool from outside it costs 10–17 µs on the
-/// 2-core build machine (a 32-element `map2` took 17 µs through rayon, 0.01 µs on one thread),
-/// more than such a map's whole work (Parboil sgemm `tiny` transposes 32 × 32 numbers).
-const SMALL: usize = 1 << 12;
+/// The `n` results of one parallel level, written in place (`fill::par_fill`), its tasks marked
+/// when the level saturates the workers (see [`nesting`]).
+fn level<U, F>(n: usize, fill: F) -> Vec<U>
+where
+    U: Send,
+    F: Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
+{
+    let grain = fill::grain(n);
+    if nesting::saturates(n) {
+        fill::par_fill(n, grain, nesting::Guard::new, fill)
+    } else {
+        fill::par_fill(n, grain, || (), fill)
+    }
+}
 
 #[cold]
 fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
@@ -418,12 +428,7 @@ impl Backend for CpuBackend {
                 slot.write(f(x));
             }
         };
-        let (n, grain) = (s.len(), fill::grain(s.len()));
-        Seq::from_vec(if nesting::saturates(n) {
-            fill::par_fill(n, grain, nesting::Guard::new, fill)
-        } else {
-            fill::par_fill(n, grain, || (), fill)
-        })
+        Seq::from_vec(level(s.len(), fill))
     }
 
     fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
@@ -440,12 +445,7 @@ impl Backend for CpuBackend {
                 slot.write(f((lo + k) as i64));
             }
         };
-        let grain = fill::grain(n);
-        Seq::from_vec(if nesting::saturates(n) {
-            fill::par_fill(n, grain, nesting::Guard::new, fill)
-        } else {
-            fill::par_fill(n, grain, || (), fill)
-        })
+        Seq::from_vec(level(n, fill))
     }
 
     fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
@@ -466,12 +466,7 @@ impl Backend for CpuBackend {
                 slot.write(f(x, y));
             }
         };
-        let (n, grain) = (a.len(), fill::grain(a.len()));
-        Seq::from_vec(if nesting::saturates(n) {
-            fill::par_fill(n, grain, nesting::Guard::new, fill)
-        } else {
-            fill::par_fill(n, grain, || (), fill)
-        })
+        Seq::from_vec(level(a.len(), fill))
     }
 
     fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
@@ -669,7 +664,8 @@ impl Backend for CpuBackend {
         U: Scalar,
         F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
     {
-        if nesting::saturated() || w == 0 || (cheap && s.len().saturating_mul(w) < SMALL) {
+        if nesting::saturated() || w == 0 || (cheap && s.len().saturating_mul(w) < SEQUENTIAL_BELOW)
+        {
             return SeqBackend::map_rows(s, w, cheap, f);
         }
         let buf = row::buffer(s.len() * w, |slots| {

@@ -98,7 +98,7 @@ use crate::extract::extract;
 use crate::infer::Numeric;
 use crate::lift::{Binding, Def, Origin};
 use crate::merge::CrateProgram;
-use crate::tailrec::{TailLoop, tail_loop};
+use crate::tailrec::def_loop;
 use crate::types::{Label, TyVar, Type};
 
 use self::code::{comment, field_name, is_one_tuple, var_name};
@@ -636,9 +636,9 @@ fn generate_with_notes(
         let (d, tail) = match b {
             Binding::Let(d) => (d, None),
             Binding::Rec(ds) => match &ds[..] {
-                [d] if reached(d) => match tail_loop_of(d) {
-                    Some(l) => (d, Some(l)),
-                    None => return Err(GenError::RecursiveLet(d.ident.name.clone())),
+                [d] if reached(d) => match def_loop(d) {
+                    Ok(l) => (d, Some(l)),
+                    Err(_) => return Err(GenError::RecursiveLet(d.ident.name.clone())),
                 },
                 _ => {
                     if let Some(d) = ds.iter().find(|d| reached(d)) {
@@ -692,14 +692,6 @@ fn generate_with_notes(
         source,
         entries: entries.into_iter().map(|(_, s)| s).collect(),
     })
-}
-
-/// The loop of a recursive function, when it is one (see [`crate::tailrec`]).
-fn tail_loop_of(d: &Def) -> Option<TailLoop> {
-    let ExprKind::Lam { params, body } = &d.value.kind else {
-        return None;
-    };
-    tail_loop(d.ident.id, params, body).ok()
 }
 
 fn instantiation_note(inst: &Instantiation) -> String {

@@ -6,7 +6,7 @@ use super::code::{
 };
 use super::expr::{Gen, R, Tail};
 use super::{EntryParam, EntryResult, EntrySignature, GenError, Leaf, instantiation_note};
-use crate::ast::{ExprKind, Param};
+use crate::ast::Param;
 use crate::lift::{Def, Origin};
 use crate::tailrec::TailLoop;
 use crate::types::{Label, Type};
@@ -19,8 +19,8 @@ fn tuple_prefix(names: &[&str]) -> String {
 impl Gen<'_, '_> {
     // ----- definitions -----
 
-    /// `def name params = body`.
-    pub(super) fn def(&mut self, d: &Def, name: &str) -> R<String> {
+    /// `def name params`, after the comment that names a `#[pmexpr]` function's source.
+    fn def_header(&self, d: &Def, name: &str) -> R<String> {
         let mut text = String::new();
         if let Origin::Item(item) = &d.origin {
             text.push_str(&comment(&format!(
@@ -28,17 +28,19 @@ impl Gen<'_, '_> {
                 item.name, item.location
             )));
         }
-        let (params, body) = match &d.value.kind {
-            ExprKind::Lam { params, body } => (params.as_slice(), &**body),
-            _ => (&[][..], &d.value),
-        };
         text.push_str("def ");
         text.push_str(name);
-        for p in params {
+        for p in d.lambda().0 {
             text.push(' ');
             text.push_str(&self.def_param(p)?);
         }
-        let body = self.expr(body)?;
+        Ok(text)
+    }
+
+    /// `def name params = body`.
+    pub(super) fn def(&mut self, d: &Def, name: &str) -> R<String> {
+        let mut text = self.def_header(d, name)?;
+        let body = self.expr(d.lambda().1)?;
         text.push_str(" =\n  ");
         text.push_str(&indent(&body.text, 2));
         Ok(text)
@@ -48,25 +50,11 @@ impl Gen<'_, '_> {
     /// over the parameters that its calls change and the result, which starts as a placeholder
     /// value of its type and is the last state's.
     pub(super) fn loop_def(&mut self, d: &Def, name: &str, l: &TailLoop) -> R<String> {
-        let ExprKind::Lam { params, body } = &d.value.kind else {
-            return self.def(d, name);
-        };
         if l.calls == 0 {
             return self.def(d, name);
         }
-        let mut text = String::new();
-        if let Origin::Item(item) = &d.origin {
-            text.push_str(&comment(&format!(
-                "#[pmexpr] fn {} at {}",
-                item.name, item.location
-            )));
-        }
-        text.push_str("def ");
-        text.push_str(name);
-        for p in params {
-            text.push(' ');
-            text.push_str(&self.def_param(p)?);
-        }
+        let mut text = self.def_header(d, name)?;
+        let (params, body) = d.lambda();
         // A wildcard parameter is never read: it needs no place in the state.
         let varying: Vec<(usize, String)> = params
             .iter()
@@ -120,10 +108,7 @@ impl Gen<'_, '_> {
 
     /// The entry point of an accelerated binding, and its signature.
     pub(super) fn entry(&mut self, d: &Def, site: &str, name: &str) -> R<(String, EntrySignature)> {
-        let (params, body) = match &d.value.kind {
-            ExprKind::Lam { params, body } => (params.as_slice(), &**body),
-            _ => (&[][..], &d.value),
-        };
+        let (params, body) = d.lambda();
         let mut header = comment(&format!(
             "accelerate! at {site}{}",
             instantiation_note(self.inst)
