@@ -555,7 +555,10 @@ mod tests {
 
     /// The errors of a site that must be rejected.
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<crate::error::Error> {
-        compile_for_test(tokens, &[]).err().expect("rejected")
+        let Err(e) = compile_for_test(tokens, &[]) else {
+            panic!("accepted")
+        };
+        e
     }
 
     /// The error messages of a site that must be rejected.
