@@ -350,12 +350,17 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
-/// Loops of fewer iterations run on the calling thread, and so does a map of rows of fewer
-/// numbers when its function is a few operations per number (`Backend::map_rows`'s `cheap`):
-/// handing work to a pool from outside it costs 10–17 µs on the 2-core build machine (a
-/// 32-element `map2` took 17 µs through rayon, 0.01 µs on one thread), more than such work
-/// (Parboil sgemm `tiny` transposes 32 × 32 numbers).
+/// Loops of fewer iterations run on the calling thread: handing work to a pool from outside it
+/// costs 10–17 µs on the 2-core build machine (a 32-element `map2` took 17 µs through rayon,
+/// 0.01 µs on one thread), more than such work.
 pub(crate) const SEQUENTIAL_BELOW: usize = 1 << 12;
+
+/// A map of rows of fewer numbers runs on the calling thread when its function is a few
+/// operations per number (`Backend::map_rows`'s `cheap`: a copy, a gather, arithmetic; about
+/// 1 ns each): all of such work takes less than the 10–17 µs of the handoff to the pool, so no
+/// number of threads can win it back. (Parboil sgemm transposes its `B` this way: `small`'s
+/// 96 × 160 numbers, 1.18–1.19× rayon per call above 4096 numbers in parallel, 1.09–1.16× here.)
+pub(crate) const CHEAP_ROWS_SEQUENTIAL_BELOW: usize = 1 << 14;
 
 /// Runs `body(lo, len, parts)` over chunks `lo..lo + len` that cover `0..n` (`n <= 0`: none),
 /// `parts` being the slices split at the chunk's positions, on the plain loops' pool.

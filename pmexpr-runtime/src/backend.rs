@@ -11,7 +11,7 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use crate::access::SEQUENTIAL_BELOW;
+use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
 use crate::fill;
 use crate::numeric::Scalar;
 use crate::row::{self, RowOut};
@@ -664,8 +664,8 @@ impl Backend for CpuBackend {
         U: Scalar,
         F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
     {
-        if nesting::saturated() || w == 0 || (cheap && s.len().saturating_mul(w) < SEQUENTIAL_BELOW)
-        {
+        let small = cheap && s.len().saturating_mul(w) < CHEAP_ROWS_SEQUENTIAL_BELOW;
+        if nesting::saturated() || w == 0 || small {
             return SeqBackend::map_rows(s, w, cheap, f);
         }
         let buf = row::buffer(s.len() * w, |slots| {

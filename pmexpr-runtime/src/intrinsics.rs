@@ -43,8 +43,12 @@ fn bad_index(site: &Site, i: i64, len: usize) -> ! {
 /// `get s i`.
 #[inline]
 pub fn get<'s, T>(site: &Site, s: &'s [T], i: i64) -> &'s T {
-    match s.get(i as u64 as usize) {
-        Some(x) if i >= 0 => x,
+    // One comparison per access: a negative `i` is at least 2^63 as a `u64`, past the end of any
+    // slice of sized elements (at most `isize::MAX` bytes), so only zero-sized ones need the sign
+    // test (`size_of` is a constant: the test leaves the other instances). `try_from` fails where
+    // `usize` is narrower than `i64`, where a plain `as` would wrap to a valid index.
+    match usize::try_from(i as u64).ok().and_then(|u| s.get(u)) {
+        Some(x) if size_of::<T>() != 0 || i >= 0 => x,
         _ => bad_index(site, i, s.len()),
     }
 }
@@ -186,6 +190,11 @@ mod tests {
         assert_eq!(*get(&SITE, &s, 2), 3);
         assert!(message(|| *get(&SITE, &s, 3)).contains("Out of bounds access in sequence"));
         assert!(message(|| *get(&SITE, &s, -1)).contains("Negative index used to access sequence"));
+        assert!(message(|| *get(&SITE, &s, i64::MIN)).contains("Negative index"));
+        // Zero-sized elements: no length bounds a negative index once it is a `u64`.
+        let units = vec![(); usize::MAX];
+        assert_eq!(*get(&SITE, &units, i64::MAX), ());
+        assert!(message(|| *get(&SITE, &units, -1)).contains("Negative index"));
         assert_eq!(&*set(&SITE, s.clone(), 0, 9), &[9, 2, 3]);
         assert_eq!(&*s, &[1, 2, 3], "set does not change its argument");
         assert!(message(|| set(&SITE, s.clone(), 5, 0)).contains("Out of bounds"));
