@@ -20,7 +20,8 @@ pub fn modi(site: &Site, a: i64, b: i64) -> i64 {
     if b == 0 {
         site.fail("Division by zero");
     }
-    a.wrapping_rem(b)
+    // The same test of `b` alone as `divi`'s (see there): `k / n` and `k % n` are one division.
+    if b == -1 { 0 } else { a % b }
 }
 
 /// `floorfi`: the largest integer not above `x` (saturating; NaN gives 0).
@@ -176,6 +177,25 @@ mod tests {
         assert_eq!(divi(&SITE, -7, 2), -3);
         assert_eq!(modi(&SITE, -7, 2), -1);
         assert_eq!(divi(&SITE, i64::MIN, -1), i64::MIN);
+        // `modi` is Rust's remainder (sign of the dividend) at the edges of `i64`.
+        let edges = [
+            i64::MIN,
+            i64::MIN + 1,
+            -7,
+            -2,
+            -1,
+            1,
+            2,
+            3,
+            7,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
+        for a in edges.iter().copied().chain([0]) {
+            for b in edges {
+                assert_eq!(modi(&SITE, a, b), a.wrapping_rem(b), "{a} % {b}");
+            }
+        }
         assert_eq!(
             message(|| divi(&SITE, 1, 0)),
             "pmexpr: accelerate! at i.rs:2:3: Division by zero"

@@ -262,7 +262,11 @@ macro_rules! ints {
                 if b == 0 {
                     site.fail("Division by zero");
                 }
-                a.wrapping_div(b)
+                // `wrapping_div` tests `a == MIN && b == -1`, which changes with `a`; a test of
+                // `b` alone is the same for every element of a loop over `a`, and it is the test
+                // `modi` makes, so that `k / n` and `k % n` are one division (in Parboil tpacf's
+                // loop they were two).
+                if b == -1 { a.wrapping_neg() } else { a / b }
             }
             #[inline]
             fn neg(self) -> Self { self.wrapping_neg() }
