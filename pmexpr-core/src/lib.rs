@@ -118,7 +118,7 @@ fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStr
     // Keep the captured variables used, so that no "unused variable" warning joins the errors; a
     // variable that does not exist is reported at its own name.
     let uses = free_vars.iter().map(|fv| {
-        let n = codegen::rust::user_ident(&fv.name, fv.uses[0].start);
+        let n = codegen::rust::user_place(&fv.name, fv.uses[0]);
         quote!(let _ = &#n;)
     });
     // A closure that never returns, called: its result type is inferred from the context, so the

@@ -238,7 +238,15 @@ mod tests {
     #[test]
     fn captured_structs_are_closed_by_their_fields() {
         let r = particles();
-        let t = site(quote::quote!(backend = cpu, p.mass), &r).unwrap();
+        // A field read inside the expression (a field of the captured `p` itself is captured alone).
+        let t = site(
+            quote::quote!(backend = cpu, {
+                let q = p;
+                q.mass
+            }),
+            &r,
+        )
+        .unwrap();
         assert_eq!(
             t,
             "{ mass: f64, pos: { x: f64, y: f64 }, vel: { x: f64, y: f64 } }"
@@ -253,10 +261,24 @@ mod tests {
     #[test]
     fn unclear_or_unknown_structs_are_errors() {
         let r = particles();
-        let e = site(quote::quote!(backend = cpu, p.x), &r).unwrap_err();
+        let e = site(
+            quote::quote!(backend = cpu, {
+                let q = p;
+                q.x
+            }),
+            &r,
+        )
+        .unwrap_err();
         assert!(e.contains("any of the records `Point`, `Point3`"), "{e}");
         assert!(e.contains("help: say which with a type annotation"), "{e}");
-        let e = site(quote::quote!(backend = cpu, p.w), &r).unwrap_err();
+        let e = site(
+            quote::quote!(backend = cpu, {
+                let q = p;
+                q.w
+            }),
+            &r,
+        )
+        .unwrap_err();
         assert!(
             e.contains("no `#[derive(pmexpr::Record)]` struct has the fields `w`"),
             "{e}"

@@ -108,6 +108,27 @@ impl Resolver {
         });
     }
 
+    /// `x.f.g` where `x` names no PMExpr variable, intrinsic or keyword: the Rust place
+    /// `"x.f.g"`, captured like a variable of that name.
+    fn captured_place(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Proj { expr, label } => {
+                let base = match &expr.kind {
+                    ExprKind::Var { ident, .. }
+                        if self.lookup(&ident.name).is_none()
+                            && Intrinsic::from_name(&ident.name).is_none()
+                            && Keyword::from_name(&ident.name).is_none() =>
+                    {
+                        ident.name.clone()
+                    }
+                    _ => self.captured_place(expr)?,
+                };
+                Some(format!("{base}.{label}"))
+            }
+            _ => None,
+        }
+    }
+
     fn pat(&mut self, p: &mut Pat) {
         match &mut p.kind {
             PatKind::Bind(i) => self.bind(i),
@@ -118,6 +139,17 @@ impl Resolver {
 
     fn expr(&mut self, e: &mut Expr) {
         let span = e.span;
+        // `self.data`, `cfg.n`, `t.0` on a Rust variable: the field is captured on its own,
+        // whatever the struct is (rustc knows its type; it need not be a record).
+        if let Some(path) = self.captured_place(e) {
+            let mut ident = Ident::new(path, span);
+            self.free(&mut ident);
+            e.kind = ExprKind::Var {
+                ident,
+                inst: Vec::new(),
+            };
+            return;
+        }
         match &mut e.kind {
             ExprKind::Var { ident, .. } => {
                 if let Some(id) = self.lookup(&ident.name) {
@@ -378,6 +410,18 @@ mod tests {
         }));
         let names: Vec<&str> = r.free_vars.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["c", "s"]);
+    }
+
+    #[test]
+    fn fields_of_rust_values_are_captured_alone() {
+        let r = resolved(quote!({
+            let q = (1, 2);
+            map(|x| x * self.cfg.scale + q.0 + t.1, self.data)
+        }));
+        let names: Vec<&str> = r.free_vars.iter().map(|f| f.name.as_str()).collect();
+        // `q.0` reads the expression's own tuple; the others are Rust places, `self.cfg.scale`
+        // once however often it is used.
+        assert_eq!(names, ["self.cfg.scale", "t.1", "self.data"]);
     }
 
     #[test]

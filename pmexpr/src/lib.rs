@@ -161,7 +161,11 @@
 //! variable*: a Rust variable of the enclosing code, borrowed for the call (never moved or cloned
 //! by you; flat sequences are not even copied). Its PMExpr type is inferred from how the
 //! expression uses it, and rustc checks that the Rust value has that type, reporting a mismatch at
-//! the variable. Where nothing fixes whether a number is an `i64` or an `f64`
+//! the variable. A field of such a variable — `self.data`, `cfg.n`, `pair.0`, `self.cfg.scale`
+//! — is captured on its own, the same way: its struct needs no derive and may hold anything else
+//! (a `HashMap`, a `String`), and a missing field is rustc's error at the field. (A field of a
+//! value the expression binds, `|p| p.x` or `let q = p; q.x`, is a record's field: see below.)
+//! Where nothing fixes whether a number is an `i64` or an `f64`
 //! (`map2(|x, y| x + y, a, b)`), the captured values decide, and they may also be `i32` or `f32`:
 //! a number literal has the type of the numbers it is used with (`x * 2.0` is an `f32`
 //! multiplication when `x` is an `f32`), so a `Vec<f32>` is computed with as `f32`, not widened.

@@ -1,4 +1,5 @@
-// As in Rust, a `fn` item without a return type returns `()`; a named field is not a tuple field.
+// As in Rust, a `fn` item without a return type returns `()`; a named field is not a tuple field
+// (rustc's own error: a field of a captured value is captured alone, with the field's type).
 use pmexpr::accelerate;
 
 fn no_return_type(x: i64) -> i64 {
@@ -11,7 +12,7 @@ fn no_return_type(x: i64) -> i64 {
 }
 
 fn named_field(p: (i64, i64)) -> i64 {
-    accelerate!(p.x)
+    accelerate!(backend = cpu, p.x)
 }
 
 fn main() {

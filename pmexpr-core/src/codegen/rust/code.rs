@@ -56,6 +56,19 @@ pub(super) fn field_index(t: &Type, l: &Label) -> TokenStream {
     quote!(#i)
 }
 
+/// A captured variable as the user wrote it: an identifier, or a place `x.f.0` (see `resolve`),
+/// its fields at the end of `at` (so that rustc reports a missing field at the field).
+pub fn user_place(name: &str, at: crate::error::SpanRange) -> proc_macro2::TokenStream {
+    let mut parts = name.split('.');
+    let base = user_ident(parts.next().unwrap_or(name), at.start);
+    let span = at.end;
+    let fields = parts.map(|f| match f.parse::<u32>() {
+        Ok(index) => syn::Member::Unnamed(syn::Index { index, span }),
+        Err(_) => syn::Member::Named(user_ident(f, span)),
+    });
+    quote::quote!(#base #(. #fields)*)
+}
+
 /// The Rust identifier of a user's variable: names are kept without `r#` (`r#x` and `x` are the
 /// same variable in Rust), so a keyword is written raw again.
 pub fn user_ident(name: &str, span: Span) -> proc_macro2::Ident {

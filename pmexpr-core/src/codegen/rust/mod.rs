@@ -62,7 +62,7 @@ mod tests;
 mod types;
 mod windows;
 
-pub use self::code::user_ident;
+pub use self::code::{user_ident, user_place};
 pub use self::host::cuda_host_problem;
 pub use self::site::generate_site;
 

@@ -7,7 +7,7 @@ use crate::ast::IdMap;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
-use super::code::user_ident;
+use super::code::user_place;
 use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type, vars_in};
 use super::{Binding, CudaHost, FutharkHost, Gen, HostState};
 use crate::infer::Numeric;
@@ -79,7 +79,7 @@ pub fn generate_site(
         let cap = format_ident!("__pm_cap{}", i, span = Span::mixed_site());
         let canon = canonical(ty, rt, false);
         let span = fv.uses[0].start;
-        let user = user_ident(&fv.name, span);
+        let user = user_place(&fv.name, fv.uses[0]);
         let name = &fv.name;
         let (t, r, v) = (
             format_ident!("T{}", i),

@@ -1,0 +1,166 @@
+//! Fields of Rust values used inside `accelerate!`: `self.data`, `cfg.n`, `pair.0`. Each is
+//! captured on its own, like a variable, whatever its struct is — rustc knows the field's type, so
+//! the struct needs no `#[derive(pmexpr::Record)]` and may hold fields PMExpr cannot (a `HashMap`,
+//! a `String`). Every case runs on every target this machine has and is checked against plain Rust.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{cuda_targets, futhark_older_than_target, futhark_target, on_every_target};
+use pmexpr::cuda::launches_on_this_thread;
+use pmexpr::futhark::calls_on_this_thread;
+use pmexpr::{Target, Tensor, accelerate, with_target};
+
+/// A struct PMExpr could not take whole: a `HashMap` and a `String` beside the numbers.
+struct Model {
+    name: String,
+    index: HashMap<String, usize>,
+    weights: Vec<f64>,
+    cfg: Config,
+}
+
+struct Config {
+    scale: f64,
+    steps: (i64, i64),
+}
+
+impl Model {
+    fn new() -> Self {
+        Model {
+            name: "m".to_string(),
+            index: HashMap::from([("a".to_string(), 0)]),
+            weights: vec![0.5, -1.0, 2.0, 4.0],
+            cfg: Config {
+                scale: 3.0,
+                steps: (2, 5),
+            },
+        }
+    }
+
+    /// `self.weights` and `self.cfg.scale` inside a method.
+    fn scaled_sum(&self) -> f64 {
+        accelerate!(reduce(
+            |a, b| a + b,
+            0.0,
+            map(|w| w * self.cfg.scale, self.weights)
+        ))
+    }
+
+    /// A tuple field of a field, and a field indexed.
+    fn steps(&self) -> Vec<i64> {
+        accelerate!(map(
+            |i| i * self.cfg.steps.0 + self.cfg.steps.1,
+            create(length(self.weights), |i| i)
+        ))
+    }
+
+    fn second(&self) -> Vec<f64> {
+        accelerate!(map(|w| w + self.weights[1], self.weights))
+    }
+}
+
+/// Checks that the `futhark` target called `calls` entry points for `f`, or says why it cannot.
+fn ran_on_futhark<T>(calls: u64, f: impl Fn() -> T) {
+    let Some(t) = futhark_target() else {
+        println!("skipped: counting Futhark entry points (no Futhark library was built)");
+        return;
+    };
+    let before = calls_on_this_thread();
+    with_target(t, f);
+    let ran = calls_on_this_thread() - before;
+    if futhark_older_than_target() {
+        println!(
+            "skipped: counting entry points ({ran} of {calls} called): Futhark is older than 0.25"
+        );
+    } else {
+        assert_eq!(ran, calls, "entry points called on the futhark target");
+    }
+}
+
+#[test]
+fn fields_of_self_in_a_method() {
+    let m = Model::new();
+    let sum = on_every_target(|| m.scaled_sum());
+    assert_eq!(sum, m.weights.iter().map(|w| w * 3.0).sum::<f64>());
+    let steps = on_every_target(|| m.steps());
+    assert_eq!(steps, vec![5, 7, 9, 11]);
+    let second = on_every_target(|| m.second());
+    assert_eq!(second, vec![-0.5, -2.0, 1.0, 3.0]);
+    ran_on_futhark(1, || m.scaled_sum());
+    ran_on_futhark(1, || m.second());
+    // The fields PMExpr does not know stay untouched and usable.
+    assert_eq!((m.name.as_str(), m.index["a"]), ("m", 0));
+}
+
+#[test]
+fn fields_of_locals_and_tuples() {
+    let cfg = Config {
+        scale: 0.5,
+        steps: (1, 10),
+    };
+    let pair: (Vec<i64>, i64) = (vec![1, 2, 3], 4);
+    let r = on_every_target(|| accelerate!(map(|x| x * pair.1 + cfg.steps.1, pair.0)));
+    assert_eq!(r, vec![14, 18, 22]);
+    let r = on_every_target(|| {
+        accelerate!(reduce(
+            |a, b| a + b,
+            0.0,
+            map(|x| int2float(x) * cfg.scale, pair.0)
+        ))
+    });
+    assert_eq!(r, 3.0);
+    // A local of the expression with the same name is not a capture: `cfg` here is the tuple.
+    let r = on_every_target(|| {
+        accelerate!(map(
+            |x| {
+                let cfg = (x, 2);
+                cfg.0 * cfg.1
+            },
+            pair.0
+        ))
+    });
+    assert_eq!(r, vec![2, 4, 6]);
+}
+
+struct Grid {
+    cells: Tensor<f64>,
+    source: Tensor<f64>,
+    rate: f64,
+}
+
+#[test]
+fn tensor_fields_in_a_par_loop() {
+    let g = Grid {
+        cells: Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]),
+        source: Tensor::from_vec(vec![10.0, 20.0, 30.0, 40.0], &[4]),
+        rate: 0.5,
+    };
+    let run = |t: Target| {
+        let c = Tensor::from_vec(g.cells.to_vec(), &[4]);
+        let local = Grid {
+            cells: c,
+            source: Tensor::from_vec(g.source.to_vec(), &[4]),
+            rate: g.rate,
+        };
+        let before = launches_on_this_thread();
+        with_target(t, || {
+            accelerate!(par_loop(4, |i| tensor_set(
+                local.cells,
+                [i],
+                tensor_get(local.cells, [i]) + local.rate * tensor_get(local.source, [i])
+            )))
+        });
+        (local.cells.to_vec(), launches_on_this_thread() - before)
+    };
+    let (want, _) = run(Target::Seq);
+    assert_eq!(want, vec![6.0, 12.0, 18.0, 24.0]);
+    for t in [Target::Cpu, Target::Debug] {
+        assert_eq!(run(t).0, want, "on {t}");
+    }
+    for t in cuda_targets() {
+        let (r, launches) = run(t);
+        assert_eq!(r, want, "on {t}");
+        assert_eq!(launches, 1, "kernels launched on {t}");
+    }
+}
