@@ -83,6 +83,29 @@ fn nested_sequences_flatten_and_empty_inputs() {
     assert_eq!(e, 0.0);
 }
 
+/// A product of matrices given as rows: the entry point checks that the rows of `a` are as long
+/// as `b` has rows.
+fn product(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    accelerate!({
+        let bt = map(|j| map(|row| row[j], b), create(length(head(b)), |j| j));
+        map(
+            |r| map(|c| reduce(addf, 0.0, map2(|x, y| x * y, r, c)), bt),
+            a,
+        )
+    })
+}
+
+#[test]
+fn an_empty_sequence_of_sequences_runs_on_the_cpu() {
+    let b = vec![vec![1.0, 2.0], vec![3.0, 4.0]];
+    let r = on_futhark(1, || product(&[vec![1.0, 1.0]], &b));
+    assert_eq!(r, vec![vec![4.0, 6.0]]);
+    // No rows: nothing tells Futhark how long they would be (it made them 0, and the entry
+    // point refused `b`'s 2 rows), so the site runs on the CPU, with the same result.
+    let r = on_futhark(0, || product(&[], &b));
+    assert!(r.is_empty());
+}
+
 #[test]
 fn booleans_cross_both_ways() {
     let s: Vec<i64> = (0..100).collect();

@@ -223,7 +223,7 @@
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
 //! | `cuda` | CUDA-class sites on the GPU (an error at the site without one) | `PMEXPR_BACKEND=cuda` |
 //! | `cuda-emulator` | CUDA-class sites' generated kernels on the CPU, for tests | `PMEXPR_BACKEND=cuda-emulator` |
-//! | `futhark` | Futhark-class sites on the library the `futhark` compiler built for them at build time (a site without one runs on the CPU, said once) | `PMEXPR_BACKEND=futhark` |
+//! | `futhark` | Futhark-class sites on the library the `futhark` compiler built for them at build time (a site without one runs on the CPU, said once; so does a call with an empty sequence of sequences, whose inner length Futhark cannot know) | `PMEXPR_BACKEND=futhark` |
 //!
 //! [`with_target`] overrides the environment for the `accelerate!` calls a closure makes on the
 //! current thread (tests use it to run one expression on every target). The environment is read

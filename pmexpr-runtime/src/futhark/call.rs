@@ -468,6 +468,7 @@ pub struct FutharkCall<'a> {
     context: &'static Mutex<Context>,
     entry: &'static Entry,
     params: Vec<(&'static str, Vec<Leaf<'a>>)>,
+    explicit: bool,
 }
 
 thread_local! {
@@ -557,7 +558,34 @@ impl<'a> FutharkCall<'a> {
             context,
             entry,
             params: Vec::new(),
+            explicit,
         })
+    }
+
+    /// Whether every captured sequence's lengths are known. An empty sequence of sequences
+    /// (`Vec::<Vec<f64>>::new()`) has no rows to give its inner length, which the entry point
+    /// may check against another argument's (a product of no rows by a 2 × 2 matrix), so the
+    /// site runs on the CPU: the same result (said once under the `futhark` target).
+    pub fn shapes_known(&self) -> bool {
+        let unknown = self.params.iter().find(|(_, leaves)| {
+            leaves.iter().any(|l| {
+                l.shape
+                    .split_last()
+                    .is_some_and(|(_, outer)| outer.contains(&0))
+            })
+        });
+        if let Some((name, _)) = unknown
+            && self.explicit
+        {
+            say_once(
+                format!("{} empty {name}", self.site),
+                &format!(
+                    "pmexpr: accelerate! at {} runs on the CPU when `{name}` is an empty sequence of sequences (its inner length is unknown to Futhark)",
+                    self.site
+                ),
+            );
+        }
+        unknown.is_none()
     }
 
     /// Adds a captured variable by name.

@@ -277,6 +277,9 @@ pub fn generate_site(
                         let __pm_names = [#(#names),*];
                         let mut __pm_call = #rt::FutharkCall::begin(&__PM_SITE, &__pm_glue::LIBRARY, &__pm_names, __pm_target)?;
                         #(#pushes)*
+                        if !__pm_call.shapes_known() {
+                            return ::core::option::Option::None;
+                        }
                         ::core::option::Option::Some(__pm_call.run())
                     }
                 },
