@@ -461,9 +461,21 @@ impl Parser<'_> {
                 "PMExpr values are immutable",
                 "bind a new value with `let`, or write a tensor with `tensor_set(t, [i], v)`",
             ),
-            SynExpr::Return(r) => self.error(span(&r.return_token), "`return` is not supported inside `accelerate!`"),
-            SynExpr::Break(b) => self.error(span(&b.break_token), "`break` is not supported inside `accelerate!`"),
-            SynExpr::Continue(c) => self.error(span(&c.continue_token), "`continue` is not supported inside `accelerate!`"),
+            SynExpr::Return(r) => self.error_help(
+                span(&r.return_token),
+                "`return` is not supported inside `accelerate!`",
+                "a block's value is its last expression: write `if c { a } else { b }` for an early result",
+            ),
+            SynExpr::Break(b) => self.error_help(
+                span(&b.break_token),
+                "`break` is not supported inside `accelerate!`",
+                "a loop that stops early is a function that calls itself as its last step, or a `foldl` that carries a flag",
+            ),
+            SynExpr::Continue(c) => self.error_help(
+                span(&c.continue_token),
+                "`continue` is not supported inside `accelerate!`",
+                "skip the rest of a step with `if … { … } else { … }`",
+            ),
             SynExpr::Struct(s) => self.struct_literal(s, sp),
             SynExpr::Range(_) => self.error_help(
                 sp,
@@ -1428,6 +1440,19 @@ mod tests {
             2,
             "errors are collected"
         );
+        // Early exits say what to write instead.
+        for tokens in [
+            quote!(|x| return x),
+            quote!(|x| break),
+            quote!(|x| continue),
+        ] {
+            let e = parse_tokens(tokens).expect_err("should fail");
+            assert!(
+                e[0].help.as_deref().is_some_and(|h| !h.is_empty()),
+                "{}",
+                e[0].message
+            );
+        }
     }
 
     #[test]
