@@ -7,9 +7,8 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::{cuda_targets, futhark_older_than_target, futhark_target, on_every_target};
+use common::{cuda_targets, on_every_target, ran_on_futhark};
 use pmexpr::cuda::launches_on_this_thread;
-use pmexpr::futhark::calls_on_this_thread;
 use pmexpr::{Target, Tensor, accelerate, with_target};
 
 /// A struct PMExpr could not take whole: a `HashMap` and a `String` beside the numbers.
@@ -57,24 +56,6 @@ impl Model {
 
     fn second(&self) -> Vec<f64> {
         accelerate!(map(|w| w + self.weights[1], self.weights))
-    }
-}
-
-/// Checks that the `futhark` target called `calls` entry points for `f`, or says why it cannot.
-fn ran_on_futhark<T>(calls: u64, f: impl Fn() -> T) {
-    let Some(t) = futhark_target() else {
-        println!("skipped: counting Futhark entry points (no Futhark library was built)");
-        return;
-    };
-    let before = calls_on_this_thread();
-    with_target(t, f);
-    let ran = calls_on_this_thread() - before;
-    if futhark_older_than_target() {
-        println!(
-            "skipped: counting entry points ({ran} of {calls} called): Futhark is older than 0.25"
-        );
-    } else {
-        assert_eq!(ran, calls, "entry points called on the futhark target");
     }
 }
 

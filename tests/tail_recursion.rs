@@ -6,28 +6,8 @@
 
 mod common;
 
-use common::{futhark_older_than_target, futhark_target, on_every_target, same_failure};
-use pmexpr::futhark::calls_on_this_thread;
-use pmexpr::{accelerate, pmexpr, with_target};
-
-/// Checks that the `futhark` target called `calls` entry points for `f` (when the build made the
-/// library from a compiler that generates every entry), or says why it cannot.
-fn ran_on_futhark<T>(calls: u64, f: impl Fn() -> T) {
-    let Some(t) = futhark_target() else {
-        println!("skipped: counting Futhark entry points (no Futhark library was built)");
-        return;
-    };
-    let before = calls_on_this_thread();
-    with_target(t, f);
-    let ran = calls_on_this_thread() - before;
-    if futhark_older_than_target() {
-        println!(
-            "skipped: counting entry points ({ran} of {calls} called): Futhark is older than 0.25"
-        );
-    } else {
-        assert_eq!(ran, calls, "entry points called on the futhark target");
-    }
-}
+use common::{on_every_target, ran_on_futhark, same_failure};
+use pmexpr::{accelerate, pmexpr};
 
 /// The index of the last bound `<= x` (0 below the first): a binary search over captured bounds,
 /// as Parboil tpacf finds the bin of a pair.

@@ -1,5 +1,6 @@
 //! What several integration tests share.
 
+use pmexpr::futhark::calls_on_this_thread;
 use pmexpr::{Target, with_target};
 
 /// Runs `f` on the sequential, multicore and debug targets, checks that they agree, and returns
@@ -107,5 +108,25 @@ pub fn same_failure(file: &str, what: &str, run: impl Fn()) {
     assert!(want.contains(what), "expected {what:?}: {want}");
     for target in [Target::Cpu, Target::Debug] {
         assert_eq!(failure(target, &run), want, "{target:?}");
+    }
+}
+
+/// Checks that the `futhark` target called `calls` entry points for `f` (when the build made the
+/// library from a compiler that generates every entry), or says why it cannot.
+#[allow(dead_code)]
+pub fn ran_on_futhark<T>(calls: u64, f: impl Fn() -> T) {
+    let Some(t) = futhark_target() else {
+        println!("skipped: counting Futhark entry points (no Futhark library was built)");
+        return;
+    };
+    let before = calls_on_this_thread();
+    with_target(t, f);
+    let ran = calls_on_this_thread() - before;
+    if futhark_older_than_target() {
+        println!(
+            "skipped: counting entry points ({ran} of {calls} called): Futhark is older than 0.25"
+        );
+    } else {
+        assert_eq!(ran, calls, "entry points called on the futhark target");
     }
 }
