@@ -84,3 +84,113 @@ fn hist_checks_lengths_and_bins_at_the_site() {
         );
     }
 }
+
+/// Rows of `w` numbers each, some outside `0..k`.
+fn image(rows: usize, w: usize, k: i64) -> Vec<Vec<i64>> {
+    let mut rng = Rng::new(11);
+    (0..rows)
+        .map(|_| (0..w).map(|_| rng.int(-1, k + 1)).collect())
+        .collect()
+}
+
+#[test]
+fn hist_over_flatten_reads_the_rows_in_place() {
+    for (rows, w, k) in [
+        (0, 0, 4),
+        (3, 0, 4),
+        (1, 5, 3),
+        (37, 29, 50),
+        (400, 300, 1000),
+    ] {
+        let img = image(rows, w, k);
+        let flat: Vec<i64> = img.concat();
+        let ones = vec![1_i64; flat.len()];
+        let want = reference(|a, b| a + b, 0, k, &flat, &ones);
+        // Parboil histo's form: a `let` that only the `hist` reads, as indices and as the
+        // sequence its values are mapped from.
+        let got = on_every_target(|| -> Vec<i64> {
+            accelerate!({
+                let pixels = flatten(img);
+                hist(addi, 0, k, pixels, map(|_| 1, pixels))
+            })
+        });
+        assert_eq!(got, want, "rows={rows} w={w}");
+        // `flatten` written in the arguments, values from the rows too.
+        let got = on_every_target(|| -> Vec<i64> {
+            accelerate!(hist(
+                |a, b| a + b,
+                0,
+                k,
+                flatten(img),
+                map(|p| p * 2, flatten(img))
+            ))
+        });
+        let twice: Vec<i64> = flat.iter().map(|p| p * 2).collect();
+        assert_eq!(got, reference(|a, b| a + b, 0, k, &flat, &twice));
+        // A flattened sequence that is also used elsewhere is built as before.
+        let got = on_every_target(|| -> (Vec<i64>, i64) {
+            accelerate!({
+                let pixels = flatten(img);
+                (
+                    hist(addi, 0, k, pixels, create(length(pixels), |j| j)),
+                    length(pixels),
+                )
+            })
+        });
+        let pos: Vec<i64> = (0..flat.len() as i64).collect();
+        assert_eq!(
+            got,
+            (
+                reference(|a, b| a + b, 0, k, &flat, &pos),
+                flat.len() as i64
+            )
+        );
+        // Rows made inside the expression, flattened inside a function that is mapped.
+        let got = on_every_target(|| -> Vec<Vec<i64>> {
+            accelerate!(map(
+                |c| {
+                    let shifted = flatten(map(|r| map(|p| p + c, r), img));
+                    hist(addi, 0, k, shifted, shifted)
+                },
+                [0, 1]
+            ))
+        });
+        let shifted: Vec<i64> = flat.iter().map(|p| p + 1).collect();
+        assert_eq!(
+            got,
+            vec![
+                reference(|a, b| a + b, 0, k, &flat, &flat),
+                reference(|a, b| a + b, 0, k, &shifted, &shifted)
+            ]
+        );
+    }
+}
+
+#[test]
+fn hist_over_flatten_fails_as_the_built_sequence_would() {
+    let img = image(4, 3, 5);
+    let short = vec![1_i64; 11];
+    let zero = 0;
+    for t in [Target::Seq, Target::Cpu, Target::Debug] {
+        let msg = failure(t, || -> Vec<i64> {
+            accelerate!({
+                let pixels = flatten(img);
+                hist(addi, 0, 5, pixels, short)
+            })
+        });
+        assert!(msg.contains("hist with 12 indices but 11 values"), "{msg}");
+        let msg = failure(t, || -> Vec<i64> {
+            accelerate!(hist(
+                addi,
+                0,
+                5,
+                flatten(img),
+                map(|p| p / zero, flatten(img))
+            ))
+        });
+        assert!(
+            msg.contains("tests/hist.rs") && msg.contains("Division by zero"),
+            "{msg}"
+        );
+    }
+}

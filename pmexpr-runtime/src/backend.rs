@@ -87,11 +87,13 @@ pub trait Backend: 'static {
         T: Clone + Send + Sync;
 
     /// `hist f ne k is vs`: `k` bins, each starting as `ne`; for every `j < n`, the value
-    /// `value(j)` is combined into bin `index(j)` with `f` (an index outside `0..k` is skipped, as
-    /// in Futhark). `n` and `nv` are the lengths of the index and value sequences, which must be
-    /// equal. Assumes `f` is associative with neutral element `ne`.
+    /// `vs[j]` is combined into bin `is[j]` with `f` (an index outside `0..k` is skipped, as in
+    /// Futhark). `n` and `nv` are the lengths of the index and value sequences, which must be
+    /// equal. `index(lo, hi)` and `value(lo, hi)` give the elements `lo..hi` of each in order
+    /// (generated code reads a slice, a `create` or the rows of a `flatten` so, without building
+    /// it). Assumes `f` is associative with neutral element `ne`.
     #[allow(clippy::too_many_arguments)]
-    fn hist<'a, T, I, V, F>(
+    fn hist<'a, T, I, V, F, II, VI>(
         site: &Site,
         k: i64,
         ne: T,
@@ -103,8 +105,10 @@ pub trait Backend: 'static {
     ) -> Seq<'a, T>
     where
         T: Clone + Send + Sync,
-        I: Fn(usize) -> i64 + Sync + Send,
-        V: Fn(usize) -> T + Sync + Send,
+        I: Fn(usize, usize) -> II + Sync + Send,
+        V: Fn(usize, usize) -> VI + Sync + Send,
+        II: Iterator<Item = i64>,
+        VI: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send;
 
     /// `par_loop n f`: `f i` for every `i` in `0..n`, in any order. (`f` is `Clone` so that each
@@ -242,17 +246,18 @@ fn hist_checks(site: &Site, k: i64, n: usize, nv: usize) -> usize {
 /// index is out of range, so that the result and the failures are those of the materialized
 /// sequences.
 #[inline]
-fn hist_into<T, I, V, F>(bins: &mut [T], lo: usize, hi: usize, index: &I, value: &V, f: &F)
+fn hist_into<T, I, V, F, II, VI>(bins: &mut [T], lo: usize, hi: usize, index: &I, value: &V, f: &F)
 where
     T: Clone,
-    I: Fn(usize) -> i64,
-    V: Fn(usize) -> T,
+    I: Fn(usize, usize) -> II,
+    V: Fn(usize, usize) -> VI,
+    II: Iterator<Item = i64>,
+    VI: Iterator<Item = T>,
     F: Fn(T, T) -> T,
 {
     let k = bins.len() as u64;
-    for j in lo..hi {
-        let i = index(j);
-        let v = value(j);
+    // `zip` takes the index before the value, as the sequences would be computed.
+    for (i, v) in index(lo, hi).zip(value(lo, hi)) {
         // A negative index becomes a large unsigned one: one comparison checks both ends.
         if (i as u64) < k {
             let b = &mut bins[i as usize];
@@ -345,7 +350,7 @@ macro_rules! sequential_backend {
                 crate::intrinsics::flatten(s)
             }
 
-            fn hist<'a, T, I, V, F>(
+            fn hist<'a, T, I, V, F, II, VI>(
                 site: &Site,
                 k: i64,
                 ne: T,
@@ -357,8 +362,10 @@ macro_rules! sequential_backend {
             ) -> Seq<'a, T>
             where
                 T: Clone + Send + Sync,
-                I: Fn(usize) -> i64 + Sync + Send,
-                V: Fn(usize) -> T + Sync + Send,
+                I: Fn(usize, usize) -> II + Sync + Send,
+                V: Fn(usize, usize) -> VI + Sync + Send,
+                II: Iterator<Item = i64>,
+                VI: Iterator<Item = T>,
                 F: Fn(T, T) -> T + Sync + Send,
             {
                 let k = hist_checks(site, k, n, nv);
@@ -571,7 +578,7 @@ impl Backend for CpuBackend {
         Seq::from_vec(out)
     }
 
-    fn hist<'a, T, I, V, F>(
+    fn hist<'a, T, I, V, F, II, VI>(
         site: &Site,
         k: i64,
         ne: T,
@@ -583,8 +590,10 @@ impl Backend for CpuBackend {
     ) -> Seq<'a, T>
     where
         T: Clone + Send + Sync,
-        I: Fn(usize) -> i64 + Sync + Send,
-        V: Fn(usize) -> T + Sync + Send,
+        I: Fn(usize, usize) -> II + Sync + Send,
+        V: Fn(usize, usize) -> VI + Sync + Send,
+        II: Iterator<Item = i64>,
+        VI: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send,
     {
         if nesting::saturated() {
@@ -630,9 +639,12 @@ impl Backend for CpuBackend {
         let grain = (k / (threads * 4)).max(1024);
         bins.par_chunks_mut(grain).enumerate().for_each(|(c, out)| {
             let lo = c * grain;
-            for (b, x) in out.iter_mut().enumerate() {
-                for p in &rest {
-                    *x = f(x.clone(), p[lo + b].clone());
+            // One partial histogram at a time over the whole chunk: each bin still combines
+            // the partials in chunk order, and the loop over the bins is one that vectorizes.
+            for p in &rest {
+                let len = out.len();
+                for (x, y) in out.iter_mut().zip(&p[lo..lo + len]) {
+                    *x = f(x.clone(), y.clone());
                 }
             }
         });
@@ -826,21 +838,13 @@ mod tests {
 
     fn hist_of<B: Backend>(n: usize, k: i64) -> (Vec<i64>, Vec<i64>) {
         // Indices out of range (negative, k and beyond) are skipped.
-        let index = |j: usize| (j as i64 * 7919) % (k + 3) - 1;
-        let sum = B::hist(&SITE, k, 0, n, n, index, |j| j as i64, |a, b| a + b).into_vec();
+        let index = |lo: usize, hi: usize| (lo..hi).map(move |j| (j as i64 * 7919) % (k + 3) - 1);
+        let value = |lo: usize, hi: usize| (lo..hi).map(|j| j as i64);
+        let sum = B::hist(&SITE, k, 0, n, n, index, value, |a, b| a + b).into_vec();
         // "The first value": associative, not commutative, so merging out of order shows.
-        let first = B::hist(
-            &SITE,
-            k,
-            -1,
-            n,
-            n,
-            index,
-            |j| j as i64,
-            |a, b| {
-                if a == -1 { b } else { a }
-            },
-        )
+        let first = B::hist(&SITE, k, -1, n, n, index, value, |a, b| {
+            if a == -1 { b } else { a }
+        })
         .into_vec();
         (sum, first)
     }
@@ -881,7 +885,16 @@ mod tests {
             (3, 1, "hist with 2 indices but 1 values"),
         ] {
             let r = std::panic::catch_unwind(|| {
-                CpuBackend::hist(&SITE, k, 0_i64, 2, nv, |j| j as i64, |_| 1, |a, b| a + b)
+                CpuBackend::hist(
+                    &SITE,
+                    k,
+                    0_i64,
+                    2,
+                    nv,
+                    |lo, hi| (lo..hi).map(|j| j as i64),
+                    |lo, hi| (lo..hi).map(|_| 1),
+                    |a, b| a + b,
+                )
             });
             let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap();
             assert!(msg.contains(want) && msg.contains("b.rs:1:1"), "{msg}");

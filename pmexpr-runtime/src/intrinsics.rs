@@ -145,6 +145,72 @@ pub fn flatten<'a, T: Clone>(s: &[Seq<'a, T>]) -> Seq<'a, T> {
     Seq::from_vec(v)
 }
 
+/// The length of `flatten s`.
+#[inline]
+pub fn flat_len<T>(s: &[Seq<'_, T>]) -> usize {
+    s.iter().map(|x| x.len()).sum()
+}
+
+/// The elements `lo..hi` (clamped to the length) of `flatten s`, read from the rows in place:
+/// what a consumer that reads the flattened sequence once, in order, takes instead of building
+/// it (`hist` over `flatten`).
+pub fn flat_range<'s, 'a, T>(s: &'s [Seq<'a, T>], lo: usize, hi: usize) -> FlatRange<'s, 'a, T> {
+    let (mut row, mut skip) = (0, lo);
+    while row < s.len() && skip >= s[row].len() {
+        skip -= s[row].len();
+        row += 1;
+    }
+    let (cur, rest): (&[T], &[Seq<'a, T>]) = match s.get(row) {
+        Some(r) => (&r.as_slice()[skip..], &s[row + 1..]),
+        None => (&[], &[]),
+    };
+    let total = hi.saturating_sub(lo);
+    let cur = &cur[..cur.len().min(total)];
+    FlatRange {
+        cur: cur.iter(),
+        rows: rest.iter(),
+        left: total - cur.len(),
+    }
+}
+
+/// The iterator of [`flat_range`]: the part of the current row still to give, the rows after
+/// it, and how many elements are to come from them. The current part ends where the range
+/// does, so that the step within a row is one comparison, as a slice's.
+pub struct FlatRange<'s, 'a, T> {
+    cur: std::slice::Iter<'s, T>,
+    rows: std::slice::Iter<'s, Seq<'a, T>>,
+    left: usize,
+}
+
+impl<'s, T> FlatRange<'s, '_, T> {
+    /// The first element of the next non-empty row, which becomes the current part.
+    #[cold]
+    fn next_row(&mut self) -> Option<&'s T> {
+        while self.left > 0 {
+            let r = self.rows.next()?.as_slice();
+            let r = &r[..r.len().min(self.left)];
+            self.left -= r.len();
+            self.cur = r.iter();
+            if let Some(x) = self.cur.next() {
+                return Some(x);
+            }
+        }
+        None
+    }
+}
+
+impl<'s, T> Iterator for FlatRange<'s, '_, T> {
+    type Item = &'s T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'s T> {
+        match self.cur.next() {
+            Some(x) => Some(x),
+            None => self.next_row(),
+        }
+    }
+}
+
 /// `never!()`: a branch the program asserts is unreachable was reached. (Typed `T` rather than
 /// `!`, so that generated code can use it where a value of a known type is expected.)
 #[cold]
@@ -162,6 +228,24 @@ pub fn no_match<T>(site: &Site) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flat_range_reads_the_rows_in_place() {
+        let rows: Vec<Seq<'static, i64>> = [vec![1, 2], vec![], vec![3], vec![4, 5, 6]]
+            .into_iter()
+            .map(Seq::from_vec)
+            .collect();
+        let flat = flatten(&rows).into_vec();
+        assert_eq!(flat_len(&rows), flat.len());
+        for lo in 0..=flat.len() + 1 {
+            for hi in 0..=flat.len() + 1 {
+                let got: Vec<i64> = flat_range(&rows, lo, hi).copied().collect();
+                let want = flat.get(lo..hi.min(flat.len())).unwrap_or(&[]);
+                assert_eq!(got, want, "{lo}..{hi}");
+            }
+        }
+        assert_eq!(flat_range::<i64>(&[], 0, 3).count(), 0);
+    }
 
     const SITE: Site = Site::new("i.rs", 2, 3);
 

@@ -29,7 +29,7 @@ where
 #[doc(hidden)]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub fn hist<'a, B: Backend, T, I, V, F>(
+pub fn hist<'a, B: Backend, T, I, V, F, II, VI>(
     site: &Site,
     op: &str,
     k: i64,
@@ -42,17 +42,16 @@ pub fn hist<'a, B: Backend, T, I, V, F>(
 ) -> Seq<'a, T>
 where
     T: Law + Clone + Send + Sync,
-    I: Fn(usize) -> i64 + Sync + Send,
-    V: Fn(usize) -> T + Sync + Send,
+    I: Fn(usize, usize) -> II + Sync + Send,
+    V: Fn(usize, usize) -> VI + Sync + Send,
+    II: Iterator<Item = i64>,
+    VI: Iterator<Item = T>,
     F: Fn(T, T) -> T + Sync + Send,
 {
     if B::CHECKS && k >= 0 && n == nv {
-        let binned: Vec<T> = (0..n)
-            .filter_map(|j| {
-                let i = index(j);
-                let v = value(j);
-                (0..k).contains(&i).then_some(v)
-            })
+        let binned: Vec<T> = index(0, n)
+            .zip(value(0, n))
+            .filter_map(|(i, v)| (0..k).contains(&i).then_some(v))
             .collect();
         check_laws(site, "hist", op, &binned, &ne, &f);
     }

@@ -9,6 +9,7 @@ use quote::quote;
 use super::code::{field_index, pat_test};
 use super::{Arg, Binding, Gen, is_place};
 use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
+use crate::intrinsics::Keyword;
 use crate::tailrec::tail_loop;
 use crate::types::{Label, Type};
 
@@ -30,7 +31,18 @@ impl Gen<'_> {
                     body,
                     ..
                 } => {
-                    let (stmt, bind) = self.let_stmt(binder, value);
+                    // `let x = flatten(rows)` that only `hist`s read keeps the rows: they are
+                    // read in place (`keyword.rs`), the flattened sequence is never built.
+                    let (stmt, bind) = match value.kind {
+                        ExprKind::Keyword {
+                            kw: Keyword::Flatten,
+                            ref args,
+                        } if reads_flat_only(body, binder.ident.id) => {
+                            self.flat_rows.insert(binder.ident.id);
+                            self.let_stmt(binder, &args[0])
+                        }
+                        _ => self.let_stmt(binder, value),
+                    };
                     stmts.extend([stmt]);
                     cur = body;
                     bind.into_iter().collect()
@@ -437,6 +449,32 @@ impl Gen<'_> {
                 }
             }
             PatKind::Wild | PatKind::Lit(_) => {}
+        }
+    }
+}
+
+/// Whether every use of `x` in `e` is an index or value sequence of a `hist`, or the sequence a
+/// `map` there maps: each reads the sequence once, in order, so a flattened `x` can be read
+/// from its rows.
+fn reads_flat_only(e: &Expr, x: VarId) -> bool {
+    let is_x = |e: &Expr| matches!(&e.kind, ExprKind::Var { ident, .. } if ident.id == x);
+    match &e.kind {
+        ExprKind::Var { ident, .. } => ident.id != x,
+        ExprKind::Keyword {
+            kw: Keyword::Hist,
+            args,
+        } => args.iter().enumerate().all(|(i, a)| match &a.kind {
+            _ if i >= 3 && is_x(a) => true,
+            ExprKind::Keyword {
+                kw: Keyword::Map,
+                args: m,
+            } if i >= 3 && is_x(&m[1]) => reads_flat_only(&m[0], x),
+            _ => reads_flat_only(a, x),
+        }),
+        _ => {
+            let mut only = true;
+            e.children(&mut |c| only &= reads_flat_only(c, x));
+            only
         }
     }
 }

@@ -4,8 +4,9 @@
 //! `reduce(f, ne, create(n, g))` reduces the `g(j)` as they are made
 //! (`Backend::tabulate_reduce`), `map(f, map(g, s))` is one `map` of `f` after `g`, and a `map2`
 //! whose arguments are `map`s is one `map2` over their sources: no intermediate sequence is
-//! built. (`reduce` over `map` and `map2`, and `hist` over `map` and `create`, are fused in
-//! `keyword.rs`.)
+//! built. (`reduce` over `map` and `map2`, and `hist` over `map`, `create` and `flatten`, are
+//! fused in `keyword.rs`; a `let` of a `flatten` that only `hist`s read keeps its rows, in
+//! `bind.rs`.)
 //!
 //! The meaning is the unfused one: the arguments are evaluated in the order they are written
 //! (`f`'s bound arguments, `acc`, `n`), a negative `n` fails with `create`'s message before any

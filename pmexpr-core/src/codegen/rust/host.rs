@@ -40,6 +40,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         closures: Default::default(),
         inlined: 0,
         tail_loop: None,
+        flat_rows: Default::default(),
     };
     g.cuda_body(mono, host).err()
 }
@@ -61,6 +62,7 @@ impl Gen<'_> {
             closures: Default::default(),
             inlined: 0,
             tail_loop: None,
+            flat_rows: Default::default(),
         };
         let body = gc.value(&mono.expr);
         if let Some(why) = gc.host.problem {

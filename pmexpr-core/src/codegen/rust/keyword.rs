@@ -156,7 +156,7 @@ impl Gen<'_> {
                     let #kv: i64 = #k;
                     #pre_i
                     #pre_v
-                    #rt::hist::<B, _, _, _, _>(#site, #name, #kv, #nev, #n_i, #n_v, #index, #value, #op)
+                    #rt::hist::<B, _, _, _, _, _, _>(#site, #name, #kv, #nev, #n_i, #n_v, #index, #value, #op)
                 })
             }
             Keyword::ParLoop if let Some(k) = self.launched(kw, id) => self.launch(k, args),
@@ -222,31 +222,17 @@ impl Gen<'_> {
     }
 
     /// A sequence argument of `hist` as the runtime takes it: statements to run first, its
-    /// length (`usize`) and a closure from a position to the element (an `i64` for the indices).
-    /// `map(g, s)` and `create(n, g)` are not built: the closure applies `g` where it is read.
+    /// length (`usize`) and a closure from a range `lo..hi` of positions to an iterator over
+    /// those elements (`i64`s for the indices). `map(g, s)` and `create(n, g)` are not built: the
+    /// iterator applies `g` where it reads; neither is `flatten(rows)` (or a variable of
+    /// `flat_rows`), whose rows are read in place.
     fn hist_producer(&mut self, e: &Expr, index: bool) -> (TokenStream, TokenStream, TokenStream) {
         let rt = self.rt.clone();
         let site = self.site();
         let (src, len) = (self.fresh("src"), self.fresh("len"));
         let g = self.fresh("g");
-        let j = format_ident!("__pm_j");
-        let (pre, len_expr, read) = match &e.kind {
-            ExprKind::Keyword {
-                kw: Keyword::Map,
-                args: margs,
-            } => {
-                let elem = match &margs[1].ty {
-                    Type::Seq(a) => (**a).clone(),
-                    t => t.clone(),
-                };
-                let (pre_g, gf) = self.adaptor(&margs[0], &[(elem, true, false)]);
-                let s = self.arg(&margs[1]);
-                (
-                    quote!(#pre_g let #g = #gf; let #src = #s; let #src = (#src).as_slice();),
-                    quote!(#src.len()),
-                    quote!(#g(&#src[#j])),
-                )
-            }
+        let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
+        let (pre, len_expr, iter) = match &e.kind {
             ExprKind::App { func, args: cargs }
                 if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create))
                     && cargs.len() == 2 =>
@@ -261,30 +247,83 @@ impl Gen<'_> {
                         }
                         #pre_g
                         let #g = #gf;
+                        let #g = &#g;
                     ),
                     quote!(#src as usize),
-                    quote!(#g(#j as i64)),
+                    quote!((#lo..#hi).map(move |__pm_j: usize| #g(__pm_j as i64))),
                 )
             }
             _ => {
-                let s = self.arg(e);
-                (
-                    quote!(let #src = #s; let #src = (#src).as_slice();),
-                    quote!(#src.len()),
-                    quote!(::core::clone::Clone::clone(&#src[#j])),
-                )
+                // The sequence read, and the function a `map` applies to its elements.
+                let (s, mapped) = match &e.kind {
+                    ExprKind::Keyword {
+                        kw: Keyword::Map,
+                        args: margs,
+                    } => (&margs[1], Some(&margs[0])),
+                    _ => (e, None),
+                };
+                let (pre_s, len_expr, read) = match self.flattened(s) {
+                    Some(rows) => {
+                        let r = self.arg(rows);
+                        (
+                            quote!(let #src = #r; let #src = (#src).as_slice();),
+                            quote!(#rt::rt::flat_len(#src)),
+                            quote!(#rt::rt::flat_range(#src, #lo, #hi)),
+                        )
+                    }
+                    None => {
+                        let a = self.arg(s);
+                        (
+                            quote!(let #src = #a; let #src = (#src).as_slice();),
+                            quote!(#src.len()),
+                            quote!(#src[#lo..#hi].iter()),
+                        )
+                    }
+                };
+                match mapped {
+                    Some(f) => {
+                        let elem = match &s.ty {
+                            Type::Seq(a) => (**a).clone(),
+                            t => t.clone(),
+                        };
+                        let (pre_g, gf) = self.adaptor(f, &[(elem, true, false)]);
+                        (
+                            quote!(#pre_g let #g = #gf; let #g = &#g; #pre_s),
+                            len_expr,
+                            quote!(#read.map(move |__pm_x| #g(__pm_x))),
+                        )
+                    }
+                    None => (
+                        pre_s,
+                        len_expr,
+                        quote!(#read.map(::core::clone::Clone::clone)),
+                    ),
+                }
             }
         };
-        let read = if index {
-            quote!(::core::convert::Into::<i64>::into(#read))
+        let iter = if index {
+            quote!(#iter.map(::core::convert::Into::<i64>::into))
         } else {
-            read
+            iter
         };
         (
             quote!(#pre let #len: usize = #len_expr;),
             quote!(#len),
-            quote!(|#j: usize| #read),
+            quote!(move |#lo: usize, #hi: usize| #iter),
         )
+    }
+
+    /// The rows of `e` when it is `flatten(rows)`, or a variable that holds the rows of one
+    /// (`flat_rows`): what a `hist` reads in place.
+    fn flattened<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
+        match &e.kind {
+            ExprKind::Keyword {
+                kw: Keyword::Flatten,
+                args,
+            } => Some(&args[0]),
+            ExprKind::Var { ident, .. } if self.flat_rows.contains(&ident.id) => Some(e),
+            _ => None,
+        }
     }
 
     /// What a `move` closure running `f`'s body needs before it (`let x = &x;` for what it must

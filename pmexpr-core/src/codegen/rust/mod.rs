@@ -163,6 +163,10 @@ struct Gen<'m> {
     /// While the body of a tail-recursive `fn` item that runs as a loop is generated: the
     /// function, and its parameters that the loop reassigns (index, Rust local); see `bind.rs`.
     tail_loop: Option<(VarId, Vec<(usize, proc_macro2::Ident)>)>,
+    /// The variables bound by `let x = flatten(rows)` that hold `rows` instead, because every
+    /// use of them reads the flattened sequence once, in order (a `hist` argument); see
+    /// `keyword.rs`.
+    flat_rows: BTreeSet<VarId>,
 }
 
 /// What generating host code for the CUDA targets found so far.

@@ -55,6 +55,7 @@ pub fn generate_site(
         closures: Default::default(),
         inlined: 0,
         tail_loop: None,
+        flat_rows: Default::default(),
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
