@@ -431,15 +431,14 @@ impl Parser<'_> {
             }
             SynExpr::Macro(m) => self.macro_expr(&m.mac, sp),
             SynExpr::MethodCall(m) => self.method_call(m),
-            SynExpr::Cast(c) => self.error_help(
-                span(&c.as_token).to(span(&c.ty)),
-                "`as` casts are not PMExpr",
-                "convert with `int2float(x)` (i64 to f64) or `floorfi(x)` (f64 to i64)",
-            ),
+            SynExpr::Cast(c) => self.cast(c, sp),
+            // Values are immutable, so a shared borrow is the value itself (`map(f, &v)`, as
+            // a Rust user passes a `Vec` to a function that reads it).
+            SynExpr::Reference(r) if r.mutability.is_none() => self.expr(&r.expr),
             SynExpr::Reference(r) => self.error_help(
-                span(&r.and_token),
-                "PMExpr has no references",
-                "captured variables are borrowed automatically: write `x` instead of `&x`",
+                span(&r.and_token).to(span(&r.mutability)),
+                "PMExpr values are immutable: `&mut` cannot be taken",
+                "write a tensor with `tensor_set(t, [i], v)`, or bind a new value with `let`",
             ),
             SynExpr::ForLoop(f) => self.error_help(
                 span(&f.for_token),
@@ -950,17 +949,32 @@ impl Parser<'_> {
         }
     }
 
+    /// `x.sqrt()`, `s.len()` and the other methods whose PMExpr function means the same: the
+    /// call of that function with the receiver first. Other methods are errors that name what
+    /// to write instead.
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         let method = m.method.to_string();
+        let sp = span(&m.method).to(span(m));
+        let same = match method.as_str() {
+            "len" => Some((Intrinsic::Length, 0)),
+            "is_empty" => Some((Intrinsic::Null, 0)),
+            "sqrt" => Some((Intrinsic::Sqrt, 0)),
+            "exp" => Some((Intrinsic::Exp, 0)),
+            "ln" => Some((Intrinsic::Log, 0)),
+            "sin" => Some((Intrinsic::Sin, 0)),
+            "cos" => Some((Intrinsic::Cos, 0)),
+            "powf" => Some((Intrinsic::Pow, 1)),
+            _ => None,
+        };
+        if let Some((f, arity)) = same
+            && m.args.len() == arity
+            && m.turbofish.is_none()
+        {
+            let mut args = vec![self.expr(&m.receiver)];
+            args.extend(m.args.iter().map(|a| self.expr(a)));
+            return app(mk(ExprKind::Intrinsic(f), span(&m.method)), args, sp);
+        }
         let suggestion = match method.as_str() {
-            "len" => Some("length(s)"),
-            "is_empty" => Some("null(s)"),
-            "sqrt" => Some("sqrt(x)"),
-            "exp" => Some("exp(x)"),
-            "ln" => Some("log(x)"),
-            "powf" => Some("pow(x, y)"),
-            "sin" => Some("sin(x)"),
-            "cos" => Some("cos(x)"),
             "floor" => Some("floorfi(x)"),
             "iter" | "into_iter" | "par_iter" | "map" => Some("map(f, s)"),
             "sum" | "fold" | "reduce" => Some("reduce(addi, 0, s)"),
@@ -969,16 +983,47 @@ impl Parser<'_> {
             "clone" | "to_vec" | "to_owned" => Some("the value itself"),
             _ => None,
         };
-        let sp = span(&m.method).to(span(m));
         let message = format!("method calls are not PMExpr: `.{method}(…)`");
         match suggestion {
             Some(s) => self.error_help(sp, message, format!("write `{s}`")),
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`",
+                "call a PMExpr function instead, e.g. `length(s)`; `len`, `is_empty`, `sqrt`, `exp`, `ln`, `sin`, `cos` and `powf` may be called as methods",
             ),
         }
+    }
+
+    /// `e as f64` of an integer: `int2float(e)` as an `f64` (Rust's `as` rounds to the nearest
+    /// float, as `int2float` does). Other casts are errors: PMExpr has no conversion between
+    /// integer types, `as i64` truncates where `floorfi` rounds down, and an `f32` is a type
+    /// that captured values give, not one an annotation names.
+    fn cast(&mut self, c: &syn::ExprCast, sp: SpanRange) -> Expr {
+        let named = |name: &str| matches!(&*c.ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(name));
+        let at = span(&c.as_token).to(span(&c.ty));
+        if named("f32") {
+            return self.error_help(
+                at,
+                "`as f32` is not supported inside `accelerate!`",
+                "write `int2float(x)`: its result is the float type its use needs (`f32` beside captured `f32` values)",
+            );
+        }
+        if !named("f64") {
+            return self.error_help(
+                at,
+                "only `as f64` casts (of integers) are supported inside `accelerate!`",
+                "a float to an integer is `floorfi(x)`, which rounds down (`as` rounds toward zero)",
+            );
+        }
+        let ann = self.annotation(&c.ty);
+        let x = self.expr(&c.expr);
+        let conv = app(
+            mk(ExprKind::Intrinsic(Intrinsic::Int2Float), span(&c.as_token)),
+            vec![x],
+            sp,
+        );
+        let r = self.fresh_ident("cast", sp);
+        let_in(param(r.clone(), Some(ann)), conv, var(&r.name, sp), sp)
     }
 
     fn pat(&mut self, p: &SynPat) -> Pat {
@@ -1424,19 +1469,53 @@ mod tests {
     }
 
     #[test]
+    fn rust_spellings_are_the_pmexpr_functions() {
+        let call = |e: &Expr| match &e.kind {
+            ExprKind::App { func, args } => match func.kind {
+                ExprKind::Intrinsic(i) => (i, args.len()),
+                _ => panic!("not an intrinsic"),
+            },
+            _ => panic!("not a call"),
+        };
+        assert_eq!(call(&parse(quote!(s.len()))), (Intrinsic::Length, 1));
+        assert_eq!(call(&parse(quote!(s.is_empty()))), (Intrinsic::Null, 1));
+        assert_eq!(call(&parse(quote!(x.ln()))), (Intrinsic::Log, 1));
+        assert_eq!(call(&parse(quote!(x.powf(2.0)))), (Intrinsic::Pow, 2));
+        assert!(matches!(parse(quote!(&s)).kind, ExprKind::Var { .. }));
+        // `as f64`: `int2float` bound to a name annotated `f64`.
+        let ExprKind::Let { binder, value, .. } = parse(quote!(k as f64)).kind else {
+            panic!("not a let")
+        };
+        assert_eq!(call(&value), (Intrinsic::Int2Float, 1));
+        assert!(binder.ann.is_some());
+    }
+
+    #[test]
     fn rust_only_syntax_is_explained() {
         assert_eq!(
-            errors(quote!(s.len())),
+            errors(quote!(s.abs())),
+            ["method calls are not PMExpr: `.abs(…)`"]
+        );
+        // A method PMExpr has, called with the wrong number of arguments.
+        assert_eq!(
+            errors(quote!(s.len(1))),
             ["method calls are not PMExpr: `.len(…)`"]
         );
-        assert_eq!(errors(quote!(x as f64)), ["`as` casts are not PMExpr"]);
+        assert_eq!(
+            errors(quote!(x as i64)),
+            ["only `as f64` casts (of integers) are supported inside `accelerate!`"]
+        );
+        assert_eq!(
+            errors(quote!(&mut x)),
+            ["PMExpr values are immutable: `&mut` cannot be taken"]
+        );
         assert_eq!(
             errors(quote!({ for i in s {} })),
             ["`for` loops are not PMExpr"]
         );
         assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
         assert_eq!(
-            errors(quote!((s.len(), x as i64))).len(),
+            errors(quote!((s.iter(), x as i64))).len(),
             2,
             "errors are collected"
         );

@@ -2,11 +2,19 @@
 use pmexpr::accelerate;
 
 fn method(s: &[i64]) -> i64 {
-    accelerate!(s.len())
+    accelerate!(s.iter().sum())
 }
 
-fn cast(s: &[i64]) -> f64 {
-    accelerate!(int2float(get(s, 0)) + (s[1] as f64))
+fn cast(s: &[f64]) -> i64 {
+    accelerate!(s[0] as i64)
+}
+
+fn cast_f32(s: &[i64]) -> f64 {
+    accelerate!(s[0] as f32)
+}
+
+fn borrow_mut(s: &[i64]) -> i64 {
+    accelerate!(length(&mut s))
 }
 
 fn for_loop(s: &[i64]) {
@@ -22,7 +30,9 @@ fn nested(s: &[i64]) -> i64 {
 fn main() {
     let s = vec![1, 2, 3];
     method(&s);
-    cast(&s);
+    cast(&[1.5]);
+    cast_f32(&s);
+    borrow_mut(&s);
     for_loop(&s);
     nested(&s);
 }

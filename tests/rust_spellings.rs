@@ -1,0 +1,89 @@
+//! Rust spellings that mean what a PMExpr function means are accepted inside `accelerate!`:
+//! `&x` (values are immutable, so a borrow is the value), `s.len()`, `s.is_empty()`, the float
+//! methods `sqrt exp ln sin cos powf`, and `as f64` of an integer. Each agrees with the same
+//! Rust outside the macro, on every target.
+
+mod common;
+
+use common::on_every_target;
+use pmexpr::{Tensor, accelerate};
+
+struct Samples {
+    values: Vec<f64>,
+    counts: Vec<i64>,
+}
+
+impl Samples {
+    /// Fields borrowed as a Rust user passes them to a function that reads them.
+    fn mean(&self) -> f64 {
+        accelerate!(reduce(addf, 0.0, &self.values) / self.values.len() as f64)
+    }
+
+    fn total(&self) -> i64 {
+        accelerate!(if (&self.counts).is_empty() {
+            0
+        } else {
+            reduce(|a, b| a + b, 0, &self.counts)
+        })
+    }
+}
+
+#[test]
+fn borrows_and_lengths() {
+    let s = Samples {
+        values: vec![1.0, 2.5, 4.0, 0.5],
+        counts: vec![3, 4, 5],
+    };
+    assert_eq!(on_every_target(|| s.mean()), 2.0);
+    assert_eq!(on_every_target(|| s.total()), 12);
+    let empty = Samples {
+        values: vec![],
+        counts: vec![],
+    };
+    assert_eq!(on_every_target(|| empty.total()), 0);
+    let v: Vec<i64> = (0..100).collect();
+    let got = on_every_target(|| -> Vec<i64> { accelerate!(map(|x| x * v.len(), &v)) });
+    assert_eq!(got, v.iter().map(|x| x * 100).collect::<Vec<_>>());
+}
+
+#[test]
+fn float_methods_are_the_math_functions() {
+    let xs: Vec<f64> = (1..200).map(|i| i as f64 / 7.0).collect();
+    let got = on_every_target(|| -> Vec<f64> {
+        accelerate!(map(
+            |x| x.sqrt() + x.exp().ln() + x.sin() * x.cos() + x.powf(1.5),
+            xs
+        ))
+    });
+    let want: Vec<f64> = xs
+        .iter()
+        .map(|x| x.sqrt() + x.exp().ln() + x.sin() * x.cos() + x.powf(1.5))
+        .collect();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} {w}");
+    }
+    // On `f32` values the methods are `f32`'s.
+    let ys: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+    let got = on_every_target(|| -> Vec<f32> { accelerate!(map(|y| y.sqrt() * y, ys)) });
+    let want: Vec<f32> = ys.iter().map(|y| y.sqrt() * y).collect();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} {w}");
+    }
+}
+
+#[test]
+fn as_f64_of_an_integer() {
+    let n: i64 = 1 << 53;
+    let big = [n + 1, -n - 3, 7, -7];
+    let got = on_every_target(|| -> Vec<f64> { accelerate!(map(|k| k as f64 / 2.0, big)) });
+    assert_eq!(got, big.iter().map(|&k| k as f64 / 2.0).collect::<Vec<_>>());
+    // In a `par_loop` over a tensor (the CUDA class).
+    let t = Tensor::<f64>::from_vec(vec![0.0; 8], &[8]);
+    on_every_target(|| {
+        accelerate!(par_loop(8, |i| tensor_set(t, [i], i as f64 * 0.25)));
+    });
+    assert_eq!(
+        t.to_vec(),
+        (0..8).map(|i| i as f64 * 0.25).collect::<Vec<_>>()
+    );
+}
