@@ -87,3 +87,28 @@ fn as_f64_of_an_integer() {
         (0..8).map(|i| i as f64 * 0.25).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn int2float_and_as_f64_of_i32() {
+    let xs: Vec<i32> = vec![i32::MIN, -7, 0, 5, 16_777_217, i32::MAX];
+    let got = on_every_target(|| -> Vec<f64> { accelerate!(map(|k| k as f64 * 0.5, xs)) });
+    assert_eq!(got, xs.iter().map(|&k| k as f64 * 0.5).collect::<Vec<_>>());
+    // `int2float` gives the float type its use needs: `f32` beside a captured `f32`.
+    let h: f32 = 0.5;
+    let got = on_every_target(|| -> Vec<f32> { accelerate!(map(|k| int2float(k) * h, xs)) });
+    assert_eq!(got, xs.iter().map(|&k| k as f32 * h).collect::<Vec<_>>());
+    // In a `par_loop` over `i32` and `f32` tensors (the CUDA class).
+    let u = Tensor::<i32>::from_vec(xs.clone(), &[6]);
+    let t = Tensor::<f32>::from_vec(vec![0.0; 6], &[6]);
+    on_every_target(|| {
+        accelerate!(par_loop(6, |i| tensor_set(
+            t,
+            [i],
+            int2float(tensor_get(u, [i])) * 0.25
+        )));
+    });
+    assert_eq!(
+        t.to_vec(),
+        xs.iter().map(|&k| k as f32 * 0.25).collect::<Vec<_>>()
+    );
+}

@@ -914,7 +914,9 @@ impl Infer<'_> {
                     ps.iter_mut().for_each(|p| *p = a.clone());
                     r = a;
                 } else if i == Intrinsic::Int2Float {
-                    // `int2float(i)` is the float type its context wants (`f64` by default).
+                    // `int2float(i)` of any integer (`i64` by default, `i32` for captured `i32`
+                    // values) is the float type its context wants (`f64` by default).
+                    ps[0] = self.fresh_kind(Kind::IntNum);
                     r = self.fresh_kind(Kind::FloatNum);
                 } else if i == Intrinsic::FloorFI {
                     ps[0] = self.fresh_kind(Kind::FloatNum);

@@ -172,7 +172,7 @@
 //! multiplication when `x` is an `f32`), so a `Vec<f32>` is computed with as `f32`, not widened.
 //! Integer literals must fit their type (checked when the expression runs). The math functions
 //! `sqrt exp log pow sin cos` take the float type of their argument, like a float literal
-//! (`sqrt(x)` on an `f32` is `f32::sqrt`), `int2float` gives the float type its context wants and
+//! (`sqrt(x)` on an `f32` is `f32::sqrt`), `int2float` takes either integer type and gives the float type its context wants, and
 //! `floorfi` takes either; the other intrinsics keep the paper's types (`addf`, … are `f64`; `%`
 //! is `i64`): use the operators for `i32` and `f32`. An element type that the expression only moves, stores or counts is left to
 //! the captured value too, whatever it is: `let r: Vec<i64> = accelerate!(flatten(m))` with

@@ -588,7 +588,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             NegF => Some("f64.neg".to_string()),
             NumNeg => Some(format!("{}.neg", self.prim(&params[0])?)),
             Not => Some("not".to_string()),
-            Int2Float => Some(format!("{}.i64", self.prim(&ret)?)),
+            Int2Float => Some(format!("{}.{}", self.prim(&ret)?, self.prim(&params[0])?)),
             Sqrt | Exp | Log | Sin | Cos => {
                 Some(format!("{}.{}", self.prim(&params[0])?, i.name()))
             }
@@ -767,7 +767,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             NegF => call("f64.neg", &a),
             NumNeg => call(&format!("{}.neg", self.prim(&tys[0])?), &a),
             Not => Ok(Code::closed(format!("!{}", a[0].arg()))),
-            Int2Float => call(&format!("{}.i64", self.prim(ret)?), &a),
+            Int2Float => call(&format!("{}.{}", self.prim(ret)?, self.prim(&tys[0])?), &a),
             FloorFI => {
                 let p = self.prim(&tys[0])?;
                 Ok(apply_text(

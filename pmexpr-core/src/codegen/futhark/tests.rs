@@ -333,13 +333,15 @@ fn records() {
     assert_eq!(leaves[1].1, [Label::Index(1)]);
     assert_eq!(leaves[1].2, "[]f64");
     assert!(leaves[0].0.ends_with("__0"), "{leaves:?}");
+    // The first site's pairs may hold `i32`s too (`int2float` takes either): a second entry.
+    assert_eq!(f.program.entries[1].params[0].ty.to_string(), "[](i32, f64)");
     // A result of tuples is returned as one output per leaf.
-    let r = &f.program.entries[1].result;
+    let r = &f.program.entries[2].result;
     assert_eq!(r.ty.to_string(), "[](i64, i64)");
     let outs: Vec<&str> = r.leaves.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(outs, ["out0", "out1"]);
     // Nested: `Vec<(i64, Vec<i64>)>` is a `[]i64` and a `[][]i64`.
-    let data = &f.program.entries[3].params[0];
+    let data = &f.program.entries[4].params[0];
     let tys: Vec<String> = data.leaves.iter().map(|l| l.ty.to_string()).collect();
     assert_eq!(tys, ["[]i64", "[][]i64"]);
 }

@@ -55,6 +55,12 @@ impl Gen<'_> {
             }
             Int2Float => {
                 let a = v(self, 0);
+                // An `i32` widens to `i64` exactly, so both round the same integer to the float.
+                let a = if matches!(args[0].ty, Type::Var(_)) {
+                    quote!(::core::convert::Into::<i64>::into(#a))
+                } else {
+                    a
+                };
                 if matches!(ty, Type::Var(_)) {
                     // The float type the captured values fix (`f32` or `f64`).
                     let t = self.rty(ty);
