@@ -334,7 +334,10 @@ fn records() {
     assert_eq!(leaves[1].2, "[]f64");
     assert!(leaves[0].0.ends_with("__0"), "{leaves:?}");
     // The first site's pairs may hold `i32`s too (`int2float` takes either): a second entry.
-    assert_eq!(f.program.entries[1].params[0].ty.to_string(), "[](i32, f64)");
+    assert_eq!(
+        f.program.entries[1].params[0].ty.to_string(),
+        "[](i32, f64)"
+    );
     // A result of tuples is returned as one output per leaf.
     let r = &f.program.entries[2].result;
     assert_eq!(r.ty.to_string(), "[](i64, i64)");
