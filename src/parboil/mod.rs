@@ -2,7 +2,9 @@
 //! `tpacf` — ported from the Futhark versions in the public futhark-benchmarks suite
 //! (`parboil/*.fut`) to `accelerate!` sites, each beside the same algorithm hand-written as
 //! sequential Rust (the reference the results are checked against) and with rayon (the speed
-//! baseline of the `cpu` target).
+//! baseline of the `cpu` target). `lbm` is left out, as the paper left it out: its Futhark
+//! version takes and returns unique arrays (`*[n][s]f32`, updated in place), which PMExpr has no
+//! way to say.
 //!
 //! The Parboil data files are not public in that repository (only pointers), so every dataset
 //! is generated deterministically with the sizes of the Parboil datasets ([`Dataset`] says which
