@@ -112,3 +112,56 @@ fn int2float_and_as_f64_of_i32() {
         xs.iter().map(|&k| k as f32 * 0.25).collect::<Vec<_>>()
     );
 }
+
+/// What Rust's `match` gives for the same arms.
+fn grade(x: i64) -> i64 {
+    match x {
+        0 => 100,
+        1 | 2 => 200,
+        3..=9 => 300,
+        -5..0 => 400,
+        ..-5 => 500,
+        _ => 600,
+    }
+}
+
+#[test]
+fn number_patterns_are_comparisons_on_every_backend() {
+    let xs: Vec<i64> = (-8..14).collect();
+    // A `map`: the Futhark class.
+    let got = on_every_target(|| -> Vec<i64> {
+        accelerate!(map(
+            |x| match x {
+                0 => 100,
+                1 | 2 => 200,
+                3..=9 => 300,
+                -5..0 => 400,
+                ..-5 => 500,
+                _ => 600,
+            },
+            xs
+        ))
+    });
+    assert_eq!(got, xs.iter().map(|&x| grade(x)).collect::<Vec<_>>());
+    // A `par_loop`: the CUDA class; a scrutinee that is not a variable, float literals.
+    let t = Tensor::<f64>::from_vec(vec![0.0; 22], &[22]);
+    on_every_target(|| {
+        accelerate!(par_loop(22, |i| tensor_set(
+            t,
+            [i],
+            match int2float(i) * 0.5 {
+                0.5 => 1.0,
+                1.0..3.0 => 2.0,
+                _ => 3.0,
+            }
+        )));
+    });
+    let want: Vec<f64> = (0..22)
+        .map(|i| match i as f64 * 0.5 {
+            0.5 => 1.0,
+            1.0..3.0 => 2.0,
+            _ => 3.0,
+        })
+        .collect();
+    assert_eq!(t.to_vec(), want);
+}

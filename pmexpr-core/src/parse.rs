@@ -849,6 +849,62 @@ impl Parser<'_> {
         app(func, vec![lhs, rhs], sp)
     }
 
+    /// The test of a number pattern on the scrutinee `x`: a literal is `x == lit`, `a | b` is
+    /// either test, `lo..=hi` and `lo..hi` are the comparisons with their bounds. `None` for any
+    /// other pattern (one that binds, a tuple, `_`, a `bool`).
+    fn number_test(&mut self, p: &SynPat, x: &Ident) -> Option<Expr> {
+        let sp = span(p);
+        let op = |op: BinOp, rhs: Expr| {
+            let f = mk(
+                ExprKind::Intrinsic(crate::intrinsics::operator(op).generic),
+                sp,
+            );
+            app(f, vec![var(&x.name, x.span), rhs], sp)
+        };
+        let bound = |e: &SynExpr| match e {
+            SynExpr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
+            SynExpr::Unary(u) => {
+                matches!(u.op, UnOp::Neg(_))
+                    && matches!(&*u.expr, SynExpr::Lit(l) if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)))
+            }
+            _ => false,
+        };
+        match p {
+            SynPat::Lit(l) if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)) => {
+                let v = self.literal(&l.lit, false, sp);
+                Some(op(BinOp::Eq, v))
+            }
+            SynPat::Paren(q) => self.number_test(&q.pat, x),
+            SynPat::Or(o) => {
+                // Every case must be a number pattern; the tests are tried in order.
+                let tests: Option<Vec<Expr>> =
+                    o.cases.iter().map(|c| self.number_test(c, x)).collect();
+                tests?
+                    .into_iter()
+                    .rev()
+                    .reduce(|rest, t| if_then_else(t, lit(Lit::Bool(true), sp), rest, sp))
+            }
+            SynPat::Range(r)
+                if r.start.as_deref().is_none_or(bound) && r.end.as_deref().is_none_or(bound) =>
+            {
+                let lo = r.start.as_deref().map(|e| op(BinOp::Ge, self.expr(e)));
+                let hi = r.end.as_deref().map(|e| {
+                    let e = self.expr(e);
+                    match r.limits {
+                        syn::RangeLimits::Closed(_) => op(BinOp::Le, e),
+                        syn::RangeLimits::HalfOpen(_) => op(BinOp::Lt, e),
+                    }
+                });
+                match (lo, hi) {
+                    (Some(a), Some(b)) => Some(if_then_else(a, b, lit(Lit::Bool(false), sp), sp)),
+                    (Some(t), None) | (None, Some(t)) => Some(t),
+                    (None, None) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     fn if_expr(&mut self, i: &syn::ExprIf, sp: SpanRange) -> Expr {
         let then = self.block(&i.then_branch);
         let otherwise = match &i.else_branch {
@@ -900,9 +956,16 @@ impl Parser<'_> {
         };
         let mut result = mk(ExprKind::Never(NeverKind::NoArm), sp);
         for arm in m.arms.iter().rev() {
+            let asp = span(arm);
+            // A number pattern is the comparison it means, so that every backend takes it (the
+            // paper's Futhark and CUDA backends had no number patterns).
+            if let Some(test) = self.number_test(&arm.pat, &x) {
+                let body = self.expr(&arm.body);
+                result = if_then_else(test, body, result, asp);
+                continue;
+            }
             let pat = self.pat(&arm.pat);
             let body = self.expr(&arm.body);
-            let asp = span(arm);
             result = mk(
                 ExprKind::Match {
                     scrutinee: Box::new(var(&x.name, x.span)),
@@ -1488,6 +1551,34 @@ mod tests {
         };
         assert_eq!(call(&value), (Intrinsic::Int2Float, 1));
         assert!(binder.ann.is_some());
+    }
+
+    #[test]
+    fn number_patterns_are_comparisons() {
+        // `match x { 1 | 2 => 10, 3..=5 => 20, _ => 30 }`: ifs on comparisons, then the `_` arm.
+        let e = parse(quote!(match x {
+            1 | 2 => 10,
+            3..=5 => 20,
+            _ => 30,
+        }));
+        let mut lits = 0;
+        let mut e = &e;
+        while let ExprKind::Match { pat, otherwise, .. } = &e.kind {
+            if let PatKind::Lit(Lit::Int(_)) = pat.kind {
+                lits += 1;
+            }
+            e = otherwise;
+        }
+        assert_eq!(lits, 0, "no number pattern is left");
+        // One inside a tuple stays a pattern (the Futhark and CUDA checks reject it).
+        let e = parse(quote!(match p {
+            (1, _) => 10,
+            _ => 30,
+        }));
+        let ExprKind::Match { pat, .. } = &e.kind else {
+            panic!("not a match")
+        };
+        assert!(matches!(pat.kind, PatKind::Record(_)));
     }
 
     #[test]

@@ -161,7 +161,7 @@ impl WfError {
                  with `par_loop` (CUDA)"
             ),
             (WfKind::Pattern, _) => {
-                "match numbers with a comparison instead: `if x == 3 { … } else { … }`".into()
+                "a number pattern is taken as a whole arm (`3 => …`, `1 | 2 => …`, `0..=9 => …`), not inside a tuple: match the number on its own, or compare it (`if p.0 == 3 { … } else { … }`)".into()
             }
             (WfKind::FunctionDef, _) => "write the function with all its parameters \
                 (`|x, y| …` or a `fn` item), none of them a function"
@@ -622,8 +622,8 @@ mod tests {
         );
         assert!(
             rejected(quote!(map(
-                |x| match x {
-                    3 => 1,
+                |x| match (x, x) {
+                    (3, _) => 1,
                     _ => 0,
                 },
                 s

@@ -1,4 +1,4 @@
-// CUDA: integer patterns.
+// CUDA: an integer pattern inside a tuple pattern (one on its own is a comparison).
 use pmexpr::{Tensor, accelerate};
 
 fn main() {
@@ -8,8 +8,8 @@ fn main() {
     accelerate!(par_loop(n, |i| tensor_set(
         t,
         [i],
-        match i {
-            0 => 1,
+        match (i, i) {
+            (0, _) => 1,
             _ => 2,
         }
     )));

@@ -1,4 +1,4 @@
-// Futhark: integer patterns.
+// Futhark: an integer pattern inside a tuple pattern (one on its own is a comparison).
 use pmexpr::{Tensor, accelerate};
 
 fn main() {
@@ -6,8 +6,8 @@ fn main() {
     let t = Tensor::<i64>::zeros(&[3]);
     let n: i64 = 3;
     let _r: Vec<i64> = accelerate!(map(
-        |x| match x {
-            3 => 1,
+        |x| match (x, x) {
+            (3, _) => 1,
             _ => 0,
         },
         s
