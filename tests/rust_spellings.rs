@@ -165,3 +165,32 @@ fn number_patterns_are_comparisons_on_every_backend() {
         .collect();
     assert_eq!(t.to_vec(), want);
 }
+
+#[test]
+fn path_constants_are_captured() {
+    let xs: Vec<f64> = vec![3.0, -1.0, 7.5, 0.25];
+    // `f64::INFINITY` and friends as a Rust user writes them: captured like variables.
+    let got = on_every_target(|| -> (f64, f64) {
+        accelerate!(reduce(
+            |a: (f64, f64), b: (f64, f64)| (
+                if a.0 < b.0 { a.0 } else { b.0 },
+                if a.1 > b.1 { a.1 } else { b.1 }
+            ),
+            (f64::INFINITY, f64::NEG_INFINITY),
+            map(|x| (x, x), xs)
+        ))
+    });
+    assert_eq!(got, (-1.0, 7.5));
+    let got = on_every_target(|| -> Vec<f64> {
+        accelerate!(map(
+            |x| x * std::f64::consts::PI + (i64::MAX - i64::MAX) as f64,
+            xs
+        ))
+    });
+    assert_eq!(
+        got,
+        xs.iter()
+            .map(|x| x * std::f64::consts::PI)
+            .collect::<Vec<_>>()
+    );
+}

@@ -359,6 +359,15 @@ impl Parser<'_> {
                 self.block(&b.block)
             }
             SynExpr::Unsafe(u) => self.error(span(&u.unsafe_token), "`unsafe` has no meaning inside `accelerate!`"),
+            SynExpr::Call(c)
+                if matches!(&*c.func, SynExpr::Path(p) if p.path.segments.len() > 1 || p.qself.is_some()) =>
+            {
+                self.error_help(
+                    span(&c.func),
+                    "Rust functions cannot be called inside `accelerate!`",
+                    "call a PMExpr function (`sqrt(x)`, `x.sqrt()`, …), or compute the value outside `accelerate!` and use its name",
+                )
+            }
             SynExpr::Call(c) => {
                 let func = self.expr(&c.func);
                 let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
@@ -540,6 +549,25 @@ impl Parser<'_> {
             && let Some(id) = p.path.get_ident()
         {
             return var(&field_name(id), sp);
+        }
+        // A constant of a path (`f64::INFINITY`, `std::f64::consts::PI`, `i64::MAX`): captured
+        // like a variable, its value and type from rustc (see `code::user_place`).
+        if p.qself.is_none()
+            && p.path.segments.len() > 1
+            && p.path.segments.iter().all(|s| s.arguments.is_none())
+        {
+            let names: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let lead = if p.path.leading_colon.is_some() {
+                "::"
+            } else {
+                ""
+            };
+            return var(&format!("{lead}{}", names.join("::")), sp);
         }
         self.error_help(
             sp,
@@ -1551,6 +1579,18 @@ mod tests {
         };
         assert_eq!(call(&value), (Intrinsic::Int2Float, 1));
         assert!(binder.ann.is_some());
+    }
+
+    #[test]
+    fn path_constants_are_captured_and_path_calls_explained() {
+        let ExprKind::Var { ident, .. } = parse(quote!(std::f64::consts::PI)).kind else {
+            panic!("not a variable")
+        };
+        assert_eq!(ident.name, "std::f64::consts::PI");
+        assert_eq!(
+            errors(quote!(f64::max(x, 1.0))),
+            ["Rust functions cannot be called inside `accelerate!`"]
+        );
     }
 
     #[test]

@@ -38,7 +38,7 @@
 //! | `[e1, e2]` | `[e1, e2]`, `vec![e1, e2]`, `[e; n]`, `s[i]` (`get`) |
 //! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf eqb neqb not int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice tensor_gemm` |
 //! | operators | `+ - * / % == != < <= > >= && \|\| !`, unary `-`, resolved by type (`+` on `i64` is `addi`) |
-//! | Rust spellings | `&x` is `x` (values are immutable); `s.len()`, `s.is_empty()`, `x.sqrt()`, `x.exp()`, `x.ln()`, `x.sin()`, `x.cos()`, `x.powf(y)` are `length null sqrt exp log sin cos pow`; `k as f64` is `int2float(k)` as an `f64`; a `match` arm's number pattern (`3 =>`, `1 \| 2 =>`, `0..=9 =>`, `..0 =>`) is the comparison it means, on every backend |
+//! | Rust spellings | `&x` is `x` (values are immutable); `s.len()`, `s.is_empty()`, `x.sqrt()`, `x.exp()`, `x.ln()`, `x.sin()`, `x.cos()`, `x.powf(y)` are `length null sqrt exp log sin cos pow`; `k as f64` is `int2float(k)` as an `f64`; a `match` arm's number pattern (`3 =>`, `1 \| 2 =>`, `0..=9 =>`, `..0 =>`) is the comparison it means, on every backend; a path constant (`f64::INFINITY`, `std::f64::consts::PI`, `i64::MAX`) is captured like a variable |
 //! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper `hist(f, ne, k, is, vs)` |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
 //!

@@ -59,6 +59,17 @@ pub(super) fn field_index(t: &Type, l: &Label) -> TokenStream {
 /// A captured variable as the user wrote it: an identifier, or a place `x.f.0` (see `resolve`),
 /// its fields at the end of `at` (so that rustc reports a missing field at the field).
 pub fn user_place(name: &str, at: crate::error::SpanRange) -> proc_macro2::TokenStream {
+    // A path constant (`f64::INFINITY`, `::std::f64::consts::PI`; see `parse`).
+    if name.contains("::") {
+        let lead = name
+            .starts_with("::")
+            .then(|| quote::quote_spanned!(at.start=> ::));
+        let segments = name
+            .trim_start_matches("::")
+            .split("::")
+            .map(|s| user_ident(s, at.start));
+        return quote::quote!(#lead #(#segments)::*);
+    }
     let mut parts = name.split('.');
     let base = user_ident(parts.next().unwrap_or(name), at.start);
     let span = at.end;
