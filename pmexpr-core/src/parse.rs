@@ -889,16 +889,17 @@ impl Parser<'_> {
             );
             app(f, vec![var(&x.name, x.span), rhs], sp)
         };
+        let number = |l: &syn::Lit| matches!(l, syn::Lit::Int(_) | syn::Lit::Float(_));
         let bound = |e: &SynExpr| match e {
-            SynExpr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
+            SynExpr::Lit(l) => number(&l.lit),
             SynExpr::Unary(u) => {
                 matches!(u.op, UnOp::Neg(_))
-                    && matches!(&*u.expr, SynExpr::Lit(l) if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)))
+                    && matches!(&*u.expr, SynExpr::Lit(l) if number(&l.lit))
             }
             _ => false,
         };
         match p {
-            SynPat::Lit(l) if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)) => {
+            SynPat::Lit(l) if number(&l.lit) => {
                 let v = self.literal(&l.lit, false, sp);
                 Some(op(BinOp::Eq, v))
             }

@@ -558,7 +558,7 @@ impl Backend for CpuBackend {
         // One allocation of the exact length, each row cloned into its own part of it in
         // parallel (rayon's `collect` of a `flat_map` gathers per-task vectors and copies them
         // again).
-        let total: usize = s.iter().map(|x| x.len()).sum();
+        let total = crate::intrinsics::flat_len(s);
         let mut out: Vec<T> = Vec::with_capacity(total);
         let mut parts = Vec::with_capacity(s.len());
         let mut rest = &mut out.spare_capacity_mut()[..total];

@@ -138,7 +138,7 @@ pub fn seq_loop_acc<A>(acc: A, n: i64, f: impl FnMut(A, i64) -> A) -> A {
 
 /// `flatten s`: the concatenation of the inner sequences.
 pub fn flatten<'a, T: Clone>(s: &[Seq<'a, T>]) -> Seq<'a, T> {
-    let mut v = Vec::with_capacity(s.iter().map(|x| x.len()).sum());
+    let mut v = Vec::with_capacity(flat_len(s));
     for x in s {
         v.extend_from_slice(x);
     }
