@@ -79,6 +79,7 @@ fn main() {
             only = args.next().map(|v| match v.as_str() {
                 "cpu" => Variant::Accelerated(Target::Cpu),
                 "seq" => Variant::Accelerated(Target::Seq),
+                "futhark" => Variant::Accelerated(Target::Futhark),
                 "rayon" => Variant::Rayon,
                 _ => Variant::Sequential,
             });

@@ -3,7 +3,8 @@
 //! with the hand-written sequential loop (integers exactly, floats within a relative 1e-9).
 
 use pmexpr::Target;
-use pmexpr_suite::shapes::{SHAPES, Size, check};
+use pmexpr::futhark::calls_on_this_thread;
+use pmexpr_suite::shapes::{SHAPES, Size, Variant, check};
 
 const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
 
@@ -67,6 +68,43 @@ fn axpy_par_loop() {
 #[test]
 fn poly_par_loop_f32() {
     shape("poly_par_loop_f32");
+}
+
+/// The Futhark-class shapes call their entry points on the `futhark` target when the build made
+/// a library for the CPU, and agree with the hand-written loop there. Mandelbrot's closure leaves
+/// its element unused: the compiler's warning about it once cost the site its entry points,
+/// because another site of this package is rejected in the same build.
+#[test]
+fn futhark_class_shapes_call_the_library() {
+    if !matches!(
+        option_env!("PMEXPR_FUTHARK_LIBRARY"),
+        Some("c" | "multicore")
+    ) {
+        println!(
+            "skipped: the Futhark-class shapes on the futhark target (no Futhark library for the CPU was built)"
+        );
+        return;
+    }
+    for name in [
+        "argmin_foldl_create",
+        "mandelbrot_foldl_tuple",
+        "float_math_tuples",
+        "reduce_map",
+        "map2_addf",
+    ] {
+        let entry = SHAPES.iter().find(|e| e.name == name).expect("a shape");
+        let mut shape = (entry.make)(Size::Small);
+        let before = calls_on_this_thread();
+        shape.run(Variant::Accelerated(Target::Futhark));
+        assert_eq!(
+            calls_on_this_thread() - before,
+            1,
+            "{name} did not call its Futhark entry point"
+        );
+        if let Err(e) = check(entry, Size::Small, &[Target::Futhark]) {
+            panic!("{e}");
+        }
+    }
 }
 
 /// Every shape has a test above, and the check can fail: a wrong result is caught.

@@ -58,7 +58,8 @@ pub fn build(
     fs::create_dir_all(&lib_dir)
         .map_err(|e| format!("cannot create {}: {e}", lib_dir.display()))?;
     let source = &program.program.source;
-    // A different compiler (or the same one updated in place) compiles again.
+    // A different compiler (or the same one updated in place), or another version of this
+    // helper, compiles again.
     let compiler_time = fs::metadata(compiler)
         .and_then(|m| m.modified())
         .ok()
@@ -68,9 +69,11 @@ pub fn build(
         "{:016x}",
         fnv1a(
             format!(
-                "{source}\n{}\n{}\n{compiler_time}",
+                "{source}\n{}\n{}\n{compiler_time}\n{}",
                 flavour.command(),
-                compiler.display()
+                compiler.display(),
+                // Another version of this helper may leave out other entries.
+                env!("CARGO_PKG_VERSION")
             )
             .as_bytes()
         )
@@ -217,9 +220,7 @@ fn compile_program(
             return Err(failure(flavour, &file, &errors));
         }
         let removed = remove_with_dependents(&mut blocks, &at);
-        // The error, not the warnings the compiler prints before it.
-        let why: String = (errors.lines())
-            .skip_while(|l| !l.starts_with("Error"))
+        let why: String = (error_text(&errors).lines())
             .take(12)
             .collect::<Vec<_>>()
             .join("\n");
@@ -267,8 +268,11 @@ fn program_blocks(source: &str) -> Vec<Block> {
         .collect()
 }
 
-/// The lines (1-based) of `file` that the compiler's messages point at (`file:line:column`).
+/// The lines (1-based) of `file` that the compiler's errors point at (`file:line:column`). The
+/// warnings printed before the first error are left out: an unused variable in a good site must
+/// not cost that site its entry points.
 fn error_lines(errors: &str, file: &str) -> Vec<usize> {
+    let errors = error_text(errors);
     let mut out = Vec::new();
     for (k, _) in errors.match_indices(file) {
         let rest = &errors[k + file.len()..];
@@ -281,6 +285,19 @@ fn error_lines(errors: &str, file: &str) -> Vec<usize> {
         }
     }
     out
+}
+
+/// The compiler's messages from the first error on (not the warnings it prints before); all of
+/// them when no line starts with `Error`.
+fn error_text(errors: &str) -> &str {
+    let mut at = 0;
+    for line in errors.split_inclusive('\n') {
+        if line.starts_with("Error") {
+            return &errors[at..];
+        }
+        at += line.len();
+    }
+    errors
 }
 
 /// The block that holds line `line` of the program (its blocks joined by blank lines).
@@ -466,8 +483,8 @@ mod tests {
                 Some("f_10")
             ]
         );
-        // Line 5 is the body of `f_1`.
-        let errors = "Error at /tmp/x/program.fut:5:3-7:\nCannot unify.";
+        // Line 5 is the body of `f_1`; the warning before the error (at `site_b`) is not an error.
+        let errors = "Warning at /tmp/x/program.fut:16:3-5:\n  Unused variable.\n\nError at /tmp/x/program.fut:5:3-7:\nCannot unify.";
         let lines = error_lines(errors, "program.fut");
         assert_eq!(lines, [5]);
         let at: Vec<usize> = lines.iter().filter_map(|l| block_at(&blocks, *l)).collect();
