@@ -243,3 +243,119 @@ fn a_map2_over_maps_is_the_map2_over_the_built_sequences() {
         );
     }
 }
+
+/// A step function that returns the accumulator unchanged once a test of it holds (a bounded
+/// `while`) lets the loop stop there: the results are those of the whole fold, and an element
+/// that could fail is still computed.
+#[test]
+fn a_fold_whose_accumulator_settles_gives_the_whole_folds_result() {
+    // Mandelbrot's escape count: the state is a tuple rebuilt from its fields.
+    let ps: Vec<(f64, f64)> = (0..40)
+        .map(|i| (i as f64 * 0.075 - 2.0, (i % 7) as f64 * 0.2 - 0.6))
+        .collect();
+    let maxit = 30_i64;
+    let run = || {
+        accelerate!(map(
+            |p| foldl(
+                |st, _i| {
+                    let (zr, zi, n) = st;
+                    if zr * zr + zi * zi > 4.0 {
+                        (zr, zi, n)
+                    } else {
+                        (zr * zr - zi * zi + p.0, 2.0 * zr * zi + p.1, n + 1)
+                    }
+                },
+                (0.0, 0.0, 0),
+                create(maxit, |i| i)
+            )
+            .2,
+            ps
+        ))
+    };
+    let expected: Vec<i64> = ps
+        .iter()
+        .map(|&(cr, ci)| {
+            let (mut zr, mut zi, mut n) = (0.0_f64, 0.0_f64, 0_i64);
+            for _ in 0..maxit {
+                if zr * zr + zi * zi <= 4.0 {
+                    (zr, zi, n) = (zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, n + 1);
+                }
+            }
+            n
+        })
+        .collect();
+    assert!(expected.iter().any(|&n| n < maxit) && expected.contains(&maxit));
+    for t in TARGETS {
+        assert_eq!(with_target(t, run), expected, "{t:?}");
+    }
+    // The accumulator in the `else` branch, over a sequence that exists.
+    let xs: Vec<i64> = (1..=30).collect();
+    let caps = vec![0_i64, 10, 100, 1000];
+    let capped = || {
+        accelerate!(map(
+            |c| foldl(|a, x| if a < c { a + x } else { a }, 0, xs),
+            caps
+        ))
+    };
+    let want: Vec<i64> = (caps.iter())
+        .map(|&c| xs.iter().fold(0, |a, &x| if a < c { a + x } else { a }))
+        .collect();
+    // `seq_loop_acc` with a test on a float.
+    let n = 40_i64;
+    let starts = vec![0.5, 1.0, 9.0];
+    let grown = || {
+        accelerate!(
+            backend = cpu,
+            map(
+                |s| seq_loop_acc(s, n, |a, _i| if a > 8.0 { a } else { a * 1.5 }),
+                starts
+            )
+        )
+    };
+    let g: Vec<f64> = (starts.iter())
+        .map(|&s| (0..n).fold(s, |a: f64, _| if a > 8.0 { a } else { a * 1.5 }))
+        .collect();
+    for t in TARGETS {
+        assert_eq!(with_target(t, capped), want, "{t:?}");
+        assert_eq!(with_target(t, grown), g, "{t:?}");
+    }
+}
+
+#[test]
+fn a_fold_that_settles_still_fails_where_an_element_or_its_test_fails() {
+    // Settled after four steps; element 7 divides by zero, and that failure is kept.
+    let run = || {
+        accelerate!(
+            backend = cpu,
+            foldl(
+                |a, _x| if a > 3 { a } else { a + 1 },
+                0,
+                create(10, |i| 10 / (i - 7))
+            )
+        )
+    };
+    // The test reads past the end of `s` before the accumulator settles.
+    let s = vec![0_i64, 0];
+    let test_fails = || {
+        accelerate!(
+            backend = cpu,
+            foldl(
+                |a, _x| if s[a] > 0 { a } else { a + 1 },
+                0,
+                create(10, |i| i)
+            )
+        )
+    };
+    for t in TARGETS {
+        let msg = failure(t, run);
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:") && msg.contains("zero"),
+            "{t:?}: {msg}"
+        );
+        let msg = failure(t, test_fails);
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:") && msg.contains("index 2"),
+            "{t:?}: {msg}"
+        );
+    }
+}

@@ -124,6 +124,24 @@ pub fn foldl<A, T>(s: &[T], acc: A, f: impl FnMut(A, &T) -> A) -> A {
     s.iter().fold(acc, f)
 }
 
+/// `foldl f acc s` that stops once `settled(acc)` holds. The code generator calls it only for a
+/// step function that returns a settled accumulator unchanged, so the result is `foldl`'s.
+#[inline]
+pub fn foldl_until<A, T>(
+    s: &[T],
+    mut acc: A,
+    settled: impl Fn(&A) -> bool,
+    mut f: impl FnMut(A, &T) -> A,
+) -> A {
+    for x in s {
+        if settled(&acc) {
+            break;
+        }
+        acc = f(acc, x);
+    }
+    acc
+}
+
 /// `seq_loop n f`: `f 0; …; f (n-1)` in order.
 #[inline]
 pub fn seq_loop(n: i64, f: impl FnMut(i64)) {
@@ -134,6 +152,25 @@ pub fn seq_loop(n: i64, f: impl FnMut(i64)) {
 #[inline]
 pub fn seq_loop_acc<A>(acc: A, n: i64, f: impl FnMut(A, i64) -> A) -> A {
     (0..n.max(0)).fold(acc, f)
+}
+
+/// `seq_loop_acc acc n f` that stops once `settled(acc)` holds. The code generator calls it only
+/// for a step function that returns a settled accumulator unchanged (a bounded `while`), so the
+/// result is `seq_loop_acc`'s.
+#[inline]
+pub fn seq_loop_acc_until<A>(
+    mut acc: A,
+    n: i64,
+    settled: impl Fn(&A) -> bool,
+    mut f: impl FnMut(A, i64) -> A,
+) -> A {
+    for j in 0..n.max(0) {
+        if settled(&acc) {
+            break;
+        }
+        acc = f(acc, j);
+    }
+    acc
 }
 
 /// `flatten s`: the concatenation of the inner sequences.

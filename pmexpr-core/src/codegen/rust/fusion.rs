@@ -22,6 +22,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Gen;
+use super::settled::{infallible, settled_test};
 use crate::ast::{Expr, ExprKind};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::Type;
@@ -38,7 +39,16 @@ impl Gen<'_> {
         let (pre_f, fa) = self.adaptor(f, &[(acc0.ty.clone(), false, true), (elem, true, false)]);
         let a0 = self.value(acc0);
         let (n, checked_n, pre_g, ga) = self.create_parts(n_expr, g);
-        let rt = &self.rt;
+        let rt = self.rt.clone();
+        let step = quote!(move |__pm_a, __pm_j| #fv(__pm_a, &#gv(__pm_j)));
+        // Stopping early skips elements: only where computing them cannot fail.
+        let run = match settled_test(f).filter(|_| infallible(g)) {
+            Some(test) => {
+                let (pre_t, ta) = self.adaptor(&test, &[(acc0.ty.clone(), true, false)]);
+                quote!({ #pre_t #rt::rt::seq_loop_acc_until(#acc, #n, #ta, #step) })
+            }
+            None => quote!(#rt::rt::seq_loop_acc(#acc, #n, #step)),
+        };
         Some(quote!({
             #pre_f
             let #acc = #a0;
@@ -46,7 +56,7 @@ impl Gen<'_> {
             #pre_g
             let #fv = #fa;
             let #gv = #ga;
-            #rt::rt::seq_loop_acc(#acc, #n, move |__pm_a, __pm_j| #fv(__pm_a, &#gv(__pm_j)))
+            #run
         }))
     }
 

@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Gen;
+use super::settled::settled_test;
 use crate::ast::{Expr, ExprKind};
 use crate::intrinsics::Intrinsic;
 use crate::types::Type;
@@ -177,8 +178,22 @@ impl Gen<'_> {
                     t => t.clone(),
                 };
                 let acc_ty = args[1].ty.clone();
-                let (pre, f) = self.adaptor(args[0], &[(acc_ty, false, true), (elem, true, false)]);
-                quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
+                let (pre, f) = self.adaptor(
+                    args[0],
+                    &[(acc_ty.clone(), false, true), (elem, true, false)],
+                );
+                match settled_test(args[0]) {
+                    Some(test) => {
+                        let (pre_t, t) = self.adaptor(&test, &[(acc_ty, true, false)]);
+                        quote!({
+                            #pre let #acc = #acc0; #pre_t
+                            #rt::rt::foldl_until((#s).as_slice(), #acc, #t, #f)
+                        })
+                    }
+                    None => {
+                        quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
+                    }
+                }
             }
             TensorGet | TensorSet | TensorSlice => {
                 if i != TensorSlice

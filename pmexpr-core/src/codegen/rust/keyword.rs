@@ -4,6 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::settled::settled_test;
 use super::types::result_type;
 use super::windows::Run;
 use super::{Arg, Binding, Gen};
@@ -214,7 +215,13 @@ impl Gen<'_> {
                         &args[2],
                         &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
                     );
-                    quote!({ #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) })
+                    match settled_test(&args[2]) {
+                        Some(test) => {
+                            let (pre_t, t) = g.adaptor(&test, &[(args[0].ty.clone(), true, false)]);
+                            quote!({ #pre #pre_t #rt::rt::seq_loop_acc_until(#accv, #nv, #t, #f) })
+                        }
+                        None => quote!({ #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) }),
+                    }
                 });
                 quote!({ let #accv = #acc; let #nv = #n; #run })
             }

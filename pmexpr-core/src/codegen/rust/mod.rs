@@ -56,6 +56,7 @@ mod inline;
 mod intrinsic;
 mod keyword;
 mod rows;
+mod settled;
 mod site;
 #[cfg(test)]
 mod tests;

@@ -121,6 +121,68 @@ fn foldl_over_create_is_a_counted_loop() {
 }
 
 #[test]
+fn a_fold_whose_accumulator_settles_stops_early() {
+    // Mandelbrot's escape test: the accumulator, rebuilt from its fields, is returned unchanged.
+    let code = generated(quote!(map(
+        |p| foldl(
+            |st, _i| {
+                let (z, n) = st;
+                if z > 4.0 { (z, n) } else { (z * z + p, n + 1) }
+            },
+            (0.0, 0),
+            create(m, |i| i * 2)
+        ),
+        ps
+    )));
+    assert!(code.contains("rt :: seq_loop_acc_until"), "{code}");
+    // The accumulator in the `else` branch; over a sequence; in `seq_loop_acc`.
+    let code = generated(quote!(foldl(|a, x| if a < 100 { a + x } else { a }, 0, s)));
+    assert!(code.contains("rt :: foldl_until"), "{code}");
+    let code = generated(quote!(seq_loop_acc(1.0, n, |a, _i| if a > 8.0 {
+        a
+    } else {
+        a * 1.5
+    })));
+    assert!(code.contains("rt :: seq_loop_acc_until"), "{code}");
+    let plain = [
+        // The test reads the element.
+        quote!(foldl(|a, x| if a > x { a } else { a + 1 }, 0, s)),
+        // A `let` before it reads the element.
+        quote!(foldl(
+            |a, x| {
+                let y = x + 1;
+                if a > 3 { a } else { a + y }
+            },
+            0,
+            s
+        )),
+        // Neither branch is the accumulator.
+        quote!(foldl(|a, x| if a > 3 { a + 0 } else { a + x }, 0, s)),
+        // The fields in another order.
+        quote!(foldl(
+            |st, x| {
+                let (a, b) = st;
+                if a > 3 { (b, a) } else { (a + x, b) }
+            },
+            (0, 0),
+            s
+        )),
+    ];
+    for tokens in plain {
+        let code = generated(tokens);
+        assert!(!code.contains("_until"), "{code}");
+    }
+    // Skipped elements could fail (division by zero): every element is computed.
+    let code = generated(quote!(foldl(
+        |a, _x| if a > 3 { a } else { a + 1 },
+        0,
+        create(n, |i| 10 / (i - 7))
+    )));
+    assert!(code.contains("rt :: seq_loop_acc ("), "{code}");
+    assert!(!code.contains("_until"), "{code}");
+}
+
+#[test]
 fn map_over_create_tabulates() {
     let code = generated(quote!(map(|x| x + 1, create(n, |i| i * 2))));
     assert!(code.contains("B :: tabulate"), "{code}");
