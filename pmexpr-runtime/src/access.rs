@@ -16,14 +16,17 @@
 //!
 //! Why this cannot deadlock: an exclusive hold is taken only by the thread that runs a call's top
 //! level, only when that thread is not a rayon worker (so nothing else of the call runs at the same
-//! time: every parallel construct blocks it until done), and the loop runs on a pool of its own
-//! whose workers run nothing but such loops, which touch nothing but their slices. So the holder
-//! never waits for anyone who could be waiting for it.
+//! time: every parallel construct blocks it until done), and the loop runs on that thread and on
+//! a pool of its own whose workers run nothing but such loops (see `caller_runs`), which touch
+//! nothing but their slices. So the holder never waits for anyone who could be waiting for it.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+use crate::caller_runs::Pool;
+pub use crate::caller_runs::Split;
 
 /// The state of one storage: the number of shared holders, or [`EXCLUSIVE`].
 #[doc(hidden)]
@@ -302,40 +305,6 @@ pub fn plain_loops() -> usize {
     PLAIN_LOOPS.with(Cell::get)
 }
 
-/// Slices that a plain loop splits among its tasks, all at the same positions: `&mut [T]`,
-/// `&[T]`, and pairs of them nested as `(a, (b, (c, ())))`.
-#[doc(hidden)]
-pub trait Split: Sized + Send {
-    /// The parts before and after position `mid`.
-    fn split_at(self, mid: usize) -> (Self, Self);
-}
-
-impl Split for () {
-    fn split_at(self, _: usize) -> ((), ()) {
-        ((), ())
-    }
-}
-
-impl<T: Send> Split for &mut [T] {
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        self.split_at_mut(mid.min(self.len()))
-    }
-}
-
-impl<T: Sync> Split for &[T] {
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        <[T]>::split_at(self, mid.min(self.len()))
-    }
-}
-
-impl<A: Split, B: Split> Split for (A, B) {
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (a0, a1) = self.0.split_at(mid);
-        let (b0, b1) = self.1.split_at(mid);
-        ((a0, b0), (a1, b1))
-    }
-}
-
 /// The pool plain loops run on: its workers run nothing else, so none of them can be waiting for
 /// a lock that a plain loop holds (see the module docs). `None` when it cannot be built.
 fn pool() -> Option<&'static rayon::ThreadPool> {
@@ -363,7 +332,8 @@ pub(crate) const SEQUENTIAL_BELOW: usize = 1 << 12;
 pub(crate) const CHEAP_ROWS_SEQUENTIAL_BELOW: usize = 1 << 14;
 
 /// Runs `body(lo, len, parts)` over chunks `lo..lo + len` that cover `0..n` (`n <= 0`: none),
-/// `parts` being the slices split at the chunk's positions, on the plain loops' pool.
+/// `parts` being the slices split at the chunk's positions, on the calling thread helped by the
+/// plain loops' pool (`caller_runs`).
 #[doc(hidden)]
 pub fn plain_loop<S: Split, F: Fn(i64, usize, S) + Sync>(n: i64, slices: S, body: F) {
     PLAIN_LOOPS.with(|c| c.set(c.get() + 1));
@@ -373,6 +343,9 @@ pub fn plain_loop<S: Split, F: Fn(i64, usize, S) + Sync>(n: i64, slices: S, body
         return body(0, n, slices);
     };
     let grain = (n / (pool.current_num_threads() * 8)).max(1);
+    if crate::caller_runs::here() {
+        return crate::caller_runs::run(Pool::Own(pool), n, grain, slices, &body);
+    }
     pool.install(|| chunks(0, n, grain, slices, &body));
 }
 

@@ -222,6 +222,26 @@ where
     }
 }
 
+/// A reduction of `n` elements from a thread outside the pool: `part(lo, hi, ne)` folds each
+/// chunk `lo..hi` in a plain loop (the element function inlined), the chunks in parallel, the
+/// calling thread running chunks too (`caller_runs`); then the chunks' results are combined in
+/// order, so an associative `f` with neutral element `ne` gives the sequential result.
+fn reduced<U, P, F>(n: usize, ne: U, part: P, f: &F) -> U
+where
+    U: Clone + Send + Sync,
+    P: Fn(usize, usize, U) -> U + Sync + Send,
+    F: Fn(U, U) -> U,
+{
+    let grain = fill::grain(n);
+    let partials = level(n.div_ceil(grain), |c, slots| {
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let lo = (c + k) * grain;
+            slot.write(part(lo, (lo + grain).min(n), ne.clone()));
+        }
+    });
+    partials.into_iter().fold(ne, f)
+}
+
 #[cold]
 fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
     site.fail(format_args!(
@@ -484,6 +504,14 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::reduce(s, ne, f);
         }
+        if crate::caller_runs::here() {
+            return reduced(
+                s.len(),
+                ne,
+                |lo, hi, a| s[lo..hi].iter().cloned().fold(a, &f),
+                &f,
+            );
+        }
         s.par_iter().cloned().reduce(|| ne.clone(), f)
     }
 
@@ -496,6 +524,14 @@ impl Backend for CpuBackend {
     {
         if nesting::saturated() {
             return SeqBackend::map_reduce(s, ne, g, f);
+        }
+        if crate::caller_runs::here() {
+            return reduced(
+                s.len(),
+                ne,
+                |lo, hi, a| s[lo..hi].iter().map(&g).fold(a, &f),
+                &f,
+            );
         }
         if nesting::saturates(s.len()) {
             return s
@@ -516,6 +552,10 @@ impl Backend for CpuBackend {
             return SeqBackend::tabulate_reduce(n, ne, g, f);
         }
         let n = n.max(0);
+        if crate::caller_runs::here() {
+            let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
+            return reduced(n as usize, ne, part, &f);
+        }
         if nesting::saturates(n as usize) {
             return (0..n)
                 .into_par_iter()
@@ -538,6 +578,14 @@ impl Backend for CpuBackend {
         }
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
+        }
+        if crate::caller_runs::here() {
+            let part = |lo: usize, hi: usize, acc| {
+                (a[lo..hi].iter().zip(&b[lo..hi]))
+                    .map(|(x, y)| g(x, y))
+                    .fold(acc, &f)
+            };
+            return reduced(a.len(), ne, part, &f);
         }
         let pairs = a.par_iter().zip(b.par_iter());
         if nesting::saturates(a.len()) {
@@ -713,6 +761,13 @@ fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
     let threads = rayon::current_num_threads() as i64;
     let chunk = (n / (threads * 8)).max(1);
     let chunks = (n + chunk - 1) / chunk;
+    if crate::caller_runs::here() {
+        let pool = crate::caller_runs::Pool::Global;
+        return crate::caller_runs::run(pool, n as usize, chunk as usize, (), &|lo, len, ()| {
+            let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
+            run(lo, lo + len as i64)
+        });
+    }
     (0..chunks as usize).into_par_iter().for_each(|c| {
         let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
         let lo = c as i64 * chunk;

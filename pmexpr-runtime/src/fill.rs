@@ -3,11 +3,14 @@
 //! function, as it does for the sequential backend's loop. Through rayon's `map(…).collect()`
 //! the element function stayed a call per element behind rayon's own closures (`perf`: the
 //! shapes' argmin spent 86% of its samples in one `<&F as Fn>::call`, 11.7 ms where the
-//! sequential backend took 8.7 ms).
+//! sequential backend took 8.7 ms). Called from outside the pool, the calling thread runs chunks
+//! too (`caller_runs`).
 
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
+
+use crate::caller_runs::{self, Pool};
 
 /// The elements of a chunk: about eight chunks per thread, so that work-stealing can even out
 /// chunks of different costs.
@@ -25,10 +28,17 @@ where
     F: Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
 {
     let mut out = Vec::with_capacity(n);
-    out.spare_capacity_mut()[..n]
-        .par_chunks_mut(grain)
-        .enumerate()
-        .for_each_init(task, |_, (c, slots)| fill(c * grain, slots));
+    let slots = &mut out.spare_capacity_mut()[..n];
+    if caller_runs::here() {
+        caller_runs::run(Pool::Global, n, grain, slots, &|lo, _, slots| {
+            let _task = task();
+            fill(lo as usize, slots)
+        });
+    } else {
+        (slots.par_chunks_mut(grain))
+            .enumerate()
+            .for_each_init(task, |_, (c, slots)| fill(c * grain, slots));
+    }
     // SAFETY: every chunk's `fill` wrote each of its slots (the callers in this crate zip the
     // slots with inputs or indices of the same length), and the chunks cover `0..n`. If a
     // `fill` panicked, this line is not reached: the results written so far are leaked, never

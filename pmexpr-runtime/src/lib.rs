@@ -42,6 +42,7 @@ macro_rules! for_tuples {
 
 pub mod access;
 pub mod backend;
+mod caller_runs;
 pub mod checks;
 pub mod cuda;
 mod fill;
