@@ -12,6 +12,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
+use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
 use crate::numeric::Scalar;
 use crate::row::{self, RowOut};
@@ -504,7 +505,7 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::reduce(s, ne, f);
         }
-        if crate::caller_runs::here() {
+        if caller_runs::here() {
             return reduced(
                 s.len(),
                 ne,
@@ -525,7 +526,7 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::map_reduce(s, ne, g, f);
         }
-        if crate::caller_runs::here() {
+        if caller_runs::here() {
             return reduced(
                 s.len(),
                 ne,
@@ -552,7 +553,7 @@ impl Backend for CpuBackend {
             return SeqBackend::tabulate_reduce(n, ne, g, f);
         }
         let n = n.max(0);
-        if crate::caller_runs::here() {
+        if caller_runs::here() {
             let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
             return reduced(n as usize, ne, part, &f);
         }
@@ -579,7 +580,7 @@ impl Backend for CpuBackend {
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
-        if crate::caller_runs::here() {
+        if caller_runs::here() {
             let part = |lo: usize, hi: usize, acc| {
                 (a[lo..hi].iter().zip(&b[lo..hi]))
                     .map(|(x, y)| g(x, y))
@@ -665,37 +666,38 @@ impl Backend for CpuBackend {
             return Seq::from_vec(bins);
         }
         let per = n.div_ceil(chunks);
-        let mut partial: Vec<Vec<T>> = (0..chunks)
-            .into_par_iter()
-            .map(|c| {
-                // One task per worker: what it runs inside is sequential.
-                let _nested = nesting::Guard::new();
-                let mut bins = vec![ne.clone(); k];
-                hist_into(
-                    &mut bins,
-                    c * per,
-                    ((c + 1) * per).min(n),
-                    &index,
-                    &value,
-                    &f,
-                );
-                bins
-            })
-            .collect();
+        // One task per worker: what it runs inside is sequential.
+        let mut partial: Vec<Vec<T>> =
+            fill::par_fill(chunks, 1, nesting::Guard::new, |c, slots| {
+                for (d, slot) in slots.iter_mut().enumerate() {
+                    let c = c + d;
+                    let mut bins = vec![ne.clone(); k];
+                    // With more workers than values per worker, the last chunks may be empty.
+                    let (lo, hi) = ((c * per).min(n), ((c + 1) * per).min(n));
+                    hist_into(&mut bins, lo, hi, &index, &value, &f);
+                    slot.write(bins);
+                }
+            });
         let rest = partial.split_off(1);
         let mut bins = partial.pop().expect("at least two chunks");
         let grain = (k / (threads * 4)).max(1024);
-        bins.par_chunks_mut(grain).enumerate().for_each(|(c, out)| {
-            let lo = c * grain;
-            // One partial histogram at a time over the whole chunk: each bin still combines
-            // the partials in chunk order, and the loop over the bins is one that vectorizes.
+        // One partial histogram at a time over the whole chunk: each bin still combines the
+        // partials in chunk order, and the loop over the bins is one that vectorizes.
+        let merge = |lo: usize, out: &mut [T]| {
             for p in &rest {
                 let len = out.len();
                 for (x, y) in out.iter_mut().zip(&p[lo..lo + len]) {
                     *x = f(x.clone(), y.clone());
                 }
             }
-        });
+        };
+        if caller_runs::here() {
+            caller_runs::run(Pool::Global, k, grain, &mut bins[..], &|lo, _, out| {
+                merge(lo as usize, out)
+            });
+        } else {
+            (bins.par_chunks_mut(grain).enumerate()).for_each(|(c, out)| merge(c * grain, out));
+        }
         Seq::from_vec(bins)
     }
 
@@ -729,6 +731,23 @@ impl Backend for CpuBackend {
             return SeqBackend::map_rows(s, w, cheap, f);
         }
         let buf = row::buffer(s.len() * w, |slots| {
+            if caller_runs::here() {
+                let (n, saturates) = (s.len(), nesting::saturates(s.len()));
+                let rows = Rows(slots, w);
+                return caller_runs::run(
+                    Pool::Global,
+                    n,
+                    fill::grain(n),
+                    rows,
+                    &|lo, len, rows| {
+                        let _nested = saturates.then(nesting::Guard::new);
+                        let lo = lo as usize;
+                        for (slots, x) in rows.0.chunks_mut(w).zip(&s[lo..lo + len]) {
+                            RowOut::run(slots, |row| f(x, row))
+                        }
+                    },
+                );
+            }
             let rows = slots.par_chunks_mut(w).zip(s.par_iter());
             if nesting::saturates(s.len()) {
                 rows.for_each_init(nesting::Guard::new, |_, (slots, x)| {
@@ -761,9 +780,9 @@ fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
     let threads = rayon::current_num_threads() as i64;
     let chunk = (n / (threads * 8)).max(1);
     let chunks = (n + chunk - 1) / chunk;
-    if crate::caller_runs::here() {
-        let pool = crate::caller_runs::Pool::Global;
-        return crate::caller_runs::run(pool, n as usize, chunk as usize, (), &|lo, len, ()| {
+    if caller_runs::here() {
+        let pool = Pool::Global;
+        return caller_runs::run(pool, n as usize, chunk as usize, (), &|lo, len, ()| {
             let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
             run(lo, lo + len as i64)
         });

@@ -194,6 +194,16 @@ impl<T: Sync> Split for &[T] {
     }
 }
 
+/// A buffer of rows of `w` slots, split between rows: position `mid` is row `mid`.
+pub(crate) struct Rows<'a, T>(pub(crate) &'a mut [T], pub(crate) usize);
+
+impl<T: Send> Split for Rows<'_, T> {
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (a, b) = self.0.split_at(mid.saturating_mul(self.1));
+        (Rows(a, self.1), Rows(b, self.1))
+    }
+}
+
 impl<A: Split, B: Split> Split for (A, B) {
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (a0, a1) = self.0.split_at(mid);
