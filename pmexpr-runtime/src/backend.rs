@@ -616,11 +616,23 @@ impl Backend for CpuBackend {
             parts.push((x, part));
             rest = tail;
         }
-        parts.into_par_iter().for_each(|(x, part)| {
+        let copy = |(x, part): &mut (&Seq<'a, T>, &mut [MaybeUninit<T>])| {
             for (slot, v) in part.iter_mut().zip(x.iter()) {
                 slot.write(v.clone());
             }
-        });
+        };
+        if caller_runs::here() {
+            let rows = parts.len();
+            caller_runs::run(
+                Pool::Global,
+                rows,
+                fill::grain(rows),
+                &mut parts[..],
+                &|_, _, ps| ps.iter_mut().for_each(copy),
+            );
+        } else {
+            parts.par_iter_mut().for_each(copy);
+        }
         // SAFETY: the parts cover the first `total` slots of the capacity exactly once, and each
         // was written above (a panic in `clone` leaves `out` empty, leaking what was written).
         unsafe { out.set_len(total) };
