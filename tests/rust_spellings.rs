@@ -1,6 +1,7 @@
 //! Rust spellings that mean what a PMExpr function means are accepted inside `accelerate!`:
 //! `&x` (values are immutable, so a borrow is the value), `s.len()`, `s.is_empty()`, the float
-//! methods `sqrt exp ln sin cos powf`, and `as f64` of an integer. Each agrees with the same
+//! methods `sqrt exp ln sin cos powf`, `abs min max` on numbers, and `as f64` of an integer. Each
+//! agrees with the same
 //! Rust outside the macro, on every target.
 
 mod common;
@@ -193,4 +194,73 @@ fn path_constants_are_captured() {
             .map(|x| x * std::f64::consts::PI)
             .collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn abs_min_and_max_are_rusts() {
+    let xs: Vec<f64> = vec![-2.5, 4.0, 0.0, 1.5, f64::NAN, -7.0, f64::INFINITY, -1.0];
+    let ys: Vec<f64> = vec![1.0, f64::NAN, -3.0, 1.5, 2.0, -7.5, 0.5, f64::NEG_INFINITY];
+    // A NaN on one side gives the other side, as Rust's `f64::min` and `f64::max`.
+    let mins = on_every_target(|| -> Vec<f64> { accelerate!(map2(|x, y| x.min(y), xs, ys)) });
+    let maxs = on_every_target(|| -> Vec<f64> { accelerate!(map2(|x, y| x.max(y), xs, ys)) });
+    let pairs = || xs.iter().zip(&ys);
+    assert_eq!(mins, pairs().map(|(x, y)| x.min(*y)).collect::<Vec<_>>());
+    assert_eq!(maxs, pairs().map(|(x, y)| x.max(*y)).collect::<Vec<_>>());
+    // `abs` clears the sign of a zero too: `1 / |x|` shows it.
+    let zs: Vec<f64> = vec![-2.5, -0.0, 0.0, 4.0, f64::NEG_INFINITY];
+    let got = on_every_target(|| -> Vec<f64> { accelerate!(map(|x| 1.0 / x.abs(), zs)) });
+    assert_eq!(got, zs.iter().map(|x| 1.0 / x.abs()).collect::<Vec<_>>());
+    // Integers: `abs` wraps at MIN, as `wrapping_abs`; `i32` and `f32` keep their types.
+    let ks: Vec<i64> = vec![i64::MIN, -5, 0, 7, i64::MAX];
+    let got = on_every_target(|| -> Vec<i64> { accelerate!(map(|k| k.abs() + k.min(0), ks)) });
+    let want: Vec<i64> = ks
+        .iter()
+        .map(|k| k.wrapping_abs().wrapping_add(*k.min(&0)))
+        .collect();
+    assert_eq!(got, want);
+    let small: Vec<i32> = vec![i32::MIN, -3, 9];
+    let got = on_every_target(|| -> Vec<i32> { accelerate!(map(|k| k.abs().max(4), small)) });
+    assert_eq!(
+        got,
+        small
+            .iter()
+            .map(|k| k.wrapping_abs().max(4))
+            .collect::<Vec<_>>()
+    );
+    let fs: Vec<f32> = vec![-1.5, 0.25, -8.0];
+    let got = on_every_target(|| -> Vec<f32> { accelerate!(map(|x| x.abs().min(2.0), fs)) });
+    assert_eq!(got, fs.iter().map(|x| x.abs().min(2.0)).collect::<Vec<_>>());
+    // In a `par_loop` over tensors (the CUDA class), on `f64` and `i64`.
+    let a = Tensor::<f64>::from_vec(vec![-3.0, 0.5, -0.25, 9.0], &[4]);
+    let b = Tensor::<i64>::from_vec(vec![-4, 2, i64::MIN, 0], &[4]);
+    let out = Tensor::<f64>::from_vec(vec![0.0; 4], &[4]);
+    let ints = Tensor::<i64>::from_vec(vec![0; 4], &[4]);
+    on_every_target(|| {
+        accelerate!(par_loop(4, |i| {
+            tensor_set(out, [i], tensor_get(a, [i]).abs().max(0.5).min(5.0));
+            tensor_set(ints, [i], tensor_get(b, [i]).abs().max(1))
+        }));
+    });
+    assert_eq!(out.to_vec(), vec![3.0, 0.5, 0.5, 5.0]);
+    assert_eq!(ints.to_vec(), vec![4, 2, i64::MIN.wrapping_abs().max(1), 1]);
+}
+
+/// `x != x` is how Rust code tests for a NaN; Futhark's simplifier folds it (and `x == x`,
+/// `x <= x`, `x >= x`) as if no NaN existed, so the Futhark target makes the NaN test itself.
+#[test]
+fn a_nan_compares_as_ieee_says_on_every_target() {
+    let xs: Vec<f64> = vec![1.5, f64::NAN, -0.0, f64::INFINITY];
+    let got = on_every_target(|| -> Vec<i64> {
+        accelerate!(map(
+            |x| {
+                let y = x;
+                (if x != x { 1 } else { 0 })
+                    + (if x == y { 2 } else { 0 })
+                    + (if x <= y { 4 } else { 0 })
+                    + (if x >= y { 8 } else { 0 })
+            },
+            xs
+        ))
+    });
+    assert_eq!(got, vec![14, 1, 14, 14]);
 }

@@ -24,7 +24,7 @@ macro_rules! intrinsics {
 
 intrinsics! {
     AddI "addi", SubI "subi", MulI "muli", DivI "divi", ModI "modi", NegI "negi",
-    AddF "addf", SubF "subf", MulF "mulf", DivF "divf", NegF "negf",
+    AddF "addf", SubF "subf", MulF "mulf", DivF "divf", NegF "negf", AbsI "absi", AbsF "absf",
     EqI "eqi", NeqI "neqi", LtI "lti", GtI "gti", LeqI "leqi", GeqI "geqi",
     EqF "eqf", NeqF "neqf", LtF "ltf", GtF "gtf", LeqF "leqf", GeqF "geqf",
     EqB "eqb", NeqB "neqb", Not "not",
@@ -35,7 +35,7 @@ intrinsics! {
     TensorGet "tensor_get", TensorSet "tensor_set", TensorLinearGet "tensor_linear_get",
     TensorLinearSet "tensor_linear_set", TensorRank "tensor_rank", TensorShape "tensor_shape",
     TensorSub "tensor_sub", TensorSlice "tensor_slice", TensorGemm "tensor_gemm",
-    NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumRem "__num_rem", NumNeg "__num_neg",
+    NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumRem "__num_rem", NumNeg "__num_neg", NumAbs "__num_abs",
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
 }
 
@@ -68,9 +68,9 @@ impl Intrinsic {
         use Type::{Bool, Float, Int};
         match self {
             AddI | SubI | MulI | DivI | ModI => (vec![Int, Int], Int),
-            NegI => (vec![Int], Int),
+            NegI | AbsI => (vec![Int], Int),
             AddF | SubF | MulF | DivF | Pow => (vec![Float, Float], Float),
-            NegF | Sqrt | Exp | Log | Sin | Cos => (vec![Float], Float),
+            NegF | AbsF | Sqrt | Exp | Log | Sin | Cos => (vec![Float], Float),
             EqI | NeqI | LtI | GtI | LeqI | GeqI => (vec![Int, Int], Bool),
             EqF | NeqF | LtF | GtF | LeqF | GeqF => (vec![Float, Float], Bool),
             EqB | NeqB => (vec![Bool, Bool], Bool),
@@ -161,7 +161,7 @@ impl Intrinsic {
                 let a = fresh();
                 (vec![a.clone(), a.clone()], a)
             }
-            NumNeg => {
+            NumNeg | NumAbs => {
                 let a = fresh();
                 (vec![a.clone()], a)
             }
@@ -320,13 +320,20 @@ impl Intrinsic {
 
     /// A generic operator on numbers (`__num_add` …) at its instantiated operand type: float
     /// or `bool` operands pick the row's `float`/`bool` intrinsic, others the `i64` one; `neg`
-    /// likewise. Other intrinsics are themselves.
+    /// and `abs` likewise. Other intrinsics are themselves.
     pub fn concrete(self, float: bool, boolean: bool) -> Intrinsic {
         if self == Intrinsic::NumNeg {
             return if float {
                 Intrinsic::NegF
             } else {
                 Intrinsic::NegI
+            };
+        }
+        if self == Intrinsic::NumAbs {
+            return if float {
+                Intrinsic::AbsF
+            } else {
+                Intrinsic::AbsI
             };
         }
         match self.operator() {

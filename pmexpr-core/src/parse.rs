@@ -1042,8 +1042,8 @@ impl Parser<'_> {
     }
 
     /// `x.sqrt()`, `s.len()` and the other methods whose PMExpr function means the same: the
-    /// call of that function with the receiver first. Other methods are errors that name what
-    /// to write instead.
+    /// call of that function with the receiver first; `x.abs()`, `x.min(y)` and `x.max(y)` on
+    /// numbers. Other methods are errors that name what to write instead.
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         let method = m.method.to_string();
         let sp = span(&m.method).to(span(m));
@@ -1066,6 +1066,18 @@ impl Parser<'_> {
             args.extend(m.args.iter().map(|a| self.expr(a)));
             return app(mk(ExprKind::Intrinsic(f), span(&m.method)), args, sp);
         }
+        if m.turbofish.is_none() {
+            match (method.as_str(), m.args.len()) {
+                // Of an integer or a float: the number type decides which, after inference.
+                ("abs", 0) => {
+                    let x = self.expr(&m.receiver);
+                    let f = mk(ExprKind::Intrinsic(Intrinsic::NumAbs), span(&m.method));
+                    return app(f, vec![x], sp);
+                }
+                ("min" | "max", 1) => return self.min_max(m, method == "min", sp),
+                _ => {}
+            }
+        }
         let suggestion = match method.as_str() {
             "floor" => Some("floorfi(x)"),
             "iter" | "into_iter" | "par_iter" | "map" => Some("map(f, s)"),
@@ -1081,9 +1093,33 @@ impl Parser<'_> {
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`; `len`, `is_empty`, `sqrt`, `exp`, `ln`, `sin`, `cos` and `powf` may be called as methods",
+                "call a PMExpr function instead, e.g. `length(s)`; `len`, `is_empty`, `sqrt`, `exp`, `ln`, `sin`, `cos`, `powf`, `abs`, `min` and `max` may be called as methods",
             ),
         }
+    }
+
+    /// `x.min(y)` and `x.max(y)` as Rust means them on integers and floats, including NaN (a
+    /// NaN operand gives the other one): `{ let a = x; let b = y; if b != b || a < b { a }
+    /// else { b } }` (`>` for `max`). `b != b` holds only for a NaN.
+    fn min_max(&mut self, m: &syn::ExprMethodCall, min: bool, sp: SpanRange) -> Expr {
+        let (x, y) = (self.expr(&m.receiver), self.expr(&m.args[0]));
+        let (a, b) = (
+            self.fresh_ident("lhs", x.span),
+            self.fresh_ident("rhs", y.span),
+        );
+        let op = |op: BinOp, l: &Ident, r: &Ident| {
+            let f = mk(
+                ExprKind::Intrinsic(crate::intrinsics::operator(op).generic),
+                sp,
+            );
+            app(f, vec![var(&l.name, sp), var(&r.name, sp)], sp)
+        };
+        let nan = op(BinOp::Ne, &b, &b);
+        let better = op(if min { BinOp::Lt } else { BinOp::Gt }, &a, &b);
+        let test = if_then_else(nan, lit(Lit::Bool(true), sp), better, sp);
+        let pick = if_then_else(test, var(&a.name, sp), var(&b.name, sp), sp);
+        let inner = let_in(param(b, None), y, pick, sp);
+        let_in(param(a, None), x, inner, sp)
     }
 
     /// `e as f64` of an integer: `int2float(e)` as an `f64` (Rust's `as` rounds to the nearest
@@ -1573,6 +1609,13 @@ mod tests {
         assert_eq!(call(&parse(quote!(s.is_empty()))), (Intrinsic::Null, 1));
         assert_eq!(call(&parse(quote!(x.ln()))), (Intrinsic::Log, 1));
         assert_eq!(call(&parse(quote!(x.powf(2.0)))), (Intrinsic::Pow, 2));
+        assert_eq!(call(&parse(quote!(x.abs()))), (Intrinsic::NumAbs, 1));
+        // `min` and `max`: the operands bound in order, then the comparison with its NaN test.
+        let ExprKind::Let { value, body, .. } = parse(quote!(a.max(b))).kind else {
+            panic!("not a let")
+        };
+        assert!(matches!(value.kind, ExprKind::Var { ref ident, .. } if ident.name == "a"));
+        assert!(matches!(body.kind, ExprKind::Let { .. }));
         assert!(matches!(parse(quote!(&s)).kind, ExprKind::Var { .. }));
         // `as f64`: `int2float` bound to a name annotated `f64`.
         let ExprKind::Let { binder, value, .. } = parse(quote!(k as f64)).kind else {
@@ -1625,8 +1668,8 @@ mod tests {
     #[test]
     fn rust_only_syntax_is_explained() {
         assert_eq!(
-            errors(quote!(s.abs())),
-            ["method calls are not PMExpr: `.abs(…)`"]
+            errors(quote!(s.signum())),
+            ["method calls are not PMExpr: `.signum(…)`"]
         );
         // A method PMExpr has, called with the wrong number of arguments.
         assert_eq!(

@@ -80,6 +80,7 @@ impl Printer<'_> {
             // The compiler's own operators on numbers (`a + b`, `-a` as written) print as written.
             ExprKind::App { func, args } => match (&func.kind, &args[..]) {
                 (ExprKind::Intrinsic(Intrinsic::NumNeg), [x]) => format!("-{}", self.atom(x)),
+                (ExprKind::Intrinsic(Intrinsic::NumAbs), [x]) => format!("{}.abs()", self.atom(x)),
                 (ExprKind::Intrinsic(i), [l, r])
                     if let Some(o) = i.operator().filter(|_| i.is_generic_numeric()) =>
                 {

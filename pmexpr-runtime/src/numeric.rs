@@ -205,6 +205,8 @@ pub trait Num: Scalar + Element {
     fn div(site: &Site, a: Self, b: Self) -> Self;
     /// Unary `-` (wrapping for integers).
     fn neg(self) -> Self;
+    /// `abs` (wrapping for integers: `MIN` stays `MIN`, as `wrapping_abs`).
+    fn abs(self) -> Self;
 }
 
 /// An integer: `i64` or `i32` (what an integer literal may be; `Into<i64>` is how `hist` reads an
@@ -270,6 +272,8 @@ macro_rules! ints {
             }
             #[inline]
             fn neg(self) -> Self { self.wrapping_neg() }
+            #[inline]
+            fn abs(self) -> Self { self.wrapping_abs() }
         }
         impl Int for $t {
             #[inline]
@@ -299,6 +303,8 @@ macro_rules! floats {
             fn div(_: &Site, a: Self, b: Self) -> Self { a / b }
             #[inline]
             fn neg(self) -> Self { -self }
+            #[inline]
+            fn abs(self) -> Self { <$t>::abs(self) }
         }
         impl Float for $t {
             #[inline]

@@ -74,6 +74,10 @@ __device__ __forceinline__ long long pm_muli(long long a, long long b) {
 __device__ __forceinline__ long long pm_negi(long long a) {
     return (long long)(0ULL - (unsigned long long)a);
 }
+// `abs` wraps at MIN, as Rust's `wrapping_abs`.
+__device__ __forceinline__ long long pm_absi(long long a) {
+    return a < 0 ? pm_negi(a) : a;
+}
 // Division truncates toward zero (C++11 and Rust agree); MIN / -1 wraps to MIN as in Rust.
 __device__ __forceinline__ long long pm_divi(int check, long long a, long long b) {
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
@@ -97,6 +101,9 @@ __device__ __forceinline__ int pm_muli32(int a, int b) {
 }
 __device__ __forceinline__ int pm_negi32(int a) {
     return (int)(0U - (unsigned)a);
+}
+__device__ __forceinline__ int pm_absi32(int a) {
+    return a < 0 ? pm_negi32(a) : a;
 }
 __device__ __forceinline__ int pm_divi32(int check, int a, int b) {
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }

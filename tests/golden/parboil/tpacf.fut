@@ -29,7 +29,7 @@ def search_16 (binb_17: []f64) (dot_18: f64) (lo_19: i64) (hi_20: i64) =
     loop (pm_go1, lo_19, hi_20, pm_r2) = (true, lo_19, hi_20, (0i64, 0i64)) while pm_go1 do
       if (lo_19 + 1i64) < hi_20
       then (let k_21 = (lo_19 + hi_20) // 2i64
-            in if dot_18 >= (binb_17[k_21])
+            in if !(f64.isnan dot_18) && dot_18 >= (binb_17[k_21])
                then (true, lo_19, k_21, pm_r2)
                else (true, k_21, hi_20, pm_r2))
       else (false, lo_19, hi_20, (lo_19, hi_20))
@@ -37,7 +37,7 @@ def search_16 (binb_17: []f64) (dot_18: f64) (lo_19: i64) (hi_20: i64) =
 
 def bin_of_22 (binb_23: []f64) (dot_24: f64) =
   let (lo_25, hi_26) = search_16 binb_23 dot_24 0i64 20i64
-  in if dot_24 >= (binb_23[lo_25])
+  in if !(f64.isnan dot_24) && dot_24 >= (binb_23[lo_25])
      then lo_25
      else if dot_24 < (binb_23[hi_26]) then hi_26 + 1i64 else hi_26
 

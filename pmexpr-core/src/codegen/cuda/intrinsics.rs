@@ -165,6 +165,7 @@ impl<'a> Gen<'a> {
                 format!("{f}{width}({}, {})", a[0], a[1])
             }
             NegI => format!("pm_negi{width}({})", a[0]),
+            AbsI => format!("pm_absi{width}({})", a[0]),
             DivI | ModI => {
                 let chk = self.check(i.name(), span);
                 let f = if i == DivI { "pm_divi" } else { "pm_modi" };
@@ -182,6 +183,9 @@ impl<'a> Gen<'a> {
                 format!("({} {op} {})", a[0], a[1])
             }
             NegF => format!("(-{})", a[0]),
+            // `fabsf` on `float`, as Rust's `f32::abs`.
+            AbsF if operands == Some(NumType::F32) => format!("fabsf({})", a[0]),
+            AbsF => format!("fabs({})", a[0]),
             Not => format!("(!{})", a[0]),
             Int2Float if self.num(ty) == Some(NumType::F32) => format!("((float){})", a[0]),
             Int2Float => format!("((double){})", a[0]),
@@ -243,8 +247,8 @@ impl<'a> Gen<'a> {
                     format!("`{}` as the function argument of a loop or fold", i.name()),
                 );
             }
-            NumAdd | NumSub | NumMul | NumDiv | NumRem | NumNeg | NumEq | NumNe | NumLt | NumLe
-            | NumGt | NumGe => unreachable!("resolved above"),
+            NumAdd | NumSub | NumMul | NumDiv | NumRem | NumNeg | NumAbs | NumEq | NumNe
+            | NumLt | NumLe | NumGt | NumGe => unreachable!("resolved above"),
         };
         self.finish(b, ty, pure, dest, span)
     }

@@ -204,6 +204,19 @@ pub(super) fn binop(a: &Code, op: &str, b: &Code) -> Code {
     Code::closed(format!("{} {op} {}", a.arg(), b.arg()))
 }
 
+/// `a op b` for floats with the NaN test `nan` (`f64.isnan`) made explicitly: IEEE's meaning,
+/// whatever Futhark's simplifier does with equal operands (see `Gen::nan_test`). A NaN `a` makes
+/// `!=` true and the others false; otherwise the comparison decides (a NaN `b` makes it false,
+/// or true for `!=`, as IEEE says). `a` is pure: naming it twice costs nothing after CSE.
+pub(super) fn nan_safe(nan: &str, a: &Code, op: &str, b: &Code) -> Code {
+    let (a_text, cmp) = (a.arg(), binop(a, op, b).closed_text());
+    if op == "!=" {
+        Code::closed(format!("{nan} {a_text} || {cmp}"))
+    } else {
+        Code::closed(format!("!({nan} {a_text}) && {cmp}"))
+    }
+}
+
 /// A record value from its fields' code: a tuple, `()`, or a record with named fields.
 pub(super) fn record_code(tys: &[(Label, Type)], parts: Vec<(String, Code)>) -> Code {
     if Type::is_tuple_record(tys) {

@@ -4,7 +4,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::code::{
     Code, apply_text, binop, field_name, if_code, indent, is_one_tuple, let_line, lit,
-    literal_suffixes, record_code, var_name, with_lets,
+    literal_suffixes, nan_safe, record_code, var_name, with_lets,
 };
 use super::{Context, FutType, GenError, Helper, Instantiation, Prim};
 use crate::ast::{Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
@@ -581,12 +581,20 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         let params: Vec<Type> = params.into_iter().cloned().collect();
         if let Some(op) = self.operator(i, params.first())? {
+            if let Some(nan) = self.nan_test(op, params.first())? {
+                let (x, y) = (Code::atom("pm_x"), Code::atom("pm_y"));
+                let body = nan_safe(&nan, &x, op, &y).closed_text();
+                return Ok(Code::atom(format!("(\\pm_x pm_y -> {body})")));
+            }
             return Ok(Code::atom(format!("({op})")));
         }
         let named = match i {
             NegI => Some("i64.neg".to_string()),
             NegF => Some("f64.neg".to_string()),
             NumNeg => Some(format!("{}.neg", self.prim(&params[0])?)),
+            AbsI => Some("i64.abs".to_string()),
+            AbsF => Some("f64.abs".to_string()),
+            NumAbs => Some(format!("{}.abs", self.prim(&params[0])?)),
             Not => Some("not".to_string()),
             Int2Float => Some(format!("{}.{}", self.prim(&ret)?, self.prim(&params[0])?)),
             Sqrt | Exp | Log | Sin | Cos => {
@@ -632,6 +640,20 @@ impl<'a, 'b> Gen<'a, 'b> {
                 None => return Ok(None),
             },
         }))
+    }
+
+    /// `f64.isnan` (`f32.isnan`) for a comparison `op` of floats that holds for equal operands
+    /// (`==`, `!=`, `<=`, `>=`). Futhark's simplifier folds `x == x`, `x <= x` and `x >= x` to
+    /// `true` and `x != x` to `false`, which is wrong when `x` is a NaN (Futhark 0.24.3): such a
+    /// comparison is generated with its own NaN test, which nothing folds away.
+    fn nan_test(&self, op: &str, t: Option<&Type>) -> R<Option<String>> {
+        match t {
+            Some(t) if matches!(op, "==" | "!=" | "<=" | ">=") => {
+                let p = self.prim(t)?;
+                Ok(p.is_float().then(|| format!("{p}.isnan")))
+            }
+            _ => Ok(None),
+        }
     }
 
     // ----- intrinsics -----
@@ -759,13 +781,19 @@ impl<'a, 'b> Gen<'a, 'b> {
     ) -> R<Code> {
         use Intrinsic::*;
         if let Some(op) = self.operator(i, tys.first())? {
-            return Ok(binop(&a[0], op, &a[1]));
+            return Ok(match self.nan_test(op, tys.first())? {
+                Some(nan) => nan_safe(&nan, &a[0], op, &a[1]),
+                None => binop(&a[0], op, &a[1]),
+            });
         }
         let call = |f: &str, a: &[Code]| Ok(apply_text(f, a));
         match i {
             NegI => call("i64.neg", &a),
             NegF => call("f64.neg", &a),
             NumNeg => call(&format!("{}.neg", self.prim(&tys[0])?), &a),
+            AbsI => call("i64.abs", &a),
+            AbsF => call("f64.abs", &a),
+            NumAbs => call(&format!("{}.abs", self.prim(&tys[0])?), &a),
             Not => Ok(Code::closed(format!("!{}", a[0].arg()))),
             Int2Float => call(&format!("{}.{}", self.prim(ret)?, self.prim(&tys[0])?), &a),
             FloorFI => {

@@ -244,6 +244,11 @@ impl Gen<'_> {
                 let a = v(self, 0);
                 quote!(#rt::Num::neg(#a))
             }
+            // Wrapping at an integer's MIN, as `wrapping_abs`.
+            AbsI | AbsF | NumAbs => {
+                let a = v(self, 0);
+                quote!(#rt::Num::abs(#a))
+            }
             NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
                 let op: TokenStream = match i {
                     NumEq => quote!(==),

@@ -195,6 +195,8 @@ pub(super) fn infallible(e: &Expr) -> bool {
                         | MulF
                         | DivF
                         | NegF
+                        | AbsI
+                        | AbsF
                         | EqI
                         | NeqI
                         | LtI
@@ -223,6 +225,7 @@ pub(super) fn infallible(e: &Expr) -> bool {
                         | NumSub
                         | NumMul
                         | NumNeg
+                        | NumAbs
                         | NumEq
                         | NumNe
                         | NumLt

@@ -53,13 +53,13 @@ def lambda5_6_i64 (x_7: i64) =
   (dbl_4_i64 x_7) == x_7
 
 def lambda5_6_f64 (x_7: f64) =
-  (dbl_4_f64 x_7) == x_7
+  !(f64.isnan (dbl_4_f64 x_7)) && (dbl_4_f64 x_7) == x_7
 
 def lambda5_6_i32 (x_7: i32) =
   (dbl_4_i32 x_7) == x_7
 
 def lambda5_6_f32 (x_7: f32) =
-  (dbl_4_f32 x_7) == x_7
+  !(f32.isnan (dbl_4_f32 x_7)) && (dbl_4_f32 x_7) == x_7
 
 -- accelerate! at src/g2.rs:1:1 with captured numbers of type i64
 entry site_src_g2_rs_1_1_i64 (t_9: []i64) : []bool =

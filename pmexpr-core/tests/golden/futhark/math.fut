@@ -52,7 +52,7 @@ entry site_src_math_rs_4_1_i32 (s_15: []i32) : []bool =
   map lambda2_12_i32 s_15
 
 def lambda2_16 (x_17: f64) =
-  (x_17 == 0.0f64) == (x_17 != 1.0f64)
+  (!(f64.isnan x_17) && x_17 == 0.0f64) == (f64.isnan x_17 || x_17 != 1.0f64)
 
 -- accelerate! at src/math.rs:5:1
 entry site_src_math_rs_5_1 (fs_19: []f64) : []bool =

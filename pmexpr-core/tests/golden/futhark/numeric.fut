@@ -33,13 +33,13 @@ def lambda3_4_i64 (y_5: i64) (x_6: i64) =
   x_6 == y_5
 
 def lambda3_4_f64 (y_5: f64) (x_6: f64) =
-  x_6 == y_5
+  !(f64.isnan x_6) && x_6 == y_5
 
 def lambda3_4_i32 (y_5: i32) (x_6: i32) =
   x_6 == y_5
 
 def lambda3_4_f32 (y_5: f32) (x_6: f32) =
-  x_6 == y_5
+  !(f32.isnan x_6) && x_6 == y_5
 
 def lambda3_4_bool (y_5: bool) (x_6: bool) =
   x_6 == y_5
