@@ -5,7 +5,7 @@
 mod common;
 
 use common::failure;
-use pmexpr::{Target, accelerate, with_target};
+use pmexpr::{Target, Tensor, accelerate, with_target};
 
 const TARGETS: [Target; 3] = [Target::Seq, Target::Cpu, Target::Debug];
 
@@ -356,6 +356,51 @@ fn a_fold_that_settles_still_fails_where_an_element_or_its_test_fails() {
         assert!(
             msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:") && msg.contains("index 2"),
             "{t:?}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn a_settled_test_may_read_a_tensor() {
+    // The first marked position at or after each start: `seq_loop_acc` stops once it is found.
+    let t = Tensor::<f64>::from_vec(vec![0.0, 0.0, 1.0, 0.0, 1.0], &[5]);
+    let starts = vec![0_i64, 3, 4];
+    let first = || {
+        accelerate!(
+            backend = cpu,
+            map(
+                |s| seq_loop_acc(s, 5, |a, _k| if tensor_get(t, [a]) > 0.5 {
+                    a
+                } else {
+                    a + 1
+                }),
+                starts
+            )
+        )
+    };
+    for target in TARGETS {
+        assert_eq!(with_target(target, first), vec![2, 4, 4], "{target:?}");
+    }
+    // A start past the end: the test itself fails, at the site.
+    let beyond = vec![5_i64];
+    let fails = || {
+        accelerate!(
+            backend = cpu,
+            map(
+                |s| seq_loop_acc(s, 5, |a, _k| if tensor_get(t, [a]) > 0.5 {
+                    a
+                } else {
+                    a + 1
+                }),
+                beyond
+            )
+        )
+    };
+    for target in TARGETS {
+        let msg = failure(target, fails);
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at tests/fusion.rs:"),
+            "{target:?}: {msg}"
         );
     }
 }
