@@ -360,42 +360,33 @@ fn a_fold_that_settles_still_fails_where_an_element_or_its_test_fails() {
     }
 }
 
+/// The first marked position (`t[a] > 0.5`) at or after each start: `seq_loop_acc` stops once it
+/// is found.
+fn first_marked(t: &Tensor<f64>, starts: &[i64]) -> Vec<i64> {
+    accelerate!(
+        backend = cpu,
+        map(
+            |s| seq_loop_acc(s, 5, |a, _k| if tensor_get(t, [a]) > 0.5 {
+                a
+            } else {
+                a + 1
+            }),
+            starts
+        )
+    )
+}
+
 #[test]
 fn a_settled_test_may_read_a_tensor() {
-    // The first marked position at or after each start: `seq_loop_acc` stops once it is found.
     let t = Tensor::<f64>::from_vec(vec![0.0, 0.0, 1.0, 0.0, 1.0], &[5]);
     let starts = vec![0_i64, 3, 4];
-    let first = || {
-        accelerate!(
-            backend = cpu,
-            map(
-                |s| seq_loop_acc(s, 5, |a, _k| if tensor_get(t, [a]) > 0.5 {
-                    a
-                } else {
-                    a + 1
-                }),
-                starts
-            )
-        )
-    };
+    let first = || first_marked(&t, &starts);
     for target in TARGETS {
         assert_eq!(with_target(target, first), vec![2, 4, 4], "{target:?}");
     }
     // A start past the end: the test itself fails, at the site.
     let beyond = vec![5_i64];
-    let fails = || {
-        accelerate!(
-            backend = cpu,
-            map(
-                |s| seq_loop_acc(s, 5, |a, _k| if tensor_get(t, [a]) > 0.5 {
-                    a
-                } else {
-                    a + 1
-                }),
-                beyond
-            )
-        )
-    };
+    let fails = || first_marked(&t, &beyond);
     for target in TARGETS {
         let msg = failure(target, fails);
         assert!(

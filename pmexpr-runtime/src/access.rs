@@ -343,20 +343,5 @@ pub fn plain_loop<S: Split, F: Fn(i64, usize, S) + Sync>(n: i64, slices: S, body
         return body(0, n, slices);
     };
     let grain = (n / (pool.current_num_threads() * 8)).max(1);
-    if crate::caller_runs::here() {
-        return crate::caller_runs::run(Pool::Own(pool), n, grain, slices, &body);
-    }
-    pool.install(|| chunks(0, n, grain, slices, &body));
-}
-
-fn chunks<S: Split, F: Fn(i64, usize, S) + Sync>(lo: usize, len: usize, grain: usize, s: S, f: &F) {
-    if len <= grain {
-        return f(lo as i64, len, s);
-    }
-    let mid = len / 2;
-    let (a, b) = s.split_at(mid);
-    rayon::join(
-        || chunks(lo, mid, grain, a, f),
-        || chunks(lo + mid, len - mid, grain, b, f),
-    );
+    crate::caller_runs::run(Pool::Own(pool), n, grain, slices, &body)
 }

@@ -9,8 +9,6 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
 use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
@@ -223,9 +221,8 @@ where
     }
 }
 
-/// A reduction of `n` elements from a thread outside the pool: `part(lo, hi, ne)` folds each
-/// chunk `lo..hi` in a plain loop (the element function inlined), the chunks in parallel, the
-/// calling thread running chunks too (`caller_runs`); then the chunks' results are combined in
+/// A reduction of `n` elements: `part(lo, hi, ne)` folds each chunk `lo..hi` in a plain loop
+/// (the element function inlined), the chunks in parallel (`level`); then the chunks' results are combined in
 /// order, so an associative `f` with neutral element `ne` gives the sequential result.
 fn reduced<U, P, F>(n: usize, ne: U, part: P, f: &F) -> U
 where
@@ -505,15 +502,8 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::reduce(s, ne, f);
         }
-        if caller_runs::here() {
-            return reduced(
-                s.len(),
-                ne,
-                |lo, hi, a| s[lo..hi].iter().cloned().fold(a, &f),
-                &f,
-            );
-        }
-        s.par_iter().cloned().reduce(|| ne.clone(), f)
+        let part = |lo: usize, hi: usize, a| s[lo..hi].iter().cloned().fold(a, &f);
+        reduced(s.len(), ne, part, &f)
     }
 
     fn map_reduce<T, U, G, F>(s: &[T], ne: U, g: G, f: F) -> U
@@ -526,21 +516,8 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::map_reduce(s, ne, g, f);
         }
-        if caller_runs::here() {
-            return reduced(
-                s.len(),
-                ne,
-                |lo, hi, a| s[lo..hi].iter().map(&g).fold(a, &f),
-                &f,
-            );
-        }
-        if nesting::saturates(s.len()) {
-            return s
-                .par_iter()
-                .map_init(nesting::Guard::new, |_, x| g(x))
-                .reduce(|| ne.clone(), f);
-        }
-        s.par_iter().map(g).reduce(|| ne.clone(), f)
+        let part = |lo: usize, hi: usize, a| s[lo..hi].iter().map(&g).fold(a, &f);
+        reduced(s.len(), ne, part, &f)
     }
 
     fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
@@ -552,18 +529,8 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::tabulate_reduce(n, ne, g, f);
         }
-        let n = n.max(0);
-        if caller_runs::here() {
-            let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
-            return reduced(n as usize, ne, part, &f);
-        }
-        if nesting::saturates(n as usize) {
-            return (0..n)
-                .into_par_iter()
-                .map_init(nesting::Guard::new, |_, j| g(j))
-                .reduce(|| ne.clone(), f);
-        }
-        (0..n).into_par_iter().map(g).reduce(|| ne.clone(), f)
+        let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
+        reduced(n.max(0) as usize, ne, part, &f)
     }
 
     fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
@@ -580,21 +547,12 @@ impl Backend for CpuBackend {
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
-        if caller_runs::here() {
-            let part = |lo: usize, hi: usize, acc| {
-                (a[lo..hi].iter().zip(&b[lo..hi]))
-                    .map(|(x, y)| g(x, y))
-                    .fold(acc, &f)
-            };
-            return reduced(a.len(), ne, part, &f);
-        }
-        let pairs = a.par_iter().zip(b.par_iter());
-        if nesting::saturates(a.len()) {
-            return pairs
-                .map_init(nesting::Guard::new, |_, (x, y)| g(x, y))
-                .reduce(|| ne.clone(), f);
-        }
-        pairs.map(|(x, y)| g(x, y)).reduce(|| ne.clone(), f)
+        let part = |lo: usize, hi: usize, acc| {
+            (a[lo..hi].iter().zip(&b[lo..hi]))
+                .map(|(x, y)| g(x, y))
+                .fold(acc, &f)
+        };
+        reduced(a.len(), ne, part, &f)
     }
 
     fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
@@ -621,18 +579,14 @@ impl Backend for CpuBackend {
                 slot.write(v.clone());
             }
         };
-        if caller_runs::here() {
-            let rows = parts.len();
-            caller_runs::run(
-                Pool::Global,
-                rows,
-                fill::grain(rows),
-                &mut parts[..],
-                &|_, _, ps| ps.iter_mut().for_each(copy),
-            );
-        } else {
-            parts.par_iter_mut().for_each(copy);
-        }
+        let rows = parts.len();
+        caller_runs::run(
+            Pool::Global,
+            rows,
+            fill::grain(rows),
+            &mut parts[..],
+            &|_, _, ps| ps.iter_mut().for_each(copy),
+        );
         // SAFETY: the parts cover the first `total` slots of the capacity exactly once, and each
         // was written above (a panic in `clone` leaves `out` empty, leaking what was written).
         unsafe { out.set_len(total) };
@@ -703,13 +657,9 @@ impl Backend for CpuBackend {
                 }
             }
         };
-        if caller_runs::here() {
-            caller_runs::run(Pool::Global, k, grain, &mut bins[..], &|lo, _, out| {
-                merge(lo as usize, out)
-            });
-        } else {
-            (bins.par_chunks_mut(grain).enumerate()).for_each(|(c, out)| merge(c * grain, out));
-        }
+        caller_runs::run(Pool::Global, k, grain, &mut bins[..], &|lo, _, out| {
+            merge(lo as usize, out)
+        });
         Seq::from_vec(bins)
     }
 
@@ -743,31 +693,20 @@ impl Backend for CpuBackend {
             return SeqBackend::map_rows(s, w, cheap, f);
         }
         let buf = row::buffer(s.len() * w, |slots| {
-            if caller_runs::here() {
-                let (n, saturates) = (s.len(), nesting::saturates(s.len()));
-                let rows = Rows(slots, w);
-                return caller_runs::run(
-                    Pool::Global,
-                    n,
-                    fill::grain(n),
-                    rows,
-                    &|lo, len, rows| {
-                        let _nested = saturates.then(nesting::Guard::new);
-                        let lo = lo as usize;
-                        for (slots, x) in rows.0.chunks_mut(w).zip(&s[lo..lo + len]) {
-                            RowOut::run(slots, |row| f(x, row))
-                        }
-                    },
-                );
-            }
-            let rows = slots.par_chunks_mut(w).zip(s.par_iter());
-            if nesting::saturates(s.len()) {
-                rows.for_each_init(nesting::Guard::new, |_, (slots, x)| {
-                    RowOut::run(slots, |row| f(x, row))
-                });
-            } else {
-                rows.for_each(|(slots, x)| RowOut::run(slots, |row| f(x, row)));
-            }
+            let (n, saturates) = (s.len(), nesting::saturates(s.len()));
+            caller_runs::run(
+                Pool::Global,
+                n,
+                fill::grain(n),
+                Rows(slots, w),
+                &|lo, len, rows| {
+                    let _nested = saturates.then(nesting::Guard::new);
+                    let lo = lo as usize;
+                    for (slots, x) in rows.0.chunks_mut(w).zip(&s[lo..lo + len]) {
+                        RowOut::run(slots, |row| f(x, row))
+                    }
+                },
+            )
         });
         Seq::rows(buf, s.len(), w)
     }
@@ -792,18 +731,16 @@ fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
     let threads = rayon::current_num_threads() as i64;
     let chunk = (n / (threads * 8)).max(1);
     let chunks = (n + chunk - 1) / chunk;
-    if caller_runs::here() {
-        let pool = Pool::Global;
-        return caller_runs::run(pool, n as usize, chunk as usize, (), &|lo, len, ()| {
+    caller_runs::run(
+        Pool::Global,
+        n as usize,
+        chunk as usize,
+        (),
+        &|lo, len, ()| {
             let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
             run(lo, lo + len as i64)
-        });
-    }
-    (0..chunks as usize).into_par_iter().for_each(|c| {
-        let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
-        let lo = c as i64 * chunk;
-        run(lo, (lo + chunk).min(n))
-    })
+        },
+    )
 }
 
 #[cfg(test)]

@@ -110,14 +110,9 @@ impl Pool<'_> {
     }
 }
 
-/// Whether the calling thread should run its parallel work itself with [`run`]: it is no rayon
-/// worker (a worker's nested parallel work goes through rayon's own `join`, which steals).
-pub(crate) fn here() -> bool {
-    rayon::current_thread_index().is_none()
-}
-
 /// Runs `body(lo, len, parts)` over chunks of `grain` positions that cover `0..n`, on the calling
-/// thread and on the pool's workers (none when the pool has one thread).
+/// thread and on the pool's workers (none when the pool has one thread). On a rayon worker (nested
+/// parallel work), the chunks go through rayon's own `join`, which steals.
 pub(crate) fn run<S: Split, F: Fn(i64, usize, S) + Sync>(
     pool: Pool<'_>,
     n: usize,
@@ -126,14 +121,24 @@ pub(crate) fn run<S: Split, F: Fn(i64, usize, S) + Sync>(
     body: &F,
 ) {
     let grain = grain.max(1);
-    let mut parts = Vec::with_capacity(n.div_ceil(grain));
-    let (mut lo, mut rest) = (0, slices);
-    while lo < n {
-        let len = grain.min(n - lo);
-        let (part, tail) = rest.split_at(len);
-        parts.push(UnsafeCell::new(Some((lo, len, part))));
-        (lo, rest) = (lo + len, tail);
+    if rayon::current_thread_index().is_some() {
+        let all = || joined(0, n, grain, slices, body);
+        return match pool {
+            Pool::Own(p) => p.install(all),
+            Pool::Global => all(),
+        };
     }
+    let threads = pool.threads();
+    if threads <= 1 || n <= grain {
+        // Alone, or one chunk: the chunks in order, with nothing shared or spawned.
+        for (lo, len, part) in split(n, grain, slices) {
+            body(lo as i64, len, part);
+        }
+        return;
+    }
+    let parts = split(n, grain, slices)
+        .map(|c| UnsafeCell::new(Some(c)))
+        .collect();
     let work = Work { parts, body };
     let shared = Arc::new(Shared {
         next: AtomicUsize::new(0),
@@ -146,11 +151,8 @@ pub(crate) fn run<S: Split, F: Fn(i64, usize, S) + Sync>(
     });
     // One helper per worker, not one fewer: a woken worker may wait on the caller's CPU while
     // another CPU idles (reduce_map after matmul in one process of the shapes table: one
-    // helper, 0.66–1.20 ms, the caller alone taking 1.20; one per worker, 0.64–0.66). With one
-    // thread the caller runs the loop alone.
-    let threads = pool.threads();
-    let helpers = if threads > 1 { threads } else { 0 };
-    let helpers = helpers.min(shared.chunks.saturating_sub(1));
+    // helper, 0.66–1.20 ms, the caller alone taking 1.20; one per worker, 0.64–0.66).
+    let helpers = threads.min(shared.chunks - 1);
     for _ in 0..helpers {
         let shared = Arc::clone(&shared);
         pool.spawn(move || shared.work());
@@ -198,6 +200,34 @@ impl<T: Sync> Split for &[T] {
     fn split_at(self, mid: usize) -> (Self, Self) {
         <[T]>::split_at(self, mid.min(self.len()))
     }
+}
+
+/// `body` over the chunks of `lo..lo + len`, halved by `rayon::join` down to `grain` positions.
+fn joined<S: Split, F: Fn(i64, usize, S) + Sync>(lo: usize, len: usize, grain: usize, s: S, f: &F) {
+    if len <= grain {
+        return f(lo as i64, len, s);
+    }
+    let mid = len / 2;
+    let (a, b) = s.split_at(mid);
+    rayon::join(
+        || joined(lo, mid, grain, a, f),
+        || joined(lo + mid, len - mid, grain, b, f),
+    );
+}
+
+/// The chunks of `grain` positions that cover `0..n`: each one's start, length and slices.
+fn split<S: Split>(n: usize, grain: usize, slices: S) -> impl Iterator<Item = (usize, usize, S)> {
+    let (mut lo, mut rest) = (0, Some(slices));
+    std::iter::from_fn(move || {
+        if lo >= n {
+            return None;
+        }
+        let len = grain.min(n - lo);
+        let (part, tail) = rest.take()?.split_at(len);
+        rest = Some(tail);
+        lo += len;
+        Some((lo - len, len, part))
+    })
 }
 
 /// A buffer of rows of `w` slots, split between rows: position `mid` is row `mid`.

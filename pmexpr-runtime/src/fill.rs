@@ -8,8 +8,6 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use crate::caller_runs::{self, Pool};
 
 /// The elements of a chunk: about eight chunks per thread, so that work-stealing can even out
@@ -29,16 +27,10 @@ where
 {
     let mut out = Vec::with_capacity(n);
     let slots = &mut out.spare_capacity_mut()[..n];
-    if caller_runs::here() {
-        caller_runs::run(Pool::Global, n, grain, slots, &|lo, _, slots| {
-            let _task = task();
-            fill(lo as usize, slots)
-        });
-    } else {
-        (slots.par_chunks_mut(grain))
-            .enumerate()
-            .for_each_init(task, |_, (c, slots)| fill(c * grain, slots));
-    }
+    caller_runs::run(Pool::Global, n, grain, slots, &|lo, _, slots| {
+        let _task = task();
+        fill(lo as usize, slots)
+    });
     // SAFETY: every chunk's `fill` wrote each of its slots (the callers in this crate zip the
     // slots with inputs or indices of the same length), and the chunks cover `0..n`. If a
     // `fill` panicked, this line is not reached: the results written so far are leaked, never
