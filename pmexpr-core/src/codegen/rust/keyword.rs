@@ -391,7 +391,7 @@ impl Gen<'_> {
                     let x = self.local(p.ident.id);
                     if self.is_copy(&p.ty) {
                         let v = if *by_ref {
-                            quote!(*#tokens)
+                            self.read_element(p, body, tokens)
                         } else {
                             quote!(#tokens)
                         };

@@ -61,6 +61,7 @@ mod site;
 #[cfg(test)]
 mod tests;
 mod types;
+mod unpacked;
 mod windows;
 
 pub use self::code::{user_ident, user_place};

@@ -248,3 +248,33 @@ fn open_types_pick_the_futhark_entry_at_run_time() {
     assert!(code.contains("__pm_call . param (\"s\" , s_"), "{code}");
     assert!(!code.contains("open_types_on_cpu"), "{code}");
 }
+
+#[test]
+fn tuple_floats_a_sequential_loop_reads_are_read_one_by_one() {
+    // Mandelbrot: the loop reads both floats of the element.
+    let code = generated(quote!(map(
+        |p| foldl(
+            |z, _i| (z.0 * z.0 - z.1 * z.1 + p.0, 2.0 * z.0 * z.1 + p.1),
+            (0.0, 0.0),
+            create(m, |i| i)
+        ),
+        ps
+    )));
+    assert!(
+        code.contains("black_box ((* __a1) . 0)") && code.contains("black_box ((* __a1) . 1)"),
+        "{code}"
+    );
+    let plain = [
+        // No loop reads the element.
+        quote!(map(|p| p.0 * p.1 + 1.0, ps)),
+        // One float and an integer.
+        quote!(map(
+            |p| foldl(|a, _i| a * p.0 + 1.0, 0.0, create(p.1, |i| i)),
+            qs
+        )),
+    ];
+    for tokens in plain {
+        let code = generated(tokens);
+        assert!(!code.contains("black_box"), "{code}");
+    }
+}
