@@ -130,3 +130,39 @@ fn failures_in_a_row_are_the_maps_failures() {
         assert_eq!(what(&got), what(&want), "{target}: {got} vs {want}");
     }
 }
+
+#[test]
+fn ragged_rows_read_in_range_or_fail_as_the_maps_do() {
+    let rows = |lens: &[usize]| -> Vec<Vec<f64>> {
+        lens.iter()
+            .enumerate()
+            .map(|(j, &n)| (0..n).map(|k| (j * 5 + k) as f64).collect())
+            .collect()
+    };
+    // `debug` rejects a ragged captured sequence; `cpu` runs it as `seq` does.
+    // Longer rows than the first: the elements past its length are never read.
+    let a = rows(&[6, 9, 7, 6, 12]);
+    assert_eq!(smooth(Target::Cpu, &a), smooth(Target::Seq, &a));
+    let irregular = failure(Target::Debug, || {
+        smooth(Target::Debug, &a);
+    });
+    assert!(irregular.contains("Irregular sequence"), "{irregular}");
+    // A shorter row: a read past its end, at the same `k` on both targets (the first read out of
+    // range in the maps' order).
+    for lens in [
+        [6, 6, 6, 4, 6],
+        [6, 6, 6, 6, 5],
+        [6, 1, 6, 6, 6],
+        [6, 0, 6, 6, 6],
+    ] {
+        let a = rows(&lens);
+        let want = failure(Target::Seq, || {
+            smooth(Target::Seq, &a);
+        });
+        assert!(want.contains("index"), "{lens:?}: {want}");
+        let got = failure(Target::Cpu, || {
+            smooth(Target::Cpu, &a);
+        });
+        assert_eq!(got, want, "{lens:?}");
+    }
+}

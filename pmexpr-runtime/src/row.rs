@@ -41,6 +41,36 @@ impl<'r, U: Scalar> RowOut<'r, U> {
         self.slots[n..].fill(MaybeUninit::new(U::default()));
         self.filled = true;
     }
+
+    /// Writes `f(k)` for every `k` of the row in order, calling `inner` for `k` in `lo..hi` and
+    /// `outer` elsewhere: the generated code passes the same function twice, `inner` over the
+    /// rows it reads cut to what it reads there, so that its reads need no bounds check
+    /// (`codegen/rust/peel.rs` in `pmexpr-core`).
+    // Counted loops over `k` itself: the range `lo..hi` is what lets LLVM see `inner`'s reads
+    // in range.
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    pub fn fill_peeled(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        mut outer: impl FnMut(&i64) -> U,
+        mut inner: impl FnMut(&i64) -> U,
+    ) {
+        let slots = &mut *self.slots;
+        let hi = hi.min(slots.len());
+        let lo = lo.min(hi);
+        for k in 0..lo {
+            slots[k].write(outer(&(k as i64)));
+        }
+        for k in lo..hi {
+            slots[k].write(inner(&(k as i64)));
+        }
+        for k in hi..slots.len() {
+            slots[k].write(outer(&(k as i64)));
+        }
+        self.filled = true;
+    }
 }
 
 /// A buffer of `n` elements, every one of which `init` writes: `init` gets the uninitialized
@@ -73,5 +103,34 @@ mod tests {
             RowOut::run(slots, |r| r.fill([1.0, 2.0, 3.0].into_iter()));
         });
         assert_eq!(more, [1.0, 2.0]);
+    }
+
+    #[test]
+    fn a_peeled_row_calls_each_part_in_order() {
+        // (lo, hi) as given, clamped to the row: `inner` for `k` in `lo..hi`, `outer` elsewhere.
+        for (lo, hi, inner_ks) in [(1, 4, 1..4), (0, 6, 0..6), (3, 2, 2..2), (2, 9, 2..6)] {
+            let calls = std::cell::RefCell::new(Vec::new());
+            let row = buffer::<i64>(6, |slots| {
+                RowOut::run(slots, |r| {
+                    r.fill_peeled(
+                        lo,
+                        hi,
+                        |k| {
+                            calls.borrow_mut().push(*k);
+                            -*k
+                        },
+                        |k| {
+                            calls.borrow_mut().push(*k);
+                            *k
+                        },
+                    )
+                });
+            });
+            let want: Vec<i64> = (0..6)
+                .map(|k| if inner_ks.contains(&k) { k } else { -k })
+                .collect();
+            assert_eq!(row, want, "{lo} {hi}");
+            assert_eq!(calls.into_inner(), (0..6).collect::<Vec<_>>(), "{lo} {hi}");
+        }
     }
 }

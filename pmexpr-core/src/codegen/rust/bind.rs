@@ -77,6 +77,9 @@ impl Gen<'_> {
         value: &Expr,
     ) -> (TokenStream, Option<(VarId, Binding)>) {
         let x = self.local(binder.ident.id);
+        if super::peel::is_iota(value) {
+            self.iotas.insert(binder.ident.id);
+        }
         if binder.ident.name == "_" {
             let v = self.value(value);
             return (quote!(let _ = #v;), None);

@@ -41,6 +41,7 @@ pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Opti
         inlined: 0,
         tail_loop: None,
         flat_rows: Default::default(),
+        iotas: Default::default(),
     };
     g.cuda_body(mono, host).err()
 }
@@ -63,6 +64,7 @@ impl Gen<'_> {
             inlined: 0,
             tail_loop: None,
             flat_rows: Default::default(),
+            iotas: Default::default(),
         };
         let body = gc.value(&mono.expr);
         if let Some(why) = gc.host.problem {

@@ -55,6 +55,7 @@ mod host;
 mod inline;
 mod intrinsic;
 mod keyword;
+mod peel;
 mod rows;
 mod settled;
 mod site;
@@ -169,6 +170,8 @@ struct Gen<'m> {
     /// use of them reads the flattened sequence once, in order (a `hist` argument); see
     /// `keyword.rs`.
     flat_rows: BTreeSet<VarId>,
+    /// The variables bound by `let x = create(n, |k| k)`, whose element `k` is `k` (`peel.rs`).
+    iotas: BTreeSet<VarId>,
 }
 
 /// What generating host code for the CUDA targets found so far.

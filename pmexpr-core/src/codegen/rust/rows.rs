@@ -137,7 +137,7 @@ impl Gen<'_> {
     /// The sequences bound outside `f` that `f` only indexes (`s[i]`): the row loop takes
     /// them as slices once (`SliceSeq`), instead of reading each one's pointer and length again
     /// after every store into the row.
-    fn indexed_only(&mut self, f: &Expr) -> Vec<proc_macro2::Ident> {
+    fn indexed_only(&mut self, f: &Expr) -> Vec<crate::ast::VarId> {
         let free = f.free_vars();
         let mut total: std::collections::BTreeMap<crate::ast::VarId, usize> = Default::default();
         let mut indexed: std::collections::BTreeMap<crate::ast::VarId, usize> = Default::default();
@@ -169,7 +169,7 @@ impl Gen<'_> {
                         })
                     )
             })
-            .map(|(id, _)| self.local(id))
+            .map(|(id, _)| id)
             .collect()
     }
 
@@ -189,16 +189,21 @@ impl Gen<'_> {
             Type::Seq(a) => (**a).clone(),
             other => other.clone(),
         };
-        let slices = self.indexed_only(&args[0]);
-        let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
-        self.row_sink = Some((node, row.clone()));
-        let gv = self.fresh("g");
+        let sliced = self.indexed_only(&args[0]);
+        let slices: Vec<_> = sliced.iter().map(|id| self.local(*id)).collect();
         let rt = self.rt.clone();
+        let fill = match self.peeled_fill(&args[1], &args[0], &sliced, &row) {
+            Some(peeled) => peeled,
+            None => {
+                let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
+                let gv = self.fresh("g");
+                quote!(#pre let #gv = #g; #row.fill((#ks).as_slice().iter().map(#gv));)
+            }
+        };
+        self.row_sink = Some((node, row.clone()));
         Some(quote!({
             #(let #slices = #rt::SliceSeq((#slices).as_slice());)*
-            #pre
-            let #gv = #g;
-            #row.fill((#ks).as_slice().iter().map(#gv));
+            #fill
         }))
     }
 }
@@ -278,5 +283,59 @@ mod tests {
         )));
         assert_eq!(c.matches("SliceSeq ((r_").count(), 1, "{c}");
         assert_eq!(c.matches("SliceSeq ((b_").count(), 0, "{c}");
+    }
+
+    #[test]
+    fn rows_over_create_k_k_read_at_k_plus_c_are_peeled() {
+        let c = code(quote!({
+            let ks = create(n, |k| k);
+            map(
+                |j| {
+                    let r = a[j];
+                    let up = a[j + 1];
+                    map(|k| r[k - 1] + r[k + 2] + up[k] + b[2 * k], ks)
+                },
+                js,
+            )
+        }));
+        assert!(c.contains("fill_peeled"), "{c}");
+        // `k` from 1 on; `r` cut 2 past the middle's end, `up` at it, `b` (read at `2 k`) not.
+        assert!(c.contains("= 1usize ;"), "{c}");
+        assert_eq!(c.matches("as_slice () [.. __hi").count(), 2, "{c}");
+        assert!(c.contains("+ 2usize]"), "{c}");
+        assert!(c.contains("+ 0usize]"), "{c}");
+        // `ks` not known to be `create(n, |k| k)`, or no row read at `k + c`: a plain fill.
+        for tokens in [
+            quote!(map(
+                |j| {
+                    let r = a[j];
+                    map(|k| r[k + 1] + 1, ks)
+                },
+                js
+            )),
+            quote!({
+                let ks = create(n, |k| k + 0);
+                map(
+                    |j| {
+                        let r = a[j];
+                        map(|k| r[k + 1] + 1, ks)
+                    },
+                    js,
+                )
+            }),
+            quote!({
+                let ks = create(n, |k| k);
+                map(
+                    |j| {
+                        let r = a[j];
+                        map(|k| r[k * 2] + k, ks)
+                    },
+                    js,
+                )
+            }),
+        ] {
+            let c = code(tokens);
+            assert!(c.contains("map_rows") && !c.contains("fill_peeled"), "{c}");
+        }
     }
 }

@@ -56,6 +56,7 @@ pub fn generate_site(
         inlined: 0,
         tail_loop: None,
         flat_rows: Default::default(),
+        iotas: Default::default(),
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
