@@ -129,7 +129,6 @@ impl Gen<'_> {
             let #lo: usize = #lo_min;
             let #hi: usize = (#ks).as_slice().len() #(#limits)*;
             let #lo: usize = #lo.min(#hi);
-            let #hi: usize = #hi.max(#lo);
             #pre
             let __pm_outer = #outer;
             let __pm_inner = { #pre2 #(#cuts)* #inner };
