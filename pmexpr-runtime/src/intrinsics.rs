@@ -129,17 +129,11 @@ pub fn foldl<A, T>(s: &[T], acc: A, f: impl FnMut(A, &T) -> A) -> A {
 #[inline]
 pub fn foldl_until<A, T>(
     s: &[T],
-    mut acc: A,
+    acc: A,
     settled: impl Fn(&A) -> bool,
-    mut f: impl FnMut(A, &T) -> A,
+    f: impl FnMut(A, &T) -> A,
 ) -> A {
-    for x in s {
-        if settled(&acc) {
-            break;
-        }
-        acc = f(acc, x);
-    }
-    acc
+    fold_until(s.iter(), acc, settled, f)
 }
 
 /// `seq_loop n f`: `f 0; …; f (n-1)` in order.
@@ -159,16 +153,28 @@ pub fn seq_loop_acc<A>(acc: A, n: i64, f: impl FnMut(A, i64) -> A) -> A {
 /// result is `seq_loop_acc`'s.
 #[inline]
 pub fn seq_loop_acc_until<A>(
-    mut acc: A,
+    acc: A,
     n: i64,
     settled: impl Fn(&A) -> bool,
-    mut f: impl FnMut(A, i64) -> A,
+    f: impl FnMut(A, i64) -> A,
 ) -> A {
-    for j in 0..n.max(0) {
+    fold_until(0..n.max(0), acc, settled, f)
+}
+
+/// The fold of `xs` into `acc` by `f`, stopped before the first element at which
+/// `settled(acc)` holds.
+#[inline(always)]
+fn fold_until<A, X>(
+    xs: impl Iterator<Item = X>,
+    mut acc: A,
+    settled: impl Fn(&A) -> bool,
+    mut f: impl FnMut(A, X) -> A,
+) -> A {
+    for x in xs {
         if settled(&acc) {
             break;
         }
-        acc = f(acc, j);
+        acc = f(acc, x);
     }
     acc
 }

@@ -22,7 +22,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Gen;
-use super::settled::{infallible, settled_test};
+use super::settled::infallible;
 use crate::ast::{Expr, ExprKind};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::Type;
@@ -42,9 +42,13 @@ impl Gen<'_> {
         let rt = self.rt.clone();
         let step = quote!(move |__pm_a, __pm_j| #fv(__pm_a, &#gv(__pm_j)));
         // Stopping early skips elements: only where computing them cannot fail.
-        let run = match settled_test(f).filter(|_| infallible(g)) {
-            Some(test) => {
-                let (pre_t, ta) = self.adaptor(&test, &[(acc0.ty.clone(), true, false)]);
+        let settled = if infallible(g) {
+            self.settled_closure(f, &acc0.ty)
+        } else {
+            None
+        };
+        let run = match settled {
+            Some((pre_t, ta)) => {
                 quote!({ #pre_t #rt::rt::seq_loop_acc_until(#acc, #n, #ta, #step) })
             }
             None => quote!(#rt::rt::seq_loop_acc(#acc, #n, #step)),

@@ -5,7 +5,6 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Gen;
-use super::settled::settled_test;
 use crate::ast::{Expr, ExprKind};
 use crate::intrinsics::Intrinsic;
 use crate::types::Type;
@@ -182,9 +181,8 @@ impl Gen<'_> {
                     args[0],
                     &[(acc_ty.clone(), false, true), (elem, true, false)],
                 );
-                match settled_test(args[0]) {
-                    Some(test) => {
-                        let (pre_t, t) = self.adaptor(&test, &[(acc_ty, true, false)]);
+                match self.settled_closure(args[0], &acc_ty) {
+                    Some((pre_t, t)) => {
                         quote!({
                             #pre let #acc = #acc0; #pre_t
                             #rt::rt::foldl_until((#s).as_slice(), #acc, #t, #f)

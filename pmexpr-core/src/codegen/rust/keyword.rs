@@ -4,7 +4,6 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::settled::settled_test;
 use super::types::result_type;
 use super::windows::Run;
 use super::{Arg, Binding, Gen};
@@ -215,9 +214,8 @@ impl Gen<'_> {
                         &args[2],
                         &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
                     );
-                    match settled_test(&args[2]) {
-                        Some(test) => {
-                            let (pre_t, t) = g.adaptor(&test, &[(args[0].ty.clone(), true, false)]);
+                    match g.settled_closure(&args[2], &args[0].ty) {
+                        Some((pre_t, t)) => {
                             quote!({ #pre #pre_t #rt::rt::seq_loop_acc_until(#accv, #nv, #t, #f) })
                         }
                         None => quote!({ #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) }),

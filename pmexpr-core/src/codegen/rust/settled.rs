@@ -16,6 +16,9 @@
 //! failure is reported when a program fails twice (in the test and in an element) is the
 //! unfused order's caveat (see `fusion.rs`).
 
+use proc_macro2::TokenStream;
+
+use super::Gen;
 use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind, VarId};
 use crate::intrinsics::Intrinsic;
 use crate::types::{Label, Type};
@@ -48,6 +51,19 @@ pub(super) fn settled_test(f: &Expr) -> Option<Expr> {
         span: f.span,
         ty,
     })
+}
+
+impl Gen<'_> {
+    /// For a step function `f` of the shape of [`settled_test`], over an accumulator of type
+    /// `acc`: the statements before its test and the test's closure (`&acc -> bool`).
+    pub(super) fn settled_closure(
+        &mut self,
+        f: &Expr,
+        acc: &Type,
+    ) -> Option<(TokenStream, TokenStream)> {
+        let test = settled_test(f)?;
+        Some(self.adaptor(&test, &[(acc.clone(), true, false)]))
+    }
 }
 
 /// What the walk of the step function's body knows.

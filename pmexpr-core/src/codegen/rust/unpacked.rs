@@ -13,7 +13,6 @@ use quote::quote;
 use syn::Index;
 
 use super::Gen;
-use super::types::is_number_var;
 use crate::ast::{Expr, ExprKind, Param};
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
@@ -47,13 +46,10 @@ impl Gen<'_> {
     fn is_float(&self, t: &Type) -> bool {
         match t {
             Type::Float => true,
-            Type::Var(v) => {
-                is_number_var(*v, &self.numeric)
-                    && self
-                        .numeric
-                        .iter()
-                        .any(|(w, k)| w == v && matches!(k, Numeric::Float | Numeric::Num))
-            }
+            Type::Var(v) => self
+                .numeric
+                .iter()
+                .any(|(w, k)| w == v && matches!(k, Numeric::Float | Numeric::Num)),
             _ => false,
         }
     }
