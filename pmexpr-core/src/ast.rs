@@ -285,6 +285,145 @@ pub enum ExprKind {
         /// Its arguments.
         args: Vec<Expr>,
     },
+    /// A fused composition of parallel keywords: made by the optimizer ([`crate::opt`]) for the
+    /// CPU generator only; no pass before it and no GPU generator sees one.
+    Soac(Box<Soac>),
+}
+
+/// A fused composition (the optimizer's `fuse` pass; Futhark's *screma*): inputs read element
+/// by element, the functions of the producers it absorbed applied to each element as it is read,
+/// and what is done with the elements. No intermediate sequence is built.
+///
+/// Its parts are evaluated in the order the unfused program wrote them: the form's own arguments
+/// ([`Form`]), then each input in order — its maps, outermost first, then its source.
+#[derive(Debug, Clone)]
+pub struct Soac {
+    /// What is read, all of the same length (`map2`'s check).
+    pub inputs: Vec<Input>,
+    /// What is done with the elements.
+    pub form: Form,
+}
+
+/// An input of a [`Soac`]: a source, and the functions applied to each element it gives.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Where the elements come from.
+    pub source: Source,
+    /// The functions of the absorbed `map`s, each from the previous element to the next: `maps[0]`
+    /// applies first (it was the innermost `map`).
+    pub maps: Vec<Expr>,
+}
+
+/// Where the elements of an [`Input`] come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The elements of a sequence.
+    Seq(Expr),
+    /// `create(n, g)`: `g(j)` for `j` in `0..n`, made as they are read (`n` is evaluated, and
+    /// checked not to be negative, before `g`).
+    Range {
+        /// The count.
+        n: Box<Expr>,
+        /// The function of the position.
+        g: Box<Expr>,
+    },
+    /// `flatten(rows)`: the elements of the rows, in order, read in place.
+    Flat(Expr),
+}
+
+/// What a [`Soac`] does with the elements of its inputs (for `Map` and `Reduce` with several
+/// inputs, `f` takes one element of each).
+#[derive(Debug, Clone)]
+pub enum Form {
+    /// `map`/`map2`: the sequence of the elements (`f`, when there are several inputs, combines
+    /// them; one input's elements are taken as they are).
+    Map {
+        /// The combining function of several inputs.
+        f: Option<Expr>,
+    },
+    /// `reduce(op, ne, …)` of the elements (combined by `f` when there are several inputs).
+    Reduce {
+        /// The operator.
+        op: Expr,
+        /// Its neutral element.
+        ne: Expr,
+        /// The combining function of several inputs.
+        f: Option<Expr>,
+    },
+    /// `foldl(f, acc, …)`: the elements folded in order.
+    Foldl {
+        /// The step function `|acc, x| …`.
+        f: Expr,
+        /// The initial accumulator.
+        acc: Expr,
+    },
+    /// `hist(op, ne, k, is, vs)`: the first input gives the indices, the second the values.
+    Hist {
+        /// The operator.
+        op: Expr,
+        /// Its neutral element.
+        ne: Expr,
+        /// The number of bins.
+        k: Expr,
+    },
+}
+
+impl Soac {
+    /// The form's own arguments, in evaluation order.
+    pub fn form_args(&self) -> Vec<&Expr> {
+        match &self.form {
+            Form::Map { f } => f.iter().collect(),
+            Form::Reduce { op, ne, f } => [op, ne].into_iter().chain(f).collect(),
+            Form::Foldl { f, acc } => vec![f, acc],
+            Form::Hist { op, ne, k } => vec![op, ne, k],
+        }
+    }
+
+    /// Calls `f` on each subexpression, in evaluation order.
+    pub fn parts<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
+        self.form_args().into_iter().for_each(&mut *f);
+        for i in &self.inputs {
+            i.maps.iter().rev().for_each(&mut *f);
+            match &i.source {
+                Source::Seq(s) | Source::Flat(s) => f(s),
+                Source::Range { n, g } => {
+                    f(n);
+                    f(g);
+                }
+            }
+        }
+    }
+
+    /// Calls `f` on each subexpression, mutably, in the order of [`Soac::parts`].
+    pub fn parts_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        match &mut self.form {
+            Form::Map { f: c } => c.iter_mut().for_each(&mut *f),
+            Form::Reduce { op, ne, f: c } => {
+                f(op);
+                f(ne);
+                c.iter_mut().for_each(&mut *f);
+            }
+            Form::Foldl { f: step, acc } => {
+                f(step);
+                f(acc);
+            }
+            Form::Hist { op, ne, k } => {
+                f(op);
+                f(ne);
+                f(k);
+            }
+        }
+        for i in &mut self.inputs {
+            i.maps.iter_mut().rev().for_each(&mut *f);
+            match &mut i.source {
+                Source::Seq(s) | Source::Flat(s) => f(s),
+                Source::Range { n, g } => {
+                    f(n);
+                    f(g);
+                }
+            }
+        }
+    }
 }
 
 impl Expr {
@@ -363,6 +502,7 @@ impl Expr {
             }
             ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| f(e)),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter().for_each(f),
+            ExprKind::Soac(s) => s.parts(f),
         }
     }
 
@@ -398,6 +538,7 @@ impl Expr {
             }
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| f(e)),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(f),
+            ExprKind::Soac(s) => s.parts_mut(f),
         }
     }
 }
@@ -539,6 +680,8 @@ fn free_vars(e: &Expr, bound: &mut Bound, out: &mut BTreeSet<VarId>) {
         ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
             es.iter().for_each(|e| free_vars(e, bound, out))
         }
+        // A composition binds nothing of its own: its parts are functions and values.
+        ExprKind::Soac(s) => s.parts(&mut |e| free_vars(e, bound, out)),
     }
 }
 

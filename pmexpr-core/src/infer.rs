@@ -1146,6 +1146,8 @@ impl Infer<'_> {
                 let name = format!("`{}`", kw.name());
                 self.apply(&name, span, Type::arrows(ps, r), args, None)
             }
+            // Made by the optimizer, after inference: it keeps its type.
+            ExprKind::Soac(_) => e.ty.clone(),
         };
         e.ty = t.clone();
         t

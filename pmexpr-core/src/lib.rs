@@ -16,8 +16,11 @@
 //! 6. [`extract`]: Algorithm 1, only what each accelerated binding reaches (shared between sites);
 //! 7. [`classify`]: the backend class, `P_F` (Futhark) or `P_C` (CUDA);
 //! 8. [`wellformed`]: the common, CUDA and Futhark well-formedness rules;
-//! 9. [`codegen`]: Rust for the CPU targets and the host side of the GPU targets, CUDA C++ for
-//!    the CUDA-class sites, Futhark for the Futhark-class sites.
+//! 9. [`opt`]: the optimizer, tree-to-tree passes over the monomorphic program for the CPU
+//!    targets (inlining, maps of rows, fusion, folds that stop early, loops' bounds checks): what
+//!    they decide is data in the tree and beside it, which the Rust generator prints;
+//! 10. [`codegen`]: Rust for the CPU targets and the host side of the GPU targets, CUDA C++ for
+//!     the CUDA-class sites, Futhark for the Futhark-class sites.
 //!
 //! [`site::compile`] runs the whole pipeline over one site; [`program`] merges the sites of a
 //! crate for the build hook, which writes the CUDA and Futhark sources; [`registry`] is what the
@@ -36,6 +39,7 @@ pub mod lift;
 pub mod mangle;
 pub mod merge;
 pub mod mono;
+pub mod opt;
 pub mod parse;
 pub mod pretty;
 pub mod program;
@@ -162,7 +166,8 @@ fn expand_accelerate_here(
                 }
                 _ => None,
             };
-            codegen::rust::generate_site(&site.mono, rt, false, host.as_ref(), futhark.as_ref())
+            let optimized = opt::optimize(&site.mono);
+            codegen::rust::generate_site(&optimized, rt, false, host.as_ref(), futhark.as_ref())
         }
         Err((errors, free_vars)) => error_expansion(&errors, &free_vars),
     }
@@ -279,7 +284,8 @@ fn expand_pmexpr_fn_here(
     };
     match compiled {
         Ok(site) => {
-            let body = codegen::rust::generate_site(&site.mono, rt, true, None, None);
+            let body =
+                codegen::rust::generate_site(&opt::optimize(&site.mono), rt, true, None, None);
             quote!(#(#attrs)* #vis #sig { #body })
         }
         Err((errors, free_vars)) => fail(&errors, &free_vars),

@@ -343,6 +343,12 @@ impl Monomorphizer {
                 kw: *kw,
                 args: args.iter().map(|a| self.expr(a, s)).collect(),
             },
+            // Made by the optimizer, after monomorphization; copied part by part all the same.
+            ExprKind::Soac(soac) => {
+                let mut copy = (**soac).clone();
+                copy.parts_mut(&mut |x| *x = self.expr(x, s));
+                ExprKind::Soac(Box::new(copy))
+            }
         };
         Expr::typed(kind, e.span, ty)
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind, VarId};
+use crate::ast::{Expr, ExprKind, Form, Input, Lit, Pat, PatKind, Soac, Source, VarId};
 use crate::intrinsics::Intrinsic;
 use crate::lift::{Binding, Origin};
 use crate::types::Label;
@@ -47,6 +47,12 @@ pub fn bindings(bs: &[Binding], names: &[String]) -> String {
         }
     }
     out
+}
+
+/// Prints one expression (the optimizer's output, in the site dump and its tests).
+pub fn expr(e: &Expr, names: &[String]) -> String {
+    let top = HashMap::new();
+    Printer { names, top: &top }.expr(e)
 }
 
 struct Printer<'a> {
@@ -155,7 +161,49 @@ impl Printer<'_> {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("{}({})", kw.name(), args.join(", "))
             }
+            ExprKind::Soac(s) => format!("fused {}", self.soac(s)),
         }
+    }
+
+    /// A fused composition, printed as the unfused program it stands for.
+    fn soac(&self, s: &Soac) -> String {
+        let inputs: Vec<String> = s.inputs.iter().map(|i| self.input(i)).collect();
+        let all = inputs.join(", ");
+        let combined = |f: &Option<Expr>| match f {
+            Some(f) if inputs.len() == 2 => format!("map2({}, {all})", self.expr(f)),
+            Some(f) => format!("map{}({}, {all})", inputs.len(), self.expr(f)),
+            None => all.clone(),
+        };
+        match &s.form {
+            Form::Map { f } => combined(f),
+            Form::Reduce { op, ne, f } => {
+                format!(
+                    "reduce({}, {}, {})",
+                    self.expr(op),
+                    self.expr(ne),
+                    combined(f)
+                )
+            }
+            Form::Foldl { f, acc } => format!("foldl({}, {}, {all})", self.expr(f), self.expr(acc)),
+            Form::Hist { op, ne, k } => format!(
+                "hist({}, {}, {}, {all})",
+                self.expr(op),
+                self.expr(ne),
+                self.expr(k)
+            ),
+        }
+    }
+
+    fn input(&self, i: &Input) -> String {
+        let mut text = match &i.source {
+            Source::Seq(s) => self.expr(s),
+            Source::Range { n, g } => format!("create({}, {})", self.expr(n), self.expr(g)),
+            Source::Flat(rows) => format!("flatten({})", self.expr(rows)),
+        };
+        for m in &i.maps {
+            text = format!("map({}, {text})", self.expr(m));
+        }
+        text
     }
 
     fn atom(&self, e: &Expr) -> String {

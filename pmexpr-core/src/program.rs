@@ -83,6 +83,30 @@ pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
         .collect()
 }
 
+/// The optimizer's output for the CPU targets, in a site's dump: the program (fused compositions
+/// print as `fused …`) and what the passes found.
+fn optimized_dump(text: &mut String, mono: &crate::mono::Mono) {
+    let o = crate::opt::optimize(mono);
+    let facts = &o.cpu.facts;
+    let _ = writeln!(
+        text,
+        "\noptimized for the CPU targets:\n{}",
+        crate::pretty::expr(&o.cpu.expr, &o.names)
+    );
+    let grids = facts.loops.values().filter(|l| l.grid.is_some()).count();
+    let plain = facts.loops.values().filter(|l| l.plain).count();
+    let windowed = (facts.loops.values())
+        .filter(|l| !l.accesses.is_empty())
+        .count();
+    let peeled = facts.rows.values().filter(|r| !r.peel.is_empty()).count();
+    let _ = writeln!(
+        text,
+        "facts: {} maps of rows ({peeled} peeled), {} folds that stop once settled, {windowed} loops with lines ({plain} plain), {grids} grids",
+        facts.rows.len(),
+        facts.settled.len(),
+    );
+}
+
 /// Runs the compiler over the whole crate: every site with the `#[pmexpr]` functions, merged and
 /// extracted per backend, and the Futhark program of the Futhark-class sites ([`FUTHARK_FILE`]);
 /// with `dump`, one readable file per site under `pmexpr-dump/`. Sites with errors are left out
@@ -109,15 +133,20 @@ pub fn crate_output(sites: &[CrateSite], dump: bool) -> CrateOutput {
                     let _ = writeln!(text, "  error: {}", e.text().replace('\n', "\n  "));
                 }
             }
-            Ok(site) => match &site.program {
-                None => {
-                    let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
+            Ok(site) => {
+                match &site.program {
+                    None => {
+                        let _ = writeln!(text, "backend = cpu: runs on the CPU targets only");
+                    }
+                    Some(p) => {
+                        site_dump(&mut text, &name, p);
+                        programs.push((name.clone(), p.clone()));
+                    }
                 }
-                Some(p) => {
-                    site_dump(&mut text, &name, p);
-                    programs.push((name.clone(), p.clone()));
+                if dump {
+                    optimized_dump(&mut text, &site.mono);
                 }
-            },
+            }
         }
         if dump {
             let file = crate::mangle::dump_file(&name);

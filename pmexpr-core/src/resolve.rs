@@ -287,6 +287,7 @@ impl Resolver {
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => {
                 es.iter_mut().for_each(|e| self.expr(e))
             }
+            ExprKind::Soac(s) => s.parts_mut(&mut |e| self.expr(e)),
         }
     }
 }

@@ -398,6 +398,10 @@ impl<'a> Gen<'a> {
                 "a sequence literal outside a tensor index (CUDA code cannot build sequences)",
             ),
             ExprKind::Keyword { kw, args } => self.keyword(b, e, *kw, args, &ty, dest),
+            ExprKind::Soac(_) => unsupported(
+                e.span,
+                "a fused composition (the optimizer makes them for the CPU targets only)",
+            ),
         }
     }
 

@@ -138,6 +138,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             ExprKind::Seq(es) => self.seq(es, &e.ty),
             ExprKind::Keyword { kw, args } => self.keyword(*kw, args),
+            ExprKind::Soac(_) => Err(GenError::Unsupported(
+                "a fused composition (the optimizer makes them for the CPU targets only)".into(),
+            )),
         }
     }
 

@@ -9,7 +9,6 @@ use quote::quote;
 use super::code::{field_index, pat_test};
 use super::{Arg, Binding, Gen, is_place};
 use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
-use crate::intrinsics::Keyword;
 use crate::tailrec::tail_loop;
 use crate::types::{Label, Type};
 
@@ -31,18 +30,7 @@ impl Gen<'_> {
                     body,
                     ..
                 } => {
-                    // `let x = flatten(rows)` that only `hist`s read keeps the rows: they are
-                    // read in place (`keyword.rs`), the flattened sequence is never built.
-                    let (stmt, bind) = match value.kind {
-                        ExprKind::Keyword {
-                            kw: Keyword::Flatten,
-                            ref args,
-                        } if reads_flat_only(body, binder.ident.id) => {
-                            self.flat_rows.insert(binder.ident.id);
-                            self.let_stmt(binder, &args[0])
-                        }
-                        _ => self.let_stmt(binder, value),
-                    };
+                    let (stmt, bind) = self.let_stmt(binder, value);
                     stmts.extend([stmt]);
                     cur = body;
                     bind.into_iter().collect()
@@ -77,9 +65,6 @@ impl Gen<'_> {
         value: &Expr,
     ) -> (TokenStream, Option<(VarId, Binding)>) {
         let x = self.local(binder.ident.id);
-        if super::peel::is_iota(value) {
-            self.iotas.insert(binder.ident.id);
-        }
         if binder.ident.name == "_" {
             let v = self.value(value);
             return (quote!(let _ = #v;), None);
@@ -92,7 +77,6 @@ impl Gen<'_> {
                 if self.launches_in(value) {
                     self.host.launchers.insert(x.to_string());
                 }
-                self.remember_closure(binder.ident.id, value);
                 let lam_free = value.free_vars();
                 let caps = self.captures(lam_free);
                 let (clones, mut scope) = self.capture_clones(&caps);
@@ -128,7 +112,6 @@ impl Gen<'_> {
                 ) =>
             {
                 // An alias of a known function stays known.
-                self.remember_closure(binder.ident.id, value);
                 let b0 = self.bindings[&ident.id].clone();
                 let (stmt, binding) = match b0 {
                     Binding::Closure { rust, params, ret } => {
@@ -452,32 +435,6 @@ impl Gen<'_> {
                 }
             }
             PatKind::Wild | PatKind::Lit(_) => {}
-        }
-    }
-}
-
-/// Whether every use of `x` in `e` is an index or value sequence of a `hist`, or the sequence a
-/// `map` there maps: each reads the sequence once, in order, so a flattened `x` can be read
-/// from its rows.
-fn reads_flat_only(e: &Expr, x: VarId) -> bool {
-    let is_x = |e: &Expr| matches!(&e.kind, ExprKind::Var { ident, .. } if ident.id == x);
-    match &e.kind {
-        ExprKind::Var { ident, .. } => ident.id != x,
-        ExprKind::Keyword {
-            kw: Keyword::Hist,
-            args,
-        } => args.iter().enumerate().all(|(i, a)| match &a.kind {
-            _ if i >= 3 && is_x(a) => true,
-            ExprKind::Keyword {
-                kw: Keyword::Map,
-                args: m,
-            } if i >= 3 && is_x(&m[1]) => reads_flat_only(&m[0], x),
-            _ => reads_flat_only(a, x),
-        }),
-        _ => {
-            let mut only = true;
-            e.children(&mut |c| only &= reads_flat_only(c, x));
-            only
         }
     }
 }

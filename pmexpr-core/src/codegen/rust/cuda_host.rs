@@ -453,8 +453,14 @@ mod tests {
         assert!(resident(&h));
         let (mono, _, _) = site(tokens, &[]);
         let rt = quote!(::pmexpr::__private);
-        let code =
-            crate::codegen::rust::generate_site(&mono, &rt, false, Some(&h), None).to_string();
+        let code = crate::codegen::rust::generate_site(
+            &crate::opt::optimize(&mono),
+            &rt,
+            false,
+            Some(&h),
+            None,
+        )
+        .to_string();
         assert!(code.contains(":: gemm_elements ("), "{code}");
         assert!(code.contains("__pm_c . launch (0 , __pm_n"), "{code}");
     }
@@ -466,8 +472,14 @@ mod tests {
         let (mono, program, _) = site(tokens, &[("bump", item)]);
         let rt = quote!(::pmexpr::__private);
         let h = cuda_host(&mono, &program, &CudaBuild::default(), &rt).unwrap();
-        let code =
-            crate::codegen::rust::generate_site(&mono, &rt, false, Some(&h), None).to_string();
+        let code = crate::codegen::rust::generate_site(
+            &crate::opt::optimize(&mono),
+            &rt,
+            false,
+            Some(&h),
+            None,
+        )
+        .to_string();
         assert!(
             code.contains("__pm_call : & :: core :: cell :: RefCell < :: pmexpr :: __private :: CudaCall < 'pm >>"),
             "{code}"
@@ -490,7 +502,14 @@ mod tests {
                 mono.numeric
             );
             let h = cuda_host(&mono, &program, &CudaBuild::default(), &rt).unwrap();
-            crate::codegen::rust::generate_site(&mono, &rt, false, Some(&h), None).to_string()
+            crate::codegen::rust::generate_site(
+                &crate::opt::optimize(&mono),
+                &rt,
+                false,
+                Some(&h),
+                None,
+            )
+            .to_string()
         };
         let read = code(quote!(par_loop(length(m), |i| tensor_set(
             t,

@@ -80,6 +80,7 @@ impl Gen<'_> {
                 self.checked(out, &e.ty, "a sequence literal")
             }
             ExprKind::Keyword { kw, args } => self.keyword(e.id, *kw, args, &e.ty),
+            ExprKind::Soac(s) => self.soac(e.id, s, &e.ty),
             ExprKind::Intrinsic(i) => {
                 let name = i.name();
                 quote!(::core::compile_error!(

@@ -240,11 +240,6 @@ impl Gen<'_> {
             if !seen.insert(id) {
                 continue;
             }
-            // A call of a remembered closure in a loop may be inlined (`inline.rs`): what the
-            // closure uses is then used here too.
-            if let Some((_, uses)) = self.closures.get(&id) {
-                todo.extend(uses.iter().copied());
-            }
             match self.bindings.get(&id) {
                 Some(Binding::Item { extras, .. }) => out.extend(extras.iter().map(|(x, _)| *x)),
                 Some(_) => {

@@ -6,67 +6,46 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::types::is_copy;
-use super::{Binding, CudaHost, Gen, HostState};
+use super::{Binding, CudaHost, Gen};
 use crate::ast::{Expr, ExprKind, NodeId};
 use crate::codegen::cuda::is_launch;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::mono::Mono;
+use crate::opt::Program;
 
 /// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
 /// when it can: the check [`generate_site`](super::generate_site) makes, for [`super::cuda_host`]
 /// and the build hook.
 pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
+    let program = crate::opt::optimize(mono);
+    let mut g = Gen::new(&program.names, rt, &mono.numeric, &program.host.facts, None);
     // The captured variables bound as `generate_site` binds them.
-    let bindings = mono
-        .free_vars
-        .iter()
-        .zip(&mono.free_var_types)
-        .map(|(fv, ty)| {
-            let by_ref = !is_copy(ty, &mono.numeric);
-            let ty = ty.clone();
-            (fv.id, Binding::Value { by_ref, ty })
-        })
-        .collect();
-    let g = Gen {
-        names: &mono.names,
-        rt: rt.clone(),
-        numeric: mono.numeric.clone(),
-        bindings,
-        tmp: 0,
-        cuda: None,
-        host: HostState::default(),
-        windows: Default::default(),
-        row_sink: None,
-        closures: Default::default(),
-        inlined: 0,
-        tail_loop: None,
-        flat_rows: Default::default(),
-        iotas: Default::default(),
-    };
-    g.cuda_body(mono, host).err()
+    for (fv, ty) in mono.free_vars.iter().zip(&mono.free_var_types) {
+        let by_ref = !is_copy(ty, &mono.numeric);
+        let ty = ty.clone();
+        g.bindings.insert(fv.id, Binding::Value { by_ref, ty });
+    }
+    g.cuda_body(&program.host, host).err()
 }
 
 impl Gen<'_> {
     /// The body of the host code for the CUDA targets (the variables of the site bound as
     /// `self`'s), or why there is none.
-    pub(super) fn cuda_body(&self, mono: &Mono, host: &CudaHost) -> Result<TokenStream, String> {
-        let mut gc = Gen {
-            names: self.names,
-            rt: self.rt.clone(),
-            numeric: self.numeric.clone(),
-            bindings: self.bindings.clone(),
-            tmp: self.tmp,
-            cuda: Some(host),
-            host: HostState::default(),
-            windows: Default::default(),
-            row_sink: None,
-            closures: Default::default(),
-            inlined: 0,
-            tail_loop: None,
-            flat_rows: Default::default(),
-            iotas: Default::default(),
-        };
-        let body = gc.value(&mono.expr);
+    pub(super) fn cuda_body(
+        &self,
+        program: &Program,
+        host: &CudaHost,
+    ) -> Result<TokenStream, String> {
+        let mut gc = Gen::new(
+            self.names,
+            &self.rt,
+            &self.numeric,
+            &program.facts,
+            Some(host),
+        );
+        gc.bindings = self.bindings.clone();
+        gc.tmp = self.tmp;
+        let body = gc.value(&program.expr);
         if let Some(why) = gc.host.problem {
             return Err(why);
         }

@@ -164,33 +164,30 @@ impl Gen<'_> {
                 let out = quote!({ let #nv = #n; #pre #rt::rt::create(#site, #nv, #f) });
                 self.checked(out, ty, "the result of `create`")
             }
+            // The optimizer makes every `foldl` a `Soac`; one that reaches here is printed as
+            // one all the same.
             Foldl => {
-                if let Some(fused) = self.foldl_over_create(args) {
-                    return fused;
-                }
-                // Arguments are evaluated in the order they are written: f, acc, s.
-                let acc0 = v(self, 1);
-                let acc = self.fresh("acc");
-                let s = p(self, 2);
-                let elem = match &args[2].ty {
-                    Type::Seq(a) => (**a).clone(),
-                    t => t.clone(),
-                };
-                let acc_ty = args[1].ty.clone();
-                let (pre, f) = self.adaptor(
-                    args[0],
-                    &[(acc_ty.clone(), false, true), (elem, true, false)],
+                let e = crate::ast::Expr::typed(
+                    ExprKind::App {
+                        func: Box::new(crate::ast::Expr::typed(
+                            ExprKind::Intrinsic(Foldl),
+                            crate::error::SpanRange::call_site(),
+                            Type::unit(),
+                        )),
+                        args: args.iter().map(|a| (*a).clone()).collect(),
+                    },
+                    crate::error::SpanRange::call_site(),
+                    ty.clone(),
                 );
-                match self.settled_closure(args[0], &acc_ty) {
-                    Some((pre_t, t)) => {
-                        quote!({
-                            #pre let #acc = #acc0; #pre_t
-                            #rt::rt::foldl_until((#s).as_slice(), #acc, #t, #f)
-                        })
-                    }
-                    None => {
-                        quote!({ #pre let #acc = #acc0; #rt::rt::foldl((#s).as_slice(), #acc, #f) })
-                    }
+                match crate::opt::fuse::consumer(e) {
+                    crate::ast::Expr {
+                        kind: ExprKind::Soac(s),
+                        id,
+                        ..
+                    } => self.soac(id, &s, ty),
+                    _ => quote!(::core::compile_error!(
+                        "internal error: a `foldl` not made a fold"
+                    )),
                 }
             }
             TensorGet | TensorSet | TensorSlice => {

@@ -19,6 +19,9 @@
 //! items, lifted over the variables they use (lambda lifting). Function values whose identity is
 //! not static are boxed in `Func`.
 //!
+//! The generator prints the program the optimizer made ([`crate::opt::Optimized`]): it reads the
+//! optimizer's decisions (fused compositions in the tree, [`Facts`] beside it) and makes none.
+//!
 //! # Files
 //!
 //! - `site`: the expansion of a site ([`generate_site`]): captures, the choice of target, the
@@ -26,8 +29,13 @@
 //! - `types`: the Rust types of PMExpr types, in generated code and as the user's Rust types.
 //! - `expr`: values and arguments of expressions.
 //! - `func`: calls, known functions, closures and boxed `Func`s.
-//! - `bind`: `let` chains, recursive groups (lifted `fn` items) and `match` patterns.
-//! - `keyword`: the parallel keywords and the adaptor closures passed to the runtime.
+//! - `bind`: `let` chains, recursive groups (lifted `fn` items, tail-recursive ones as loops) and
+//!   `match` patterns.
+//! - `keyword`: the loops and `flatten`, and the adaptor closures passed to the runtime.
+//! - `soac`: the consumers of sequences (`map`, `map2`, `reduce`, `foldl`, `hist`), fused or not.
+//! - `windows`: loops whose tensor accesses lines serve, and their plain version.
+//! - `grid`: `par_loop`s over a flat index run as rows.
+//! - `rows`: maps of rows, built in one buffer; `peel`: a row fill in three parts.
 //! - `intrinsic`: the intrinsics.
 //! - `code`: the names used in generated code, literals and pattern tests.
 //! - `host`: host code for the CUDA targets (kernel launches) and [`cuda_host_problem`].
@@ -35,6 +43,8 @@
 //!   hook's output ([`CudaHost`], [`FutharkHost`]); they use the generator, it does not use them.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::opt::Facts;
 
 use proc_macro2::TokenStream;
 
@@ -48,21 +58,18 @@ mod code;
 pub mod cuda_host;
 mod expr;
 mod func;
-mod fusion;
 pub mod futhark_host;
 mod grid;
 mod host;
-mod inline;
 mod intrinsic;
 mod keyword;
 mod peel;
 mod rows;
-mod settled;
 mod site;
+mod soac;
 #[cfg(test)]
 mod tests;
 mod types;
-mod unpacked;
 mod windows;
 
 pub use self::code::{user_ident, user_place};
@@ -140,38 +147,57 @@ impl Arg<'_> {
     }
 }
 
-/// The generator of one site's code: the scope of its variables, and the host code state for the
-/// CUDA targets.
+/// The generator of one site's code: the scope of its variables, what it is printing, and the
+/// host code state for the CUDA targets. It decides nothing about optimizations: those are the
+/// optimizer's [`Facts`], which it reads.
 struct Gen<'m> {
     names: &'m [String],
     rt: TokenStream,
     numeric: Vec<(TyVar, Numeric)>,
+    /// What the optimizer found about the program being printed.
+    facts: &'m Facts,
     bindings: IdMap<Binding>,
     tmp: u32,
     /// Host code for the CUDA targets: the `par_loop`s that launch kernels.
     cuda: Option<&'m CudaHost>,
     /// What generating host code for the CUDA targets found.
     host: HostState,
-    /// The tensor accesses served by loop windows while a loop's fast version is generated
-    /// (index expression's node → the line that serves it); see `windows.rs`.
+    /// While a loop's version with lines is printed: the tensor accesses they serve (index
+    /// expression's node → the line that serves it); see `windows.rs`.
     windows: HashMap<NodeId, windows::Served>,
-    /// While the function of a `map` of rows is generated (`rows.rs`): its inner `map`'s node
-    /// and the row it fills instead of making a sequence.
-    row_sink: Option<(NodeId, proc_macro2::Ident)>,
-    /// The closures bound by `let` so far (identifier → the lambda and its free variables),
-    /// whose calls in loop bodies are inlined (`inline.rs`).
-    closures: IdMap<(Expr, BTreeSet<VarId>)>,
-    /// How many identifiers and nodes inlining has made (`inline.rs`).
-    inlined: u32,
-    /// While the body of a tail-recursive `fn` item that runs as a loop is generated: the
+    /// While the function of a map of rows is printed (`rows.rs`): its fill's node, and the row
+    /// it fills instead of making a sequence.
+    filling: Option<(NodeId, proc_macro2::Ident)>,
+    /// While the body of a tail-recursive `fn` item that runs as a loop is printed: the
     /// function, and its parameters that the loop reassigns (index, Rust local); see `bind.rs`.
     tail_loop: Option<(VarId, Vec<(usize, proc_macro2::Ident)>)>,
-    /// The variables bound by `let x = flatten(rows)` that hold `rows` instead, because every
-    /// use of them reads the flattened sequence once, in order (a `hist` argument); see
-    /// `keyword.rs`.
-    flat_rows: BTreeSet<VarId>,
-    /// The variables bound by `let x = create(n, |k| k)`, whose element `k` is `k` (`peel.rs`).
-    iotas: BTreeSet<VarId>,
+}
+
+impl<'m> Gen<'m> {
+    /// A generator over a program whose identifiers are named by `names`, whose numbers the
+    /// captured values fix as `numeric`, optimized as `facts` say; `cuda` for the host code of
+    /// the CUDA targets.
+    fn new(
+        names: &'m [String],
+        rt: &TokenStream,
+        numeric: &[(TyVar, Numeric)],
+        facts: &'m Facts,
+        cuda: Option<&'m CudaHost>,
+    ) -> Self {
+        Gen {
+            names,
+            rt: rt.clone(),
+            numeric: numeric.to_vec(),
+            facts,
+            bindings: IdMap::default(),
+            tmp: 0,
+            cuda,
+            host: HostState::default(),
+            windows: HashMap::new(),
+            filling: None,
+            tail_loop: None,
+        }
+    }
 }
 
 /// What generating host code for the CUDA targets found so far.

@@ -1,96 +1,30 @@
-//! Maps of rows: `map(|j| { …; map(g, ks) }, s)` — every element of `s` makes a row of
-//! `length(ks)` numbers or `bool`s, `ks` bound outside the function, the inner `map` the
-//! function's result (after `let`s) — builds its rows in one buffer (`Backend::map_rows`) instead
-//! of one allocation per row: the nested sequence's rows are views of that buffer. The function's
-//! body is generated as written, except that the inner `map` fills the row it is given
-//! (`RowOut::fill`), `row[k] = g(ks[k])`. Same elements, same failures (the function's `let`s
-//! run per row, `g` per element, in the same order within a row); on `cpu` the rows are filled
-//! in parallel, as the outer `map` ran its function.
+//! Maps of rows (found by the optimizer: [`crate::opt::rows`]) build their rows in one buffer
+//! (`Backend::map_rows`): the function's body is generated as written, except that its fill —
+//! the inner `map(g, ks)` — fills the row it is given, `row[k] = g(ks[k])`, over the sequences
+//! `g` only indexes taken as slices once, and peeled in three parts where the optimizer found
+//! reads at `k + c` ([`Gen::peeled_fill`]).
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::types::is_number_var;
 use super::{Binding, Gen};
-use crate::ast::{Expr, ExprKind, NeverKind};
-use crate::intrinsics::Keyword;
+use crate::ast::{Expr, ExprKind, NodeId};
 use crate::types::Type;
 
-/// Whether the function of a map of rows (`body`, whose inner `map` is node `fill`) is a few
-/// operations per row element: no loop, no call of a function, no keyword but the row's `map`,
-/// and no intrinsic that builds a sequence. (`cpu` runs a small map of such rows on the calling
-/// thread: `Backend::map_rows`.)
-fn cheap(body: &Expr, fill: crate::ast::NodeId) -> bool {
-    use crate::intrinsics::Intrinsic::*;
-    let mut ok = true;
-    body.walk(&mut |e| match &e.kind {
-        ExprKind::Keyword { .. } if e.id == fill => {}
-        ExprKind::Keyword { .. } | ExprKind::RecLet { .. } => ok = false,
-        ExprKind::App { func, .. } => match &func.kind {
-            ExprKind::Intrinsic(
-                Create | Set | Foldl | Tail | Concat | Reverse | Subsequence | TensorSet
-                | TensorLinearSet | TensorSub | TensorSlice | TensorGemm,
-            ) => ok = false,
-            ExprKind::Intrinsic(_) => {}
-            // The row's function `g` is applied by the fill; other lambdas are not called here.
-            ExprKind::Lam { .. } => {}
-            _ => ok = false,
-        },
-        _ => {}
-    });
-    ok
-}
-
 impl Gen<'_> {
-    /// `map(f, s)` as a map of rows, when `f` has that shape.
-    pub(super) fn map_of_rows(&mut self, f: &Expr, s: &Expr) -> Option<TokenStream> {
-        if self.row_sink.is_some() || self.cuda.is_some() {
-            return None;
-        }
+    /// `map(f, s)` (node `id`) as a map of rows, when the optimizer found it one.
+    pub(super) fn map_of_rows(&mut self, id: NodeId, f: &Expr, s: &Expr) -> Option<TokenStream> {
+        let facts = self.facts.rows.get(&id)?.clone();
         let ExprKind::Lam { params, body } = &f.kind else {
             return None;
         };
         let [p] = &params[..] else {
             return None;
         };
-        // The function's result, after its `let`s (and irrefutable destructurings).
-        let mut tail: &Expr = body;
-        loop {
-            match &tail.kind {
-                ExprKind::Let { body, .. } => tail = body,
-                ExprKind::Match {
-                    then, otherwise, ..
-                } if matches!(otherwise.kind, ExprKind::Never(NeverKind::NoArm)) => tail = then,
-                _ => break,
-            }
-        }
-        let ExprKind::Keyword {
-            kw: Keyword::Map,
-            args: inner,
-        } = &tail.kind
-        else {
+        let (Type::Seq(t_ty), Type::Seq(u)) = (&s.ty, &result_of(f)) else {
             return None;
         };
-        let ExprKind::Var { ident: ks, .. } = &inner[1].kind else {
-            return None;
-        };
-        if !f.free_vars().contains(&ks.id) {
-            return None;
-        }
-        let Type::Seq(u) = &tail.ty else {
-            return None;
-        };
-        let scalar = match &**u {
-            Type::Int | Type::Float | Type::Bool => true,
-            Type::Var(v) => is_number_var(*v, &self.numeric),
-            _ => false,
-        };
-        let Type::Seq(t_ty) = &s.ty else {
-            return None;
-        };
-        if !scalar {
-            return None;
-        }
+        let ks = fill_source(body, facts.fill)?;
         let (refs, mut scope) = self.move_captures(f);
         let (t, row) = (self.fresh("t"), self.fresh("row"));
         let x = self.local(p.ident.id);
@@ -113,15 +47,15 @@ impl Gen<'_> {
             ));
             quote!(let #x = #t;)
         };
-        let ks_tokens = self.arg(&inner[1]);
+        let ks_tokens = self.arg(ks);
         let src = self.arg(s);
-        self.row_sink = Some((tail.id, row.clone()));
+        let outer = self.filling.replace((facts.fill, row.clone()));
         let b = self.with_scope(scope, |g| g.value(body));
-        self.row_sink = None;
+        self.filling = outer;
         let (t_rty, u_rty) = (self.rty(t_ty), self.rty(u));
         let w = self.fresh("w");
         let rt = self.rt.clone();
-        let cheap = cheap(body, tail.id);
+        let cheap = facts.cheap;
         Some(quote!({
             let #w: usize = (#ks_tokens).as_slice().len();
             #(#refs)*
@@ -132,80 +66,54 @@ impl Gen<'_> {
         }))
     }
 
-    /// The inner `map(g, ks)` of a map of rows (node `id`), filling the row instead of making a
-    /// sequence; `None` for any other `map`.
-    /// The sequences bound outside `f` that `f` only indexes (`s[i]`): the row loop takes
-    /// them as slices once (`SliceSeq`), instead of reading each one's pointer and length again
-    /// after every store into the row.
-    fn indexed_only(&mut self, f: &Expr) -> Vec<crate::ast::VarId> {
-        let free = f.free_vars();
-        let mut total: std::collections::BTreeMap<crate::ast::VarId, usize> = Default::default();
-        let mut indexed: std::collections::BTreeMap<crate::ast::VarId, usize> = Default::default();
-        f.walk(&mut |e| match &e.kind {
-            ExprKind::Var { ident, .. } if free.contains(&ident.id) => {
-                *total.entry(ident.id).or_default() += 1;
-            }
-            ExprKind::App { func, args }
-                if matches!(
-                    func.kind,
-                    ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Get)
-                ) && args.len() == 2 =>
-            {
-                if let ExprKind::Var { ident, .. } = &args[0].kind {
-                    *indexed.entry(ident.id).or_default() += 1;
-                }
-            }
-            _ => {}
-        });
-        total
-            .into_iter()
-            .filter(|(id, n)| {
-                indexed.get(id) == Some(n)
-                    && matches!(
-                        self.bindings.get(id),
-                        Some(Binding::Value {
-                            ty: Type::Seq(_),
-                            ..
-                        })
-                    )
-            })
-            .map(|(id, _)| id)
-            .collect()
-    }
-
-    pub(super) fn row_fill(
-        &mut self,
-        id: crate::ast::NodeId,
-        args: &[Expr],
-    ) -> Option<TokenStream> {
-        let (node, row) = self.row_sink.clone()?;
+    /// The fill `map(g, ks)` (node `id`) of the map of rows being generated, filling its row
+    /// instead of making a sequence; `None` for any other `map`.
+    pub(super) fn row_fill(&mut self, id: NodeId, args: &[Expr]) -> Option<TokenStream> {
+        let (node, row) = self.filling.clone()?;
         if node != id {
             return None;
         }
+        let facts = self.facts.rows.values().find(|r| r.fill == id)?.clone();
         // `g`'s own body is generated as any function (a `map` in it makes its sequence).
-        self.row_sink = None;
+        self.filling = None;
         let ks = self.arg(&args[1]);
         let elem = match &args[1].ty {
             Type::Seq(a) => (**a).clone(),
             other => other.clone(),
         };
-        let sliced = self.indexed_only(&args[0]);
-        let slices: Vec<_> = sliced.iter().map(|id| self.local(*id)).collect();
+        let slices: Vec<_> = facts.sliced.iter().map(|id| self.local(*id)).collect();
         let rt = self.rt.clone();
-        let fill = match self.peeled_fill(&args[1], &args[0], &sliced, &row) {
-            Some(peeled) => peeled,
-            None => {
-                let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
-                let gv = self.fresh("g");
-                quote!(#pre let #gv = #g; #row.fill((#ks).as_slice().iter().map(#gv));)
-            }
+        let fill = if facts.peel.is_empty() {
+            let (pre, g) = self.adaptor(&args[0], &[(elem, true, false)]);
+            let gv = self.fresh("g");
+            quote!(#pre let #gv = #g; #row.fill((#ks).as_slice().iter().map(#gv));)
+        } else {
+            self.peeled_fill(&args[1], &args[0], &facts.peel, &row)
         };
-        self.row_sink = Some((node, row.clone()));
+        self.filling = Some((node, row.clone()));
         Some(quote!({
             #(let #slices = #rt::SliceSeq((#slices).as_slice());)*
             #fill
         }))
     }
+}
+
+/// The result type of the function `f`.
+fn result_of(f: &Expr) -> Type {
+    super::types::result_type(&f.ty, 1)
+}
+
+/// The `ks` of the fill (node `fill`) at the end of the function body `body`.
+fn fill_source(body: &Expr, fill: NodeId) -> Option<&Expr> {
+    let mut found = None;
+    body.walk(&mut |e| {
+        if e.id == fill
+            && let ExprKind::Keyword { args, .. } = &e.kind
+        {
+            found = args.get(1);
+        }
+    });
+    found
 }
 
 #[cfg(test)]

@@ -2,19 +2,19 @@
 //! CPU backend, the choice of target at run time (with the host functions of the GPU targets),
 //! and the result converted back to Rust.
 
-use crate::ast::IdMap;
-
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use super::code::user_place;
 use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type, vars_in};
-use super::{Binding, CudaHost, FutharkHost, Gen, HostState};
+use super::{Binding, CudaHost, FutharkHost, Gen};
 use crate::infer::Numeric;
 use crate::mono::Mono;
+use crate::opt::Optimized;
 
-/// Generates the expansion of one `accelerate!` site: an expression block that captures the free
-/// variables, runs the accelerated function on the selected backend and converts the result.
+/// Generates the expansion of one `accelerate!` site, optimized ([`crate::opt`]): an expression
+/// block that captures the free variables, runs the accelerated function on the selected backend
+/// and converts the result.
 /// `rt` is the path of the runtime's private module (`::pmexpr::__private`).
 ///
 /// With `sequential`, the site runs on the sequential target (the debug target in debug mode)
@@ -36,28 +36,14 @@ use crate::mono::Mono;
 /// functions ask the runtime (`open_instantiation`) for the name of the Rust type it is, and
 /// return `None` (the CPU code runs, said once) where it is not a number or `bool`.
 pub fn generate_site(
-    mono: &Mono,
+    program: &Optimized,
     rt: &TokenStream,
     sequential: bool,
     cuda: Option<&CudaHost>,
     futhark: Option<&FutharkHost>,
 ) -> TokenStream {
-    let mut g = Gen {
-        names: &mono.names,
-        rt: rt.clone(),
-        numeric: mono.numeric.clone(),
-        bindings: IdMap::default(),
-        tmp: 0,
-        cuda: None,
-        host: HostState::default(),
-        windows: Default::default(),
-        row_sink: None,
-        closures: Default::default(),
-        inlined: 0,
-        tail_loop: None,
-        flat_rows: Default::default(),
-        iotas: Default::default(),
-    };
+    let mono = &program.mono;
+    let mut g = Gen::new(&program.names, rt, &mono.numeric, &program.cpu.facts, None);
     let mut params = Vec::new();
     let mut args = Vec::new();
     let mut checks = Vec::new();
@@ -100,10 +86,13 @@ pub fn generate_site(
         }
     }
     let cuda_fn = match cuda {
-        Some(host) if !sequential => g.cuda_body(mono, host).ok().map(|b| (b, &host.kernels)),
+        Some(host) if !sequential => g
+            .cuda_body(&program.host, host)
+            .ok()
+            .map(|b| (b, &host.kernels)),
         _ => None,
     };
-    let body = g.value(&mono.expr);
+    let body = g.value(&program.cpu.expr);
     let select = if sequential {
         quote!(#rt::select_sequential)
     } else {

@@ -12,17 +12,7 @@ use crate::infer::Numeric;
 use crate::mono::Mono;
 use crate::types::{Label, TyVar, Type};
 
-/// Whether values of the type are `Copy` in generated code (and so passed by value).
-pub(super) fn is_copy(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
-    match t {
-        // The variables left are numbers whose type the captured values fix, or values of any
-        // type they fix (`Numeric::Open`), which may be sequences: those are cloned.
-        Type::Var(v) => !is_open(*v, numeric),
-        Type::Int | Type::Float | Type::Bool | Type::Tensor(_) => true,
-        Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t, numeric)),
-        Type::Seq(_) | Type::Arrow(..) => false,
-    }
-}
+pub(super) use crate::opt::is_copy;
 
 /// For a result that holds values of a type the captured values fix (`Numeric::Open`): its Rust
 /// type and its canonical form, as the capture function names them — an open type is the Rust
@@ -141,24 +131,6 @@ pub(super) fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
 /// Whether `v` stands for a value of any type that the captured values fix.
 fn is_open(v: TyVar, numeric: &[(TyVar, Numeric)]) -> bool {
     numeric.iter().any(|(w, k)| *w == v && *k == Numeric::Open)
-}
-
-/// Whether `v` stands for a number (not a type the captured values fix, which may be anything).
-pub(super) fn is_number_var(v: TyVar, numeric: &[(TyVar, Numeric)]) -> bool {
-    numeric.iter().any(|(w, k)| *w == v && *k != Numeric::Open)
-}
-
-/// Whether values of type `t` may hold a tensor: a tensor, or a type variable that is not a
-/// number.
-pub(super) fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
-    match t {
-        Type::Int | Type::Float | Type::Bool => false,
-        Type::Tensor(_) => true,
-        Type::Var(v) => !is_number_var(*v, numeric),
-        Type::Seq(t) => mentions_tensor(t, numeric),
-        Type::Arrow(a, b) => mentions_tensor(a, numeric) || mentions_tensor(b, numeric),
-        Type::Record(fs) => fs.iter().any(|(_, t)| mentions_tensor(t, numeric)),
-    }
 }
 
 /// Whether a value of type `t` may be a nested sequence because it has a sequence of a value of

@@ -1,19 +1,8 @@
-//! Bounds-check hoisting for loops ("windows"): a loop of `n` iterations whose body reads or
-//! writes `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside
-//! it, literals; `t` may be a field of such a variable), `k` its loop variable — is versioned.
-//! The other indices may also be wrapping `+ - *` of such variables and literals (`t[i - 1, k]`).
-//! Before the loop the runtime takes the line `t[e1, …, 0..n, …]` once: a row when `k` is the
-//! last index (`TensorRef::window`, a contiguous slice), a strided line otherwise
-//! (`TensorRef::strided`). Both fail softly: `None` when the rank differs, another index is out
-//! of range or `n` exceeds the dimension. When every line exists, and not in debug mode (which
-//! records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice index
-//! that the loop bound keeps in range, instead of the rank and per-dimension checks and offset
-//! arithmetic of each access. A read may also index the line at `k ± c` (a stencil's
-//! neighbours): `line.get_or(k ± c, …)` reads the line where that falls inside it and is the
-//! checked access otherwise (an element beyond the line, or the failure as written). Otherwise
-//! the loop runs as written, so that every failure is the same failure at the same access. Only
-//! loops whose body contains no further parallel keyword or loop are versioned, so that the code
-//! is at most doubled per loop.
+//! Loops with their tensor accesses served by lines (the optimizer's [`crate::opt::loops`] says
+//! which, and why that is sound): the loop is generated twice — as written, and with each
+//! served access through the line that the runtime takes once before the loop — and the second
+//! runs when every line exists and not in debug mode. A `par_loop` whose accesses allow it gets a
+//! third version, tried first on the `cpu` target: the rows as plain slices.
 
 use std::collections::BTreeSet;
 
@@ -21,139 +10,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Gen;
-use super::types::mentions_tensor;
-use crate::ast::{Expr, ExprKind, Lit, NodeId};
-use crate::infer::Numeric;
+use crate::ast::{Expr, ExprKind, NodeId};
 use crate::intrinsics::Intrinsic;
-use crate::types::{TyVar, Type};
-
-/// A tensor access that a window can serve.
-pub(super) struct Access<'e> {
-    /// The index expression `[e1, …, k]`'s node: how the access is recognized when the body is
-    /// generated.
-    pub(super) key: NodeId,
-    /// The tensor, a variable bound outside the loop.
-    pub(super) tensor: &'e Expr,
-    /// The index; all but the loop variable are variables bound outside the loop, or literals.
-    pub(super) index: &'e [Expr],
-    /// Where the loop variable is in the index: the last dimension gives a row, another a
-    /// strided line.
-    pub(super) pos: usize,
-    /// The index there is the loop variable plus this (a read of `t[i, k ± c]`): such a read goes
-    /// through the line when it falls inside it, and is the checked access otherwise.
-    pub(super) offset: i64,
-    /// Whether it is a `tensor_set`.
-    pub(super) write: bool,
-}
-
-/// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
-/// `arity` parameters in all) that windows can serve; empty when the loop is not versioned.
-pub(super) fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access<'_>> {
-    let ExprKind::Lam { params, body } = &f.kind else {
-        return Vec::new();
-    };
-    if params.len() != arity {
-        return Vec::new();
-    }
-    let k = params[arity - 1].ident.id;
-    let free = f.free_vars();
-    // Identifiers are unique after resolution: a variable free in `f` is bound outside the
-    // loop wherever it occurs in the body, so it is fixed for the whole loop.
-    let outside = |e: &Expr, ty: fn(&Type) -> bool| {
-        matches!(&e.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id)) && ty(&e.ty)
-    };
-    let mut nested = false;
-    let mut out = Vec::new();
-    body.walk(&mut |e| match &e.kind {
-        ExprKind::Keyword { .. } => nested = true,
-        ExprKind::App { func, args }
-            if matches!(
-                func.kind,
-                ExprKind::Intrinsic(Intrinsic::TensorGet | Intrinsic::TensorSet)
-            ) && args.len() >= 2 =>
-        {
-            let ExprKind::Seq(idx) = &args[1].kind else {
-                return;
-            };
-            let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
-            // `k`, `k + c`, `c + k`, `k - c` (a read only, unless `c` is 0).
-            let offset = |x: &Expr| -> Option<i64> {
-                if is_k(x) {
-                    return Some(0);
-                }
-                let ExprKind::App { func, args } = &x.kind else {
-                    return None;
-                };
-                let lit = |e: &Expr| match e.kind {
-                    ExprKind::Lit(Lit::Int(c)) => Some(c),
-                    _ => None,
-                };
-                match (&func.kind, &args[..]) {
-                    (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
-                    (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
-                    (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => {
-                        lit(b).and_then(i64::checked_neg)
-                    }
-                    _ => None,
-                }
-            };
-            let read = matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGet));
-            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
-            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
-            let Some((pos, offset)) = idx
-                .iter()
-                .enumerate()
-                .find_map(|(j, x)| offset(x).map(|o| (j, o)))
-            else {
-                return;
-            };
-            if offset != 0 && !read {
-                return;
-            }
-            // The tensor may be a field of a record bound outside (`l.w`): projections are
-            // free and cannot fail.
-            let mut base = &args[0];
-            while let ExprKind::Proj { expr, .. } = &base.kind {
-                base = expr;
-            }
-            let base_outside =
-                matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
-            let others_fixed = idx.iter().enumerate().all(|(j, x)| j == pos || fixed(x));
-            if matches!(args[0].ty, Type::Tensor(_))
-                && base_outside
-                && others_fixed
-                && args[1].id != NodeId::UNSET
-            {
-                out.push(Access {
-                    key: args[1].id,
-                    tensor: &args[0],
-                    index: idx,
-                    pos,
-                    offset,
-                    write: !read,
-                });
-            }
-        }
-        _ => {}
-    });
-    if nested { Vec::new() } else { out }
-}
-
-/// Fixed for a loop and computed without failing, so that it may be evaluated once before the
-/// loop: an integer literal, a variable `outside` accepts (bound outside the loop), or wrapping
-/// `+ - *` of those (`i - 1` in a stencil).
-pub(super) fn pure_fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
-    match &x.kind {
-        ExprKind::Lit(Lit::Int(_)) => true,
-        ExprKind::App { func, args } => {
-            matches!(
-                func.kind,
-                ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI)
-            ) && args.iter().all(|a| pure_fixed(a, outside))
-        }
-        _ => outside(x),
-    }
-}
+use crate::opt::Access;
+use crate::types::Type;
 
 /// The line that serves a windowed access while a loop's fast version is generated.
 #[derive(Clone)]
@@ -168,46 +28,11 @@ pub(super) struct Served {
     plain: Option<proc_macro2::Ident>,
 }
 
-/// Whether a `par_loop` whose windowed accesses are `accesses` may run as a plain loop (see
-/// `crate::access` in the runtime): every access is a row at the loop variable itself (each
-/// iteration touches its own element of each row, so rows split by chunk), at least one writes,
-/// and the body touches tensors in no other way and calls nothing but intrinsics (a closure
-/// could touch a tensor it captured).
-fn plain_eligible(f: &Expr, accesses: &[Access<'_>], numeric: &[(TyVar, Numeric)]) -> bool {
-    let ExprKind::Lam { body, .. } = &f.kind else {
-        return false;
-    };
-    if !accesses
-        .iter()
-        .all(|a| a.pos + 1 == a.index.len() && a.offset == 0)
-    {
-        return false;
-    }
-    let mut writes = false;
-    let mut ok = true;
-    body.walk(&mut |e| {
-        let ExprKind::App { func, args } = &e.kind else {
-            return;
-        };
-        let ExprKind::Intrinsic(op) = &func.kind else {
-            ok = false;
-            return;
-        };
-        let windowed = args.len() >= 2 && accesses.iter().any(|a| a.key == args[1].id);
-        if windowed {
-            writes |= *op == Intrinsic::TensorSet;
-        } else if args.iter().any(|x| mentions_tensor(&x.ty, numeric)) {
-            ok = false;
-        }
-    });
-    ok && writes
-}
-
 /// How a windowed loop runs its iterations.
 #[derive(Clone, Copy)]
 pub(super) enum Run<'a> {
-    /// In parallel, through the backend (`par_loop`); `plain`: it may get a plain version.
-    Parallel { plain: bool },
+    /// In parallel, through the backend (`par_loop`).
+    Parallel,
     /// A grid's row segment, over columns from `0` or more up to `end` (`grid.rs`): the rows are
     /// cut at `end`.
     Segment { end: &'a proc_macro2::Ident },
@@ -216,29 +41,26 @@ pub(super) enum Run<'a> {
 }
 
 impl Gen<'_> {
-    /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when `f`
-    /// accesses tensors through windows; `generate` generates the loop (called once for the checked
-    /// version and once with the windows in place), its rows cut where `run` knows the loop's
-    /// end. A `par_loop` (`Run::Parallel { plain: true }`) whose accesses allow it gets a third
-    /// version, tried first on the `cpu` target: the rows as plain slices (`plain_version`).
+    /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when lines
+    /// serve its `accesses`; `generate` generates the loop (called once for the checked version
+    /// and once with the lines in place), its rows cut where `run` knows the loop's end. With
+    /// `plain` (a `par_loop` whose accesses allow it) it gets a third version, tried first on the
+    /// `cpu` target: the rows as plain slices (`plain_version`).
     pub(super) fn windowed_loop(
         &mut self,
         f: &Expr,
-        arity: usize,
+        accesses: &[Access],
+        plain: bool,
         n: &proc_macro2::Ident,
         run: Run<'_>,
         mut generate: impl FnMut(&mut Self) -> TokenStream,
     ) -> TokenStream {
-        let plain = matches!(run, Run::Parallel { plain: true });
-        // The CUDA host generator compiles loop bodies into kernels: they stay as written.
-        let accesses = if self.cuda.is_none() {
-            windowed_accesses(f, arity)
-        } else {
-            Vec::new()
-        };
         if accesses.is_empty() {
             return generate(self);
         }
+        let Some(parts) = access_parts(f, accesses) else {
+            return generate(self);
+        };
         let checked = generate(self);
         let mut wins = Vec::new();
         let mut makes = Vec::new();
@@ -252,15 +74,14 @@ impl Gen<'_> {
         let mut served = Vec::new();
         // The lines that are rows (`Window`s).
         let mut rows = Vec::new();
-        for a in &accesses {
-            let t = self.value(a.tensor);
-            let make = if a.pos + 1 == a.index.len() {
-                let lead: Vec<TokenStream> =
-                    a.index[..a.pos].iter().map(|e| self.value(e)).collect();
+        for (a, (tensor, index)) in accesses.iter().zip(&parts) {
+            let t = self.value(tensor);
+            let make = if a.pos + 1 == index.len() {
+                let lead: Vec<TokenStream> = index[..a.pos].iter().map(|e| self.value(e)).collect();
                 quote!((#t).window(&[#(#lead),*], #n))
             } else {
                 let pos = a.pos;
-                let index: Vec<TokenStream> = (a.index.iter().enumerate())
+                let index: Vec<TokenStream> = (index.iter().enumerate())
                     .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
                     .collect();
                 quote!((#t).strided(&[#(#index),*], #pos, #n))
@@ -272,7 +93,7 @@ impl Gen<'_> {
                     let w = self.fresh("win");
                     taken.push((text, w.clone()));
                     makes.push(make);
-                    if a.pos + 1 == a.index.len() {
+                    if a.pos + 1 == index.len() {
                         rows.push(w.clone());
                     }
                     wins.push(w);
@@ -305,13 +126,13 @@ impl Gen<'_> {
         let end = match run {
             Run::Sequential => Some(quote!((#n).max(0))),
             Run::Segment { end } => Some(quote!(#end)),
-            Run::Parallel { .. } => None,
+            Run::Parallel => None,
         };
         let fast = match end {
             Some(end) => quote!({ #(let #rows = #rows.upto(#end);)* #fast }),
             None => fast,
         };
-        let fast = if plain && plain_eligible(f, &accesses, &self.numeric) {
+        let fast = if plain && matches!(run, Run::Parallel) {
             let j = self.fresh("j");
             serve(self, Some(&j));
             let run = self.plain_version(f, n, &wins, &written, &j);
@@ -461,100 +282,26 @@ impl Gen<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use proc_macro2::TokenStream;
-    use quote::quote;
-
-    use super::windowed_accesses;
-    use crate::ast::{Expr, ExprKind};
-    use crate::intrinsics::Keyword;
-
-    /// The number of windowed accesses of each loop of a site, outermost first.
-    fn windowed(tokens: TokenStream) -> Vec<usize> {
-        let mono = crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let mut out = Vec::new();
-        mono.expr.walk(&mut |e: &Expr| {
-            if let ExprKind::Keyword { kw, args } = &e.kind {
-                let (f, arity) = match kw {
-                    Keyword::ParLoop | Keyword::SeqLoop => (&args[1], 1),
-                    Keyword::SeqLoopAcc => (&args[2], 2),
-                    _ => return,
-                };
-                out.push(windowed_accesses(f, arity).len());
-            }
-        });
-        out
-    }
-
-    #[test]
-    fn rows_indexed_by_the_loop_variable_are_windowed() {
-        // The dense layer: the inner loop reads w[i, k] and x[k]; the outer one is not
-        // versioned (it contains a loop), so y[i] stays checked.
-        let n = windowed(quote!(par_loop(m, |i| tensor_set(
-            y,
-            [i],
-            seq_loop_acc(0.0, n, |acc, k| acc
-                + tensor_get(w, [i, k]) * tensor_get(x, [k]))
-        ))));
-        assert_eq!(n, vec![0, 2]);
-        // axpy: both accesses of y and the read of x.
-        let n = windowed(quote!(par_loop(n, |i| tensor_set(
-            y,
-            [i],
-            a * tensor_get(x, [i]) + tensor_get(y, [i])
-        ))));
-        assert_eq!(n, vec![3]);
-        // A literal leading index.
-        let n = windowed(quote!(seq_loop(n, |k| tensor_set(t, [0, k], 1))));
-        assert_eq!(n, vec![1]);
-        // A tensor in a record (the nn example's layers), and a column (the loop variable
-        // indexes the first dimension: a strided line).
-        let n = windowed(quote!({
-            let l = (t, u);
-            seq_loop(n, |k| tensor_set(l.0, [0, k], tensor_get(l.1, [k, 0]) + 1))
-        }));
-        assert_eq!(n, vec![2]);
-    }
-
-    #[test]
-    fn computed_rows_and_neighbours_are_windowed() {
-        // Leading indices of wrapping arithmetic on fixed values, and reads at `k ± c`; a write
-        // at `k + c` is not (it would need the same fallback for a store).
-        let n = windowed(quote!(seq_loop(n, |k| {
-            tensor_set(
-                t,
-                [c + 1, k],
-                tensor_get(t, [c - 1, k + 1]) + tensor_get(t, [2 * c, k - 1]),
-            );
-            tensor_set(t, [c, k + 1], 0)
-        })));
-        assert_eq!(n, vec![3]);
-    }
-
-    #[test]
-    fn other_accesses_are_not_windowed() {
-        // An index computed from the loop variable, another index computed or bound in the
-        // loop, the loop variable twice, a tensor bound in the loop, an index sequence that is
-        // not written out.
-        let n = windowed(quote!(seq_loop(n, |k| {
-            let j = k + 1;
-            let u = t;
-            tensor_set(t, [k + 1], 0);
-            tensor_set(t, [j], 0);
-            tensor_set(t, [j, k], 0);
-            tensor_set(t, [k, k], 0);
-            tensor_set(t, [c / 2, k], 0);
-            tensor_set(t, [c, k * 2], tensor_get(t, [c, k * 2]));
-            tensor_set(u, [k], 0);
-            tensor_set(t, ix, 0)
-        })));
-        assert_eq!(n, vec![0]);
-        // A leading index that is a float variable does not type-check as an index at all, and
-        // a captured integer does.
-        let n = windowed(quote!(seq_loop(n, |k| tensor_set(t, [c, k], 0))));
-        assert_eq!(n, vec![1]);
-    }
+/// The tensor and the index of each access, found in the loop function `f` by its key; `None`
+/// when one is not there.
+fn access_parts<'e>(f: &'e Expr, accesses: &[Access]) -> Option<Vec<(&'e Expr, &'e [Expr])>> {
+    let mut found: std::collections::HashMap<NodeId, (&'e Expr, &'e [Expr])> = Default::default();
+    f.walk(&mut |e| {
+        if let ExprKind::App { func, args } = &e.kind
+            && matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::TensorGet | Intrinsic::TensorSet)
+            )
+            && args.len() >= 2
+            && let ExprKind::Seq(idx) = &args[1].kind
+        {
+            found.insert(args[1].id, (&args[0], idx));
+        }
+    });
+    accesses
+        .iter()
+        .map(|a| found.get(&a.key).copied())
+        .collect()
 }
 
 #[cfg(test)]
@@ -572,7 +319,13 @@ mod generated {
                 + tensor_get(w, [i, k]) * tensor_get(x, [k]))
         ))))
         .unwrap_or_else(|(e, _)| panic!("{}", e[0].text()));
-        let code = generate_site(&mono, &quote!(::pmexpr::__private), false, None, None);
+        let code = generate_site(
+            &crate::opt::optimize(&mono),
+            &quote!(::pmexpr::__private),
+            false,
+            None,
+            None,
+        );
         syn::parse2::<syn::Expr>(code.clone()).expect("the expansion is a Rust expression");
         let code = code.to_string();
         // Two windows, taken unless in debug mode; the fast body reads through them and the

@@ -1,6 +1,6 @@
-//! A fold whose accumulator settles: `foldl`, `seq_loop_acc` and the fused `foldl` over `create`
-//! stop early once the step function can only return the accumulator unchanged. This is how
-//! PMExpr writes a bounded `while` (Mandelbrot's escape test, a convergence test):
+//! Folds whose accumulator settles: a `foldl` (fused or not) and a `seq_loop_acc` may stop early
+//! once the step function can only return the accumulator unchanged. This is how PMExpr writes a
+//! bounded `while` (Mandelbrot's escape test, a convergence test):
 //!
 //! ```text
 //! foldl(|st, _i| { let (zr, zi, n) = st; if zr * zr + zi * zi > 4.0 { st } else { … } },
@@ -11,24 +11,79 @@
 //! may stop: the result is the same. The step function must have the shape of [`settled_test`]:
 //! its test and the `let`s before it do not read the element, so it is a function of the
 //! accumulator alone (PMExpr is pure, so it gives the same answer every time). The elements the
-//! loop no longer takes must not be able to fail either (a `create` whose function is
+//! loop no longer takes must not be able to fail either (made by functions that are
 //! [`infallible`], or a sequence that already exists), so that no runtime error is lost. Which
-//! failure is reported when a program fails twice (in the test and in an element) is the
-//! unfused order's caveat (see `fusion.rs`).
+//! failure is reported when a program fails twice (in the test and in an element) is the fused
+//! order's caveat (see [`super::fuse`]).
 
-use proc_macro2::TokenStream;
+use std::collections::HashMap;
 
-use super::Gen;
-use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind, VarId};
-use crate::intrinsics::Intrinsic;
+use crate::ast::{Expr, ExprKind, Form, IdMap, Lit, NodeId, Pat, PatKind, Source, VarId};
+use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::{Label, Type};
+
+use super::Ids;
+
+/// The folds of `e` that may stop early, each with its test (`|acc| …`, a lambda of new nodes and
+/// binders).
+pub fn settled(e: &Expr, ids: &mut Ids) -> HashMap<NodeId, Expr> {
+    let mut out = HashMap::new();
+    e.walk(&mut |x| {
+        let f = match &x.kind {
+            ExprKind::Soac(s) => match (&s.form, &s.inputs[..]) {
+                (Form::Foldl { f, .. }, [input]) => {
+                    let made = match &input.source {
+                        Source::Range { g, .. } => infallible(g),
+                        Source::Seq(_) | Source::Flat(_) => true,
+                    };
+                    (made && input.maps.iter().all(infallible)).then_some(f)
+                }
+                _ => None,
+            },
+            ExprKind::Keyword {
+                kw: Keyword::SeqLoopAcc,
+                args,
+            } => Some(&args[2]),
+            _ => None,
+        };
+        if let Some(mut test) = f.and_then(settled_test) {
+            fresh(&mut test, ids);
+            out.insert(x.id, test);
+        }
+    });
+    out
+}
+
+/// Gives the copy `e` new binders and node ids.
+fn fresh(e: &mut Expr, ids: &mut Ids) {
+    let mut rename: IdMap<VarId> = IdMap::default();
+    e.walk(&mut |x| {
+        let mut add = |i: &crate::ast::Ident| {
+            rename.insert(i.id, ids.var(&i.name));
+        };
+        match &x.kind {
+            ExprKind::Lam { params, .. } => params.iter().for_each(|p| add(&p.ident)),
+            ExprKind::Let { binder, .. } => add(&binder.ident),
+            ExprKind::Match { pat, .. } => pat.binders().into_iter().for_each(add),
+            ExprKind::RecLet { fns, .. } => {
+                for f in fns {
+                    add(&f.ident);
+                    f.params.iter().for_each(|p| add(&p.ident));
+                }
+            }
+            _ => {}
+        }
+    });
+    e.rename(&mut |id| rename.get(&id).copied().unwrap_or(id));
+    ids.renumber(e);
+}
 
 /// For a step function `|acc, x| body` whose body is `let`s (or irrefutable destructurings) not
 /// reading `x`, then `if c { acc } else { e }` (or `if c { e } else { acc }`) with `c` not
 /// reading `x`: the function `|acc| lets; c` (`!c`) that tells whether `acc` has settled. `acc`
 /// may also be rebuilt from the fields of a destructuring of it, in order (`(zr, zi, n)` after
-/// `let (zr, zi, n) = st`). `None` for any other function.
-pub(super) fn settled_test(f: &Expr) -> Option<Expr> {
+/// `let (zr, zi, n) = st`). `None` for any other function. (The copy keeps the nodes' ids.)
+pub fn settled_test(f: &Expr) -> Option<Expr> {
     let ExprKind::Lam { params, body } = &f.kind else {
         return None;
     };
@@ -51,19 +106,6 @@ pub(super) fn settled_test(f: &Expr) -> Option<Expr> {
         span: f.span,
         ty,
     })
-}
-
-impl Gen<'_> {
-    /// For a step function `f` of the shape of [`settled_test`], over an accumulator of type
-    /// `acc`: the statements before its test and the test's closure (`&acc -> bool`).
-    pub(super) fn settled_closure(
-        &mut self,
-        f: &Expr,
-        acc: &Type,
-    ) -> Option<(TokenStream, TokenStream)> {
-        let test = settled_test(f)?;
-        Some(self.adaptor(&test, &[(acc.clone(), true, false)]))
-    }
 }
 
 /// What the walk of the step function's body knows.
@@ -181,7 +223,7 @@ impl Shape {
 /// Whether evaluating `e` cannot fail or loop: variables, literals, tuples, fields, and the
 /// arithmetic, comparisons and float math that have no error (not division or remainder of
 /// integers, `floorfi`, `get` or a call of a function).
-pub(super) fn infallible(e: &Expr) -> bool {
+pub fn infallible(e: &Expr) -> bool {
     use Intrinsic::*;
     match &e.kind {
         ExprKind::Var { .. } | ExprKind::Lit(_) => true,

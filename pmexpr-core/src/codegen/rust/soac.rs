@@ -1,0 +1,391 @@
+//! The consumers of sequences — `map`, `map2`, `reduce`, `foldl`, `hist` — as the optimizer left
+//! them ([`Soac`]: fused with the producers of their inputs or not), printed as one call of the
+//! backend or the runtime. Which call depends only on the form and on how each input is read
+//! (a slice, positions `0..n`, or flattened rows read by ranges); the functions of the absorbed
+//! producers are applied to each element where it is read.
+//!
+//! Everything is evaluated in the order [`Soac`] gives (the unfused program's): the form's own
+//! arguments, then each input's maps (outermost first, their bound arguments evaluated once) and
+//! its source (`create`'s count checked before its function).
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::Gen;
+use super::types::result_type;
+use crate::ast::{Form, Input, NodeId, Soac, Source};
+use crate::types::Type;
+
+/// An input, ready to be read: the statements that evaluate its parts, and how its elements are
+/// reached.
+struct Ready {
+    /// Its maps' bound arguments and its source, evaluated in order; then its closures bound.
+    pre: TokenStream,
+    /// The variables holding its maps' closures, innermost first.
+    maps: Vec<Ident>,
+    /// Where the elements come from.
+    from: From,
+}
+
+enum From {
+    /// A slice (`&[T]`) in this variable.
+    Slice(Ident),
+    /// Positions `0..n` (`n: i64` in the first variable), each made by the closure in the second.
+    Range(Ident, Ident),
+    /// Flattened rows (`&[Seq<T>]`) in this variable.
+    Flat(Ident),
+}
+
+impl Gen<'_> {
+    /// A consumer of sequences (node `id`, of type `ty`).
+    pub(super) fn soac(&mut self, id: NodeId, s: &Soac, ty: &Type) -> TokenStream {
+        self.no_launch_in(s);
+        let rt = self.rt.clone();
+        let site = self.site();
+        match (&s.form, &s.inputs[..]) {
+            (Form::Map { f: None }, [input]) => {
+                let ready = self.ready(input);
+                let pre = &ready.pre;
+                let out = match &ready.from {
+                    From::Slice(src) => {
+                        let body = apply(&ready.maps, quote!(__pm_x), true);
+                        quote!({ #pre B::map(#src, move |__pm_x| #body) })
+                    }
+                    From::Range(n, g) => {
+                        let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
+                        quote!({ #pre B::tabulate(#n, move |__pm_j| #body) })
+                    }
+                    From::Flat(_) => unsupported("a `map` of flattened rows"),
+                };
+                self.checked(out, ty, "the result of `map`")
+            }
+            (Form::Map { f: Some(f) }, [a, b]) => {
+                let (pre_f, fa) = self.adaptor(
+                    f,
+                    &[(elem_type(a), true, false), (elem_type(b), true, false)],
+                );
+                let fv = self.fresh("f");
+                let (ra, rb) = (self.ready(a), self.ready(b));
+                let (Some((sa, xa)), Some((sb, xb))) = (side(&ra, "__pm_x"), side(&rb, "__pm_y"))
+                else {
+                    return unsupported("a `map2` of inputs that are not sequences");
+                };
+                let (pa, pb) = (&ra.pre, &rb.pre);
+                let out = quote!({
+                    #pre_f
+                    #pa
+                    #pb
+                    let #fv = #fa;
+                    B::map2(#site, #sa, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
+                });
+                self.checked(out, ty, "the result of `map2`")
+            }
+            (Form::Reduce { op, ne, f }, inputs) => {
+                let name = self.operator_name(op);
+                let acc = ne.ty.clone();
+                let (pre_op, opa) =
+                    self.adaptor(op, &[(acc.clone(), false, true), (acc, false, true)]);
+                let ne = self.value(ne);
+                let nev = self.fresh("ne");
+                let head = quote!(#pre_op let #nev = #ne;);
+                match (f, inputs) {
+                    (None, [input]) => {
+                        let ready = self.ready(input);
+                        let pre = &ready.pre;
+                        match &ready.from {
+                            From::Slice(src) if ready.maps.is_empty() => quote!({
+                                #head #pre
+                                #rt::reduce::<B, _, _>(#site, #name, #src, #nev, #opa)
+                            }),
+                            From::Slice(src) => {
+                                let body = apply(&ready.maps, quote!(__pm_x), true);
+                                quote!({
+                                    #head #pre
+                                    #rt::map_reduce::<B, _, _, _, _>(#site, #name, #src, #nev, move |__pm_x| #body, #opa)
+                                })
+                            }
+                            From::Range(n, g) => {
+                                let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
+                                quote!({
+                                    #head #pre
+                                    #rt::tabulate_reduce::<B, _, _, _>(#site, #name, #n, #nev, move |__pm_j| #body, #opa)
+                                })
+                            }
+                            From::Flat(_) => unsupported("a `reduce` of flattened rows"),
+                        }
+                    }
+                    (Some(g), [a, b]) => {
+                        let (pre_g, ga) = self.adaptor(
+                            g,
+                            &[(elem_type(a), true, false), (elem_type(b), true, false)],
+                        );
+                        let gv = self.fresh("g");
+                        let (ra, rb) = (self.ready(a), self.ready(b));
+                        let (Some((sa, xa)), Some((sb, xb))) =
+                            (side(&ra, "__pm_x"), side(&rb, "__pm_y"))
+                        else {
+                            return unsupported(
+                                "a `reduce` of a `map2` of inputs that are not sequences",
+                            );
+                        };
+                        let (pa, pb) = (&ra.pre, &rb.pre);
+                        quote!({
+                            #head
+                            #pre_g
+                            #pa
+                            #pb
+                            let #gv = #ga;
+                            #rt::map2_reduce::<B, _, _, _, _, _>(#site, #name, #sa, #sb, #nev, move |__pm_x, __pm_y| #gv(#xa, #xb), #opa)
+                        })
+                    }
+                    _ => unsupported("a `reduce` of this shape"),
+                }
+            }
+            (Form::Foldl { f, acc }, [input]) => {
+                let acc_ty = acc.ty.clone();
+                let (pre_f, fa) = self.adaptor(
+                    f,
+                    &[
+                        (acc_ty.clone(), false, true),
+                        (elem_type(input), true, false),
+                    ],
+                );
+                let a0 = self.value(acc);
+                let (accv, fv) = (self.fresh("acc"), self.fresh("f"));
+                let ready = self.ready(input);
+                let pre = &ready.pre;
+                let settled = self.facts.settled.get(&id).cloned();
+                let until = settled.map(|t| self.adaptor(&t, &[(acc_ty, true, false)]));
+                let run = match (&ready.from, until) {
+                    (From::Slice(src), None) => {
+                        let x = reference(&ready.maps, quote!(__pm_x), true);
+                        quote!(#rt::rt::foldl(#src, #accv, move |__pm_a, __pm_x| #fv(__pm_a, #x)))
+                    }
+                    (From::Slice(src), Some((pre_t, t))) => {
+                        let x = reference(&ready.maps, quote!(__pm_x), true);
+                        quote!({ #pre_t #rt::rt::foldl_until(#src, #accv, #t, move |__pm_a, __pm_x| #fv(__pm_a, #x)) })
+                    }
+                    (From::Range(n, g), None) => {
+                        let x = reference(&ready.maps, quote!(#g(__pm_j)), false);
+                        quote!(#rt::rt::seq_loop_acc(#accv, #n, move |__pm_a, __pm_j| #fv(__pm_a, #x)))
+                    }
+                    (From::Range(n, g), Some((pre_t, t))) => {
+                        let x = reference(&ready.maps, quote!(#g(__pm_j)), false);
+                        quote!({ #pre_t #rt::rt::seq_loop_acc_until(#accv, #n, #t, move |__pm_a, __pm_j| #fv(__pm_a, #x)) })
+                    }
+                    (From::Flat(_), _) => unsupported("a `foldl` of flattened rows"),
+                };
+                quote!({
+                    #pre_f
+                    let #accv = #a0;
+                    #pre
+                    let #fv = #fa;
+                    #run
+                })
+            }
+            (Form::Hist { op, ne, k }, [is, vs]) => {
+                let name = self.operator_name(op);
+                let acc = ne.ty.clone();
+                let (pre_op, opa) =
+                    self.adaptor(op, &[(acc.clone(), false, true), (acc, false, true)]);
+                let ne = self.value(ne);
+                let k = self.value(k);
+                let (nev, kv) = (self.fresh("ne"), self.fresh("k"));
+                let (ri, rv) = (self.ready(is), self.ready(vs));
+                let (pi, pv) = (&ri.pre, &rv.pre);
+                let (ni, index) = self.ranges(&ri, true);
+                let (nv, value) = self.ranges(&rv, false);
+                quote!({
+                    #pre_op
+                    let #nev = #ne;
+                    let #kv: i64 = #k;
+                    #pi
+                    #pv
+                    #rt::hist::<B, _, _, _, _, _, _>(#site, #name, #kv, #nev, #ni, #nv, #index, #value, #opa)
+                })
+            }
+            _ => unsupported("a composition of this shape"),
+        }
+    }
+
+    /// Evaluates an input's parts in order and binds what reads its elements.
+    fn ready(&mut self, input: &Input) -> Ready {
+        let rt = self.rt.clone();
+        let site = self.site();
+        // The element type each map takes, innermost first.
+        let mut elem = source_elem(&input.source);
+        let mut closures = Vec::new();
+        for m in &input.maps {
+            let (pre, f) = self.adaptor(m, &[(elem.clone(), true, false)]);
+            closures.push((pre, f, self.fresh("m")));
+            elem = result_type(&m.ty, 1);
+        }
+        let mut pre: Vec<TokenStream> = closures.iter().rev().map(|(p, _, _)| p.clone()).collect();
+        let from = match &input.source {
+            Source::Seq(s) => {
+                let v = self.arg(s);
+                let src = self.fresh("src");
+                pre.push(quote!(let #src = #v; let #src = (#src).as_slice();));
+                From::Slice(src)
+            }
+            Source::Flat(rows) => {
+                let v = self.arg(rows);
+                let src = self.fresh("src");
+                pre.push(quote!(let #src = #v; let #src = (#src).as_slice();));
+                From::Flat(src)
+            }
+            Source::Range { n, g } => {
+                let nx = self.value(n);
+                let (nv, gv) = (self.fresh("n"), self.fresh("g"));
+                let (pre_g, ga) = self.adaptor(g, &[(Type::Int, false, true)]);
+                pre.push(quote!(
+                    let #nv: i64 = #nx;
+                    if #nv < 0 {
+                        #rt::Site::fail(#site, ::core::format_args!("create with negative length: {}", #nv));
+                    }
+                    #pre_g
+                    let #gv = #ga;
+                    let #gv = &#gv;
+                ));
+                From::Range(nv, gv)
+            }
+        };
+        let binds = closures
+            .iter()
+            .map(|(_, f, v)| quote!(let #v = #f; let #v = &#v;));
+        Ready {
+            pre: quote!(#(#pre)* #(#binds)*),
+            maps: closures.into_iter().map(|(_, _, v)| v).collect(),
+            from,
+        }
+    }
+
+    /// A `hist` input as the runtime takes it: its length (`usize`) and a closure from a range
+    /// `lo..hi` of positions to an iterator over those elements (`i64`s for the indices).
+    fn ranges(&mut self, ready: &Ready, index: bool) -> (TokenStream, TokenStream) {
+        let rt = &self.rt;
+        let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
+        let (len, read, by_ref) = match &ready.from {
+            From::Slice(src) => (quote!(#src.len()), quote!(#src[#lo..#hi].iter()), true),
+            From::Flat(src) => (
+                quote!(#rt::rt::flat_len(#src)),
+                quote!(#rt::rt::flat_range(#src, #lo, #hi)),
+                true,
+            ),
+            From::Range(n, g) => (
+                quote!((#n as usize)),
+                quote!((#lo..#hi).map(move |__pm_j: usize| #g(__pm_j as i64))),
+                false,
+            ),
+        };
+        let iter = if ready.maps.is_empty() {
+            if by_ref {
+                quote!(#read.map(::core::clone::Clone::clone))
+            } else {
+                read
+            }
+        } else {
+            let body = apply(&ready.maps, quote!(__pm_x), by_ref);
+            quote!(#read.map(move |__pm_x| #body))
+        };
+        let iter = if index {
+            quote!(#iter.map(::core::convert::Into::<i64>::into))
+        } else {
+            iter
+        };
+        (len, quote!(move |#lo: usize, #hi: usize| #iter))
+    }
+
+    /// In host code for the CUDA targets: the functions that a consumer may run on several
+    /// threads (its operator or combining function, and the maps of its inputs) cannot launch.
+    fn no_launch_in(&mut self, s: &Soac) {
+        let parallel: Vec<_> = match &s.form {
+            Form::Map { f } => f.iter().collect(),
+            Form::Reduce { op, f, .. } => std::iter::once(op).chain(f).collect(),
+            Form::Hist { op, .. } => vec![op],
+            Form::Foldl { .. } => Vec::new(),
+        };
+        let maps = s.inputs.iter().flat_map(|i| &i.maps);
+        let launches = parallel
+            .into_iter()
+            .chain(maps)
+            .any(|f| self.launches_in(f));
+        if launches {
+            self.host_problem(|| {
+                "its host code launches kernels inside the function of a parallel keyword, which the CUDA target does not run".to_string()
+            });
+        }
+    }
+}
+
+/// `x` (a reference when `by_ref`, else a value) through the maps, innermost first: a value (or
+/// `x` itself when there are none).
+fn apply(maps: &[Ident], x: TokenStream, by_ref: bool) -> TokenStream {
+    let mut it = maps.iter();
+    let Some(first) = it.next() else {
+        return if by_ref {
+            quote!(::core::clone::Clone::clone(#x))
+        } else {
+            x
+        };
+    };
+    let mut v = if by_ref {
+        quote!(#first(#x))
+    } else {
+        quote!(#first(&#x))
+    };
+    for m in it {
+        v = quote!(#m(&#v));
+    }
+    v
+}
+
+/// For a slice input: the slice, and the element as `map2`'s function takes it (a reference) from
+/// the closure parameter `x`.
+fn side(ready: &Ready, x: &str) -> Option<(Ident, TokenStream)> {
+    let From::Slice(src) = &ready.from else {
+        return None;
+    };
+    let x = format_ident!("{}", x);
+    Some((src.clone(), reference(&ready.maps, quote!(#x), true)))
+}
+
+/// A reference to `x` (a reference when `by_ref`, else a value) through the maps.
+fn reference(maps: &[Ident], x: TokenStream, by_ref: bool) -> TokenStream {
+    if maps.is_empty() && by_ref {
+        x
+    } else if maps.is_empty() {
+        quote!(&#x)
+    } else {
+        let v = apply(maps, x, by_ref);
+        quote!(&#v)
+    }
+}
+
+/// The type of the elements an input gives (after its maps).
+fn elem_type(input: &Input) -> Type {
+    input
+        .maps
+        .last()
+        .map(|m| result_type(&m.ty, 1))
+        .unwrap_or_else(|| source_elem(&input.source))
+}
+
+/// The type of the elements a source gives.
+fn source_elem(s: &Source) -> Type {
+    let elem = |t: &Type| match t {
+        Type::Seq(a) => (**a).clone(),
+        t => t.clone(),
+    };
+    match s {
+        Source::Seq(s) => elem(&s.ty),
+        Source::Flat(rows) => elem(&elem(&rows.ty)),
+        Source::Range { g, .. } => result_type(&g.ty, 1),
+    }
+}
+
+/// The expansion of a composition the optimizer does not make: an internal error, not a panic.
+fn unsupported(what: &str) -> TokenStream {
+    let msg = format!("internal error: {what}, which the optimizer does not make");
+    quote!(::core::compile_error!(#msg))
+}

@@ -1,0 +1,446 @@
+//! Counted loops' facts: `par_loop(n, f)`, `seq_loop(n, f)` and `seq_loop_acc(acc, n, f)`.
+//!
+//! **Windows** (bounds checks hoisted out of loops): a loop whose body reads or writes
+//! `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside it,
+//! literals, wrapping `+ - *` of those; `t` may be a field of such a variable), `k` its loop
+//! variable — is versioned. Before the loop the runtime takes the line `t[e1, …, 0..n, …]` once:
+//! a row when `k` is the last index (`TensorRef::window`, a contiguous slice), a strided line
+//! otherwise (`TensorRef::strided`). Both fail softly: `None` when the rank differs, another index
+//! is out of range or `n` exceeds the dimension. When every line exists, and not in debug mode
+//! (which records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice
+//! index that the loop bound keeps in range, instead of the rank and per-dimension checks and
+//! offset arithmetic of each access. A read may also index the line at `k ± c` (a stencil's
+//! neighbours): it reads the line where that falls inside it and is the checked access otherwise.
+//! Otherwise the loop runs as written, so that every failure is the same failure at the same
+//! access. Only loops whose body runs no further parallel keyword or loop are versioned, so that
+//! the code is at most doubled per loop.
+//!
+//! **Plain loops**: a `par_loop` whose windowed accesses are all rows at the loop variable itself
+//! (each iteration touches its own element of each row), at least one of them a write, whose
+//! body touches tensors in no other way and calls nothing but intrinsics, may run over plain
+//! slices of the rows (the runtime's `access` module hands them out when no one else holds the
+//! storage).
+//!
+//! **Grids**: `par_loop(n, |k| { let i = k / w; let j = k % w; … })` — the usual way to walk a
+//! matrix with one flat index, `w` fixed for the loop — runs as rows of `w`. The function's
+//! leading `let`s must hold `j = k % w` (the column) and may hold others that are the same for
+//! every index of a row: `k` only as `k / m` with `m` fixed for the loop and a multiple of `w`
+//! when the loop runs (checked then), with fixed variables, literals, earlier such `let`s and
+//! integer arithmetic. Per row segment those `let`s are computed once, then the row is a loop over
+//! `j` whose accesses by `j` are windowed ([`Grid::row`]). The same iterations run with the same
+//! values, in any order; a `let` moved out that fails would have failed in every iteration of the
+//! row, and fails the same way once. The rows run only where `w > 0` and every `m` is a multiple
+//! of `w`; debug mode runs the loop as written.
+
+use std::collections::HashMap;
+
+use crate::ast::{Expr, ExprKind, Lit, NodeId, Param, VarId};
+use crate::infer::Numeric;
+use crate::intrinsics::{Intrinsic, Keyword};
+use crate::types::{TyVar, Type};
+
+/// What the optimizer knows of a counted loop.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoopFacts {
+    /// The accesses that lines serve (empty: the loop is not versioned).
+    pub accesses: Vec<Access>,
+    /// A `par_loop` that may also run as a plain loop over slices.
+    pub plain: bool,
+    /// A `par_loop` of the grid shape.
+    pub grid: Option<Grid>,
+}
+
+/// A tensor access that a line serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    /// The index expression `[e1, …, k]`'s node: how the access is found in the loop body.
+    pub key: NodeId,
+    /// Where the loop variable is in the index: the last dimension gives a row, another a
+    /// strided line.
+    pub pos: usize,
+    /// The index there is the loop variable plus this (a read of `t[i, k ± c]`).
+    pub offset: i64,
+    /// Whether it is a `tensor_set`.
+    pub write: bool,
+}
+
+/// The grid shape of a `par_loop`'s function `|k| body`, by the positions of `body`'s leading
+/// `let`s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// How many leading `let`s run once per row (the column's among them).
+    pub moved: usize,
+    /// Which of them is the column `j = k % w`.
+    pub col: usize,
+    /// The `m` of each `k / m` among them (nodes of the loop body): the rows run only where each
+    /// is a multiple of the width.
+    pub divisors: Vec<NodeId>,
+    /// The accesses of the loop over a row (the column its variable) that lines serve.
+    pub row: Vec<Access>,
+}
+
+/// A grid loop's parts, as [`Grid`] finds them in the loop's function.
+pub struct GridParts<'e> {
+    /// The flat index `k`.
+    pub k: &'e Param,
+    /// The `let`s before the body that are the same for every index of a row, in order.
+    pub prefix: Vec<(&'e Param, &'e Expr)>,
+    /// `j = k % w`: the column, the loop variable of a row.
+    pub col: &'e Param,
+    /// The width `w`.
+    pub width: &'e Expr,
+    /// The divisors `m`.
+    pub divisors: Vec<&'e Expr>,
+    /// The body after the moved `let`s.
+    pub rest: &'e Expr,
+}
+
+impl Grid {
+    /// The parts of the loop function `f` this grid was found in.
+    pub fn parts<'e>(&self, f: &'e Expr) -> Option<GridParts<'e>> {
+        let ExprKind::Lam { params, body } = &f.kind else {
+            return None;
+        };
+        let lets = top_lets(body);
+        let (col, value, _) = lets.get(self.col)?;
+        let ExprKind::App { args, .. } = &value.kind else {
+            return None;
+        };
+        let mut divisors = Vec::new();
+        for (_, v, _) in lets.iter().take(self.moved) {
+            v.walk(&mut |x| {
+                if self.divisors.contains(&x.id) {
+                    divisors.push(x)
+                }
+            });
+        }
+        Some(GridParts {
+            k: params.first()?,
+            prefix: (lets.iter().take(self.moved).enumerate())
+                .filter(|(i, _)| *i != self.col)
+                .map(|(_, (p, v, _))| (*p, *v))
+                .collect(),
+            col,
+            width: args.get(1)?,
+            divisors,
+            rest: lets.get(self.moved.checked_sub(1)?)?.2,
+        })
+    }
+}
+
+/// The facts of every counted loop of `e` and of `more` (the settled tests, which copy parts of
+/// loops' bodies), by the loop's node.
+pub fn loops<'a>(
+    e: &'a Expr,
+    more: impl IntoIterator<Item = &'a Expr>,
+    numeric: &[(TyVar, Numeric)],
+) -> HashMap<NodeId, LoopFacts> {
+    let mut out = HashMap::new();
+    for e in std::iter::once(e).chain(more) {
+        e.walk(&mut |x| {
+            let ExprKind::Keyword { kw, args } = &x.kind else {
+                return;
+            };
+            let (f, arity) = match kw {
+                Keyword::ParLoop | Keyword::SeqLoop => (&args[1], 1),
+                Keyword::SeqLoopAcc => (&args[2], 2),
+                _ => return,
+            };
+            let accesses = windowed_accesses(f, arity);
+            let par = *kw == Keyword::ParLoop;
+            let facts = LoopFacts {
+                plain: par && plain_eligible(f, &accesses, numeric),
+                grid: if par { grid(f) } else { None },
+                accesses,
+            };
+            if facts != LoopFacts::default() {
+                out.insert(x.id, facts);
+            }
+        });
+    }
+    out
+}
+
+/// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
+/// `arity` parameters in all) that lines can serve; empty when the loop is not versioned.
+pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return Vec::new();
+    };
+    if params.len() != arity {
+        return Vec::new();
+    }
+    let k = params[arity - 1].ident.id;
+    let free = f.free_vars();
+    // Identifiers are unique: a variable free in `f` is bound outside the loop wherever it occurs
+    // in the body, so it is fixed for the whole loop.
+    let outside = |e: &Expr, ty: fn(&Type) -> bool| {
+        matches!(&e.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id)) && ty(&e.ty)
+    };
+    let mut nested = false;
+    let mut out = Vec::new();
+    body.walk(&mut |e| match &e.kind {
+        ExprKind::Keyword { .. } | ExprKind::Soac(_) => nested = true,
+        ExprKind::App { func, args }
+            if matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::TensorGet | Intrinsic::TensorSet)
+            ) && args.len() >= 2 =>
+        {
+            let ExprKind::Seq(idx) = &args[1].kind else {
+                return;
+            };
+            let Some((pos, offset)) = idx
+                .iter()
+                .enumerate()
+                .find_map(|(j, x)| offset_of(x, k).map(|o| (j, o)))
+            else {
+                return;
+            };
+            let read = matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGet));
+            if offset != 0 && !read {
+                return;
+            }
+            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
+            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
+            // The tensor may be a field of a record bound outside (`l.w`): projections are
+            // free and cannot fail.
+            let mut base = &args[0];
+            while let ExprKind::Proj { expr, .. } = &base.kind {
+                base = expr;
+            }
+            let base_outside =
+                matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
+            let others_fixed = idx.iter().enumerate().all(|(j, x)| j == pos || fixed(x));
+            if matches!(args[0].ty, Type::Tensor(_)) && base_outside && others_fixed {
+                out.push(Access {
+                    key: args[1].id,
+                    pos,
+                    offset,
+                    write: !read,
+                });
+            }
+        }
+        _ => {}
+    });
+    if nested { Vec::new() } else { out }
+}
+
+/// `k`, `k + c`, `c + k` or `k - c` (`c` a literal): the offset from the loop variable `k`.
+fn offset_of(x: &Expr, k: VarId) -> Option<i64> {
+    let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
+    if is_k(x) {
+        return Some(0);
+    }
+    let ExprKind::App { func, args } = &x.kind else {
+        return None;
+    };
+    let lit = |e: &Expr| match e.kind {
+        ExprKind::Lit(Lit::Int(c)) => Some(c),
+        _ => None,
+    };
+    match (&func.kind, &args[..]) {
+        (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
+        (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
+        (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => {
+            lit(b).and_then(i64::checked_neg)
+        }
+        _ => None,
+    }
+}
+
+/// Fixed for a loop and computed without failing, so that it may be evaluated once before the
+/// loop: an integer literal, a variable `outside` accepts (bound outside the loop), or wrapping
+/// `+ - *` of those (`i - 1` in a stencil).
+pub fn pure_fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
+    match &x.kind {
+        ExprKind::Lit(Lit::Int(_)) => true,
+        ExprKind::App { func, args } => {
+            matches!(
+                func.kind,
+                ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI)
+            ) && args.iter().all(|a| pure_fixed(a, outside))
+        }
+        _ => outside(x),
+    }
+}
+
+/// Whether a `par_loop` whose windowed accesses are `accesses` may run as a plain loop: every
+/// access is a row at the loop variable itself, at least one writes, and the body touches
+/// tensors in no other way and calls nothing but intrinsics (a closure could touch a tensor it
+/// captured).
+fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -> bool {
+    let ExprKind::Lam { body, .. } = &f.kind else {
+        return false;
+    };
+    if accesses.is_empty() || !accesses.iter().all(|a| a.offset == 0) {
+        return false;
+    }
+    let mut writes = false;
+    let mut ok = true;
+    body.walk(&mut |e| {
+        let ExprKind::App { func, args } = &e.kind else {
+            return;
+        };
+        let ExprKind::Intrinsic(op) = &func.kind else {
+            ok = false;
+            return;
+        };
+        let windowed = match args.get(1) {
+            Some(ix) => accesses.iter().find(|a| a.key == ix.id),
+            None => None,
+        };
+        match windowed {
+            Some(a) => {
+                // A row: the loop variable is the last index.
+                let ExprKind::Seq(idx) = &args[1].kind else {
+                    ok = false;
+                    return;
+                };
+                ok &= a.pos + 1 == idx.len();
+                writes |= *op == Intrinsic::TensorSet;
+            }
+            None if args.iter().any(|x| mentions_tensor(&x.ty, numeric)) => ok = false,
+            None => {}
+        }
+    });
+    ok && writes
+}
+
+/// Whether values of type `t` may hold a tensor: a tensor, or a type variable that is not a
+/// number.
+pub fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
+    match t {
+        Type::Int | Type::Float | Type::Bool => false,
+        Type::Tensor(_) => true,
+        Type::Var(v) => !numeric.iter().any(|(w, k)| w == v && *k != Numeric::Open),
+        Type::Seq(t) => mentions_tensor(t, numeric),
+        Type::Arrow(a, b) => mentions_tensor(a, numeric) || mentions_tensor(b, numeric),
+        Type::Record(fs) => fs.iter().any(|(_, t)| mentions_tensor(t, numeric)),
+    }
+}
+
+/// The `let`s at the top of `e` (of monomorphic values): each binder, value and scope.
+fn top_lets(mut e: &Expr) -> Vec<(&Param, &Expr, &Expr)> {
+    let mut lets = Vec::new();
+    while let ExprKind::Let {
+        binder,
+        value,
+        body,
+        scheme,
+    } = &e.kind
+    {
+        if !scheme.is_empty() {
+            break;
+        }
+        lets.push((binder, &**value, &**body));
+        e = body;
+    }
+    lets
+}
+
+/// The grid shape of a `par_loop`'s function `f`, if it has it.
+fn grid(f: &Expr) -> Option<Grid> {
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return None;
+    };
+    let [k] = &params[..] else {
+        return None;
+    };
+    let free = f.free_vars();
+    let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k.ident.id);
+    // Fixed for the whole loop: a literal or an integer variable bound outside it.
+    let fixed = |x: &Expr| match &x.kind {
+        ExprKind::Lit(Lit::Int(_)) => true,
+        ExprKind::Var { ident, .. } => free.contains(&ident.id) && x.ty == Type::Int,
+        _ => false,
+    };
+    // `k % w`, `w` fixed.
+    let column = |v: &Expr| -> bool {
+        let ExprKind::App { func, args } = &v.kind else {
+            return false;
+        };
+        let ExprKind::Intrinsic(Intrinsic::ModI) = func.kind else {
+            return false;
+        };
+        matches!(&args[..], [x, w] if is_k(x) && fixed(w))
+    };
+    let lets = top_lets(body);
+    let c = lets.iter().position(|(_, v, _)| column(v))?;
+    // The same for every index of a row: `k` only as `k / m` with `m` fixed for the loop (a
+    // multiple of the width at run time: `divisors`), fixed variables, literals, earlier such
+    // `let`s, and integer arithmetic of those.
+    fn invariant(
+        e: &Expr,
+        is_k: &dyn Fn(&Expr) -> bool,
+        fixed: &dyn Fn(&Expr) -> bool,
+        vars: &[VarId],
+        divisors: &mut Vec<NodeId>,
+    ) -> bool {
+        match &e.kind {
+            ExprKind::Lit(Lit::Int(_)) => true,
+            ExprKind::Var { ident, .. } => fixed(e) || vars.contains(&ident.id),
+            ExprKind::App { func, args } => {
+                let ExprKind::Intrinsic(op) = func.kind else {
+                    return false;
+                };
+                if op == Intrinsic::DivI
+                    && let [x, m] = &args[..]
+                    && is_k(x)
+                {
+                    divisors.push(m.id);
+                    return pure_fixed(m, fixed);
+                }
+                matches!(
+                    op,
+                    Intrinsic::AddI
+                        | Intrinsic::SubI
+                        | Intrinsic::MulI
+                        | Intrinsic::DivI
+                        | Intrinsic::ModI
+                        | Intrinsic::NegI
+                ) && args
+                    .iter()
+                    .all(|a| invariant(a, is_k, fixed, vars, divisors))
+            }
+            _ => false,
+        }
+    }
+    let mut invariant_vars: Vec<VarId> = Vec::new();
+    let mut divisors = Vec::new();
+    let mut moved = 0;
+    for (n, (binder, value, _)) in lets.iter().enumerate() {
+        if n == c {
+            moved = n + 1;
+            continue;
+        }
+        let mut found = Vec::new();
+        if value.ty != Type::Int || !invariant(value, &is_k, &fixed, &invariant_vars, &mut found) {
+            break;
+        }
+        divisors.extend(found);
+        invariant_vars.push(binder.ident.id);
+        moved = n + 1;
+    }
+    // The column's `let` must be among those moved out of the loop body.
+    if moved <= c {
+        return None;
+    }
+    // The loop over a row, as a function of `k` and the column (its loop variable), the moved
+    // `let`s bound outside it: what the lines of a row are taken for.
+    let rest = lets[moved - 1].2;
+    let row_fn = Expr::typed(
+        ExprKind::Lam {
+            params: vec![k.clone(), lets[c].0.clone()],
+            body: Box::new(rest.clone()),
+        },
+        f.span,
+        f.ty.clone(),
+    );
+    Some(Grid {
+        moved,
+        col: c,
+        divisors,
+        row: windowed_accesses(&row_fn, 2),
+    })
+}

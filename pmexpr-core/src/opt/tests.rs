@@ -1,0 +1,447 @@
+//! Tests of the optimizer: for each pass, the program in and the program (or the facts) out; and
+//! that node ids and binders stay unique after every pass.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::ids::first_duplicate;
+use super::{Facts, Ids, fuse, inline, loops, rows, settle};
+use crate::ast::{Expr, ExprKind, Form, Soac, Source};
+use crate::intrinsics::Keyword;
+use crate::mono::Mono;
+
+fn mono(tokens: TokenStream) -> Mono {
+    crate::compile_site(tokens).unwrap_or_else(|(e, _)| panic!("{}", e[0].text()))
+}
+
+/// The CPU passes over `tokens`, in order, checking after each that ids are unique.
+fn passes(tokens: TokenStream) -> (Expr, Facts, Vec<String>) {
+    let m = mono(tokens);
+    let mut ids = Ids::new(&m);
+    let mut e = m.expr.clone();
+    let mut facts = Facts::default();
+    let unique = |what: &str, e: &Expr, facts: &Facts| {
+        let all = std::iter::once(e).chain(facts.settled.values());
+        assert_eq!(first_duplicate(all), None, "after {what}");
+    };
+    unique("monomorphization", &e, &facts);
+    inline::inline(&mut e, &mut ids, &m.numeric);
+    unique("inline", &e, &facts);
+    facts.rows = rows::rows(&e, &m.numeric);
+    fuse::fuse(&mut e, &mut ids, &facts);
+    unique("fuse", &e, &facts);
+    facts.settled = settle::settled(&e, &mut ids);
+    unique("settle", &e, &facts);
+    facts.loops = loops::loops(&e, facts.settled.values(), &m.numeric);
+    (e, facts, ids.into_names())
+}
+
+/// The optimized program, printed.
+fn printed(tokens: TokenStream) -> String {
+    let (e, _, names) = passes(tokens);
+    crate::pretty::expr(&e, &names)
+}
+
+/// The compositions of `e`, outermost first.
+fn soacs(e: &Expr) -> Vec<&Soac> {
+    let mut out = Vec::new();
+    e.walk(&mut |x| {
+        if let ExprKind::Soac(s) = &x.kind {
+            out.push(&**s);
+        }
+    });
+    out
+}
+
+/// A summary of a composition: its form, then each input's source kind and number of maps.
+fn shape(s: &Soac) -> String {
+    let form = match &s.form {
+        Form::Map { f: None } => "map",
+        Form::Map { f: Some(_) } => "map2",
+        Form::Reduce { f: None, .. } => "reduce",
+        Form::Reduce { f: Some(_), .. } => "reduce2",
+        Form::Foldl { .. } => "foldl",
+        Form::Hist { .. } => "hist",
+    };
+    let inputs: Vec<String> = s
+        .inputs
+        .iter()
+        .map(|i| {
+            let src = match &i.source {
+                Source::Seq(_) => "seq",
+                Source::Range { .. } => "range",
+                Source::Flat(_) => "flat",
+            };
+            format!("{src}+{}", i.maps.len())
+        })
+        .collect();
+    format!("{form}({})", inputs.join(", "))
+}
+
+fn shapes(tokens: TokenStream) -> Vec<String> {
+    let (e, _, _) = passes(tokens);
+    soacs(&e).into_iter().map(shape).collect()
+}
+
+#[test]
+fn ids_stay_unique_through_every_pass() {
+    // Each program exercises a pass that makes nodes or binders: inlining the same closure
+    // twice, a flattened `let` that a `hist` reads, a settled fold's test.
+    for tokens in [
+        quote!({
+            let at = |t, j| {
+                let v = tensor_get(t, [j]);
+                v + 1
+            };
+            par_loop(n, |i| tensor_set(d, [i], at(a, i) + at(b, i)))
+        }),
+        quote!({
+            let x = flatten(rows);
+            hist(addi, 0, k, map(|v| v % k, x), x)
+        }),
+        quote!(map(
+            |p| foldl(
+                |st, _i| {
+                    let (zr, n) = st;
+                    if zr > 4.0 { st } else { (zr * zr + p, n + 1) }
+                },
+                (0.0, 0),
+                create(m, |i| i)
+            ),
+            ps
+        )),
+    ] {
+        passes(tokens);
+    }
+}
+
+#[test]
+fn inline_puts_a_closures_body_in_the_loop() {
+    let out = printed(quote!({
+        let axpy = |c, i| {
+            let x = tensor_get(t1, [i]);
+            tensor_set(t1, [i], addi(x, muli(c, tensor_get(t2, [i]))))
+        };
+        par_loop(n, |i| axpy(2, i))
+    }));
+    // The loop's body is `axpy`'s, with the literal and the loop variable substituted.
+    let body = &out[out.find("par_loop").expect("the loop")..];
+    assert!(!body.contains("axpy("), "{out}");
+    assert!(body.contains("tensor_get(t1, [i])"), "{out}");
+    assert!(body.contains("muli(2, "), "{out}");
+    // An argument that is not a variable or literal is bound first; a closure that runs a
+    // keyword is called as written.
+    let out = printed(quote!({
+        let at = |t, j| tensor_get(t, [j]);
+        let sum = |s| reduce(addi, 0, s);
+        par_loop(n, |i| tensor_set(d, [i], at(a, i + 1) + sum(s)))
+    }));
+    let body = &out[out.find("par_loop").expect("the loop")..];
+    assert!(body.contains("let j: i64 = addi(i, 1)"), "{out}");
+    assert!(body.contains("sum(s)"), "{out}");
+}
+
+#[test]
+fn fuse_absorbs_producers_into_consumers() {
+    // Maps of maps, however deep, and `create` where the consumer reads by position.
+    assert_eq!(
+        shapes(quote!(reduce(addi, 0, map(|x| x * 2, map(|y| y + 1, s))))),
+        ["reduce(seq+2)"]
+    );
+    assert_eq!(
+        shapes(quote!(map(|x| x + 1, map(|y| y * 2, create(n, |i| i))))),
+        ["map(range+2)"]
+    );
+    assert_eq!(
+        shapes(quote!(foldl(addi, 0, create(n, |i| i * i)))),
+        ["foldl(range+0)"]
+    );
+    assert_eq!(
+        shapes(quote!(reduce(addf, 0.0, create(n, |i| int2float(i))))),
+        ["reduce(range+0)"]
+    );
+    // `map2` reads slices: its maps are absorbed, a `create` is not (it is made, then read).
+    assert_eq!(
+        shapes(quote!(map2(|x, y| x + y, map(|v| v * 2, a), b))),
+        ["map2(seq+1, seq+0)"]
+    );
+    assert_eq!(
+        shapes(quote!(map2(|x, y| x + y, create(n, |i| i), b))),
+        ["map2(seq+0, seq+0)"]
+    );
+    // A dot product.
+    assert_eq!(
+        shapes(quote!(reduce(addf, 0.0, map2(|x, y| x * y, a, b)))),
+        ["reduce2(seq+0, seq+0)"]
+    );
+    // `hist` reads its inputs by ranges: flattened rows in place, `create`, `map`.
+    assert_eq!(
+        shapes(quote!(hist(
+            addi,
+            0,
+            k,
+            map(|v| v % k, flatten(rows)),
+            create(length(flatten(rows)), |_i| 1)
+        ))),
+        ["hist(flat+1, range+0)"]
+    );
+    // A producer of sequences is built (debug mode checks it is regular): the outer map reads
+    // the inner one's result.
+    assert_eq!(
+        shapes(quote!(map(|r| length(r), map(|x| [x, x], s)))),
+        ["map(seq+1)", "map(seq+1)"]
+    );
+}
+
+#[test]
+fn fuse_reads_a_flattened_let_from_its_rows() {
+    let (e, _, names) = passes(quote!({
+        let x = flatten(rows);
+        hist(addi, 0, k, map(|v| v % k, x), x)
+    }));
+    let out = crate::pretty::expr(&e, &names);
+    // The `let` binds the rows; the `hist` reads them, flattened in place.
+    let ExprKind::Let { binder, value, .. } = &e.kind else {
+        panic!("{out}")
+    };
+    assert!(binder.ty.has_nested_seq(), "{out}");
+    assert!(matches!(value.kind, ExprKind::Var { .. }), "{out}");
+    assert_eq!(
+        soacs(&e).into_iter().map(shape).collect::<Vec<_>>(),
+        ["hist(flat+1, flat+0)"]
+    );
+    // Used otherwise too, the flattened sequence is built.
+    let (e, _, _) = passes(quote!({
+        let x = flatten(rows);
+        (hist(addi, 0, k, x, x), length(x))
+    }));
+    let ExprKind::Let { value, .. } = &e.kind else {
+        panic!()
+    };
+    assert!(
+        matches!(
+            value.kind,
+            ExprKind::Keyword {
+                kw: Keyword::Flatten,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn settle_finds_folds_that_stop_early() {
+    let mandelbrot = quote!(map(
+        |p| foldl(
+            |st, _i| {
+                let (zr, n) = st;
+                if zr > 4.0 { st } else { (zr * zr + p, n + 1) }
+            },
+            (0.0, 0),
+            create(m, |i| i)
+        ),
+        ps
+    ));
+    let (e, facts, names) = passes(mandelbrot);
+    assert_eq!(facts.settled.len(), 1);
+    let (id, test) = facts.settled.iter().next().expect("one");
+    let fold = soacs(&e)
+        .into_iter()
+        .find(|s| matches!(s.form, Form::Foldl { .. }))
+        .expect("the fold");
+    let mut fold_id = None;
+    e.walk(&mut |x| {
+        if let ExprKind::Soac(s) = &x.kind
+            && std::ptr::eq(&**s, fold)
+        {
+            fold_id = Some(x.id);
+        }
+    });
+    assert_eq!(Some(*id), fold_id);
+    let test = crate::pretty::expr(test, &names);
+    assert!(test.starts_with("|st: (_, i64)|"), "{test}");
+    assert!(test.ends_with("=> (zr > 4.0), _ => never!() }"), "{test}");
+    // Elements that may fail (a division) would be skipped: the fold runs to the end.
+    let (_, facts, _) = passes(quote!(foldl(
+        |acc, x| if acc > 10 { acc } else { acc + x },
+        0,
+        create(n, |i| 100 / i)
+    )));
+    assert!(facts.settled.is_empty());
+    // A step that reads the element before its test does not settle.
+    let (_, facts, _) = passes(quote!(foldl(
+        |acc, x| {
+            let y = x + 1;
+            if acc > y { acc } else { acc + 1 }
+        },
+        0,
+        s
+    )));
+    assert!(facts.settled.is_empty());
+    // `seq_loop_acc` settles too.
+    let (_, facts, _) = passes(quote!(seq_loop_acc(0, n, |acc, _i| if acc > 5 {
+        acc
+    } else {
+        acc + 1
+    })));
+    assert_eq!(facts.settled.len(), 1);
+}
+
+#[test]
+fn rows_are_found_with_how_they_fill() {
+    let (_, facts, names) = passes(quote!({
+        let ks = create(n, |k| k);
+        map(
+            |j| {
+                let r = a[j];
+                let up = a[j + 1];
+                map(|k| r[k - 1] + r[k + 2] + up[k] + b[2 * k] + length(b), ks)
+            },
+            js,
+        )
+    }));
+    let rows: Vec<_> = facts.rows.values().collect();
+    assert_eq!(rows.len(), 1);
+    let name = |v: crate::ast::VarId| names[v.0 as usize].clone();
+    let sliced: Vec<String> = rows[0].sliced.iter().map(|v| name(*v)).collect();
+    // `b` is measured, so it is not only indexed.
+    assert_eq!(sliced, ["r", "up"]);
+    let peel: Vec<(String, i64, i64)> = (rows[0].peel.iter())
+        .map(|(v, lo, hi)| (name(*v), *lo, *hi))
+        .collect();
+    assert_eq!(peel, [("r".into(), -1, 2), ("up".into(), 0, 0)]);
+    assert!(rows[0].cheap);
+    // Not over `create(n, |k| k)`: no peeling; rows whose length depends on the element: no
+    // map of rows at all.
+    let (_, facts, _) = passes(quote!(map(
+        |j| {
+            let r = a[j];
+            map(|k| r[k + 1], ks)
+        },
+        js
+    )));
+    assert!(facts.rows.values().all(|r| r.peel.is_empty()));
+    let (_, facts, _) = passes(quote!(map(|j| map(|k| k + j, a[j]), js)));
+    assert!(facts.rows.is_empty());
+    // Peeling ignores offsets it cannot hold (the overflow of `-c` for the least `i64`).
+    let (_, facts, _) = passes(quote!({
+        let ks = create(n, |k| k);
+        map(|r| map(|k| r[k] + r[k + -9223372036854775808], ks), a)
+    }));
+    assert!(facts.rows.values().all(|r| r.peel.len() <= 1));
+}
+
+/// The number of accesses that lines serve in each loop of `tokens`, outermost first.
+fn windowed(tokens: TokenStream) -> Vec<usize> {
+    let (e, facts, _) = passes(tokens);
+    let mut out = Vec::new();
+    e.walk(&mut |x| {
+        if let ExprKind::Keyword {
+            kw: Keyword::ParLoop | Keyword::SeqLoop | Keyword::SeqLoopAcc,
+            ..
+        } = &x.kind
+        {
+            out.push(facts.loops.get(&x.id).map_or(0, |l| l.accesses.len()));
+        }
+    });
+    out
+}
+
+#[test]
+fn loops_window_rows_indexed_by_the_loop_variable() {
+    // The dense layer: the inner loop reads w[i, k] and x[k]; the outer one is not versioned
+    // (it contains a loop), so y[i] stays checked.
+    let n = windowed(quote!(par_loop(m, |i| tensor_set(
+        y,
+        [i],
+        seq_loop_acc(0.0, n, |acc, k| acc
+            + tensor_get(w, [i, k]) * tensor_get(x, [k]))
+    ))));
+    assert_eq!(n, vec![0, 2]);
+    // axpy: both accesses of y and the read of x.
+    let n = windowed(quote!(par_loop(n, |i| tensor_set(
+        y,
+        [i],
+        a * tensor_get(x, [i]) + tensor_get(y, [i])
+    ))));
+    assert_eq!(n, vec![3]);
+    // A tensor in a record, and a column (a strided line).
+    let n = windowed(quote!({
+        let l = (t, u);
+        seq_loop(n, |k| tensor_set(l.0, [0, k], tensor_get(l.1, [k, 0]) + 1))
+    }));
+    assert_eq!(n, vec![2]);
+    // Leading indices of wrapping arithmetic on fixed values, and reads at `k ± c`; a write at
+    // `k + c` is not.
+    let n = windowed(quote!(seq_loop(n, |k| {
+        tensor_set(
+            t,
+            [c + 1, k],
+            tensor_get(t, [c - 1, k + 1]) + tensor_get(t, [2 * c, k - 1]),
+        );
+        tensor_set(t, [c, k + 1], 0)
+    })));
+    assert_eq!(n, vec![3]);
+    // An index computed from the loop variable, another index computed or bound in the loop,
+    // the loop variable twice, a tensor bound in the loop, an index sequence not written out.
+    let n = windowed(quote!(seq_loop(n, |k| {
+        let j = k + 1;
+        let u = t;
+        tensor_set(t, [k + 1], 0);
+        tensor_set(t, [j], 0);
+        tensor_set(t, [j, k], 0);
+        tensor_set(t, [k, k], 0);
+        tensor_set(t, [c / 2, k], 0);
+        tensor_set(t, [c, k * 2], tensor_get(t, [c, k * 2]));
+        tensor_set(u, [k], 0);
+        tensor_set(t, ix, 0)
+    })));
+    assert_eq!(n, vec![0]);
+}
+
+#[test]
+fn loops_find_plain_loops_and_grids() {
+    let (e, facts, _) = passes(quote!(par_loop(n, |i| tensor_set(
+        y,
+        [i],
+        a * tensor_get(x, [i]) + tensor_get(y, [i])
+    ))));
+    assert!(facts.loops[&e.id].plain);
+    // A read at a neighbour: lines, but not plain.
+    let (e, facts, _) = passes(quote!(par_loop(n, |i| tensor_set(
+        y,
+        [i],
+        tensor_get(x, [i + 1])
+    ))));
+    assert!(!facts.loops[&e.id].plain);
+    // A grid: the column and the row moved out of the loop; the row's accesses by the column.
+    let (e, facts, _) = passes(quote!(par_loop(ny * nx, |k| {
+        let i = k / nx;
+        let j = k % nx;
+        tensor_set(
+            d,
+            [i, j],
+            tensor_get(s, [i - 1, j]) + tensor_get(s, [i, j + 1]),
+        )
+    })));
+    let grid = facts.loops[&e.id].grid.as_ref().expect("a grid");
+    assert_eq!((grid.moved, grid.col), (2, 1));
+    assert_eq!(grid.row.len(), 3);
+    assert_eq!(grid.divisors.len(), 1);
+    // No column, or a width bound inside the loop: no grid.
+    for tokens in [
+        quote!(par_loop(n, |k| {
+            let i = k / a;
+            tensor_set(d, [i, 0], 0)
+        })),
+        quote!(par_loop(n, |k| {
+            let w = a;
+            let j = k % w;
+            tensor_set(d, [0, j], 0)
+        })),
+    ] {
+        let (e, facts, _) = passes(tokens);
+        assert!(facts.loops.get(&e.id).is_none_or(|l| l.grid.is_none()));
+    }
+}
