@@ -41,6 +41,9 @@ struct Shared {
 // SAFETY: `work` points to a `Work` whose parts are `Send` and whose body is `Sync`; each part is
 // taken by the one thread that claimed its chunk (see `Work`).
 unsafe impl Send for Shared {}
+// SAFETY: through `&Shared`, threads touch the atomics and the `Mutex`, which are `Sync`, and
+// `work` only as `run` does: the body by shared reference (it is `Sync`), and each part by the one
+// thread that claimed its chunk.
 unsafe impl Sync for Shared {}
 
 /// The loop: each chunk's position, length and slices, and the body.

@@ -141,8 +141,10 @@ fn probe_now() -> Result<GpuInfo, GpuUnavailable> {
             GpuUnavailable::NoDriverLibrary("libcuda.so.1 is not on the library path".into())
         })?;
     let lib: &'static libloading::Library = Box::leak(Box::new(lib));
-    // SAFETY (all calls below): the signatures are those of the CUDA driver API (cuda.h); every
-    // pointer passed is to a live local of the right type and size.
+    // SAFETY: (all calls below) each symbol is transmuted to the signature cuda.h gives it, and
+    // a missing one is an error, not a null call; every pointer passed is to a live local of the
+    // right type and size. `buf` is zeroed and the driver is told 255 of its 256 bytes, so it
+    // ends in a NUL, where `CStr::from_ptr` stops.
     unsafe {
         let sym = |name: &'static str| -> Result<*const (), GpuUnavailable> {
             lib.get::<*const ()>(name.as_bytes())

@@ -18,6 +18,8 @@
 //!   results back.
 
 #![warn(missing_docs)]
+// Every unsafe block and impl says why it is sound (issue 28).
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 /// Calls the macro `$m` with the tuple arities that marshaling supports (1 to 12), each as
 /// `(A 0, B 1, …)`: type parameter and field index.

@@ -32,11 +32,23 @@ impl<'r, U: Scalar> RowOut<'r, U> {
     /// Writes `values` into the row in order; slots past the last value hold `U::default()`.
     /// The loop is the one over a plain slice (`zip` of two exact-size iterators), so it
     /// vectorizes as that one would.
+    ///
+    /// # Panics
+    /// When `values` yields another number of values than its `len()` said (within the row):
+    /// `ExactSizeIterator` is a safe trait, so its length is checked, not trusted. The row is
+    /// whole even then.
     #[inline(always)]
     pub fn fill(&mut self, values: impl ExactSizeIterator<Item = U>) {
-        let n = values.len().min(self.slots.len());
+        let said = values.len();
+        let n = said.min(self.slots.len());
+        // Counted rather than taken from `len()`: what decides which slots are written.
+        let mut written = 0;
         for (slot, v) in self.slots.iter_mut().zip(values) {
             slot.write(v);
+            written += 1;
+        }
+        if written != n {
+            wrong_length(self.slots, written, said);
         }
         self.slots[n..].fill(MaybeUninit::new(U::default()));
         self.filled = true;
@@ -73,6 +85,20 @@ impl<'r, U: Scalar> RowOut<'r, U> {
     }
 }
 
+/// `RowOut::fill`'s iterator yielded `written` values where its `len()` said `said`: writes the
+/// slots it left (so that no slot of the row is uninitialized, whoever catches the panic) and
+/// panics.
+#[cold]
+#[inline(never)]
+fn wrong_length<U: Scalar>(slots: &mut [MaybeUninit<U>], written: usize, said: usize) -> ! {
+    slots[written..].fill(MaybeUninit::new(U::default()));
+    panic!(
+        "RowOut::fill: the iterator's len() was {said} but it yielded {written} values \
+         (into a row of {})",
+        slots.len()
+    );
+}
+
 /// A buffer of `n` elements, every one of which `init` writes: `init` gets the uninitialized
 /// slots and must pass each part of them through [`RowOut::run`] exactly once; it is given them
 /// in one piece so that a backend may split them as it likes.
@@ -103,6 +129,103 @@ mod tests {
             RowOut::run(slots, |r| r.fill([1.0, 2.0, 3.0].into_iter()));
         });
         assert_eq!(more, [1.0, 2.0]);
+    }
+
+    /// An iterator whose `len()` is `said` whatever it yields: `1, 2, …` up to `gives` values.
+    struct Liar {
+        said: usize,
+        gives: i64,
+        at: i64,
+    }
+
+    impl Liar {
+        fn new(said: usize, gives: i64) -> Self {
+            Liar { said, gives, at: 0 }
+        }
+    }
+
+    impl Iterator for Liar {
+        type Item = i64;
+        fn next(&mut self) -> Option<i64> {
+            (self.at < self.gives).then(|| {
+                self.at += 1;
+                self.at
+            })
+        }
+    }
+
+    impl ExactSizeIterator for Liar {
+        fn len(&self) -> usize {
+            self.said
+        }
+    }
+
+    fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+        p.downcast::<String>().map(|s| *s).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_fill_whose_iterator_lies_about_its_length_panics_and_leaves_the_row_whole() {
+        // (said, gives): too long, too short, past the row and short of it, nothing said.
+        for (said, gives, want) in [
+            (6, 3, vec![1, 2, 3, 0, 0, 0]),
+            (2, 5, vec![1, 2, 3, 4, 5, 0]),
+            (9, 4, vec![1, 2, 3, 4, 0, 0]),
+            (0, 2, vec![1, 2, 0, 0, 0, 0]),
+        ] {
+            // Fresh heap memory, so that valgrind sees a slot that nothing wrote.
+            let mut v = Vec::<i64>::with_capacity(6);
+            let slots = &mut v.spare_capacity_mut()[..6];
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                RowOut::run(slots, |row| row.fill(Liar::new(said, gives)))
+            }));
+            let msg = panic_message(r.expect_err("a wrong length panics"));
+            assert_eq!(
+                msg,
+                format!(
+                    "RowOut::fill: the iterator's len() was {said} but it yielded {gives} values \
+                     (into a row of 6)"
+                )
+            );
+            // SAFETY: the row is whole even after the panic: `fill` wrote what the iterator
+            // gave and `wrong_length` the rest; this reads all six, as the test's point.
+            unsafe { v.set_len(6) };
+            assert_eq!(v, want, "{said} {gives}");
+        }
+        // A lie past the row's end is not seen (the row takes its six values), and harms nothing.
+        let row = buffer::<i64>(6, |slots| RowOut::run(slots, |r| r.fill(Liar::new(9, 8))));
+        assert_eq!(row, [1, 2, 3, 4, 5, 6]);
+        // Honest iterators, shorter and longer than the row.
+        let row = buffer::<i64>(6, |slots| RowOut::run(slots, |r| r.fill(Liar::new(2, 2))));
+        assert_eq!(row, [1, 2, 0, 0, 0, 0]);
+        let row = buffer::<i64>(6, |slots| RowOut::run(slots, |r| r.fill(Liar::new(7, 7))));
+        assert_eq!(row, [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_lying_iterator_fails_a_map_of_rows_on_every_backend() {
+        use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
+        fn run<B: Backend>(n: usize, bad: i64) -> Result<Vec<Vec<i64>>, String> {
+            let s: Vec<i64> = (0..n as i64).collect();
+            std::panic::catch_unwind(|| {
+                let rows = B::map_rows(&s, 64, false, |&x, row: &mut RowOut<'_, i64>| {
+                    // Row `bad` yields 3 values where it says 64.
+                    row.fill(Liar::new(64, if x == bad { 3 } else { 64 }))
+                });
+                rows.iter().map(|r| r.to_vec()).collect()
+            })
+            .map_err(panic_message)
+        }
+        let want = "RowOut::fill: the iterator's len() was 64 but it yielded 3 values \
+                    (into a row of 64)";
+        // Rows enough for `cpu` to split the map among threads.
+        let n = 4096;
+        let ok: Vec<Vec<i64>> = vec![(1..=64).collect(); n];
+        assert_eq!(run::<SeqBackend>(n, -1).as_ref(), Ok(&ok));
+        assert_eq!(run::<CpuBackend>(n, -1).as_ref(), Ok(&ok));
+        assert_eq!(run::<SeqBackend>(n, 5).unwrap_err(), want);
+        assert_eq!(run::<DebugBackend>(n, 5).unwrap_err(), want);
+        assert_eq!(run::<CpuBackend>(n, 3000).unwrap_err(), want);
     }
 
     #[test]

@@ -76,8 +76,10 @@ impl<T> Clone for Owner<T> {
             Owner::Vec(v) => Owner::Vec(Arc::clone(v)),
             Owner::Slice(s) => Owner::Slice(Arc::clone(s)),
             Owner::Rows(r) => Owner::Rows(Arc::clone(r)),
-            // SAFETY: the row lives inside its `Rows` buffer (see `Rows`), which holds the
-            // `Arc` that `p` came from; the copy takes a count of its own.
+            // SAFETY: `p` is the pointer `Arc::into_raw` returned (see `Seq::rows`), so it may
+            // reach the counts; the row lives inside its `Rows` buffer (see `Rows`), which holds
+            // that `Arc` alive meanwhile; the copy takes a count of its own, which the new `Arc`
+            // owns.
             Owner::InRows(p) => unsafe {
                 Arc::increment_strong_count(p.as_ptr());
                 Owner::Vec(Arc::from_raw(p.as_ptr()))
@@ -167,7 +169,10 @@ impl<'a, T> Seq<'a, T> {
         );
         let flat = Arc::new(flat);
         let base = NonNull::from_ref(flat.as_slice()).cast::<T>();
-        let held = NonNull::from_ref(flat.as_ref());
+        // The rows keep the pointer that `into_raw` returns, not one taken from a reference to
+        // the `Vec`: only `into_raw`'s may reach the counts in front of the `Vec` (its provenance
+        // covers the `Arc`'s whole allocation), which `Owner::clone` and `release` update.
+        let held = NonNull::new(Arc::into_raw(flat).cast_mut()).expect("Arc::into_raw is not null");
         let views = (0..rows)
             .map(|r| Seq {
                 // SAFETY: `r * w + w <= rows * w`, the buffer's length.
@@ -178,12 +183,15 @@ impl<'a, T> Seq<'a, T> {
             })
             .collect();
         /// Drops the `Arc<Vec<T>>` that `Arc::into_raw` made `p` from.
+        ///
+        /// # Safety
+        /// `p` is the very pointer `Arc::into_raw` returned for an `Arc<Vec<T>>`, and the count it
+        /// stands for is released once.
         unsafe fn release<T>(p: NonNull<()>) {
-            // SAFETY: the caller's.
+            // SAFETY: the caller's contract: `p` is `into_raw`'s pointer (the provenance that
+            // `from_raw` needs) to a `Vec<T>`, and its count is dropped only here.
             drop(unsafe { Arc::from_raw(p.cast::<Vec<T>>().as_ptr()) });
         }
-        // `into_raw` gives the pointer that `held` already is.
-        let _ = Arc::into_raw(flat);
         Seq::owning(Owner::Rows(Arc::new(Rows {
             rows: views,
             flat: held.cast(),
@@ -455,6 +463,53 @@ mod tests {
                 .iter()
                 .all(|r| r.is_empty())
         );
+    }
+
+    #[test]
+    fn rows_free_their_buffer_once_after_the_last_copy() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Elements that count their drops (each test's own counter: tests run in parallel).
+        struct Counted<'c>(i64, &'c AtomicUsize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.1.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let drops = AtomicUsize::new(0);
+        let flat: Vec<Counted<'_>> = (0..12).map(|i| Counted(i, &drops)).collect();
+        let rows = Seq::rows(flat, 4, 3);
+        // Copies of rows (each takes a count through the pointer `into_raw` gave), copies of
+        // those, and a copy of the whole; dropped in another order than made.
+        let a = rows[0].clone();
+        let b = rows[3].view(1..3);
+        let c = a.clone();
+        let all = rows.clone();
+        drop(rows);
+        drop(a);
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            0,
+            "copies still hold the buffer"
+        );
+        assert_eq!(c.iter().map(|e| e.0).collect::<Vec<_>>(), [0, 1, 2]);
+        drop(all);
+        drop(c);
+        assert_eq!(b.iter().map(|e| e.0).collect::<Vec<_>>(), [10, 11]);
+        assert_eq!(drops.load(Ordering::Relaxed), 0);
+        drop(b);
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            12,
+            "each element dropped once"
+        );
+        // No copy at all: the rows' own count frees it.
+        let drops = AtomicUsize::new(0);
+        drop(Seq::rows(
+            (0..6).map(|i| Counted(i, &drops)).collect(),
+            2,
+            3,
+        ));
+        assert_eq!(drops.load(Ordering::Relaxed), 6);
     }
 
     #[test]

@@ -743,30 +743,51 @@ impl<'a, T: Element> Window<'a, T> {
 
     /// The row as a plain slice to write while `plain` holds its storage; `None` as for
     /// `plain_ptr`.
+    ///
+    /// # Safety
+    /// While the slice lives, the row's cells are accessed only through it: not through this
+    /// window or a copy of it (`get`, `set`, `get_or`, the windows of `upto`), nor through any
+    /// other window, `Strided` line or `TensorRef` of the same storage, on any thread. The guard
+    /// keeps out everyone else (other calls, `Tensor` methods) and keeps its own slices apart,
+    /// but it cannot see these `Copy` views of the calling call. Generated code upholds this:
+    /// the body of its plain loop indexes the slices alone, and nothing else of the call runs
+    /// while it does (`Plain::begin` is taken at the call's top level only).
     // The slice borrows the guard, whose `claim` keeps it the only one of its cells.
     #[allow(clippy::mut_from_ref)]
-    pub fn plain_mut<'p>(self, plain: &'p Plain) -> Option<&'p mut [T]>
+    pub unsafe fn plain_mut<'p>(self, plain: &'p Plain) -> Option<&'p mut [T]>
     where
         'a: 'p,
     {
         let ptr = self.plain_ptr(plain, true)?;
-        // SAFETY: a cell has the size and alignment of its element and holds any bit pattern of
-        // it; it is an `UnsafeCell` underneath, so writing through a pointer from a shared
-        // reference is allowed. While `plain` lives nobody else touches these cells: the storage
-        // is exclusive (every other user waits in `Lock::share`), the call's own accesses are
-        // suspended while its plain loop runs (generated code), and `claim` keeps this range
-        // apart from every other slice `plain` handed out.
+        // SAFETY: a cell has the size and alignment of its element (asserted in `plain_ptr`) and
+        // any bit pattern of it is one; cells are atomics, `UnsafeCell`s underneath, so writing
+        // through a pointer from a shared reference to them is allowed. While the slice lives
+        // nothing else touches these cells: `plain` holds the storage exclusive (every other user
+        // waits in `Lock::share`, or panics there on this thread), `claim` keeps this range apart
+        // from every other slice `plain` handed out, and the caller's contract rules out the
+        // call's own views. The slice borrows `plain`, so it ends before the storage is given
+        // back.
         Some(unsafe { std::slice::from_raw_parts_mut(ptr, self.cells.len()) })
     }
 
     /// The row as a plain slice to read while `plain` holds its storage; `None` as for
     /// `plain_ptr`.
-    pub fn plain<'p>(self, plain: &'p Plain) -> Option<&'p [T]>
+    ///
+    /// # Safety
+    /// While the slice lives, nothing writes the row's cells: no `set` through this window or a
+    /// copy of it, nor through any other window, `Strided` line or `TensorRef` of the same
+    /// storage, on any thread (reads through them are fine). As for [`Window::plain_mut`], the
+    /// guard keeps out everyone but the calling call's own views, and generated code upholds
+    /// this for those.
+    pub unsafe fn plain<'p>(self, plain: &'p Plain) -> Option<&'p [T]>
     where
         'a: 'p,
     {
         let ptr = self.plain_ptr(plain, false)?;
-        // SAFETY: as for `plain_mut`; no slice that `plain` handed out writes these cells.
+        // SAFETY: as for `plain_mut`: the cells hold valid elements, and while the slice lives
+        // nobody else writes them (the storage is exclusive to `plain`, `claim` refuses any
+        // slice of `plain` that writes this range, and the caller's contract rules out the
+        // call's own views); the slice borrows `plain`.
         Some(unsafe { std::slice::from_raw_parts(ptr as *const T, self.cells.len()) })
     }
 
@@ -967,6 +988,64 @@ mod tests {
         let v = r.sub(&site, 1, 2);
         assert_eq!(v.window(&[1], 4).map(|w| w.get(3)), Some(11));
         assert!(v.window(&[2], 1).is_none());
+    }
+
+    #[test]
+    fn plain_slices_of_a_call_keep_their_contract() {
+        let site = crate::site::Site::new("test", 1, 1);
+        let call = access::CallScope::enter();
+        let t = Tensor::<i64>::from_vec((0..12).collect(), &[3, 4]);
+        let r = TensorRef::new(&t, &site, "t");
+        let row = |i| r.window(&[i], 4).expect("a row");
+        let Some(plain) = Plain::begin(true) else {
+            // Plain loops turned off for this process: no slice is ever handed out.
+            assert!(std::env::var_os("PMEXPR_PLAIN_LOOPS").is_some());
+            return;
+        };
+        // SAFETY: until `plain` drops, rows 0 and 1 are touched through these slices only (none
+        // of the windows' `get`/`set`, nor `r`, is used meanwhile), and nothing writes row 2.
+        let (out, a, b) = unsafe {
+            (
+                row(0).plain_mut(&plain).expect("row 0, to write"),
+                row(1).plain(&plain).expect("row 1, to read"),
+                row(1)
+                    .plain(&plain)
+                    .expect("row 1 again: reads may overlap"),
+            )
+        };
+        // What the guard refuses by itself: a range that overlaps one handed out when either
+        // is written (a part of a row, cut by `upto`, too).
+        // SAFETY: each call returns `None` (asserted), so no slice exists to break the contract.
+        unsafe {
+            assert!(row(0).plain(&plain).is_none());
+            assert!(row(0).upto(2).plain_mut(&plain).is_none());
+            assert!(row(1).plain_mut(&plain).is_none());
+        }
+        for k in 0..4 {
+            out[k] += a[k] * b[k];
+        }
+        drop(plain);
+        // Back to atomic accesses: the writes are there, the other rows untouched.
+        assert_eq!(
+            (0..4).map(|k| row(0).get(k)).collect::<Vec<_>>(),
+            [16, 26, 38, 52]
+        );
+        assert_eq!(row(1).get(3), 7);
+        drop(call);
+        assert_eq!(t.get(&[0, 3]), Some(52));
+        // A storage someone else holds too (here a view made outside any call, which holds it
+        // for ever) gives no slice: the guard cannot make it exclusive.
+        let shared = Tensor::<i64>::zeros(&[2, 2]);
+        let _outside = TensorRef::new(&shared, &site, "shared");
+        let call = access::CallScope::enter();
+        let w = TensorRef::new(&shared, &site, "shared")
+            .window(&[0], 2)
+            .expect("a row");
+        let plain = Plain::begin(true).expect("plain loops are on");
+        // SAFETY: it returns `None` (asserted).
+        assert!(unsafe { w.plain_mut(&plain) }.is_none());
+        drop(plain);
+        drop(call);
     }
 
     #[test]

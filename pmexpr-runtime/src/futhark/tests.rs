@@ -65,6 +65,11 @@ unsafe fn call_scale(c: &mut EntryCall<'_>) -> Result<(), String> {
     type New = unsafe extern "C" fn(*mut c_void, *const f64, i64) -> *mut c_void;
     type Scale =
         unsafe extern "C" fn(*mut c_void, *mut f64, *mut *mut c_void, *const c_void, f64) -> i32;
+    // SAFETY: `New` and `Scale` are the signatures of those functions in `LIBRARY_C`; they get
+    // this call's live context, input 0's elements and length as `array_in` gives them, and
+    // pointers to locals that outlive the calls. Every array made is handed to `c.own`, which
+    // frees it once; once the entry succeeded, `out1` is the live `f64` array of rank 1 that
+    // it stored there, which `array_out` reads with that type's `shape` and `values` functions.
     unsafe {
         let (p0, s0) = c.array_in::<f64>(0, 1)?;
         let new0: New = c.sym("futhark_new_f64_1d")?;

@@ -213,7 +213,7 @@ impl Gen<'_> {
         quote!({
             #(#refs)*
             match #rt::Plain::begin(B::PARALLEL) {
-                ::core::option::Option::Some(#guard) => match (#(#takes,)*) {
+                ::core::option::Option::Some(#guard) => match unsafe { (#(#takes,)*) } {
                     (#(::core::option::Option::Some(#wins),)*) => {
                         #rt::plain_loop(#n, #nested, move |#lo: i64, #len: usize, #nested| {
                             #(#cuts)*
