@@ -1,0 +1,191 @@
+//! Applications: a function applied to its arguments, each checked against its parameter (errors
+//! name the argument, `the 2nd argument of `map``), and the operators written in the source
+//! (`a + b`, `-a`), checked with the operator's own messages.
+
+use super::unify::{Mismatch, kind_name};
+use super::{Infer, Kind};
+use crate::ast::{Expr, ExprKind};
+use crate::error::{Error, SpanRange};
+use crate::intrinsics::{Intrinsic, Operands};
+use crate::types::Type;
+
+/// `1st`, `2nd`, `3rd`, `4th`, …, `11th`, `12th`, `13th`, `21st`, `22nd`, … of a 0-based index.
+fn ordinal(i: usize) -> String {
+    let n = i + 1;
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+impl Infer<'_> {
+    /// Checks an operator written in the source (`a op b`, `-a`: its generic intrinsic applied
+    /// to its operands) and returns the operands' type and the result's.
+    pub(super) fn operator(
+        &mut self,
+        i: Intrinsic,
+        args: &mut [Expr],
+        span: SpanRange,
+    ) -> (Type, Type) {
+        let Some(row) = i.operator() else {
+            // `-a`, the one unary operator on numbers.
+            let tx = match args {
+                [x] => self.expr(x),
+                _ => self.fresh(),
+            };
+            if self.constrain(&tx, Kind::Num).is_err() {
+                let f = self.shown(&tx);
+                self.errors.push(Error::new(
+                    span,
+                    format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)"),
+                ));
+            }
+            return (tx.clone(), tx);
+        };
+        let [lhs, rhs] = args else {
+            return (self.fresh(), self.fresh());
+        };
+        let tl = self.expr(lhs);
+        let tr = self.expr(rhs);
+        let sym = row.symbol;
+        if let Err(why) = self.unify(&tl, &tr) {
+            let (l, r) = (self.shown(&tl), self.shown(&tr));
+            let mut err = match why {
+                Mismatch::Types => Error::new(
+                    span,
+                    format!("`{sym}` needs operands of the same type, found `{l}` and `{r}`"),
+                ),
+                why => self.mismatch(why, rhs.span, &tl, &tr, ""),
+            };
+            if matches!(
+                (&l, &r),
+                (Type::Int, Type::Float) | (Type::Float, Type::Int)
+            ) {
+                err = err.help("convert the i64 operand with `int2float(x)`");
+            }
+            self.errors.push(err);
+        } else {
+            let kind = match row.operands {
+                Operands::Equality => Kind::Eq,
+                Operands::Int => Kind::Any,
+                Operands::Numbers => Kind::Num,
+            };
+            let ok = if row.operands == Operands::Int {
+                self.unify(&tl, &Type::Int).is_ok()
+            } else {
+                self.constrain(&tl, kind.clone()).is_ok()
+            };
+            if !ok {
+                let l = self.shown(&tl);
+                let wants = if row.operands == Operands::Int {
+                    "i64"
+                } else {
+                    kind_name(&kind)
+                };
+                self.errors.push(Error::new(
+                    span,
+                    format!("`{sym}` cannot be applied to `{l}`: it needs {wants}"),
+                ));
+            }
+        }
+        let result = if row.comparison {
+            Type::Bool
+        } else {
+            tl.clone()
+        };
+        (tl, result)
+    }
+
+    pub(super) fn callee_name(&self, f: &Expr) -> String {
+        match &f.kind {
+            ExprKind::Intrinsic(i) => format!("`{}`", i.name()),
+            ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
+            _ => "this function".into(),
+        }
+    }
+
+    /// Applies a function of type `tf` to arguments, checking each.
+    pub(super) fn apply(
+        &mut self,
+        callee: &str,
+        callee_span: SpanRange,
+        mut tf: Type,
+        args: &mut [Expr],
+        twin: Option<Intrinsic>,
+    ) -> Type {
+        let total = args.len();
+        for (i, arg) in args.iter_mut().enumerate() {
+            let ta = self.expr(arg);
+            let (param, result) = match self.find(&tf) {
+                Type::Arrow(a, b) => (*a, *b),
+                Type::Var(v) if matches!(self.vars[v.0 as usize].kind, Kind::Any) => {
+                    let (a, b) = (self.fresh(), self.fresh());
+                    let _ = self.unify(&tf, &Type::arrow(a.clone(), b.clone()));
+                    (a, b)
+                }
+                other => {
+                    let message = if i == 0 {
+                        format!(
+                            "{callee} is not a function: its type is `{}`",
+                            self.shown(&other)
+                        )
+                    } else {
+                        format!(
+                            "{callee} takes {i} argument{} but {total} were supplied",
+                            if i == 1 { "" } else { "s" }
+                        )
+                    };
+                    let span = if i == 0 { callee_span } else { arg.span };
+                    self.errors.push(Error::new(span, message));
+                    for a in args.iter_mut().skip(i + 1) {
+                        self.expr(a);
+                    }
+                    return self.fresh();
+                }
+            };
+            if let Err(why) = self.unify(&param, &ta) {
+                let mut err = self.mismatch(
+                    why,
+                    arg.span,
+                    &param,
+                    &ta,
+                    &format!(" as the {} argument of {callee}", ordinal(i)),
+                );
+                if let Some(t) = twin {
+                    let (p, a) = (self.shown(&param), self.shown(&ta));
+                    if matches!(
+                        (&p, &a),
+                        (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                    ) {
+                        err = err.help(format!("use `{}` for `{a}` values", t.name()));
+                    }
+                }
+                self.errors.push(err);
+            }
+            tf = result;
+        }
+        tf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ordinals() {
+        let shown: Vec<String> = [0, 1, 2, 3, 10, 11, 12, 20, 21, 22, 100, 110, 111, 112]
+            .into_iter()
+            .map(super::ordinal)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd",
+                "101st", "111th", "112th", "113th"
+            ]
+        );
+    }
+}

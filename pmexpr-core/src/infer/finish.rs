@@ -1,0 +1,266 @@
+//! The end of inference: what is still unknown is defaulted (a tuple known by its projections, a
+//! record by its named fields, a number not fixed by a captured value), the size of every type is
+//! bounded, and the final types are written into the tree.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Infer, Kind, MAX_TYPE_DEPTH, MAX_TYPE_SIZE, Numeric};
+use crate::ast::{Expr, ExprKind, Pat, PatKind};
+use crate::error::{Error, SpanRange};
+use crate::types::{Label, TyVar, Type};
+
+impl Infer<'_> {
+    /// Defaults what is still unknown and writes the final types into the tree: a tuple known only
+    /// by its projections becomes the smallest tuple with those fields; a numeric variable that a
+    /// captured value's type contains is kept (the Rust value fixes it); any other numeric variable
+    /// becomes `i64`. Returns the kept numeric variables.
+    pub(super) fn finish(&mut self, e: &mut Expr, captured: &[Type]) -> Vec<(TyVar, Numeric)> {
+        for i in 0..self.vars.len() {
+            if self.vars[i].binding.is_some() {
+                continue;
+            }
+            if let Kind::Record(fields) = self.vars[i].kind.clone() {
+                let size = fields.keys().map(|l| match l {
+                    Label::Index(n) => Some(*n as usize + 1),
+                    Label::Name(_) => None,
+                });
+                match size
+                    .collect::<Option<Vec<usize>>>()
+                    .and_then(|v| v.into_iter().max())
+                {
+                    Some(n) => {
+                        let ts: Vec<Type> = (0..n)
+                            .map(|k| {
+                                fields
+                                    .get(&Label::Index(k as u32))
+                                    .cloned()
+                                    .unwrap_or_else(|| self.fresh_at(0, Kind::Any))
+                            })
+                            .collect();
+                        self.vars[i].binding = Some(Type::tuple(ts));
+                    }
+                    None => self.close_named(TyVar(i as u32), &fields),
+                }
+            }
+        }
+        let mut reachable = Vec::new();
+        for t in captured {
+            self.vars_of(&self.zonk(t), &mut reachable);
+        }
+        let mut kept = Vec::new();
+        for i in 0..self.vars.len() {
+            if self.vars[i].binding.is_some() {
+                continue;
+            }
+            let v = TyVar(i as u32);
+            let (numeric, default) = match self.vars[i].kind {
+                Kind::Num => (Numeric::Num, Type::Int),
+                Kind::Eq => (Numeric::Scalar, Type::Int),
+                Kind::IntNum => (Numeric::Int, Type::Int),
+                Kind::FloatNum => (Numeric::Float, Type::Float),
+                // A value of any type that a captured value fixes: kept open, for rustc to fix.
+                Kind::Any if reachable.contains(&v) => (Numeric::Open, Type::unit()),
+                _ => continue,
+            };
+            if reachable.contains(&v) {
+                kept.push((v, numeric));
+            } else {
+                self.vars[i].binding = Some(default);
+            }
+        }
+        for i in 0..self.vars.len() {
+            self.compress(&Type::Var(TyVar(i as u32)));
+        }
+        if self.check_type_sizes(e) {
+            self.zonk_expr(e);
+        }
+        kept
+    }
+
+    pub(super) fn vars_of(&self, t: &Type, out: &mut Vec<TyVar>) {
+        match t {
+            Type::Var(v) => out.push(*v),
+            Type::Seq(a) | Type::Tensor(a) => self.vars_of(a, out),
+            Type::Arrow(a, b) => {
+                self.vars_of(a, out);
+                self.vars_of(b, out);
+            }
+            Type::Record(fs) => fs.iter().for_each(|(_, t)| self.vars_of(t, out)),
+            Type::Int | Type::Float | Type::Bool => {}
+        }
+    }
+
+    fn zonk_expr(&self, e: &mut Expr) {
+        e.ty = self.zonk(&e.ty);
+        // The types that are not on subexpressions: instantiations, binders, patterns.
+        match &mut e.kind {
+            ExprKind::Var { inst, .. } => inst.iter_mut().for_each(|t| *t = self.zonk(t)),
+            ExprKind::Lam { params, .. } => params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty)),
+            ExprKind::Let { binder, .. } => binder.ty = self.zonk(&binder.ty),
+            ExprKind::RecLet { fns, .. } => {
+                for f in fns.iter_mut() {
+                    f.ty = self.zonk(&f.ty);
+                    f.params.iter_mut().for_each(|p| p.ty = self.zonk(&p.ty));
+                }
+            }
+            ExprKind::Match { pat, .. } => self.zonk_pat(pat),
+            _ => {}
+        }
+        e.children_mut(&mut |c| self.zonk_expr(c));
+    }
+
+    fn zonk_pat(&self, p: &mut Pat) {
+        p.ty = self.zonk(&p.ty);
+        if let PatKind::Record(fs) = &mut p.kind {
+            fs.iter_mut().for_each(|(_, p)| self.zonk_pat(p));
+        }
+    }
+
+    /// Closes a record known only by some named fields with the one derived struct that has them.
+    fn close_named(&mut self, v: TyVar, fields: &BTreeMap<Label, Type>) {
+        let span = self
+            .record_spans
+            .get(&v)
+            .copied()
+            .unwrap_or_else(SpanRange::call_site);
+        let names: BTreeSet<String> = fields.keys().map(|l| l.to_string()).collect();
+        let listed = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let candidates = self.records.map(|r| r.with_fields(&names));
+        let error = match candidates.as_deref() {
+            None => Some(
+                Error::new(
+                    span,
+                    format!(
+                        "this value is used as a record with field{} {listed}, but `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs: this crate has no pmexpr build hook",
+                        if names.len() == 1 { "" } else { "s" }
+                    ),
+                )
+                .help(crate::error::ADD_HOOK_HELP),
+            ),
+            Some([(_, ann)]) => {
+                let t = self.ann_type_raw(ann);
+                self.unify(&Type::Var(v), &t).err().map(|_| {
+                    let t = self.shown(&t);
+                    let fs: Vec<String> = fields
+                        .iter()
+                        .map(|(l, ft)| format!("{l}: {}", self.shown(ft)))
+                        .collect();
+                    Error::new(
+                        span,
+                        format!(
+                            "this value is used as `{{ {} }}`, which does not fit `{t}`",
+                            fs.join(", ")
+                        ),
+                    )
+                })
+            }
+            Some([]) => Some(
+                Error::new(
+                    span,
+                    format!("no `#[derive(pmexpr::Record)]` struct has the fields {listed}"),
+                )
+                .help("derive `pmexpr::Record` on the struct of this value"),
+            ),
+            Some(several) => {
+                let names: Vec<String> = several.iter().map(|(n, _)| format!("`{n}`")).collect();
+                Some(
+                    Error::new(
+                        span,
+                        format!(
+                            "this value may be any of the records {} (they all have {listed})",
+                            names.join(", ")
+                        ),
+                    )
+                    .help(format!(
+                        "say which with a type annotation, e.g. `|p: {}| …` or `let p: {} = p;`",
+                        several[0].0, several[0].0
+                    )),
+                )
+            }
+        };
+        if let Some(error) = error {
+            self.errors.push(error);
+            self.vars[v.0 as usize].binding = Some(Type::unit());
+        }
+    }
+
+    /// The size and the depth of `t` with every binding applied, counted on the shared bindings
+    /// (`memo`, indexed by variable like `vars`), so in time linear in what inference built even
+    /// where the written-out type would be exponential; the size saturates at `usize::MAX`.
+    fn resolved_measure(&self, t: &Type, memo: &mut [Option<(usize, usize)>]) -> (usize, usize) {
+        let mut measure = |t: &Type| self.resolved_measure(t, memo);
+        match t {
+            Type::Var(v) => {
+                if let Some(m) = memo[v.0 as usize] {
+                    return m;
+                }
+                let m = match &self.vars[v.0 as usize].binding {
+                    Some(b) => self.resolved_measure(b, memo),
+                    None => (1, 0),
+                };
+                memo[v.0 as usize] = Some(m);
+                m
+            }
+            Type::Int | Type::Float | Type::Bool => (1, 0),
+            Type::Seq(a) | Type::Tensor(a) => {
+                let (size, depth) = measure(a);
+                (size.saturating_add(1), depth + 1)
+            }
+            Type::Arrow(a, b) => {
+                let ((sa, da), (sb, db)) = (measure(a), measure(b));
+                (sa.saturating_add(sb).saturating_add(1), da.max(db) + 1)
+            }
+            Type::Record(fs) => fs.iter().fold((1, 1), |(size, depth), (_, t)| {
+                let (s, d) = measure(t);
+                (size.saturating_add(s), depth.max(d + 1))
+            }),
+        }
+    }
+
+    /// Reports the first expression whose type, written out, would exceed [`MAX_TYPE_SIZE`]
+    /// (applying identities to identities doubles it per argument): the generated Rust would be as
+    /// large. Returns whether all are within.
+    fn check_type_sizes(&mut self, e: &Expr) -> bool {
+        // A vector, not a hash map: a map keyed by variable scatters its entries, and with one
+        // variable per node of a long input every lookup missed the cache.
+        let mut memo = vec![None; self.vars.len()];
+        let mut too_big = None;
+        let mut too_deep = None;
+        e.walk(&mut |x| {
+            let (size, depth) = self.resolved_measure(&x.ty, &mut memo);
+            if too_big.is_none() && size > MAX_TYPE_SIZE {
+                too_big = Some(x.span);
+            }
+            if too_deep.is_none() && depth > MAX_TYPE_DEPTH {
+                too_deep = Some(x.span);
+            }
+        });
+        if let (None, Some(span)) = (too_big, too_deep) {
+            self.errors.push(
+                Error::new(
+                    span,
+                    format!("the type of this expression nests more than {MAX_TYPE_DEPTH} levels deep (sequences of sequences, tuples or functions)"),
+                )
+                .help("rustc's trait solver stops at 128 levels, and the generated code needs several per level: split the value into flatter ones"),
+            );
+            return false;
+        }
+        match too_big {
+            None => true,
+            Some(span) => {
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!("the type of this expression is too large: written out, it has more than {MAX_TYPE_SIZE} parts"),
+                    )
+                    .help("annotate the functions and values involved, or split the expression with `let`"),
+                );
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Type inference's tests: the types it finds, and the errors it reports.
+
+use super::*;
+use crate::parse::parse_tokens;
+use crate::resolve::resolve;
+use quote::quote;
+
+fn typed(tokens: proc_macro2::TokenStream) -> Typed {
+    infer(resolve(parse_tokens(tokens).unwrap()).unwrap())
+        .unwrap_or_else(|e| panic!("{}", e[0].text()))
+}
+
+fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    infer(resolve(parse_tokens(tokens).unwrap()).unwrap())
+        .expect_err("should fail")
+        .iter()
+        .map(|e| e.text())
+        .collect()
+}
+
+fn captured(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    typed(tokens)
+        .free_var_types
+        .iter()
+        .map(|t| t.to_string())
+        .collect()
+}
+
+#[test]
+fn captured_types_come_from_use() {
+    assert_eq!(
+        captured(quote!({
+            let f = |x| muli(c, x);
+            reduce(addi, 0, map(f, s))
+        })),
+        ["i64", "Vec<i64>"]
+    );
+    assert_eq!(captured(quote!(map2(addf, a, b))), ["Vec<f64>", "Vec<f64>"]);
+    assert_eq!(
+        captured(quote!(par_loop(n, |i| tensor_set(
+            t,
+            [i],
+            tensor_get(t, [i]) * 2.0
+        )))),
+        // A float tensor: `Tensor<f64>` or `Tensor<f32>`, as the captured tensor says.
+        ["i64", "Tensor<_>"]
+    );
+    let typed =
+        infer(resolve(parse_tokens(quote!(map(|x| x * 2.0, s))).unwrap()).unwrap()).unwrap();
+    assert_eq!(typed.free_var_types[0].to_string(), "Vec<_>");
+    assert!(matches!(typed.numeric.as_slice(), [(_, Numeric::Float)]));
+    // Not captured: the literal's default.
+    assert_eq!(
+        infer(resolve(parse_tokens(quote!(2.5 * 2.0)).unwrap()).unwrap())
+            .unwrap()
+            .expr
+            .ty,
+        Type::Float
+    );
+    assert_eq!(
+        captured(quote!(reduce(addf, 0.0, flatten(m)))),
+        ["Vec<Vec<f64>>"]
+    );
+}
+
+#[test]
+fn let_polymorphism() {
+    let t = typed(quote!({
+        let id = |x| x;
+        (id(1), id(true), id([1.5]))
+    }));
+    assert_eq!(t.expr.ty.to_string(), "(i64, bool, Vec<f64>)");
+}
+
+#[test]
+fn recursive_functions() {
+    let t = typed(quote!({
+        fn fact(n: i64) -> i64 {
+            if n <= 1 { 1 } else { n * fact(n - 1) }
+        }
+        fact(5)
+    }));
+    assert_eq!(t.expr.ty, Type::Int);
+    let t = typed(quote!({
+        fn len(s: _) -> i64 {
+            if null(s) { 0 } else { 1 + len(tail(s)) }
+        }
+        (len([1]), len([true]))
+    }));
+    assert_eq!(t.expr.ty.to_string(), "(i64, i64)");
+}
+
+#[test]
+fn operators_default_to_i64_and_follow_use() {
+    assert_eq!(
+        typed(quote!({
+            let add = |x, y| x + y;
+            add(1.5, 2.0)
+        }))
+        .expr
+        .ty,
+        Type::Float
+    );
+    assert_eq!(
+        typed(quote!({
+            let sq = |x| x * x;
+            3
+        }))
+        .expr
+        .ty,
+        Type::Int
+    );
+    assert_eq!(typed(quote!(1.0 < 2.0)).expr.ty, Type::Bool);
+}
+
+#[test]
+fn tuples_and_projection() {
+    assert_eq!(
+        typed(quote!({
+            let p = (1, 2.5);
+            p.1
+        }))
+        .expr
+        .ty,
+        Type::Float
+    );
+    assert_eq!(
+        typed(quote!({
+            let (a, b) = (1, true);
+            if b { a } else { 0 }
+        }))
+        .expr
+        .ty,
+        Type::Int
+    );
+    assert_eq!(
+        captured(quote!({
+            let q: (i64, f64) = p;
+            q.0
+        })),
+        ["(i64, f64)"]
+    );
+}
+
+#[test]
+fn intrinsic_argument_mismatch() {
+    let e = errors(quote!(addi(1, 2.0)));
+    assert_eq!(
+        e,
+        [
+            "mismatched types: expected `i64`, found `f64` as the 2nd argument of `addi`\nhelp: use `addf` for `f64` values"
+        ]
+    );
+}
+
+#[test]
+fn not_a_function_and_arity() {
+    assert_eq!(
+        errors(quote!({
+            let x = 1;
+            x(2)
+        })),
+        ["`x` is not a function: its type is `i64`"]
+    );
+    assert_eq!(
+        errors(quote!(addi(1, 2, 3))),
+        ["`addi` takes 2 arguments but 3 were supplied"]
+    );
+}
+
+#[test]
+fn open_element_types_of_captures_are_kept() {
+    // rustc knows the element type: it stays open, for the captured value to fix.
+    let t = typed(quote!(length(s)));
+    assert_eq!(t.free_var_types[0].to_string(), "Vec<_>");
+    assert!(matches!(t.numeric[..], [(_, Numeric::Open)]));
+    let t = typed(quote!(map(|p| (p.1, p.0), reverse(s))));
+    assert_eq!(t.numeric.len(), 2, "{:?}", t.numeric);
+    assert!(t.numeric.iter().all(|(_, k)| *k == Numeric::Open));
+    // A number used in arithmetic stays a number beside an open type.
+    let t = typed(quote!(map2(|x, y| (y, x + x), a, b)));
+    let kinds: Vec<Numeric> = t.numeric.iter().map(|(_, k)| *k).collect();
+    assert!(
+        kinds.contains(&Numeric::Num) && kinds.contains(&Numeric::Open),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        captured(quote!({
+            let s: Vec<bool> = s;
+            length(s)
+        })),
+        ["Vec<bool>"]
+    );
+}
+
+#[test]
+fn a_type_no_rust_value_fixes_asks_for_annotation() {
+    // The result is made inside the expression: no Rust type exists for its elements.
+    let e = errors(quote!(map(|x| x, [])));
+    assert_eq!(e.len(), 1);
+    assert!(
+        e[0].starts_with("cannot infer the type of the result"),
+        "{}",
+        e[0]
+    );
+    assert!(e[0].contains("no captured value fixes"), "{}", e[0]);
+    assert!(e[0].contains("let r: Vec<i64>"), "{}", e[0]);
+    // Made and consumed inside: nothing depends on it, so nothing is asked.
+    typed(quote!(length([])));
+}
+
+#[test]
+fn functions_cannot_be_captured_or_returned() {
+    assert!(errors(quote!(map(f, s)))[0].contains("cannot capture Rust functions"));
+    assert!(errors(quote!(|x| x + 1))[0].contains("cannot return a function"));
+}
+
+#[test]
+fn operator_mismatch() {
+    let e = errors(quote!(1 + 2.0));
+    assert_eq!(
+        e,
+        [
+            "`+` needs operands of the same type, found `i64` and `f64`\nhelp: convert the i64 operand with `int2float(x)`"
+        ]
+    );
+    assert!(errors(quote!([1] + [2]))[0].contains("`+` cannot be applied to `Vec<i64>`"));
+    assert!(
+        errors(quote!(if 1 { 2 } else { 3 }))[0]
+            .contains("this condition must be a `bool`, but it is `i64`")
+    );
+}

@@ -1,0 +1,417 @@
+//! Expressions: literals, variables and path constants, calls, operators (as their generic
+//! intrinsics, `&&` and `||` as the `if` they mean), tuples, sequences, fields and indexing,
+//! `if`, `match` and the macros `never!` and `vec!`. The Rust expressions that have no PMExpr
+//! meaning (loops, assignment, `return`, ranges, …) are errors that say what to write instead.
+
+use syn::{BinOp as SynBinOp, Expr as SynExpr, UnOp};
+
+use super::Parser;
+use super::node::{app, if_then_else, let_in, lit, mk, param, var};
+use super::span::{expr_span, span};
+use crate::ast::{Expr, ExprKind, Ident, Lit, NeverKind};
+use crate::error::SpanRange;
+use crate::intrinsics::{BinOp, Intrinsic};
+use crate::record::field_name;
+use crate::types::{Label, MAX_TUPLE};
+
+impl Parser<'_> {
+    pub(super) fn expr(&mut self, e: &SynExpr) -> Expr {
+        if !self.enter(|| expr_span(e)) {
+            return mk(ExprKind::Never(NeverKind::User), SpanRange::call_site());
+        }
+        let out = self.expr_here(e);
+        self.depth -= 1;
+        out
+    }
+
+    fn expr_here(&mut self, e: &SynExpr) -> Expr {
+        let sp = expr_span(e);
+        match e {
+            SynExpr::Paren(p) => self.expr(&p.expr),
+            SynExpr::Group(g) => self.expr(&g.expr),
+            SynExpr::Lit(l) => self.literal(&l.lit, false, sp),
+            SynExpr::Path(p) => self.path(p, sp),
+            SynExpr::Block(b) => {
+                if let Some(label) = &b.label {
+                    return self.error(span(label), "labelled blocks are not supported inside `accelerate!`");
+                }
+                self.block(&b.block)
+            }
+            SynExpr::Unsafe(u) => self.error(span(&u.unsafe_token), "`unsafe` has no meaning inside `accelerate!`"),
+            SynExpr::Call(c)
+                if matches!(&*c.func, SynExpr::Path(p) if p.path.segments.len() > 1 || p.qself.is_some()) =>
+            {
+                self.error_help(
+                    span(&c.func),
+                    "Rust functions cannot be called inside `accelerate!`",
+                    "call a PMExpr function (`sqrt(x)`, `x.sqrt()`, …), or compute the value outside `accelerate!` and use its name",
+                )
+            }
+            SynExpr::Call(c) => {
+                let func = self.expr(&c.func);
+                let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+                if args.is_empty() {
+                    args.push(lit(Lit::Unit, sp));
+                }
+                app(func, args, sp)
+            }
+            SynExpr::Closure(c) => self.closure(c, sp),
+            SynExpr::Unary(u) => match u.op {
+                UnOp::Neg(_) => match &*u.expr {
+                    SynExpr::Lit(l) => self.literal(&l.lit, true, sp),
+                    inner => {
+                        // Resolved by its operand's type in `mono` (`negi`, `negf`).
+                        let inner = self.expr(inner);
+                        let neg = mk(ExprKind::Intrinsic(Intrinsic::NumNeg), span(&u.op));
+                        app(neg, vec![inner], sp)
+                    }
+                },
+                UnOp::Not(_) => {
+                    let inner = self.expr(&u.expr);
+                    app(mk(ExprKind::Intrinsic(Intrinsic::Not), span(&u.op)), vec![inner], sp)
+                }
+                _ => self.error_help(
+                    span(&u.op),
+                    "PMExpr has no references to dereference",
+                    "values inside `accelerate!` are used directly: write `x` instead of `*x`",
+                ),
+            },
+            SynExpr::Binary(b) => self.binary(b, sp),
+            SynExpr::If(i) => self.if_expr(i, sp),
+            SynExpr::Match(m) => self.match_expr(m, sp),
+            SynExpr::Tuple(t) => {
+                if t.elems.is_empty() {
+                    return lit(Lit::Unit, sp);
+                }
+                let fields = t.elems.iter().enumerate().map(|(i, e)| (Label::Index(i as u32), self.expr(e))).collect();
+                mk(ExprKind::Record(fields), sp)
+            }
+            SynExpr::Array(a) => mk(ExprKind::Seq(a.elems.iter().map(|e| self.expr(e)).collect()), sp),
+            SynExpr::Repeat(r) => {
+                // `[x; n]` is `create(n, |_| x)`.
+                let value = self.expr(&r.expr);
+                let len = self.expr(&r.len);
+                let i = Ident::new("_", span(&r.len));
+                let f = mk(ExprKind::Lam { params: vec![param(i, None)], body: Box::new(value) }, sp);
+                app(mk(ExprKind::Intrinsic(Intrinsic::Create), sp), vec![len, f], sp)
+            }
+            SynExpr::Field(f) => {
+                let base = self.expr(&f.base);
+                let label = match &f.member {
+                    syn::Member::Unnamed(i) if i.index as usize >= MAX_TUPLE => {
+                        return self.error(
+                            span(&f.member),
+                            format!(
+                                "tuple field `{}` does not exist: PMExpr tuples have at most {MAX_TUPLE} fields",
+                                i.index
+                            ),
+                        );
+                    }
+                    syn::Member::Unnamed(i) => Label::Index(i.index),
+                    syn::Member::Named(n) => Label::Name(field_name(n)),
+                };
+                mk(ExprKind::Proj { expr: Box::new(base), label }, sp)
+            }
+            SynExpr::Index(i) => {
+                let s = self.expr(&i.expr);
+                let ix = self.expr(&i.index);
+                app(mk(ExprKind::Intrinsic(Intrinsic::Get), sp), vec![s, ix], sp)
+            }
+            SynExpr::Macro(m) => self.macro_expr(&m.mac, sp),
+            SynExpr::MethodCall(m) => self.method_call(m),
+            SynExpr::Cast(c) => self.cast(c, sp),
+            // Values are immutable, so a shared borrow is the value itself (`map(f, &v)`, as
+            // a Rust user passes a `Vec` to a function that reads it).
+            SynExpr::Reference(r) if r.mutability.is_none() => self.expr(&r.expr),
+            SynExpr::Reference(r) => self.error_help(
+                span(&r.and_token).to(span(&r.mutability)),
+                "PMExpr values are immutable: `&mut` cannot be taken",
+                "write a tensor with `tensor_set(t, [i], v)`, or bind a new value with `let`",
+            ),
+            SynExpr::ForLoop(f) => self.error_help(
+                span(&f.for_token),
+                "`for` loops are not PMExpr",
+                "use `seq_loop(n, |i| …)` for a sequential loop or `par_loop(n, |i| …)` for a parallel one",
+            ),
+            SynExpr::While(w) => self.error_help(
+                span(&w.while_token),
+                "`while` loops are not PMExpr",
+                "use `seq_loop`, `seq_loop_acc` or a recursive `fn`",
+            ),
+            SynExpr::Loop(l) => self.error_help(
+                span(&l.loop_token),
+                "`loop` is not PMExpr",
+                "the paper's parallel `loop` is written `par_loop(n, |i| …)`",
+            ),
+            SynExpr::Assign(a) => self.error_help(
+                span(&a.eq_token),
+                "PMExpr values are immutable",
+                "bind a new value with `let`, or write a tensor with `tensor_set(t, [i], v)`",
+            ),
+            SynExpr::Return(r) => self.error_help(
+                span(&r.return_token),
+                "`return` is not supported inside `accelerate!`",
+                "a block's value is its last expression: write `if c { a } else { b }` for an early result",
+            ),
+            SynExpr::Break(b) => self.error_help(
+                span(&b.break_token),
+                "`break` is not supported inside `accelerate!`",
+                "a loop that stops early is a function that calls itself as its last step, or a `foldl` that carries a flag",
+            ),
+            SynExpr::Continue(c) => self.error_help(
+                span(&c.continue_token),
+                "`continue` is not supported inside `accelerate!`",
+                "skip the rest of a step with `if … { … } else { … }`",
+            ),
+            SynExpr::Struct(s) => self.struct_literal(s, sp),
+            SynExpr::Range(_) => self.error_help(
+                sp,
+                "ranges are not PMExpr",
+                "build the sequence with `create(n, |i| i)`",
+            ),
+            SynExpr::Let(l) => self.error(span(&l.let_token), "`let` is only allowed as a statement or in `if let`"),
+            _ => self.error(sp, "this kind of expression is not supported inside `accelerate!`"),
+        }
+    }
+
+    pub(super) fn literal(&mut self, l: &syn::Lit, negative: bool, sp: SpanRange) -> Expr {
+        match l {
+            syn::Lit::Int(i) => {
+                if !matches!(i.suffix(), "" | "i64") {
+                    return self.error_help(
+                        sp,
+                        format!("`{}` literals are not supported yet", i.suffix()),
+                        "integers inside `accelerate!` are i64: drop the suffix",
+                    );
+                }
+                let digits = i.base10_digits();
+                let text = if negative {
+                    format!("-{digits}")
+                } else {
+                    digits.to_string()
+                };
+                match text.parse::<i64>() {
+                    Ok(v) => lit(Lit::Int(v), sp),
+                    Err(_) => {
+                        self.error(sp, format!("the literal `{text}` does not fit in an i64"))
+                    }
+                }
+            }
+            syn::Lit::Float(f) => {
+                if !matches!(f.suffix(), "" | "f64") {
+                    return self.error_help(
+                        sp,
+                        format!("`{}` literals are not supported yet", f.suffix()),
+                        "floats inside `accelerate!` are f64: drop the suffix",
+                    );
+                }
+                match f.base10_parse::<f64>() {
+                    // Rust refuses `1e400` too ("could not evaluate float literal").
+                    Ok(v) if !v.is_finite() => self.error(
+                        sp,
+                        format!("the literal `{}` does not fit in an f64", f.base10_digits()),
+                    ),
+                    Ok(v) => lit(Lit::Float(if negative { -v } else { v }), sp),
+                    Err(e) => self.error(sp, e.to_string()),
+                }
+            }
+            syn::Lit::Bool(b) if !negative => lit(Lit::Bool(b.value), sp),
+            _ => self.error(
+                sp,
+                "only integer, float and bool literals are supported inside `accelerate!`",
+            ),
+        }
+    }
+
+    fn path(&mut self, p: &syn::ExprPath, sp: SpanRange) -> Expr {
+        if p.qself.is_none()
+            && let Some(id) = p.path.get_ident()
+        {
+            return var(&field_name(id), sp);
+        }
+        // A constant of a path (`f64::INFINITY`, `std::f64::consts::PI`, `i64::MAX`): captured
+        // like a variable, its value and type from rustc (see `code::user_place`).
+        if p.qself.is_none()
+            && p.path.segments.len() > 1
+            && p.path.segments.iter().all(|s| s.arguments.is_none())
+        {
+            let names: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let lead = if p.path.leading_colon.is_some() {
+                "::"
+            } else {
+                ""
+            };
+            return var(&format!("{lead}{}", names.join("::")), sp);
+        }
+        self.error_help(
+            sp,
+            "paths are not supported inside `accelerate!`",
+            "bind the value to a local variable outside `accelerate!` and use that name",
+        )
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary, sp: SpanRange) -> Expr {
+        let op = match b.op {
+            SynBinOp::Add(_) => BinOp::Add,
+            SynBinOp::Sub(_) => BinOp::Sub,
+            SynBinOp::Mul(_) => BinOp::Mul,
+            SynBinOp::Div(_) => BinOp::Div,
+            SynBinOp::Rem(_) => BinOp::Rem,
+            SynBinOp::Eq(_) => BinOp::Eq,
+            SynBinOp::Ne(_) => BinOp::Ne,
+            SynBinOp::Lt(_) => BinOp::Lt,
+            SynBinOp::Le(_) => BinOp::Le,
+            SynBinOp::Gt(_) => BinOp::Gt,
+            SynBinOp::Ge(_) => BinOp::Ge,
+            SynBinOp::And(_) | SynBinOp::Or(_) => {
+                // Short-circuit, as in Rust: `a && b` is `if a { b } else { false }`.
+                let lhs = self.expr(&b.left);
+                let rhs = self.expr(&b.right);
+                let osp = span(&b.op);
+                return if matches!(b.op, SynBinOp::And(_)) {
+                    if_then_else(lhs, rhs, lit(Lit::Bool(false), osp), sp)
+                } else {
+                    if_then_else(lhs, lit(Lit::Bool(true), osp), rhs, sp)
+                };
+            }
+            _ => {
+                return self.error_help(
+                    span(&b.op),
+                    format!("the operator `{}` is not supported inside `accelerate!`", b.op.to_token_stream_string()),
+                    "PMExpr has + - * / % == != < <= > >= && || ! on i64, f64 and bool; values are immutable",
+                );
+            }
+        };
+        // The operator's generic intrinsic (`__num_add` …), checked as an operator by `infer`
+        // and resolved by its operands' type in `mono` (`addi`, `addf` …).
+        let lhs = self.expr(&b.left);
+        let rhs = self.expr(&b.right);
+        let func = mk(
+            ExprKind::Intrinsic(crate::intrinsics::operator(op).generic),
+            span(&b.op),
+        );
+        app(func, vec![lhs, rhs], sp)
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf, sp: SpanRange) -> Expr {
+        let then = self.block(&i.then_branch);
+        let otherwise = match &i.else_branch {
+            Some((_, e)) => self.expr(e),
+            None => lit(
+                Lit::Unit,
+                SpanRange::single(i.then_branch.brace_token.span.close()),
+            ),
+        };
+        match &*i.cond {
+            SynExpr::Let(l) => {
+                let scrutinee = self.expr(&l.expr);
+                let pat = self.pat(&l.pat);
+                mk(
+                    ExprKind::Match {
+                        scrutinee: Box::new(scrutinee),
+                        pat,
+                        then: Box::new(then),
+                        otherwise: Box::new(otherwise),
+                    },
+                    sp,
+                )
+            }
+            cond => {
+                let cond = self.expr(cond);
+                if_then_else(cond, then, otherwise, sp)
+            }
+        }
+    }
+
+    fn match_expr(&mut self, m: &syn::ExprMatch, sp: SpanRange) -> Expr {
+        let scrutinee = self.expr(&m.expr);
+        for arm in &m.arms {
+            if let Some((if_token, _)) = &arm.guard {
+                self.error_help(
+                    span(if_token),
+                    "match guards are not supported inside `accelerate!`",
+                    "test the condition with `if` inside the arm",
+                );
+            }
+        }
+        if m.arms.is_empty() {
+            return self.error(sp, "a `match` needs at least one arm");
+        }
+        // Each arm is `match x with p then e else <the next arms>`; `x` names the scrutinee once.
+        let (x, bind) = match &scrutinee.kind {
+            ExprKind::Var { ident, .. } => (ident.clone(), false),
+            _ => (self.fresh_ident("scrutinee", scrutinee.span), true),
+        };
+        let mut result = mk(ExprKind::Never(NeverKind::NoArm), sp);
+        for arm in m.arms.iter().rev() {
+            let asp = span(arm);
+            // A number pattern is the comparison it means, so that every backend takes it (the
+            // paper's Futhark and CUDA backends had no number patterns).
+            if let Some(test) = self.number_test(&arm.pat, &x) {
+                let body = self.expr(&arm.body);
+                result = if_then_else(test, body, result, asp);
+                continue;
+            }
+            let pat = self.pat(&arm.pat);
+            let body = self.expr(&arm.body);
+            result = mk(
+                ExprKind::Match {
+                    scrutinee: Box::new(var(&x.name, x.span)),
+                    pat,
+                    then: Box::new(body),
+                    otherwise: Box::new(result),
+                },
+                asp,
+            );
+        }
+        if bind {
+            let_in(param(x, None), scrutinee, result, sp)
+        } else {
+            result
+        }
+    }
+
+    pub(super) fn macro_expr(&mut self, m: &syn::Macro, sp: SpanRange) -> Expr {
+        let name = m
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        match name.as_str() {
+            "never" if m.tokens.is_empty() => mk(ExprKind::Never(NeverKind::User), sp),
+            "never" => self.error(span(&m.tokens), "`never!()` takes no arguments"),
+            "vec" => {
+                let parser = syn::punctuated::Punctuated::<SynExpr, syn::Token![,]>::parse_terminated;
+                match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+                    Ok(elems) => mk(ExprKind::Seq(elems.iter().map(|e| self.expr(e)).collect()), sp),
+                    Err(e) => self.error(SpanRange::single(e.span()), e.to_string()),
+                }
+            }
+            "accelerate" => self.error(
+                span(&m.path),
+                "The accelerated expression is used within another accelerated expression, which is not supported.",
+            ),
+            _ => self.error_help(
+                span(&m.path),
+                format!("the macro `{name}!` is not supported inside `accelerate!`"),
+                "only `never!()` and `vec![…]` can be used here",
+            ),
+        }
+    }
+}
+
+trait TokenString {
+    fn to_token_stream_string(&self) -> String;
+}
+
+impl<T: quote::ToTokens> TokenString for T {
+    fn to_token_stream_string(&self) -> String {
+        self.to_token_stream().to_string()
+    }
+}

@@ -1,0 +1,217 @@
+//! The parser's tests: Rust syntax in, the PMExpr it means (or the errors) out.
+
+use quote::quote;
+
+use super::*;
+use crate::ast::{Lit, PatKind};
+use crate::intrinsics::Intrinsic;
+use crate::types::TypeAnn;
+
+fn parse(tokens: proc_macro2::TokenStream) -> Expr {
+    parse_tokens(tokens).unwrap_or_else(|e| panic!("{}", e[0].text()))
+}
+
+fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    parse_tokens(tokens)
+        .expect_err("should fail")
+        .iter()
+        .map(|e| e.message.clone())
+        .collect()
+}
+
+#[test]
+fn blocks_become_lets() {
+    let e = parse(quote!({
+        let x = 1;
+        let y: i64 = x;
+        y
+    }));
+    let ExprKind::Let { binder, body, .. } = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!(binder.ident.name, "x");
+    let ExprKind::Let { binder, .. } = &body.kind else {
+        panic!()
+    };
+    assert!(matches!(binder.ann.as_ref().unwrap().ann, TypeAnn::Int));
+}
+
+#[test]
+fn fn_items_form_a_recursive_group() {
+    let e = parse(quote!({
+        fn f(x: i64) -> i64 {
+            g(x)
+        }
+        fn g(x: _) -> i64 {
+            x
+        }
+        f(1)
+    }));
+    let ExprKind::RecLet { fns, .. } = &e.kind else {
+        panic!()
+    };
+    assert_eq!(
+        fns.iter()
+            .map(|f| f.ident.name.as_str())
+            .collect::<Vec<_>>(),
+        ["f", "g"]
+    );
+}
+
+#[test]
+fn negative_literals() {
+    assert!(matches!(
+        parse(quote!(-9223372036854775808)).kind,
+        ExprKind::Lit(Lit::Int(i64::MIN))
+    ));
+    assert!(matches!(parse(quote!(-1.5)).kind, ExprKind::Lit(Lit::Float(f)) if f == -1.5));
+}
+
+#[test]
+fn match_arms_nest() {
+    let e = parse(quote!(match x {
+        0 => 1,
+        _ => 2,
+    }));
+    let ExprKind::Match { otherwise, .. } = &e.kind else {
+        panic!()
+    };
+    assert!(matches!(otherwise.kind, ExprKind::Match { .. }));
+}
+
+#[test]
+fn rust_spellings_are_the_pmexpr_functions() {
+    let call = |e: &Expr| match &e.kind {
+        ExprKind::App { func, args } => match func.kind {
+            ExprKind::Intrinsic(i) => (i, args.len()),
+            _ => panic!("not an intrinsic"),
+        },
+        _ => panic!("not a call"),
+    };
+    assert_eq!(call(&parse(quote!(s.len()))), (Intrinsic::Length, 1));
+    assert_eq!(call(&parse(quote!(s.is_empty()))), (Intrinsic::Null, 1));
+    assert_eq!(call(&parse(quote!(x.ln()))), (Intrinsic::Log, 1));
+    assert_eq!(call(&parse(quote!(x.powf(2.0)))), (Intrinsic::Pow, 2));
+    assert_eq!(call(&parse(quote!(x.abs()))), (Intrinsic::NumAbs, 1));
+    // `min` and `max`: the operands bound in order, then the comparison with its NaN test.
+    let ExprKind::Let { value, body, .. } = parse(quote!(a.max(b))).kind else {
+        panic!("not a let")
+    };
+    assert!(matches!(value.kind, ExprKind::Var { ref ident, .. } if ident.name == "a"));
+    assert!(matches!(body.kind, ExprKind::Let { .. }));
+    assert!(matches!(parse(quote!(&s)).kind, ExprKind::Var { .. }));
+    // `as f64`: `int2float` bound to a name annotated `f64`.
+    let ExprKind::Let { binder, value, .. } = parse(quote!(k as f64)).kind else {
+        panic!("not a let")
+    };
+    assert_eq!(call(&value), (Intrinsic::Int2Float, 1));
+    assert!(binder.ann.is_some());
+}
+
+#[test]
+fn path_constants_are_captured_and_path_calls_explained() {
+    let ExprKind::Var { ident, .. } = parse(quote!(std::f64::consts::PI)).kind else {
+        panic!("not a variable")
+    };
+    assert_eq!(ident.name, "std::f64::consts::PI");
+    assert_eq!(
+        errors(quote!(f64::max(x, 1.0))),
+        ["Rust functions cannot be called inside `accelerate!`"]
+    );
+}
+
+#[test]
+fn number_patterns_are_comparisons() {
+    // `match x { 1 | 2 => 10, 3..=5 => 20, _ => 30 }`: ifs on comparisons, then the `_` arm.
+    let e = parse(quote!(match x {
+        1 | 2 => 10,
+        3..=5 => 20,
+        _ => 30,
+    }));
+    let mut lits = 0;
+    let mut e = &e;
+    while let ExprKind::Match { pat, otherwise, .. } = &e.kind {
+        if let PatKind::Lit(Lit::Int(_)) = pat.kind {
+            lits += 1;
+        }
+        e = otherwise;
+    }
+    assert_eq!(lits, 0, "no number pattern is left");
+    // One inside a tuple stays a pattern (the Futhark and CUDA checks reject it).
+    let e = parse(quote!(match p {
+        (1, _) => 10,
+        _ => 30,
+    }));
+    let ExprKind::Match { pat, .. } = &e.kind else {
+        panic!("not a match")
+    };
+    assert!(matches!(pat.kind, PatKind::Record(_)));
+}
+
+#[test]
+fn rust_only_syntax_is_explained() {
+    assert_eq!(
+        errors(quote!(s.signum())),
+        ["method calls are not PMExpr: `.signum(…)`"]
+    );
+    // A method PMExpr has, called with the wrong number of arguments.
+    assert_eq!(
+        errors(quote!(s.len(1))),
+        ["method calls are not PMExpr: `.len(…)`"]
+    );
+    assert_eq!(
+        errors(quote!(x as i64)),
+        ["only `as f64` casts (of integers) are supported inside `accelerate!`"]
+    );
+    assert_eq!(
+        errors(quote!(&mut x)),
+        ["PMExpr values are immutable: `&mut` cannot be taken"]
+    );
+    assert_eq!(
+        errors(quote!({ for i in s {} })),
+        ["`for` loops are not PMExpr"]
+    );
+    assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
+    assert_eq!(
+        errors(quote!((s.iter(), x as i64))).len(),
+        2,
+        "errors are collected"
+    );
+    // Early exits say what to write instead.
+    for tokens in [
+        quote!(|x| return x),
+        quote!(|x| break),
+        quote!(|x| continue),
+    ] {
+        let e = parse_tokens(tokens).expect_err("should fail");
+        assert!(
+            e[0].help.as_deref().is_some_and(|h| !h.is_empty()),
+            "{}",
+            e[0].message
+        );
+    }
+}
+
+#[test]
+fn types() {
+    let e = parse(quote!(|a: Vec<Vec<f64>>,
+                          t: &pmexpr::Tensor<i64>,
+                          f: impl Fn(i64) -> bool,
+                          u: ()| 0));
+    let ExprKind::Lam { params, .. } = &e.kind else {
+        panic!()
+    };
+    let anns: Vec<String> = params
+        .iter()
+        .map(|p| format!("{:?}", p.ann.as_ref().unwrap().ann))
+        .collect();
+    assert_eq!(
+        anns,
+        [
+            "Seq(Seq(Float))",
+            "Tensor(Int)",
+            "Arrow([Int], Bool)",
+            "Tuple([])"
+        ]
+    );
+}

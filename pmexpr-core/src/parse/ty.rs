@@ -1,0 +1,119 @@
+//! Type annotations: the Rust types that are PMExpr types (`i64`, `f64`, `bool`, tuples, `Vec<T>`,
+//! `Tensor<T>`, `fn(A) -> B`, `impl Fn(A) -> B`, `_`, derived structs) to [`TypeAnn`]; other
+//! types are errors that list the PMExpr ones.
+
+use super::Parser;
+use super::span::span;
+use crate::error::Error;
+use crate::types::{Annotation, TypeAnn};
+
+impl Parser<'_> {
+    pub(super) fn annotation(&mut self, t: &syn::Type) -> Annotation {
+        let ann = self.type_ann(t);
+        Annotation { ann, span: span(t) }
+    }
+
+    pub(super) fn type_ann(&mut self, t: &syn::Type) -> TypeAnn {
+        if !self.enter(|| span(t)) {
+            return TypeAnn::Infer;
+        }
+        let out = self.type_ann_here(t);
+        self.depth -= 1;
+        out
+    }
+
+    fn type_ann_here(&mut self, t: &syn::Type) -> TypeAnn {
+        match t {
+            syn::Type::Infer(_) => TypeAnn::Infer,
+            syn::Type::Paren(p) => self.type_ann(&p.elem),
+            syn::Type::Group(g) => self.type_ann(&g.elem),
+            syn::Type::Reference(r) => self.type_ann(&r.elem),
+            syn::Type::Slice(s) => TypeAnn::Seq(Box::new(self.type_ann(&s.elem))),
+            syn::Type::Array(a) => TypeAnn::Seq(Box::new(self.type_ann(&a.elem))),
+            syn::Type::Tuple(t) => {
+                TypeAnn::Tuple(t.elems.iter().map(|e| self.type_ann(e)).collect())
+            }
+            syn::Type::BareFn(f) => {
+                let params = f.inputs.iter().map(|a| self.type_ann(&a.ty)).collect();
+                let ret = self.return_ann(&f.output);
+                TypeAnn::Arrow(params, Box::new(ret))
+            }
+            syn::Type::ImplTrait(i) => {
+                for bound in &i.bounds {
+                    if let syn::TypeParamBound::Trait(tb) = bound
+                        && let Some(seg) = tb.path.segments.last()
+                        && let syn::PathArguments::Parenthesized(args) = &seg.arguments
+                    {
+                        let params = args.inputs.iter().map(|a| self.type_ann(a)).collect();
+                        let ret = self.return_ann(&args.output);
+                        return TypeAnn::Arrow(params, Box::new(ret));
+                    }
+                }
+                self.type_error(t)
+            }
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let Some(seg) = p.path.segments.last() else {
+                    return self.type_error(t);
+                };
+                let name = seg.ident.to_string();
+                let arg = |this: &mut Self| -> Option<TypeAnn> {
+                    if let syn::PathArguments::AngleBracketed(a) = &seg.arguments
+                        && a.args.len() == 1
+                        && let Some(syn::GenericArgument::Type(t)) = a.args.first()
+                    {
+                        return Some(this.type_ann(t));
+                    }
+                    None
+                };
+                match name.as_str() {
+                    "i64" if seg.arguments.is_none() => TypeAnn::Int,
+                    "f64" if seg.arguments.is_none() => TypeAnn::Float,
+                    "bool" if seg.arguments.is_none() => TypeAnn::Bool,
+                    "Vec" => match arg(self) {
+                        Some(a) => TypeAnn::Seq(Box::new(a)),
+                        None => self.type_error(t),
+                    },
+                    "Tensor" => match arg(self) {
+                        Some(a) => TypeAnn::Tensor(Box::new(a)),
+                        None => self.type_error(t),
+                    },
+                    "i8" | "i16" | "i32" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize"
+                    | "f32" | "i128" | "u128" => {
+                        self.errors.push(
+                            Error::new(
+                                span(t),
+                                format!("`{name}` is not supported inside `accelerate!` yet"),
+                            )
+                            .help(
+                                "annotations inside `accelerate!` name `i64` or `f64`; captured `i32` and `f32` values are computed as `i32` and `f32` without one: leave the type out",
+                            ),
+                        );
+                        TypeAnn::Infer
+                    }
+                    // Common Rust types that are not PMExpr types (nor derived structs).
+                    "String" | "str" | "char" | "Option" | "Result" | "Box" | "Rc" | "Arc"
+                    | "Cell" | "RefCell" | "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet"
+                    | "VecDeque" => self.type_error(t),
+                    _ if seg.arguments.is_none() => self.named_type(&name, t),
+                    _ => self.type_error(t),
+                }
+            }
+            _ => self.type_error(t),
+        }
+    }
+
+    fn return_ann(&mut self, r: &syn::ReturnType) -> TypeAnn {
+        match r {
+            syn::ReturnType::Default => TypeAnn::Tuple(vec![]),
+            syn::ReturnType::Type(_, t) => self.type_ann(t),
+        }
+    }
+
+    fn type_error(&mut self, t: &syn::Type) -> TypeAnn {
+        self.errors
+            .push(Error::new(span(t), "this type is not a PMExpr type").help(
+                "use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B, `#[derive(pmexpr::Record)]` structs or _",
+            ));
+        TypeAnn::Infer
+    }
+}

@@ -1,0 +1,173 @@
+//! The items of a source file that the registry records: `#[pmexpr]` functions and
+//! `#[derive(pmexpr::Record)]` structs, found in a file's syntax tree (nested inline modules
+//! included) and kept as Rust text without attributes or visibility.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::punctuated::Punctuated;
+use syn::{Attribute, FnArg, Item, ItemFn, ItemStruct, Token, Visibility};
+
+use super::{ItemKind, RegistryItem};
+
+/// Parses one source file into its token stream and its syntax tree, from the same tokens so
+/// that their spans agree. Like `syn::parse_file`, a byte order mark and a shebang line are
+/// ignored (the shebang's newline stays, so that lines keep their numbers).
+pub fn parse_source(text: &str) -> syn::Result<(proc_macro2::TokenStream, syn::File)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // `#![attr]` is an inner attribute, not a shebang.
+    let text = match text.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => {
+            text.find('\n').map_or("", |newline| &text[newline..])
+        }
+        _ => text,
+    };
+    let tokens: proc_macro2::TokenStream = syn::parse_str(text)?;
+    let file = syn::parse2(tokens.clone())?;
+    Ok((tokens, file))
+}
+
+/// Collects the `#[pmexpr]` functions and `Record` structs of a parsed file, in nested inline
+/// modules too (not inside function bodies or impl blocks). `file` is the path that the items
+/// record; `locate` turns the span of an item's name into its 1-based (line, column), which
+/// only the caller can do (it depends on where the tokens were parsed).
+pub fn collect_items(
+    ast: &syn::File,
+    file: &str,
+    locate: &dyn Fn(Span) -> (usize, usize),
+) -> Vec<RegistryItem> {
+    let mut out = Vec::new();
+    collect_in(&ast.items, file, locate, &mut out);
+    out
+}
+
+fn collect_in(
+    items: &[Item],
+    file: &str,
+    locate: &dyn Fn(Span) -> (usize, usize),
+    out: &mut Vec<RegistryItem>,
+) {
+    for item in items {
+        let (kind, ident, source) = match item {
+            Item::Fn(f) if f.attrs.iter().any(is_pmexpr_attr) => {
+                (ItemKind::Fn, &f.sig.ident, fn_source(f))
+            }
+            Item::Struct(s) if s.attrs.iter().any(derives_record) => {
+                (ItemKind::Record, &s.ident, struct_source(s))
+            }
+            Item::Mod(m) => {
+                if let Some((_, content)) = &m.content {
+                    collect_in(content, file, locate, out);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let (line, column) = locate(ident.span());
+        out.push(RegistryItem {
+            kind,
+            name: ident.to_string(),
+            file: file.to_owned(),
+            line,
+            column,
+            source,
+        });
+    }
+}
+
+/// Whether a path is `name`, `pmexpr::name` or `::pmexpr::name`.
+fn is_pmexpr_path(path: &syn::Path, name: &str) -> bool {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.as_slice() {
+        [last] => path.leading_colon.is_none() && last == name,
+        [krate, last] => krate == "pmexpr" && last == name,
+        _ => false,
+    }
+}
+
+/// `#[pmexpr]`, `#[pmexpr::pmexpr]` or `#[::pmexpr::pmexpr]` (with or without arguments).
+fn is_pmexpr_attr(attr: &Attribute) -> bool {
+    is_pmexpr_path(attr.path(), "pmexpr")
+}
+
+/// A `#[derive(…)]` whose list contains `Record`, `pmexpr::Record` or `::pmexpr::Record`.
+fn derives_record(attr: &Attribute) -> bool {
+    if !attr.path().is_ident("derive") {
+        return false;
+    }
+    attr.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated)
+        .is_ok_and(|paths| paths.iter().any(|p| is_pmexpr_path(p, "Record")))
+}
+
+/// A function as text: signature and body, without visibility or attributes.
+fn fn_source(f: &ItemFn) -> String {
+    let mut f = f.clone();
+    f.attrs.clear();
+    f.vis = Visibility::Inherited;
+    for input in &mut f.sig.inputs {
+        match input {
+            FnArg::Receiver(r) => r.attrs.clear(),
+            FnArg::Typed(t) => t.attrs.clear(),
+        }
+    }
+    f.to_token_stream().to_string()
+}
+
+/// A struct as text, without visibility or attributes (on the struct and its fields).
+fn struct_source(s: &ItemStruct) -> String {
+    let mut s = s.clone();
+    s.attrs.clear();
+    s.vis = Visibility::Inherited;
+    for field in s.fields.iter_mut() {
+        field.attrs.clear();
+        field.vis = Visibility::Inherited;
+    }
+    s.to_token_stream().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collects_marked_items_and_strips_attributes() {
+        let text = "
+            /// Doc.
+            #[inline] #[pmexpr] pub(crate) fn g(#[allow(unused)] x: i64) -> i64 { addi(x, 1) }
+            fn plain() {}
+            #[derive(Debug, pmexpr::Record)]
+            pub struct P { /// x.
+                pub x: i64, y: f64 }
+            #[derive(Debug)] struct NotARecord;
+            #[derive(other::Record)] struct AlsoNot;
+            #[derive(Record)] struct T(pub i64);
+            mod m { mod n { #[::pmexpr::pmexpr] fn deep() {} } }
+            #[cfg(test)] fn f() { #[pmexpr] fn inside_body_skipped() {} }
+            #[x::pmexpr] fn not_ours() {}
+        ";
+        let (_, ast) = parse_source(text).unwrap();
+        let items = collect_items(&ast, "src/lib.rs", &|_| (1, 1));
+        let summary: Vec<_> = items.iter().map(|i| (i.kind, i.name.as_str())).collect();
+        assert_eq!(
+            summary,
+            [
+                (ItemKind::Fn, "g"),
+                (ItemKind::Record, "P"),
+                (ItemKind::Record, "T"),
+                (ItemKind::Fn, "deep")
+            ]
+        );
+        assert_eq!(items[0].source, "fn g (x : i64) -> i64 { addi (x , 1) }");
+        assert_eq!(items[1].source, "struct P { x : i64 , y : f64 }");
+        assert_eq!(items[2].source, "struct T (i64) ;");
+        assert_eq!(items[3].file, "src/lib.rs");
+    }
+
+    #[test]
+    fn parse_source_skips_bom_and_shebang_but_not_inner_attributes() {
+        let (_, ast) = parse_source("\u{feff}#!/usr/bin/env run\n#[pmexpr] fn g() {}").unwrap();
+        assert_eq!(ast.items.len(), 1);
+        let (_, ast) = parse_source("#![allow(unused)]\nfn g() {}").unwrap();
+        assert_eq!(ast.attrs.len(), 1);
+        assert!(parse_source("fn g( {}").is_err());
+    }
+}
