@@ -213,7 +213,15 @@ impl Gen<'_> {
         quote!({
             #(#refs)*
             match #rt::Plain::begin(B::PARALLEL) {
-                ::core::option::Option::Some(#guard) => match unsafe { (#(#takes,)*) } {
+                ::core::option::Option::Some(#guard) => {
+                    // SAFETY: `Window::plain_mut`'s contract: the guard keeps every other call
+                    // and `Tensor` method off these storages and the slices apart, and while the
+                    // loop runs nothing of this call touches the rows but through the slices (the
+                    // optimizer made the loop plain only where its body reaches tensors through
+                    // these accesses alone).
+                    #[allow(unsafe_code)]
+                    let __pm_taken = unsafe { (#(#takes,)*) };
+                    match __pm_taken {
                     (#(::core::option::Option::Some(#wins),)*) => {
                         #rt::plain_loop(#n, #nested, move |#lo: i64, #len: usize, #nested| {
                             #(#cuts)*
@@ -225,7 +233,8 @@ impl Gen<'_> {
                         true
                     }
                     _ => false,
-                },
+                    }
+                }
                 ::core::option::Option::None => false,
             }
         })
