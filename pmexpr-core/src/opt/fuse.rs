@@ -26,6 +26,8 @@
 //! is reported; fused, the consumer's (a parallel consumer on `cpu` reports whichever comes
 //! first, fused or not); likewise `map2` compares its inputs' lengths before any element is made.
 
+use std::collections::HashSet;
+
 use crate::ast::{Expr, ExprKind, Form, Input, Lit, NodeId, Soac, Source, VarId};
 use crate::intrinsics::{Intrinsic, Keyword};
 
@@ -34,12 +36,15 @@ use super::{Facts, Ids};
 /// Fuses the producers of `e`'s consumers into them.
 pub fn fuse(e: &mut Expr, ids: &mut Ids, facts: &Facts) {
     flat_lets(e, ids);
-    walk(e, facts);
+    let rows: HashSet<NodeId> = (facts.rows.iter())
+        .flat_map(|(map, r)| [*map, r.fill])
+        .collect();
+    walk(e, &rows);
 }
 
-fn walk(e: &mut Expr, facts: &Facts) {
-    absorb(e, facts);
-    e.children_mut(&mut |c| walk(c, facts));
+fn walk(e: &mut Expr, rows: &HashSet<NodeId>) {
+    absorb(e, rows);
+    e.children_mut(&mut |c| walk(c, rows));
 }
 
 /// What a consumer's input may absorb: `create` (read by position, or by ranges) and `flatten`
@@ -63,10 +68,10 @@ const RANGES: Reads = Reads {
     flat: true,
 };
 
-/// Makes `e` a [`Soac`] when it is a consumer of sequences (not a map of rows or its fill),
-/// absorbing the producers of its inputs.
-fn absorb(e: &mut Expr, facts: &Facts) {
-    if facts.rows.contains_key(&e.id) || facts.is_fill(e.id) {
+/// Makes `e` a [`Soac`] when it is a consumer of sequences (not one of `rows`: a map of rows or
+/// its fill), absorbing the producers of its inputs.
+fn absorb(e: &mut Expr, rows: &HashSet<NodeId>) {
+    if rows.contains(&e.id) {
         return;
     }
     let kind = std::mem::replace(&mut e.kind, ExprKind::Lit(Lit::Unit));
@@ -133,7 +138,7 @@ fn absorb(e: &mut Expr, facts: &Facts) {
 /// The consumer `e` as the pass makes it (a [`Soac`], its producers absorbed), or `e` as it is
 /// when it is no consumer: for a generator that meets one the pass did not see.
 pub fn consumer(mut e: Expr) -> Expr {
-    absorb(&mut e, &Facts::default());
+    absorb(&mut e, &HashSet::new());
     e
 }
 
@@ -292,15 +297,4 @@ fn reads_flat_only(e: &Expr, x: VarId) -> bool {
             only
         }
     }
-}
-
-/// The node ids of the consumers that `e` fused (for tests and the site dump).
-pub fn fused(e: &Expr) -> Vec<NodeId> {
-    let mut out = Vec::new();
-    e.walk(&mut |x| {
-        if matches!(x.kind, ExprKind::Soac(_)) {
-            out.push(x.id)
-        }
-    });
-    out
 }

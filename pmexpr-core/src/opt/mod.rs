@@ -75,13 +75,6 @@ pub struct Facts {
     pub loops: HashMap<NodeId, LoopFacts>,
 }
 
-impl Facts {
-    /// Whether `id` is the `map` that fills the rows of a map of rows.
-    pub fn is_fill(&self, id: NodeId) -> bool {
-        self.rows.values().any(|r| r.fill == id)
-    }
-}
-
 /// Runs the optimizer's passes over a site's program.
 pub fn optimize(mono: &Mono) -> Optimized {
     let mut ids = Ids::new(mono);

@@ -111,7 +111,11 @@ fn ids_stay_unique_through_every_pass() {
             ps
         )),
     ] {
-        passes(tokens);
+        passes(tokens.clone());
+        // The host code of the CUDA targets, too.
+        let o = super::optimize(&mono(tokens));
+        let host = std::iter::once(&o.host.expr).chain(o.host.facts.settled.values());
+        assert_eq!(first_duplicate(host), None);
     }
 }
 

@@ -24,10 +24,10 @@ struct Ready {
     /// The variables holding its maps' closures, innermost first.
     maps: Vec<Ident>,
     /// Where the elements come from.
-    from: From,
+    from: Elems,
 }
 
-enum From {
+enum Elems {
     /// A slice (`&[T]`) in this variable.
     Slice(Ident),
     /// Positions `0..n` (`n: i64` in the first variable), each made by the closure in the second.
@@ -47,15 +47,15 @@ impl Gen<'_> {
                 let ready = self.ready(input);
                 let pre = &ready.pre;
                 let out = match &ready.from {
-                    From::Slice(src) => {
+                    Elems::Slice(src) => {
                         let body = apply(&ready.maps, quote!(__pm_x), true);
                         quote!({ #pre B::map(#src, move |__pm_x| #body) })
                     }
-                    From::Range(n, g) => {
+                    Elems::Range(n, g) => {
                         let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
                         quote!({ #pre B::tabulate(#n, move |__pm_j| #body) })
                     }
-                    From::Flat(_) => unsupported("a `map` of flattened rows"),
+                    Elems::Flat(_) => unsupported("a `map` of flattened rows"),
                 };
                 self.checked(out, ty, "the result of `map`")
             }
@@ -93,25 +93,25 @@ impl Gen<'_> {
                         let ready = self.ready(input);
                         let pre = &ready.pre;
                         match &ready.from {
-                            From::Slice(src) if ready.maps.is_empty() => quote!({
+                            Elems::Slice(src) if ready.maps.is_empty() => quote!({
                                 #head #pre
                                 #rt::reduce::<B, _, _>(#site, #name, #src, #nev, #opa)
                             }),
-                            From::Slice(src) => {
+                            Elems::Slice(src) => {
                                 let body = apply(&ready.maps, quote!(__pm_x), true);
                                 quote!({
                                     #head #pre
                                     #rt::map_reduce::<B, _, _, _, _>(#site, #name, #src, #nev, move |__pm_x| #body, #opa)
                                 })
                             }
-                            From::Range(n, g) => {
+                            Elems::Range(n, g) => {
                                 let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
                                 quote!({
                                     #head #pre
                                     #rt::tabulate_reduce::<B, _, _, _>(#site, #name, #n, #nev, move |__pm_j| #body, #opa)
                                 })
                             }
-                            From::Flat(_) => unsupported("a `reduce` of flattened rows"),
+                            Elems::Flat(_) => unsupported("a `reduce` of flattened rows"),
                         }
                     }
                     (Some(g), [a, b]) => {
@@ -157,23 +157,23 @@ impl Gen<'_> {
                 let settled = self.facts.settled.get(&id).cloned();
                 let until = settled.map(|t| self.adaptor(&t, &[(acc_ty, true, false)]));
                 let run = match (&ready.from, until) {
-                    (From::Slice(src), None) => {
+                    (Elems::Slice(src), None) => {
                         let x = reference(&ready.maps, quote!(__pm_x), true);
                         quote!(#rt::rt::foldl(#src, #accv, move |__pm_a, __pm_x| #fv(__pm_a, #x)))
                     }
-                    (From::Slice(src), Some((pre_t, t))) => {
+                    (Elems::Slice(src), Some((pre_t, t))) => {
                         let x = reference(&ready.maps, quote!(__pm_x), true);
                         quote!({ #pre_t #rt::rt::foldl_until(#src, #accv, #t, move |__pm_a, __pm_x| #fv(__pm_a, #x)) })
                     }
-                    (From::Range(n, g), None) => {
+                    (Elems::Range(n, g), None) => {
                         let x = reference(&ready.maps, quote!(#g(__pm_j)), false);
                         quote!(#rt::rt::seq_loop_acc(#accv, #n, move |__pm_a, __pm_j| #fv(__pm_a, #x)))
                     }
-                    (From::Range(n, g), Some((pre_t, t))) => {
+                    (Elems::Range(n, g), Some((pre_t, t))) => {
                         let x = reference(&ready.maps, quote!(#g(__pm_j)), false);
                         quote!({ #pre_t #rt::rt::seq_loop_acc_until(#accv, #n, #t, move |__pm_a, __pm_j| #fv(__pm_a, #x)) })
                     }
-                    (From::Flat(_), _) => unsupported("a `foldl` of flattened rows"),
+                    (Elems::Flat(_), _) => unsupported("a `foldl` of flattened rows"),
                 };
                 quote!({
                     #pre_f
@@ -226,13 +226,13 @@ impl Gen<'_> {
                 let v = self.arg(s);
                 let src = self.fresh("src");
                 pre.push(quote!(let #src = #v; let #src = (#src).as_slice();));
-                From::Slice(src)
+                Elems::Slice(src)
             }
             Source::Flat(rows) => {
                 let v = self.arg(rows);
                 let src = self.fresh("src");
                 pre.push(quote!(let #src = #v; let #src = (#src).as_slice();));
-                From::Flat(src)
+                Elems::Flat(src)
             }
             Source::Range { n, g } => {
                 let nx = self.value(n);
@@ -247,7 +247,7 @@ impl Gen<'_> {
                     let #gv = #ga;
                     let #gv = &#gv;
                 ));
-                From::Range(nv, gv)
+                Elems::Range(nv, gv)
             }
         };
         let binds = closures
@@ -266,13 +266,13 @@ impl Gen<'_> {
         let rt = &self.rt;
         let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
         let (len, read, by_ref) = match &ready.from {
-            From::Slice(src) => (quote!(#src.len()), quote!(#src[#lo..#hi].iter()), true),
-            From::Flat(src) => (
+            Elems::Slice(src) => (quote!(#src.len()), quote!(#src[#lo..#hi].iter()), true),
+            Elems::Flat(src) => (
                 quote!(#rt::rt::flat_len(#src)),
                 quote!(#rt::rt::flat_range(#src, #lo, #hi)),
                 true,
             ),
-            From::Range(n, g) => (
+            Elems::Range(n, g) => (
                 quote!((#n as usize)),
                 quote!((#lo..#hi).map(move |__pm_j: usize| #g(__pm_j as i64))),
                 false,
@@ -343,7 +343,7 @@ fn apply(maps: &[Ident], x: TokenStream, by_ref: bool) -> TokenStream {
 /// For a slice input: the slice, and the element as `map2`'s function takes it (a reference) from
 /// the closure parameter `x`.
 fn side(ready: &Ready, x: &str) -> Option<(Ident, TokenStream)> {
-    let From::Slice(src) = &ready.from else {
+    let Elems::Slice(src) = &ready.from else {
         return None;
     };
     let x = format_ident!("{}", x);
