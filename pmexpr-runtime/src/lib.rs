@@ -64,6 +64,7 @@ pub mod site;
 pub mod target;
 pub mod tensor;
 
+pub use pmexpr_abi::{MAX_TUPLE, Number};
 pub use site::Site;
 pub use target::{Target, current_target, with_target};
 pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
@@ -79,8 +80,7 @@ pub mod __private {
     pub use crate::func::Func;
     pub use crate::futhark::{
         Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkArg, FutharkCall,
-        FutharkResult, Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim,
-        futhark_missing,
+        FutharkResult, Library as FutharkLibrary, Lookup as FutharkLookup, futhark_missing,
     };
     pub use crate::gemm::{gemm_elements, tensor_gemm};
     pub use crate::intrinsics as rt;

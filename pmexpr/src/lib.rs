@@ -339,7 +339,7 @@ pub use pmexpr_runtime::futhark;
 /// the driver itself and never panics.
 pub use pmexpr_runtime::gpu;
 pub use pmexpr_runtime::{
-    Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
+    Element, MAX_RANK, MAX_TUPLE, Number, Target, Tensor, TensorError, current_target, with_target,
 };
 
 #[doc(hidden)]
