@@ -128,7 +128,7 @@ impl<T: Element> OpenType for crate::tensor::TensorRef<'_, T> {
 }
 
 macro_rules! open_tuples {
-    ($(($($t:ident $i:tt),+))*) => {$(
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: OpenType),+> OpenType for ($($t,)+) {
             fn instantiation() -> Result<Number, String> {
                 let fields: Vec<String> = vec![$($t::rust_name()),+];

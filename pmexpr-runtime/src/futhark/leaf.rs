@@ -377,7 +377,7 @@ impl<T: Element> FutharkResult for TensorRef<'_, T> {
 }
 
 macro_rules! tuples {
-    ($(($($t:ident $i:tt),+))*) => {$(
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: FutharkArg),+> FutharkArg for ($($t,)+) {
             fn stack<'s>(items: &[&'s Self], outer: &[i64], out: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
                 $(
