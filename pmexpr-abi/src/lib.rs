@@ -13,8 +13,8 @@
 //!   compiler checks and the runtime's marshaling traits are implemented up to.
 //!
 //! The crate has no dependencies: the runtime depends on it without depending on the compiler.
-//! Each fact of a number is a field of one table row ([`Number::facts`]'s match): a new number
-//! type is a new variant, its row, and its place in [`Number::ALL`].
+//! Each fact of a number is a field of one table row (the match of the private `Number::facts`):
+//! a new number type is a new variant, its row, and its place in [`Number::ALL`].
 
 #![warn(missing_docs)]
 
