@@ -150,3 +150,97 @@ fn struct_patterns_in_match_and_closures() {
     });
     assert_eq!(heavy, vec![0, 1, 2, 3, 4, 1, 1, 1, 1, 1]);
 }
+
+/// A derived struct of `pmexpr::MAX_TUPLE` fields, the most the compiler accepts.
+#[derive(Record, Debug, Clone, PartialEq)]
+struct Twelve {
+    a: i64,
+    b: f64,
+    c: bool,
+    d: i64,
+    e: i64,
+    f: i64,
+    g: i64,
+    h: i64,
+    i: i64,
+    j: i64,
+    k: i64,
+    l: f64,
+}
+
+/// Tuples and derived structs of as many fields as the compiler accepts are captured, alone and
+/// in sequences, and returned, on every target: the runtime's traits reach the same limit.
+#[test]
+fn tuples_and_records_at_the_field_limit_cross_both_ways() {
+    assert_eq!(pmexpr::MAX_TUPLE, 12);
+    let t = (
+        1_i64, 2.5_f64, 3_i32, 4.5_f32, true, 6_i64, 7_i64, 8_i64, 9_i64, 10_i64, 11_i64, 12_i64,
+    );
+    let ts = vec![t; 3];
+    let sums: Vec<i64> = on_every_target(|| accelerate!(map(|u| u.0 + u.11, ts)));
+    assert_eq!(sums, vec![13; 3]);
+    type Reversed = (i64, i64, i64, i64, i64, i64, i64, bool, f32, i32, f64, i64);
+    let back: Vec<Reversed> = on_every_target(|| {
+        accelerate!(map(
+            |u| (u.11, u.10, u.9, u.8, u.7, u.6, u.5, u.4, u.3, u.2, u.1, u.0),
+            ts
+        ))
+    });
+    assert_eq!(
+        back,
+        vec![(12, 11, 10, 9, 8, 7, 6, true, 4.5, 3, 2.5, 1); 3]
+    );
+    let one: Reversed = on_every_target(|| {
+        accelerate!(backend = cpu, {
+            let u = t;
+            (u.11, u.10, u.9, u.8, u.7, u.6, u.5, u.4, u.3, u.2, u.1, u.0)
+        })
+    });
+    assert_eq!(one, back[0]);
+    let w = Twelve {
+        a: 1,
+        b: 2.0,
+        c: false,
+        d: 4,
+        e: 5,
+        f: 6,
+        g: 7,
+        h: 8,
+        i: 9,
+        j: 10,
+        k: 11,
+        l: 12.0,
+    };
+    let ws = vec![w.clone(); 2];
+    let total: f64 =
+        on_every_target(|| accelerate!(reduce(addf, 0.0, map(|v: Twelve| v.b + v.l, ws))));
+    assert_eq!(total, 28.0);
+    let flipped: Vec<Twelve> = on_every_target(|| {
+        accelerate!(map(
+            |v: Twelve| Twelve {
+                a: v.k,
+                b: v.l,
+                c: !v.c,
+                d: v.d,
+                e: v.e,
+                f: v.f,
+                g: v.g,
+                h: v.h,
+                i: v.i,
+                j: v.j,
+                k: v.a,
+                l: v.b,
+            },
+            ws
+        ))
+    });
+    let want = Twelve {
+        a: 11,
+        b: 12.0,
+        c: true,
+        k: 1,
+        l: 2.0,
+        ..w
+    };
+    assert_eq!(flipped, vec![want; 2]);
+}

@@ -6,9 +6,10 @@ use std::fmt;
 use crate::error::SpanRange;
 
 /// The most fields a tuple or a record has inside `accelerate!`: the one arity limit of the
-/// compiler (tuple types and projections, derived structs). The runtime's marshaling traits are
-/// implemented for tuples of up to 12 fields, so every value the compiler accepts crosses.
-pub const MAX_TUPLE: usize = 8;
+/// compiler (tuple types and projections, derived structs), shared with the runtime, whose
+/// marshaling traits are implemented for tuples of exactly up to this many fields
+/// ([`pmexpr_abi::MAX_TUPLE`]), so every value the compiler accepts crosses.
+pub use pmexpr_abi::MAX_TUPLE;
 
 /// A record label: a tuple position (`t.0`) or a field name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -90,15 +90,37 @@ fn raw_identifiers_are_names() {
 #[test]
 fn a_huge_tuple_index_is_an_error() {
     // A projection `x.n` closes the tuple's type with `n + 1` fields: the bound is checked first.
-    for src in ["x.4294967295", "x.10000000", "x.8"] {
+    for src in ["x.4294967295", "x.10000000", "x.12"] {
         let o = within(10, src, move || accelerate(src));
         assert!(
-            refused(&o).contains("PMExpr tuples have at most 8 fields"),
+            refused(&o).contains("PMExpr tuples have at most 12 fields"),
             "{o:?}"
         );
     }
-    let o = within(10, "x.7", || accelerate("addi(x.7, 1)"));
-    assert!(!refused(&o).contains("at most 8 fields"), "{o:?}");
+    let o = within(10, "x.11", || accelerate("addi(x.11, 1)"));
+    assert!(!refused(&o).contains("at most 12 fields"), "{o:?}");
+}
+
+#[test]
+fn tuples_have_at_most_the_limit_the_runtime_shares() {
+    use pmexpr_core::types::MAX_TUPLE;
+    // `map(|x| (x, 2, 3, …, n), [1])`.
+    let tuple = |n: usize| {
+        let fields: Vec<String> = (2..=n).map(|k| k.to_string()).collect();
+        format!("map(|x| (x, {}), [1])", fields.join(", "))
+    };
+    let at = tuple(MAX_TUPLE);
+    assert_eq!(
+        within(10, "a tuple at the limit", move || accelerate(&at)),
+        Outcome::Expanded
+    );
+    let past = tuple(MAX_TUPLE + 1);
+    let o = within(10, "a tuple past the limit", move || accelerate(&past));
+    let expected = format!(
+        "tuples inside `accelerate!` have at most {MAX_TUPLE} fields, this one has {}",
+        MAX_TUPLE + 1
+    );
+    assert!(refused(&o).contains(&expected), "{o:?}");
 }
 
 #[test]

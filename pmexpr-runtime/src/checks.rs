@@ -64,7 +64,7 @@ impl<T: Regular> Regular for Seq<'_, T> {
 }
 
 macro_rules! record {
-    ($(($($n:tt $t:ident),+))*) => {$(
+    ($(($($t:ident $n:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: Regular),+> Regular for ($($t,)+) {
             fn shape(&self) -> Result<Shape, String> {
                 Ok(Shape::Record(vec![$(self.$n.shape().map_err(|e| format!("field {}: {e}", $n))?),+]))
@@ -72,8 +72,7 @@ macro_rules! record {
         }
     )*};
 }
-record!((0 A) (0 A, 1 B) (0 A, 1 B, 2 C) (0 A, 1 B, 2 C, 3 D) (0 A, 1 B, 2 C, 3 D, 4 E)
-    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F) (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G) (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H));
+for_tuples!(record);
 
 fn describe(s: &Shape) -> String {
     match s {

@@ -77,7 +77,7 @@ macro_rules! float {
 float!(f64: 1e-9, f32: 1e-5);
 
 macro_rules! tuple {
-    ($(($($n:tt $t:ident),+))*) => {$(
+    ($(($($t:ident $n:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: Law),+> Law for ($($t,)+) {
             fn same(&self, other: &Self, scale: f64) -> bool {
                 true $(&& self.$n.same(&other.$n, scale))+
@@ -96,16 +96,7 @@ macro_rules! tuple {
         }
     )*};
 }
-tuple! {
-    (0 A)
-    (0 A, 1 B)
-    (0 A, 1 B, 2 C)
-    (0 A, 1 B, 2 C, 3 D)
-    (0 A, 1 B, 2 C, 3 D, 4 E)
-    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F)
-    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G)
-    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H)
-}
+for_tuples!(tuple);
 
 impl<T: Law> Law for Seq<'_, T> {
     fn same(&self, other: &Self, scale: f64) -> bool {

@@ -21,26 +21,67 @@
 // Every unsafe block and impl says why it is sound (issue 28).
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-/// Calls the macro `$m` with the tuple arities that marshaling supports (1 to 12), each as
-/// `(A 0, B 1, …)`: type parameter and field index.
+/// Calls the macro `$m` with every tuple arity that marshaling supports, 1 to
+/// [`MAX_TUPLE`] (the limit the compiler checks; held to it below), each as
+/// `(A 0 CA RA, B 1 CB RB, …)`: per field its type parameter and its index, and two more type
+/// parameters for the marshaling traits that take one per field (`Capture`'s canonical type,
+/// `FromAccel`'s representation). Every tuple impl of the runtime is generated through it.
 macro_rules! for_tuples {
     ($m:ident) => {
         $m! {
-            (A 0)
-            (A 0, B 1)
-            (A 0, B 1, C 2)
-            (A 0, B 1, C 2, D 3)
-            (A 0, B 1, C 2, D 3, E 4)
-            (A 0, B 1, C 2, D 3, E 4, F 5)
-            (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
-            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
-            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
-            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+            (A 0 CA RA)
+            (A 0 CA RA, B 1 CB RB)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF, G 6 CG RG)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF, G 6 CG RG, H 7 CH RH)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF, G 6 CG RG, H 7 CH RH, I 8 CI RI)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF, G 6 CG RG, H 7 CH RH, I 8 CI RI, J 9 CJ RJ)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF, G 6 CG RG, H 7 CH RH, I 8 CI RI, J 9 CJ RJ, K 10 CK RK)
+            (A 0 CA RA, B 1 CB RB, C 2 CC RC, D 3 CD RD, E 4 CE RE, F 5 CF RF, G 6 CG RG, H 7 CH RH, I 8 CI RI, J 9 CJ RJ, K 10 CK RK, L 11 CL RL)
         }
     };
 }
+
+/// The field indexes of each tuple arity [`for_tuples`] lists.
+macro_rules! tuple_fields {
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {
+        const TUPLE_FIELDS: &[&[usize]] = &[$(&[$($i),+]),*];
+    };
+}
+for_tuples!(tuple_fields);
+
+/// Whether [`for_tuples`] lists exactly the arities 1 to [`MAX_TUPLE`], in order, each with
+/// its fields in order: then the runtime marshals every tuple and record the compiler accepts,
+/// and no larger one.
+const fn tuples_up_to_the_limit() -> bool {
+    if TUPLE_FIELDS.len() != MAX_TUPLE {
+        return false;
+    }
+    let mut k = 0;
+    while k < TUPLE_FIELDS.len() {
+        let fields = TUPLE_FIELDS[k];
+        if fields.len() != k + 1 {
+            return false;
+        }
+        let mut j = 0;
+        while j < fields.len() {
+            if fields[j] != j {
+                return false;
+            }
+            j += 1;
+        }
+        k += 1;
+    }
+    true
+}
+
+const _: () = assert!(
+    tuples_up_to_the_limit(),
+    "for_tuples! must list the arities 1 to pmexpr_abi::MAX_TUPLE"
+);
 
 pub mod access;
 pub mod backend;
@@ -66,6 +107,7 @@ pub mod site;
 pub mod target;
 pub mod tensor;
 
+pub use pmexpr_abi::{MAX_TUPLE, Number};
 pub use site::Site;
 pub use target::{Target, current_target, with_target};
 pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
@@ -81,8 +123,7 @@ pub mod __private {
     pub use crate::func::Func;
     pub use crate::futhark::{
         Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkArg, FutharkCall,
-        FutharkResult, Library as FutharkLibrary, Lookup as FutharkLookup, Prim as FutharkPrim,
-        futhark_missing,
+        FutharkResult, Library as FutharkLibrary, Lookup as FutharkLookup, futhark_missing,
     };
     pub use crate::gemm::{gemm_elements, tensor_gemm};
     pub use crate::intrinsics as rt;
@@ -100,4 +141,91 @@ pub mod __private {
     pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};
     pub use crate::tensor::{Strided, Tensor, TensorRef, Window};
+}
+
+#[cfg(test)]
+mod tests {
+    use std::marker::PhantomData;
+
+    use crate::MAX_TUPLE;
+    use crate::checks::Regular;
+    use crate::cuda::arg::DeviceArg;
+    use crate::futhark::{FutharkArg, FutharkResult};
+    use crate::laws::Law;
+    use crate::marshal::{Capture, CaptureElem, FromAccel, IntoRust, ResultRust, TupleField};
+    use crate::numeric::{OpenType, Value};
+
+    /// Whether the concrete type `$t` satisfies the bounds on `T` (autoref specialization: the
+    /// method of `Yes`, on `Probe<T>` itself, is found first where the bounds hold; `No`'s, on a
+    /// reference to it, otherwise).
+    macro_rules! implements {
+        ($t:ty: $($bounds:tt)+) => {{
+            struct Probe<T>(PhantomData<T>);
+            // Each call uses one of the two.
+            #[allow(dead_code)]
+            trait Yes {
+                fn holds(&self) -> bool {
+                    true
+                }
+            }
+            impl<T> Yes for Probe<T> where $($bounds)+ {}
+            #[allow(dead_code)]
+            trait No {
+                fn holds(&self) -> bool {
+                    false
+                }
+            }
+            impl<T> No for &Probe<T> {}
+            (&Probe::<$t>(PhantomData)).holds()
+        }};
+    }
+
+    /// The compiler accepts tuples and records of at most `MAX_TUPLE` fields: every trait the
+    /// generated code needs of a captured value or a result is implemented for tuples of that
+    /// many fields (through `for_tuples!`), and none for one more.
+    #[test]
+    fn tuples_are_marshaled_up_to_the_limit_and_no_further() {
+        assert_eq!(
+            MAX_TUPLE, 12,
+            "the tuples below have MAX_TUPLE and MAX_TUPLE + 1 fields"
+        );
+        type AtLimit = (i64, f64, i32, f32, bool, (), i64, i64, i64, i64, i64, i64);
+        type Past = (
+            i64,
+            f64,
+            i32,
+            f32,
+            bool,
+            (),
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+        );
+        // The probe tells both ways.
+        assert!(implements!(Past: T: Copy));
+        assert!(!implements!(AtLimit: T: Iterator));
+        assert!(implements!(AtLimit: T: Value));
+        macro_rules! up_to_the_limit {
+            ($($bounds:tt)+) => {
+                assert!(implements!(AtLimit: $($bounds)+), "{}", stringify!($($bounds)+));
+                assert!(!implements!(Past: $($bounds)+), "{}", stringify!($($bounds)+));
+            };
+        }
+        up_to_the_limit!(T: Regular);
+        up_to_the_limit!(T: Law);
+        up_to_the_limit!(T: IntoRust);
+        up_to_the_limit!(T: OpenType);
+        up_to_the_limit!(T: for<'a> Capture<'a, T>);
+        up_to_the_limit!(T: for<'a> CaptureElem<'a, T>);
+        up_to_the_limit!(T: FromAccel<T, T>);
+        up_to_the_limit!(T: ResultRust);
+        up_to_the_limit!(T: TupleField<{ MAX_TUPLE - 1 }>);
+        up_to_the_limit!(T: FutharkArg);
+        up_to_the_limit!(T: FutharkResult);
+        up_to_the_limit!(T: for<'a> DeviceArg<'a>);
+    }
 }

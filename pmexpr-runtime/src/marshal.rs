@@ -197,7 +197,7 @@ impl<'a, T: Element> CaptureElem<'a, Tensor<T>> for Tensor<T> {
 }
 
 macro_rules! tuples {
-    ($(($($n:tt $t:ident $c:ident $r:ident),+))*) => {$(
+    ($(($($t:ident $n:tt $c:ident $r:ident),+))*) => {$(
         impl<'a, $($c, $t: Capture<'a, $c>),+> Capture<'a, ($($c,)+)> for ($($t,)+) {
             type Repr = ($($t::Repr,)+);
             #[inline]
@@ -236,12 +236,7 @@ macro_rules! tuples {
         }
     )*};
 }
-tuples!((0 A CA RA) (0 A CA RA, 1 B CB RB) (0 A CA RA, 1 B CB RB, 2 C CC RC)
-    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD)
-    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE)
-    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE, 5 F CF RF)
-    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE, 5 F CF RF, 6 G CG RG)
-    (0 A CA RA, 1 B CB RB, 2 C CC RC, 3 D CD RD, 4 E CE RE, 5 F CF RF, 6 G CG RG, 7 H CH RH));
+for_tuples!(tuples);
 
 /// The conversion of an accelerated expression's result back to its canonical Rust type.
 #[diagnostic::on_unimplemented(message = "`{Self}` cannot be returned from `accelerate!`")]
@@ -372,30 +367,21 @@ pub trait TupleField<const K: usize> {
 }
 
 macro_rules! result_tuples {
-    ($(($($t:ident),+))*) => {$(
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: ResultRust),+> ResultRust for ($($t,)+) {
             type Out = ($($t::Out,)+);
         }
-        result_tuples!(@fields ($($t),+) 0 $($t)+);
+        result_tuples!(@fields ($($t),+) $($i $t)+);
     )*};
-    (@fields ($($all:ident),+) $k:tt $f:ident $($rest:ident)*) => {
+    (@fields ($($all:ident),+) $k:tt $f:ident $($rest:tt)*) => {
         impl<$($all),+> TupleField<{ $k }> for ($($all,)+) {
             type Field = $f;
         }
-        result_tuples!(@fields ($($all),+) ($k + 1) $($rest)*);
+        result_tuples!(@fields ($($all),+) $($rest)*);
     };
-    (@fields ($($all:ident),+) $k:tt) => {};
+    (@fields ($($all:ident),+)) => {};
 }
-result_tuples! {
-    (A)
-    (A, B)
-    (A, B, C)
-    (A, B, C, D)
-    (A, B, C, D, E)
-    (A, B, C, D, E, F)
-    (A, B, C, D, E, F, G)
-    (A, B, C, D, E, F, G, H)
-}
+for_tuples!(result_tuples);
 
 /// Converts a result whose canonical form is `C` to `T`, both named by the marker that the
 /// site's capture function returns (where the captured values' Rust types are known).

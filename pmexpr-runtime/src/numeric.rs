@@ -8,6 +8,8 @@
 
 use std::fmt::Debug;
 
+use pmexpr_abi::Number;
+
 use crate::checks::Regular;
 use crate::laws::Law;
 use crate::marshal::IntoRust;
@@ -36,22 +38,22 @@ impl<T: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType> Value
 /// types which one applies. Implemented for every representation generated code works on.
 #[doc(hidden)]
 pub trait OpenType {
-    /// `Ok(name)` for a number or `bool` (its [`Scalar::NAME`], which picks the module or entry
-    /// point), else `Err` with the Rust type it stands for, for the message that says why the site
-    /// runs on the CPU.
-    fn instantiation() -> Result<&'static str, String>;
+    /// `Ok(number)` for a number or `bool` (its [`Scalar::NUMBER`], which picks the module or
+    /// entry point), else `Err` with the Rust type it stands for, for the message that says why
+    /// the site runs on the CPU.
+    fn instantiation() -> Result<Number, String>;
 
     /// The Rust type, as a user would write it (`Vec<(i64, f64)>`; a derived struct shows as the
     /// tuple of its fields in name order).
     fn rust_name() -> String {
         match Self::instantiation() {
-            Ok(name) => name.to_string(),
+            Ok(number) => number.rust_name().to_string(),
             Err(name) => name,
         }
     }
 }
 
-/// The instantiation name of `T`, the type an open type variable of the site stands for (a
+/// The number `T` is, the type an open type variable of the site stands for (a
 /// type the captured values fix, which the expression only moves, compares or counts), for the
 /// GPU code of `target` (`cuda`, `cuda-emulator`, `futhark` or `auto`): [`OpenType::instantiation`].
 /// `None` when `T` is not a number or `bool`: the build generated that code for those only, so the
@@ -64,9 +66,9 @@ pub fn open_instantiation<T: OpenType>(
     target: crate::Target,
     var: &str,
     captured: fn() -> String,
-) -> Option<&'static str> {
+) -> Option<Number> {
     let ty = match T::instantiation() {
-        Ok(name) => return Some(name),
+        Ok(number) => return Some(number),
         Err(ty) => ty,
     };
     // Under `auto` a site runs on the CPU anyway without a GPU: nothing to say then.
@@ -99,8 +101,8 @@ pub fn open_instantiation<T: OpenType>(
 macro_rules! open_scalar {
     ($($t:ty),*) => {$(
         impl OpenType for $t {
-            fn instantiation() -> Result<&'static str, String> {
-                Ok(<$t as Scalar>::NAME)
+            fn instantiation() -> Result<Number, String> {
+                Ok(<$t as Scalar>::NUMBER)
             }
         }
     )*};
@@ -108,27 +110,27 @@ macro_rules! open_scalar {
 open_scalar!(i64, f64, i32, f32, bool);
 
 impl OpenType for () {
-    fn instantiation() -> Result<&'static str, String> {
+    fn instantiation() -> Result<Number, String> {
         Err("()".to_string())
     }
 }
 
 impl<T: OpenType> OpenType for crate::seq::Seq<'_, T> {
-    fn instantiation() -> Result<&'static str, String> {
+    fn instantiation() -> Result<Number, String> {
         Err(format!("Vec<{}>", T::rust_name()))
     }
 }
 
 impl<T: Element> OpenType for crate::tensor::TensorRef<'_, T> {
-    fn instantiation() -> Result<&'static str, String> {
-        Err(format!("pmexpr::Tensor<{}>", T::NAME))
+    fn instantiation() -> Result<Number, String> {
+        Err(format!("pmexpr::Tensor<{}>", T::NUMBER))
     }
 }
 
 macro_rules! open_tuples {
-    ($(($($t:ident $i:tt),+))*) => {$(
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: OpenType),+> OpenType for ($($t,)+) {
-            fn instantiation() -> Result<&'static str, String> {
+            fn instantiation() -> Result<Number, String> {
                 let fields: Vec<String> = vec![$($t::rust_name()),+];
                 // A 1-tuple keeps its comma, as Rust writes it.
                 let comma = if fields.len() == 1 { "," } else { "" };
@@ -159,32 +161,32 @@ pub trait Scalar:
     + Default
     + 'static
 {
-    /// The type's name in Rust: how the CUDA target picks the module generated for it.
+    /// Which number it is: how the GPU targets pick the module or entry point generated for it.
     #[doc(hidden)]
-    const NAME: &'static str;
+    const NUMBER: Number;
     /// Which primitive type it is: how each backend implements its own traits for every scalar.
     #[doc(hidden)]
     const WHICH: Which<Self>;
 }
 
 impl Scalar for i64 {
-    const NAME: &'static str = "i64";
+    const NUMBER: Number = Number::I64;
     const WHICH: Which<Self> = Which::I64(Same::REFL);
 }
 impl Scalar for f64 {
-    const NAME: &'static str = "f64";
+    const NUMBER: Number = Number::F64;
     const WHICH: Which<Self> = Which::F64(Same::REFL);
 }
 impl Scalar for i32 {
-    const NAME: &'static str = "i32";
+    const NUMBER: Number = Number::I32;
     const WHICH: Which<Self> = Which::I32(Same::REFL);
 }
 impl Scalar for f32 {
-    const NAME: &'static str = "f32";
+    const NUMBER: Number = Number::F32;
     const WHICH: Which<Self> = Which::F32(Same::REFL);
 }
 impl Scalar for bool {
-    const NAME: &'static str = "bool";
+    const NUMBER: Number = Number::Bool;
     const WHICH: Which<Self> = Which::Bool(Same::REFL);
 }
 
@@ -344,15 +346,15 @@ mod tests {
         for t in [crate::Target::CudaEmulator, crate::Target::Futhark] {
             assert_eq!(
                 open_instantiation::<i64>(&SITE, t, "s", unused),
-                Some("i64")
+                Some(Number::I64)
             );
             assert_eq!(
                 open_instantiation::<f32>(&SITE, t, "s", unused),
-                Some("f32")
+                Some(Number::F32)
             );
             assert_eq!(
                 open_instantiation::<bool>(&SITE, t, "s", unused),
-                Some("bool")
+                Some(Number::Bool)
             );
             let name = <Seq<'static, (i64, f64)> as OpenType>::rust_name;
             assert_eq!(open_instantiation::<(i64, f64)>(&SITE, t, "s", name), None);
@@ -366,6 +368,40 @@ mod tests {
         assert_eq!(
             <TensorRef<'static, f32>>::rust_name(),
             "pmexpr::Tensor<f32>"
+        );
+    }
+
+    #[test]
+    fn each_scalar_and_element_is_its_number() {
+        fn check<T: Scalar>() {
+            let n = <T as Scalar>::NUMBER;
+            assert_eq!(n.rust_name(), std::any::type_name::<T>());
+            assert_eq!(n.size(), size_of::<T>());
+        }
+        fn element<T: Element>() {
+            let n = <T as Element>::NUMBER;
+            assert_eq!(n.rust_name(), std::any::type_name::<T>());
+            assert!(n.is_arithmetic(), "{n}");
+        }
+        check::<i64>();
+        check::<f64>();
+        check::<i32>();
+        check::<f32>();
+        check::<bool>();
+        element::<i64>();
+        element::<f64>();
+        element::<i32>();
+        element::<f32>();
+        assert_eq!(
+            [
+                <i64 as Scalar>::NUMBER,
+                <f64 as Scalar>::NUMBER,
+                <i32 as Scalar>::NUMBER,
+                <f32 as Scalar>::NUMBER,
+                <bool as Scalar>::NUMBER,
+            ],
+            Number::ALL,
+            "every number has its scalar"
         );
     }
 

@@ -18,6 +18,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
+use pmexpr_abi::Number;
+
 use crate::access::{self, Lock, Locked, Plain, Shared};
 use crate::prim::{Same, Which};
 use crate::seq::Seq;
@@ -40,8 +42,8 @@ pub trait Element:
     /// How one element is stored.
     #[doc(hidden)]
     type Cell: Send + Sync;
-    /// The element type's name in Rust.
-    const NAME: &'static str;
+    /// Which number it is (its Rust name is `NUMBER.rust_name()`).
+    const NUMBER: Number;
     /// Which primitive type it is: how each backend implements its own traits for every element
     /// type.
     #[doc(hidden)]
@@ -56,7 +58,7 @@ pub trait Element:
 
 impl Element for i64 {
     type Cell = AtomicI64;
-    const NAME: &'static str = "i64";
+    const NUMBER: Number = Number::I64;
     const WHICH: Which<Self> = Which::I64(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicI64 {
@@ -74,7 +76,7 @@ impl Element for i64 {
 
 impl Element for f64 {
     type Cell = AtomicU64;
-    const NAME: &'static str = "f64";
+    const NUMBER: Number = Number::F64;
     const WHICH: Which<Self> = Which::F64(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicU64 {
@@ -92,7 +94,7 @@ impl Element for f64 {
 
 impl Element for i32 {
     type Cell = AtomicI32;
-    const NAME: &'static str = "i32";
+    const NUMBER: Number = Number::I32;
     const WHICH: Which<Self> = Which::I32(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicI32 {
@@ -110,7 +112,7 @@ impl Element for i32 {
 
 impl Element for f32 {
     type Cell = AtomicU32;
-    const NAME: &'static str = "f32";
+    const NUMBER: Number = Number::F32;
     const WHICH: Which<Self> = Which::F32(Same::REFL);
     #[inline]
     fn new_cell(v: Self) -> AtomicU32 {

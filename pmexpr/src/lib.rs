@@ -155,7 +155,7 @@
 //! |---|---|
 //! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()`; beyond the paper `i32`, `f32` |
 //! | `[T]` | `Vec<T>`, `&[T]`, `[T; N]`, `Box<[T]>` (results come back as `Vec<T>`) |
-//! | records | tuples, and structs with `#[derive(pmexpr::Record)]` (up to 8 fields) |
+//! | records | tuples, and structs with `#[derive(pmexpr::Record)]` (up to [`MAX_TUPLE`] = 12 fields) |
 //! | `Tensor[T]` | [`Tensor<T>`](Tensor) of `i64`, `f64`, `i32` or `f32`, rank at most [`MAX_RANK`] |
 //!
 //! Every name that the expression does not bind and that is not an intrinsic is a *captured
@@ -212,7 +212,7 @@
 //! ```
 //!
 //! A struct's fields have PMExpr types (numbers, `bool`, tuples, `Vec<T>`, `Tensor<T>`, other
-//! derived structs); it has no generic parameters, at least one and at most 8 fields.
+//! derived structs); it has no generic parameters, at least one and at most [`MAX_TUPLE`] (12) fields.
 //!
 //! ## Targets
 //!
@@ -339,7 +339,7 @@ pub use pmexpr_runtime::futhark;
 /// the driver itself and never panics.
 pub use pmexpr_runtime::gpu;
 pub use pmexpr_runtime::{
-    Element, MAX_RANK, Target, Tensor, TensorError, current_target, with_target,
+    Element, MAX_RANK, MAX_TUPLE, Number, Target, Tensor, TensorError, current_target, with_target,
 };
 
 #[doc(hidden)]

@@ -30,6 +30,10 @@ struct Wide {
     g: i64,
     h: i64,
     i: i64,
+    j: i64,
+    k: i64,
+    l: i64,
+    m: i64,
 }
 
 fn main() {}

@@ -10,9 +10,10 @@
 
 use std::fmt::Write;
 
-use pmexpr_core::codegen::futhark::EntrySignature;
+use pmexpr_abi::Number;
+use pmexpr_core::codegen::futhark::{EntrySignature, FutType};
 
-use super::manifest::{EntryPoint, Manifest, TypeInfo, primitive};
+use super::manifest::{EntryPoint, Manifest, TypeInfo};
 
 /// How the glue reaches the library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +31,7 @@ struct Checked<'m> {
     sig: &'m EntrySignature,
     entry: &'m EntryPoint,
     /// The site's number types in the order generated code lists them.
-    tags: Vec<&'static str>,
+    numbers: Vec<Number>,
 }
 
 /// Why an entry point cannot be called (the site then runs on the CPU for those number types).
@@ -39,24 +40,26 @@ pub fn check(m: &Manifest, sig: &EntrySignature) -> Result<(), String> {
         .entry_points
         .get(&sig.name)
         .ok_or_else(|| format!("the library has no entry point `{}`", sig.name))?;
-    let wanted: Vec<String> = sig
+    let wanted: Vec<&FutType> = sig
         .params
         .iter()
-        .flat_map(|p| p.leaves.iter().map(|l| l.ty.to_string()))
+        .flat_map(|p| p.leaves.iter().map(|l| &l.ty))
         .collect();
     let got: Vec<&str> = entry.inputs.iter().map(|i| i.ty.as_str()).collect();
-    if wanted != got {
+    if !same_leaves(m, &wanted, &got) {
         return Err(format!(
-            "entry point `{}` takes {got:?}, not {wanted:?}",
-            sig.name
+            "entry point `{}` takes {got:?}, not {:?}",
+            sig.name,
+            shown(&wanted)
         ));
     }
-    let wanted: Vec<String> = sig.result.leaves.iter().map(|l| l.ty.to_string()).collect();
+    let wanted: Vec<&FutType> = sig.result.leaves.iter().map(|l| &l.ty).collect();
     let got: Vec<&str> = entry.outputs.iter().map(|o| o.ty.as_str()).collect();
-    if wanted != got {
+    if !same_leaves(m, &wanted, &got) {
         return Err(format!(
-            "entry point `{}` returns {got:?}, not {wanted:?}",
-            sig.name
+            "entry point `{}` returns {got:?}, not {:?}",
+            sig.name,
+            shown(&wanted)
         ));
     }
     for ty in entry
@@ -72,22 +75,32 @@ pub fn check(m: &Manifest, sig: &EntrySignature) -> Result<(), String> {
 
 /// A value type of an entry: a primitive, or an array with its rank and functions.
 enum Kind<'m> {
-    Prim(&'static str),
+    Prim(Number),
     Array {
-        elem: &'static str,
+        elem: Number,
         rank: usize,
         info: &'m TypeInfo,
     },
 }
 
+impl Kind<'_> {
+    /// The element type and the rank (0 for a primitive).
+    fn shape(&self) -> (Number, usize) {
+        match self {
+            Kind::Prim(n) => (*n, 0),
+            Kind::Array { elem, rank, .. } => (*elem, *rank),
+        }
+    }
+}
+
+/// The kind of the manifest's type `ty`: where its type names are read into [`Number`]s.
 fn kind<'m>(m: &'m Manifest, ty: &str) -> Result<Kind<'m>, String> {
-    if let Some(p) = primitive(ty) {
-        return rust_prim(p).map(Kind::Prim);
+    if let Some(n) = Number::from_futhark_name(ty) {
+        return Ok(Kind::Prim(n));
     }
     match m.types.get(ty) {
         Some(info @ TypeInfo::Array { rank, elemtype, .. }) => Ok(Kind::Array {
-            elem: primitive(elemtype)
-                .and_then(|p| rust_prim(p).ok())
+            elem: Number::from_futhark_name(elemtype)
                 .ok_or_else(|| format!("arrays of `{elemtype}` do not cross into Rust"))?,
             rank: *rank,
             info,
@@ -97,25 +110,32 @@ fn kind<'m>(m: &'m Manifest, ty: &str) -> Result<Kind<'m>, String> {
     }
 }
 
-fn rust_prim(p: &str) -> Result<&'static str, String> {
-    Ok(match p {
-        "i64" => "i64",
-        "f64" => "f64",
-        "i32" => "i32",
-        "f32" => "f32",
-        "bool" => "bool",
-        other => return Err(format!("`{other}` values do not cross into Rust")),
-    })
+/// The element type and rank of a leaf the generator made (a primitive or an array of them).
+fn leaf_shape(t: &FutType) -> Option<(Number, usize)> {
+    match t {
+        FutType::Prim(n) => Some((*n, 0)),
+        FutType::Array(e) => leaf_shape(e).map(|(n, r)| (n, r + 1)),
+        _ => None,
+    }
 }
 
-fn variant(rust: &str) -> &'static str {
-    match rust {
-        "i64" => "I64",
-        "f64" => "F64",
-        "i32" => "I32",
-        "f32" => "F32",
-        _ => "Bool",
-    }
+/// Whether the manifest's types `got` are the leaves `wanted`, one by one.
+fn same_leaves(m: &Manifest, wanted: &[&FutType], got: &[&str]) -> bool {
+    wanted.len() == got.len()
+        && wanted.iter().zip(got).all(|(w, g)| {
+            let have = kind(m, g).ok().map(|k| k.shape());
+            have.is_some() && leaf_shape(w) == have
+        })
+}
+
+/// Types as Futhark writes them, for messages.
+fn shown(types: &[&FutType]) -> Vec<String> {
+    types.iter().map(ToString::to_string).collect()
+}
+
+/// `n` as a value of the glue: the runtime's number of the Rust type.
+fn number_value(n: Number, rt: &str) -> String {
+    format!("<{} as {rt}::Scalar>::NUMBER", n.rust_name())
 }
 
 /// The glue of one site: `entries` are its entry points that passed [`check`], each with the
@@ -125,19 +145,19 @@ pub fn site_glue(
     library_id: &str,
     linkage: Linkage<'_>,
     site: &str,
-    entries: &[(&EntrySignature, Vec<&'static str>)],
+    entries: &[(&EntrySignature, Vec<Number>)],
 ) -> Result<String, String> {
     let rt = "::pmexpr::__private";
     let checked: Vec<Checked<'_>> = entries
         .iter()
-        .map(|(sig, tags)| {
+        .map(|(sig, numbers)| {
             Ok(Checked {
                 sig,
                 entry: m
                     .entry_points
                     .get(&sig.name)
                     .ok_or_else(|| format!("no entry point `{}`", sig.name))?,
-                tags: tags.clone(),
+                numbers: numbers.clone(),
             })
         })
         .collect::<Result<_, String>>()?;
@@ -169,12 +189,8 @@ pub fn site_glue(
         let kinds = |tys: &mut dyn Iterator<Item = &String>| -> Result<String, String> {
             let parts: Vec<String> = tys
                 .map(|t| {
-                    Ok(match kind(m, t)? {
-                        Kind::Prim(p) => format!("({rt}::FutharkPrim::{}, 0)", variant(p)),
-                        Kind::Array { elem, rank, .. } => {
-                            format!("({rt}::FutharkPrim::{}, {rank})", variant(elem))
-                        }
-                    })
+                    let (n, rank) = kind(m, t)?.shape();
+                    Ok(format!("({}, {rank})", number_value(n, rt)))
                 })
                 .collect::<Result<_, String>>()?;
             Ok(parts.join(", "))
@@ -187,12 +203,12 @@ pub fn site_glue(
             .iter()
             .map(|p| format!("({:?}, {})", p.name, p.leaves.len()))
             .collect();
-        let tags: Vec<String> = c.tags.iter().map(|t| format!("{t:?}")).collect();
+        let numbers: Vec<String> = c.numbers.iter().map(|n| number_value(*n, rt)).collect();
         let _ = writeln!(
             statics,
             "        {rt}::FutharkEntry {{\n            name: {:?},\n            instantiation: &[{}],\n            params: &[{}],\n            inputs: &[{inputs}],\n            outputs: &[{outputs}],\n            call: call_{k},\n        }},",
             c.sig.name,
-            tags.join(", "),
+            numbers.join(", "),
             params.join(", "),
         );
     }
@@ -351,9 +367,7 @@ fn call_fn(
 mod tests {
     use super::*;
     use crate::futhark::manifest::SAMPLE;
-    use pmexpr_core::codegen::futhark::{
-        EntryParam, EntryResult, FutType, Instantiation, Leaf, Prim as CorePrim,
-    };
+    use pmexpr_core::codegen::futhark::{EntryParam, EntryResult, Instantiation, Leaf};
 
     fn leaf(name: &str, ty: FutType) -> Leaf {
         Leaf {
@@ -364,7 +378,7 @@ mod tests {
     }
 
     fn site_a() -> EntrySignature {
-        let f64s = FutType::Array(Box::new(FutType::Prim(CorePrim::F64)));
+        let f64s = FutType::Array(Box::new(FutType::Prim(Number::F64)));
         EntrySignature {
             site: "src/a.rs:1:1".into(),
             name: "site_a".into(),
@@ -377,13 +391,13 @@ mod tests {
                 },
                 EntryParam {
                     name: "c".into(),
-                    ty: FutType::Prim(CorePrim::I64),
-                    leaves: vec![leaf("c", FutType::Prim(CorePrim::I64))],
+                    ty: FutType::Prim(Number::I64),
+                    leaves: vec![leaf("c", FutType::Prim(Number::I64))],
                 },
             ],
             result: EntryResult {
-                ty: FutType::Prim(CorePrim::F64),
-                leaves: vec![leaf("out0", FutType::Prim(CorePrim::F64))],
+                ty: FutType::Prim(Number::F64),
+                leaves: vec![leaf("out0", FutType::Prim(Number::F64))],
             },
         }
     }
@@ -406,7 +420,7 @@ mod tests {
             "    fn futhark_new_raw_f64_1d();",
             "        \"futhark_entry_site_a\" => futhark_entry_site_a as *const (),",
             "params: &[(\"s\", 1), (\"c\", 1)],",
-            "inputs: &[(::pmexpr::__private::FutharkPrim::F64, 1), (::pmexpr::__private::FutharkPrim::I64, 0)],",
+            "inputs: &[(<f64 as ::pmexpr::__private::Scalar>::NUMBER, 1), (<i64 as ::pmexpr::__private::Scalar>::NUMBER, 0)],",
             "let (p0, s0) = c.array_in::<f64>(0, 1)?;",
             "let new0: unsafe extern \"C\" fn(*mut ::core::ffi::c_void, *mut u8, i64) -> *mut ::core::ffi::c_void = c.sym(\"futhark_new_raw_f64_1d\")?;",
             "let in0 = c.own(new0(c.ctx(), p0 as *mut u8, s0[0]), \"futhark_free_f64_1d\", \"futhark_new_raw_f64_1d\")?;",
@@ -458,7 +472,7 @@ mod tests {
         )
         .unwrap();
         m.entry_points.insert("site_c".into(), entry);
-        let f64s = FutType::Array(Box::new(FutType::Prim(CorePrim::F64)));
+        let f64s = FutType::Array(Box::new(FutType::Prim(Number::F64)));
         let mut sig = site_a();
         sig.name = "site_c".into();
         sig.params.truncate(1);

@@ -12,6 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use pmexpr_abi::Number;
 use pmexpr_core::codegen::futhark::{CrateFuthark, EntrySignature};
 use pmexpr_core::mangle::{fnv1a, glue_file};
 use pmexpr_core::types::TyVar;
@@ -122,7 +123,7 @@ pub fn build(
 
     let mut built = Built::default();
     // The entries by site, each checked against the manifest.
-    let mut by_site: BTreeMap<&str, Vec<(&EntrySignature, Vec<&'static str>)>> = BTreeMap::new();
+    let mut by_site: BTreeMap<&str, Vec<(&EntrySignature, Vec<Number>)>> = BTreeMap::new();
     for sig in &program.program.entries {
         if let Some((_, why)) = rejected.iter().find(|(e, _)| *e == sig.name) {
             built.warnings.push(format!(
@@ -139,14 +140,14 @@ pub fn build(
             continue;
         }
         let order = numeric_order.get(&sig.site).cloned().unwrap_or_default();
-        let tags: Option<Vec<&'static str>> = order
+        let numbers: Option<Vec<Number>> = order
             .iter()
-            .map(|v| sig.instantiation.get(v).map(|p| p.name()))
+            .map(|v| sig.instantiation.get(v).copied())
             .collect();
-        let Some(tags) = tags else {
+        let Some(numbers) = numbers else {
             continue;
         };
-        by_site.entry(&sig.site).or_default().push((sig, tags));
+        by_site.entry(&sig.site).or_default().push((sig, numbers));
     }
     let shared = artifact.display().to_string();
     let linkage = match flavour {

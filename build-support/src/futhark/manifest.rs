@@ -160,25 +160,6 @@ impl Manifest {
     }
 }
 
-/// The Rust type of a Futhark primitive, as the C API passes it.
-pub fn primitive(ty: &str) -> Option<&'static str> {
-    Some(match ty {
-        "i8" => "i8",
-        "i16" => "i16",
-        "i32" => "i32",
-        "i64" => "i64",
-        "u8" => "u8",
-        "u16" => "u16",
-        "u32" => "u32",
-        "u64" => "u64",
-        "f32" => "f32",
-        "f64" => "f64",
-        // C `bool` is one byte; Rust's `bool` has the same ABI.
-        "bool" => "bool",
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 pub(crate) const SAMPLE: &str = r#"{
   "backend": "multicore",

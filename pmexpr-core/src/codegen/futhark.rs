@@ -108,55 +108,15 @@ use self::expr::Gen;
 // Public data
 // ---------------------------------------------------------------------------------------------
 
-/// A primitive Futhark type: what a number type of the captured values can be, and the elements
-/// of the arrays that cross the boundary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Prim {
-    /// `i64`.
-    I64,
-    /// `i32`.
-    I32,
-    /// `f64`.
-    F64,
-    /// `f32`.
-    F32,
-    /// `bool`.
-    Bool,
-}
-
-impl Prim {
-    /// The Futhark name (also the module of its functions: `f64.sqrt`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Prim::I64 => "i64",
-            Prim::I32 => "i32",
-            Prim::F64 => "f64",
-            Prim::F32 => "f32",
-            Prim::Bool => "bool",
-        }
-    }
-
-    /// Whether this is a floating-point type.
-    pub fn is_float(self) -> bool {
-        matches!(self, Prim::F64 | Prim::F32)
-    }
-}
-
-impl fmt::Display for Prim {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// The concrete types chosen for the number type variables of a site (see
 /// [`crate::mono::Mono::numeric`]): the generator emits one entry per instantiation.
-pub type Instantiation = BTreeMap<TyVar, Prim>;
+pub type Instantiation = BTreeMap<TyVar, Number>;
 
 /// A Futhark type, as the signature of an entry point shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FutType {
-    /// A primitive.
-    Prim(Prim),
+    /// A primitive: a number or `bool` ([`Number::futhark_name`]).
+    Prim(Number),
     /// `[]t` (sizes are not part of the signature).
     Array(Box<FutType>),
     /// A tuple; the empty tuple is `()`.
@@ -172,9 +132,10 @@ impl FutType {
     /// is its element (Futhark has no 1-tuples).
     pub fn of(t: &Type, inst: &Instantiation) -> Result<FutType, GenError> {
         Ok(match t {
-            Type::Int => FutType::Prim(Prim::I64),
-            Type::Float => FutType::Prim(Prim::F64),
-            Type::Bool => FutType::Prim(Prim::Bool),
+            Type::Int | Type::Float | Type::Bool => match numbers::of_type(t) {
+                Some(n) => FutType::Prim(n),
+                None => return Err(GenError::Unsupported(format!("the type `{t}`"))),
+            },
             Type::Var(v) => FutType::Prim(*inst.get(v).ok_or(GenError::UnboundNumeric(*v))?),
             Type::Seq(e) => FutType::Array(Box::new(FutType::of(e, inst)?)),
             Type::Tensor(_) => return Err(GenError::Tensor),
@@ -244,7 +205,7 @@ impl FutType {
 impl fmt::Display for FutType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FutType::Prim(p) => f.write_str(p.name()),
+            FutType::Prim(p) => f.write_str(p.futhark_name()),
             FutType::Array(e) => write!(f, "[]{e}"),
             FutType::Tuple(ts) => {
                 let parts: Vec<String> = ts.iter().map(ToString::to_string).collect();
@@ -399,22 +360,10 @@ impl std::error::Error for GenError {}
 
 /// The name of a site's entry point for one instantiation ([`crate::mangle::futhark_entry`]).
 pub fn entry_name(site: &str, inst: &Instantiation) -> String {
-    crate::mangle::futhark_entry(site, inst.values().map(|p| p.name()))
+    crate::mangle::futhark_entry(site, inst.values().map(|p| p.futhark_name()))
 }
 
 pub use crate::codegen::numbers::MAX_INSTANTIATIONS;
-
-impl From<Number> for Prim {
-    fn from(n: Number) -> Prim {
-        match n {
-            Number::I64 => Prim::I64,
-            Number::F64 => Prim::F64,
-            Number::I32 => Prim::I32,
-            Number::F32 => Prim::F32,
-            Number::Bool => Prim::Bool,
-        }
-    }
-}
 
 /// The instantiations worth emitting for a site whose captured values fix `numeric`:
 /// [`numbers::instantiations`], the combinations of the types the runtime's number traits
@@ -427,9 +376,6 @@ impl From<Number> for Prim {
 /// side may pick gets an entry, up to the cap (the others run on the CPU targets).
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Instantiation> {
     numbers::instantiations(numeric)
-        .into_iter()
-        .map(|c| c.into_iter().map(|(v, n)| (v, n.into())).collect())
-        .collect()
 }
 
 /// Every entry worth emitting for the Futhark-class sites of a program: each site with each of
@@ -592,7 +538,7 @@ impl<'a> Context<'a> {
         for v in &self.def_vars[&id] {
             let p = inst.get(v).ok_or(GenError::UnboundNumeric(*v))?;
             name.push('_');
-            name.push_str(p.name());
+            name.push_str(p.futhark_name());
         }
         Ok(name)
     }
@@ -698,7 +644,7 @@ fn instantiation_note(inst: &Instantiation) -> String {
     if inst.is_empty() {
         String::new()
     } else {
-        let types: Vec<&str> = inst.values().map(|p| p.name()).collect();
+        let types: Vec<&str> = inst.values().map(|p| p.rust_name()).collect();
         format!(" with captured numbers of type {}", types.join(", "))
     }
 }

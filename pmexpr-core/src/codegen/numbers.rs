@@ -1,78 +1,67 @@
 //! The numbers a site's number type variables can stand for, and which combinations of them the
 //! GPU generators emit code for: one list, in one order, under one cap, for both the CUDA
 //! modules ([`super::cuda::instantiations`]) and the Futhark entry points
-//! ([`super::futhark::instantiations`]), which map each [`Number`] to their own type.
+//! ([`super::futhark::instantiations`]), which both instantiate with the one [`Number`] type
+//! that the runtime shares (`pmexpr-abi`).
 //!
 //! A number type variable left by monomorphization ([`crate::infer::Numeric`]) is fixed by the
 //! Rust types of the captured values, which the build cannot know. At run time the generated
 //! Rust code asks for the module or entry of the types rustc picked: the list of their
-//! `pmexpr_runtime::Scalar::NAME`s (`"i64"`, `"f64"`, `"i32"`, `"f32"`, `"bool"`), one per
-//! variable in the order of [`crate::mono::Mono::numeric`]; [`Number::name`] is that name. A
-//! combination that has no module or entry (one past [`MAX_INSTANTIATIONS`]) runs on the CPU
-//! targets: the runtime's lookup finds nothing and falls back.
+//! `pmexpr_runtime::Scalar::NUMBER`s, one per variable in the order of
+//! [`crate::mono::Mono::numeric`]. A combination that has no module or entry (one past
+//! [`MAX_INSTANTIATIONS`]) runs on the CPU targets: the runtime's lookup finds nothing and falls
+//! back.
 
 use std::collections::BTreeMap;
 
+pub use pmexpr_abi::Number;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
 use crate::infer::Numeric;
-use crate::types::TyVar;
+use crate::types::{TyVar, Type};
 
-/// A Rust type a number type variable can stand for: the types the runtime's number traits
-/// (`Num`, `Int`, `Float`, `Scalar`) are implemented for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Number {
-    /// `i64`.
-    I64,
-    /// `f64`.
-    F64,
-    /// `i32`.
-    I32,
-    /// `f32`.
-    F32,
-    /// `bool` (only for a variable that is only compared, [`Numeric::Scalar`]).
-    Bool,
-}
-
-impl Number {
-    /// Every number, in the order uniform instantiations are listed.
-    pub const ALL: [Number; 5] = [
-        Number::I64,
-        Number::F64,
-        Number::I32,
-        Number::F32,
-        Number::Bool,
-    ];
-
-    /// The Rust name of the type (`"i64"`): what the runtime's `Scalar::NAME` gives, and so how
-    /// it picks a module or an entry point.
-    pub fn name(self) -> &'static str {
-        match self {
-            Number::I64 => "i64",
-            Number::F64 => "f64",
-            Number::I32 => "i32",
-            Number::F32 => "f32",
-            Number::Bool => "bool",
-        }
-    }
-
-    /// Whether this is a 64-bit type (`i64`, `f64`).
-    fn is_wide(self) -> bool {
-        matches!(self, Number::I64 | Number::F64)
+/// The number a ground PMExpr type is: `Int` is `i64`, `Float` is `f64`, `Bool` is `bool`.
+pub fn of_type(t: &Type) -> Option<Number> {
+    match t {
+        Type::Int => Some(Number::I64),
+        Type::Float => Some(Number::F64),
+        Type::Bool => Some(Number::Bool),
+        _ => None,
     }
 }
 
-/// The types a variable of each kind may stand for, the default first: those the runtime's trait
-/// of the kind is implemented for (`Num`: `i64 f64 i32 f32`; `Scalar`: those and `bool`; `Int`:
-/// `i64 i32`; `Float`: `f64 f32`), and for a type only moved or counted (`Open`) the numbers and
-/// `bool`: other Rust types it may be (tuples, nested `Vec`s) get no code.
-pub fn choices(kind: Numeric) -> &'static [Number] {
-    match kind {
-        Numeric::Num => &[Number::I64, Number::F64, Number::I32, Number::F32],
+/// The ground PMExpr type that is `n` ([`of_type`]), if any: PMExpr's `Int` and `Float` are
+/// `i64` and `f64`, so the other numbers have none, and a type variable stands for them.
+pub fn ground_type(n: Number) -> Option<Type> {
+    [Type::Int, Type::Float, Type::Bool]
+        .into_iter()
+        .find(|t| of_type(t) == Some(n))
+}
+
+/// `n` as a value of generated Rust code: `<i64 as rt::Scalar>::NUMBER`, the runtime's number of
+/// the Rust type, which the generated code compares with the numbers of the captured values'
+/// types to pick a CUDA module or a Futhark entry point.
+pub fn rust_value(n: Number, rt: &TokenStream) -> TokenStream {
+    let ty = format_ident!("{}", n.rust_name());
+    quote!(<#ty as #rt::Scalar>::NUMBER)
+}
+
+/// The types a variable of each kind may stand for, the default first, in the order of
+/// [`Number::ALL`]: those the runtime's trait of the kind is implemented for (`Num`: the
+/// arithmetic numbers `i64 f64 i32 f32`; `Scalar`: those and `bool`; `Int`: the integers
+/// `i64 i32`; `Float`: the floats `f64 f32`), and for a type only moved or counted (`Open`) the
+/// numbers and `bool`: other Rust types it may be (tuples, nested `Vec`s) get no code.
+pub fn choices(kind: Numeric) -> Vec<Number> {
+    let fits = |n: Number| match kind {
+        Numeric::Num => n.is_arithmetic(),
         // A type only moved or counted may be any number or `bool` (else no code is generated
         // for it and the site runs on the CPU: `rust::generate_site`).
-        Numeric::Scalar | Numeric::Open => &Number::ALL,
-        Numeric::Int => &[Number::I64, Number::I32],
-        Numeric::Float => &[Number::F64, Number::F32],
-    }
+        Numeric::Scalar | Numeric::Open => true,
+        Numeric::Int => n.is_int(),
+        Numeric::Float => n.is_float(),
+    };
+    Number::ALL.into_iter().filter(|n| fits(*n)).collect()
 }
 
 /// One choice of a [`Number`] for each number type variable of a site.
@@ -92,12 +81,10 @@ pub fn uniform(numeric: &[(TyVar, Numeric)], like: Number) -> Choice {
             let c = choices(*k);
             let t = if c.contains(&like) {
                 like
-            } else if like == Number::Bool {
+            } else if !like.is_arithmetic() {
                 c[0]
             } else {
-                *c.iter()
-                    .find(|t| t.is_wide() == like.is_wide())
-                    .unwrap_or(&c[0])
+                *c.iter().find(|t| t.size() == like.size()).unwrap_or(&c[0])
             };
             (*v, t)
         })
@@ -121,12 +108,14 @@ pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
         add(uniform(numeric, like), &mut out);
     }
     // An odometer over the choices: stops once the cap is reached, however many variables.
+    let choices: Vec<Vec<Number>> = numeric.iter().map(|(_, k)| choices(*k)).collect();
     let mut digits = vec![0_usize; numeric.len()];
     while out.len() < MAX_INSTANTIATIONS {
         let inst = numeric
             .iter()
             .zip(&digits)
-            .map(|((v, k), d)| (*v, choices(*k)[*d]))
+            .zip(&choices)
+            .map(|(((v, _), d), c)| (*v, c[*d]))
             .collect();
         add(inst, &mut out);
         let mut k = digits.len();
@@ -136,7 +125,7 @@ pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
             }
             k -= 1;
             digits[k] += 1;
-            if digits[k] < choices(numeric[k].1).len() {
+            if digits[k] < choices[k].len() {
                 break;
             }
             digits[k] = 0;

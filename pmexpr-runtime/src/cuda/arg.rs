@@ -123,7 +123,7 @@ impl<'a, 'p: 'a, T: Element> DeviceArg<'a> for TensorRef<'p, T> {
 }
 
 macro_rules! tuples {
-    ($(($($t:ident $i:tt),+))*) => {$(
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {$(
         impl<'a, $($t: DeviceArg<'a>),+> DeviceArg<'a> for ($($t,)+) {
             fn layout(max_rank: usize) -> (usize, usize) {
                 let (mut size, mut align) = (0_usize, 1_usize);

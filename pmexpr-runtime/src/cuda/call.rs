@@ -12,6 +12,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use pmexpr_abi::Number;
+
 use crate::cuda::arg::{DeviceArg, pad};
 use crate::cuda::device::{Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
 use crate::cuda::scalar::DeviceScalar;
@@ -83,8 +85,8 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     /// Starts a call of the site on the device that `target` names, with the module generated
-    /// for `instantiation` (the Rust types of the site's number type variables; `"*"` for an
-    /// open type that no kernel sees, which any module fits). `None`: run on
+    /// for `instantiation` (the numbers of the site's number type variables, from the captured
+    /// values' Rust types; `None` for an open type that no kernel sees, which any module fits). `None`: run on
     /// the CPU — for [`Target::Auto`] when there is no usable GPU or the site's kernels cannot be
     /// used (said once on stderr), and for any target when no module was generated for these
     /// number types. An explicit `cuda` or `cuda-emulator` target that cannot run fails at the
@@ -92,7 +94,7 @@ impl<'a> Call<'a> {
     pub fn begin(
         site: &'static Site,
         kernels: &'static SiteKernels,
-        instantiation: &[&str],
+        instantiation: &[Option<Number>],
         target: Target,
     ) -> Option<Call<'a>> {
         let explicit = !matches!(target, Target::Auto);
@@ -121,20 +123,24 @@ impl<'a> Call<'a> {
             },
             _ => return None,
         };
-        // `"*"` matches any type: an open type whose values reach no kernel (only counted on the
-        // host) leaves every module alike.
+        // `None` matches any number: an open type whose values reach no kernel (only counted on
+        // the host) leaves every module alike.
         let Some(data) = kernels.modules.iter().find(|m| {
             m.instantiation.len() == instantiation.len()
                 && m.instantiation
                     .iter()
                     .zip(instantiation)
-                    .all(|(a, b)| *b == "*" || a == b)
+                    .all(|(a, b)| b.is_none_or(|b| *a == b))
         }) else {
+            let names: Vec<&str> = instantiation
+                .iter()
+                .map(|n| n.map_or("*", Number::rust_name))
+                .collect();
             say_once(
-                format!("{site} {instantiation:?}"),
+                format!("{site} {names:?}"),
                 &format!(
                     "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, and bool for values only compared, moved or counted: at most 16 combinations a site, the uniform ones first)",
-                    instantiation.join(", ")
+                    names.join(", ")
                 ),
             );
             return None;

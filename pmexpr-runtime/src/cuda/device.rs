@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use pmexpr_abi::Number;
+
 /// An address in device memory (a `CUdeviceptr` on a GPU, a host address in the emulator).
 pub type DevPtr = u64;
 
@@ -58,9 +60,9 @@ pub struct KernelData {
 /// embeds it in the binary.
 #[derive(Debug, Clone, Copy)]
 pub struct ModuleData {
-    /// The Rust types of the site's number type variables this module was generated for
-    /// (`"i64"`, `"f64"`, `"bool"`), in variable order.
-    pub instantiation: &'static [&'static str],
+    /// The numbers of the site's number type variables this module was generated for, in
+    /// variable order.
+    pub instantiation: &'static [Number],
     /// The C++ namespace of the module (unique per site and instantiation).
     pub namespace: &'static str,
     /// The CUDA C++ source (NVRTC compiles it without any header).

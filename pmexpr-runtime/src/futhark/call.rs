@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Mutex, OnceLock};
 
-use super::leaf::{Data, FutharkPrim, Leaf, Prim};
+use pmexpr_abi::Number;
+
+use super::leaf::{Data, FutharkPrim, Leaf};
 use crate::site::{Site, say_once};
 use crate::target::Target;
 
@@ -45,15 +47,15 @@ pub type EntryFn = unsafe fn(&mut EntryCall<'_>) -> Result<(), String>;
 pub struct Entry {
     /// Its Futhark name.
     pub name: &'static str,
-    /// The Rust types of the site's number type variables it was generated for (`Scalar::NAME`s,
+    /// The numbers of the site's number type variables it was generated for (`Scalar::NUMBER`s,
     /// in the site's order).
-    pub instantiation: &'static [&'static str],
+    pub instantiation: &'static [Number],
     /// The captured variables in parameter order: name and number of leaves.
     pub params: &'static [(&'static str, usize)],
     /// Each input's element type and rank.
-    pub inputs: &'static [(Prim, usize)],
+    pub inputs: &'static [(Number, usize)],
     /// Each output's element type and rank.
-    pub outputs: &'static [(Prim, usize)],
+    pub outputs: &'static [(Number, usize)],
     /// Calls it (generated from the manifest).
     pub call: EntryFn,
 }
@@ -264,8 +266,9 @@ impl<'c> EntryCall<'c> {
 
     /// Input `i`, a scalar.
     pub fn scalar_in<T: FutharkPrim>(&self, i: usize) -> Result<T, String> {
-        let leaf = self.input(i, T::PRIM, 0)?;
-        T::first(&leaf.data).ok_or_else(|| format!("input {i} is not one {}", T::PRIM.name()))
+        let leaf = self.input(i, T::NUMBER, 0)?;
+        T::first(&leaf.data)
+            .ok_or_else(|| format!("input {i} is not one {}", T::NUMBER.futhark_name()))
     }
 
     /// Input `i`, an array of rank `rank`: its elements and shape, for the `futhark_new_…`
@@ -275,7 +278,7 @@ impl<'c> EntryCall<'c> {
         i: usize,
         rank: usize,
     ) -> Result<(*const T, Vec<i64>), String> {
-        let leaf = self.input(i, T::PRIM, rank)?;
+        let leaf = self.input(i, T::NUMBER, rank)?;
         let ptr = match &leaf.data {
             Data::I64(d) => d.as_ptr().cast(),
             Data::F64(d) => d.as_ptr().cast(),
@@ -286,17 +289,17 @@ impl<'c> EntryCall<'c> {
         Ok((ptr, leaf.shape.clone()))
     }
 
-    fn input(&self, i: usize, prim: Prim, rank: usize) -> Result<&Leaf<'c>, String> {
+    fn input(&self, i: usize, number: Number, rank: usize) -> Result<&Leaf<'c>, String> {
         let leaf = self
             .inputs
             .get(i)
             .ok_or_else(|| format!("input {i} is missing"))?;
-        if leaf.data.prim() != prim || leaf.rank() != rank {
+        if leaf.data.number() != number || leaf.rank() != rank {
             return Err(format!(
                 "input {i} is a {}-dimensional array of {}, not {rank}-dimensional of {}",
                 leaf.rank(),
-                leaf.data.prim().name(),
-                prim.name()
+                leaf.data.number().futhark_name(),
+                number.futhark_name()
             ));
         }
         Ok(leaf)
@@ -494,8 +497,8 @@ pub fn futhark_missing(site: &'static Site) {
 }
 
 impl<'a> FutharkCall<'a> {
-    /// Starts a call of the site's entry point for `instantiation` (the Rust types of its number
-    /// type variables). `None`: run on the CPU — for [`Target::Auto`] unless the library is the
+    /// Starts a call of the site's entry point for `instantiation` (the numbers its number type
+    /// variables are, from the captured values' Rust types). `None`: run on the CPU — for [`Target::Auto`] unless the library is the
     /// `cuda` flavour and usable (else said once on stderr), and for any target when the
     /// library has no entry point for these number types (said once under the `futhark` target).
     /// An explicit `futhark` target whose library cannot be used (no GPU for the `cuda` flavour,
@@ -503,7 +506,7 @@ impl<'a> FutharkCall<'a> {
     pub fn begin(
         site: &'static Site,
         library: &'static Library,
-        instantiation: &[&str],
+        instantiation: &[Number],
         target: Target,
     ) -> Option<FutharkCall<'a>> {
         let explicit = target == Target::Futhark;
@@ -539,10 +542,11 @@ impl<'a> FutharkCall<'a> {
             .find(|e| e.instantiation == instantiation)
         else {
             if explicit {
+                let names: Vec<&str> = instantiation.iter().map(|n| n.rust_name()).collect();
                 say_once(
-                    format!("{site} {instantiation:?}"),
+                    format!("{site} {names:?}"),
                     &format!(
-                        "pmexpr: accelerate! at {site} runs on the CPU: its Futhark library has no entry point for the number types {instantiation:?}"
+                        "pmexpr: accelerate! at {site} runs on the CPU: its Futhark library has no entry point for the number types {names:?}"
                     ),
                 );
             }
@@ -631,7 +635,8 @@ impl<'a> FutharkCall<'a> {
             }
             inputs.extend(leaves);
         }
-        let kinds: Vec<(Prim, usize)> = inputs.iter().map(|l| (l.data.prim(), l.rank())).collect();
+        let kinds: Vec<(Number, usize)> =
+            inputs.iter().map(|l| (l.data.number(), l.rank())).collect();
         if kinds != entry.inputs {
             return Err(format!(
                 "the captured values cross as {kinds:?} where entry point `{}` takes {:?} (a bug in pmexpr: please report it)",

@@ -15,38 +15,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use pmexpr_abi::Number;
+
 use crate::numeric::Scalar;
 use crate::prim::{Same, Which};
 use crate::seq::Seq;
 use crate::tensor::{Element, TensorRef};
-
-/// A primitive type of the Futhark C API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Prim {
-    /// `int64_t`.
-    I64,
-    /// `double`.
-    F64,
-    /// `int32_t`.
-    I32,
-    /// `float`.
-    F32,
-    /// `bool`.
-    Bool,
-}
-
-impl Prim {
-    /// The Futhark name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Prim::I64 => "i64",
-            Prim::F64 => "f64",
-            Prim::I32 => "i32",
-            Prim::F32 => "f32",
-            Prim::Bool => "bool",
-        }
-    }
-}
 
 /// The elements of a leaf.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,13 +39,13 @@ pub enum Data<'a> {
 
 impl Data<'_> {
     /// The element type.
-    pub fn prim(&self) -> Prim {
+    pub fn number(&self) -> Number {
         match self {
-            Data::I64(_) => Prim::I64,
-            Data::F64(_) => Prim::F64,
-            Data::I32(_) => Prim::I32,
-            Data::F32(_) => Prim::F32,
-            Data::Bool(_) => Prim::Bool,
+            Data::I64(_) => Number::I64,
+            Data::F64(_) => Number::F64,
+            Data::I32(_) => Number::I32,
+            Data::F32(_) => Number::F32,
+            Data::Bool(_) => Number::Bool,
         }
     }
 
@@ -143,7 +117,7 @@ impl fmt::Display for MarshalError {
 /// A number or `bool` as the Futhark C API passes it.
 pub trait FutharkPrim: Copy + 'static {
     /// Its type.
-    const PRIM: Prim;
+    const NUMBER: Number;
     /// Wraps elements.
     fn data(elems: Cow<'_, [Self]>) -> Data<'_>;
     /// Unwraps elements of this type.
@@ -163,13 +137,7 @@ fn cow<'a, A: Clone, B: Clone>(w: &Same<A, B>, elems: Cow<'a, [A]>) -> Cow<'a, [
 // Every scalar crosses as itself: the number traits know nothing of Futhark, so it is
 // implemented here for all of them, from which primitive type each is.
 impl<T: Scalar> FutharkPrim for T {
-    const PRIM: Prim = match T::WHICH {
-        Which::I64(_) => Prim::I64,
-        Which::F64(_) => Prim::F64,
-        Which::I32(_) => Prim::I32,
-        Which::F32(_) => Prim::F32,
-        Which::Bool(_) => Prim::Bool,
-    };
+    const NUMBER: Number = <T as Scalar>::NUMBER;
     fn data(elems: Cow<'_, [Self]>) -> Data<'_> {
         match T::WHICH {
             Which::I64(w) => Data::I64(cow(&w, elems)),
@@ -234,7 +202,7 @@ impl<T: Scalar> FutharkArg for T {
 
 impl<T: Scalar> FutharkResult for T {
     fn unstack(leaves: &mut Leaves, outer: &[i64]) -> Result<Vec<Self>, MarshalError> {
-        let leaf = leaves.next(T::PRIM, outer.len())?;
+        let leaf = leaves.next(<T as FutharkPrim>::NUMBER, outer.len())?;
         if leaf.shape != outer {
             return Err(MarshalError::Mismatch(format!(
                 "an array of shape {:?} where {:?} was expected",
@@ -290,18 +258,18 @@ impl Leaves {
         }
     }
 
-    /// The next leaf, which must have type `prim` and `rank` dimensions.
-    fn next(&mut self, prim: Prim, rank: usize) -> Result<Leaf<'static>, MarshalError> {
+    /// The next leaf, which must have elements of type `number` and `rank` dimensions.
+    fn next(&mut self, number: Number, rank: usize) -> Result<Leaf<'static>, MarshalError> {
         let leaf = self
             .leaves
             .next()
             .ok_or_else(|| MarshalError::Mismatch("fewer results than expected".into()))?;
-        if leaf.data.prim() != prim || leaf.rank() != rank {
+        if leaf.data.number() != number || leaf.rank() != rank {
             return Err(MarshalError::Mismatch(format!(
                 "a {}-dimensional array of {} where a {rank}-dimensional array of {} was expected",
                 leaf.rank(),
-                leaf.data.prim().name(),
-                prim.name()
+                leaf.data.number().futhark_name(),
+                number.futhark_name()
             )));
         }
         Ok(leaf)
@@ -394,7 +362,7 @@ impl<T: Element> FutharkArg for TensorRef<'_, T> {
     fn stack<'s>(_: &[&'s Self], _: &[i64], _: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
         Err(MarshalError::Unsupported(format!(
             "a pmexpr::Tensor<{}>",
-            T::NAME
+            T::NUMBER
         )))
     }
 }
@@ -403,13 +371,13 @@ impl<T: Element> FutharkResult for TensorRef<'_, T> {
     fn unstack(_: &mut Leaves, _: &[i64]) -> Result<Vec<Self>, MarshalError> {
         Err(MarshalError::Unsupported(format!(
             "a pmexpr::Tensor<{}>",
-            T::NAME
+            T::NUMBER
         )))
     }
 }
 
 macro_rules! tuples {
-    ($(($($t:ident $i:tt),+))*) => {$(
+    ($(($($t:ident $i:tt $_c:ident $_r:ident),+))*) => {$(
         impl<$($t: FutharkArg),+> FutharkArg for ($($t,)+) {
             fn stack<'s>(items: &[&'s Self], outer: &[i64], out: &mut Vec<Leaf<'s>>) -> Result<(), MarshalError> {
                 $(

@@ -20,4 +20,4 @@ mod tests;
 pub use call::{
     Entry, EntryCall, EntryFn, FutharkCall, Library, Lookup, calls_on_this_thread, futhark_missing,
 };
-pub use leaf::{FutharkArg, FutharkPrim, FutharkResult, Leaf, MarshalError, Prim};
+pub use leaf::{FutharkArg, FutharkPrim, FutharkResult, Leaf, MarshalError};

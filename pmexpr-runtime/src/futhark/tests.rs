@@ -10,8 +10,9 @@ use std::ffi::c_void;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use pmexpr_abi::Number;
+
 use super::call::{Entry, EntryCall, FutharkCall, Library, Lookup};
-use super::leaf::Prim;
 use crate::seq::Seq;
 use crate::site::Site;
 use crate::target::Target;
@@ -98,18 +99,18 @@ static ENTRIES: [Entry; 1] = [Entry {
     name: "scale",
     instantiation: &[],
     params: &[("xs", 1), ("c", 1)],
-    inputs: &[(Prim::F64, 1), (Prim::F64, 0)],
-    outputs: &[(Prim::F64, 0), (Prim::F64, 1)],
+    inputs: &[(Number::F64, 1), (Number::F64, 0)],
+    outputs: &[(Number::F64, 0), (Number::F64, 1)],
     call: call_scale,
 }];
 
 /// The same entry point as the `f64` instantiation of a site whose element type is open.
 static OPEN_ENTRIES: [Entry; 1] = [Entry {
     name: "scale",
-    instantiation: &["f64"],
+    instantiation: &[Number::F64],
     params: &[("xs", 1), ("c", 1)],
-    inputs: &[(Prim::F64, 1), (Prim::F64, 0)],
-    outputs: &[(Prim::F64, 0), (Prim::F64, 1)],
+    inputs: &[(Number::F64, 1), (Number::F64, 0)],
+    outputs: &[(Number::F64, 0), (Number::F64, 1)],
     call: call_scale,
 }];
 
@@ -226,7 +227,7 @@ fn inputs_that_do_not_fit_the_entry_are_refused_before_the_call() {
     .unwrap();
     assert!(message.contains("a bug in pmexpr"), "{message}");
     // No entry point for other number types: the CPU runs the site.
-    assert!(FutharkCall::begin(&SITE, library, &["f32"], Target::Futhark).is_none());
+    assert!(FutharkCall::begin(&SITE, library, &[Number::F32], Target::Futhark).is_none());
 }
 
 /// The call as generated code makes it for a site whose element type `N` is open (the captured

@@ -2,6 +2,7 @@
 //! and the runtime errors device code records.
 
 use crate::ast::{Expr, NodeId, VarId};
+use crate::codegen::numbers::Number;
 use crate::error::SpanRange;
 use crate::types::Type;
 
@@ -20,16 +21,8 @@ pub(super) const PRELUDE: &str = include_str!("../cuda_prelude.cu");
 /// mirror). Every parameter is passed by value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CLayout {
-    /// `long long`.
-    I64,
-    /// `double`.
-    F64,
-    /// `int`, 4 bytes.
-    I32,
-    /// `float`, 4 bytes.
-    F32,
-    /// `bool`, one byte.
-    Bool,
+    /// A number or `bool`: its C type ([`Number::c_type`]), aligned to its size.
+    Number(Number),
     /// `pm_unit`, an empty struct (one byte).
     Unit,
     /// `pm_seq<T>`: a pointer to device memory holding the elements (each laid out as the inner
@@ -53,9 +46,8 @@ impl CLayout {
     /// x86-64 and AArch64 Linux, which CUDA follows for kernel parameters).
     pub fn size_align(&self, max_rank: usize) -> (usize, usize) {
         match self {
-            CLayout::I64 | CLayout::F64 => (8, 8),
-            CLayout::I32 | CLayout::F32 => (4, 4),
-            CLayout::Bool | CLayout::Unit => (1, 1),
+            CLayout::Number(n) => (n.size(), n.size()),
+            CLayout::Unit => (1, 1),
             CLayout::Seq(_) => (16, 8),
             CLayout::Tensor(_) => (8 * (max_rank + 3), 8),
             CLayout::Struct { fields, .. } => {

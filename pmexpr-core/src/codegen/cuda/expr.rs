@@ -8,11 +8,11 @@ use super::abi::Check;
 use super::code::{
     Literal, UNIT, c_ident, field_name, float_lit, float32_lit, int_lit, int32_lit, is_atom,
 };
-use super::instantiation::NumType;
 use super::peephole::{is_temp, strip_parens};
 use super::scrut::Scrut;
 use super::{Gen, Result, unsupported};
 use crate::ast::{Expr, ExprKind, Lit, NeverKind, Param, VarId};
+use crate::codegen::numbers::Number;
 use crate::error::SpanRange;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::{Def, Origin};
@@ -130,7 +130,7 @@ impl<'a> Gen<'a> {
     /// run time, so the check is a run-time one there too).
     pub(super) fn lit(&mut self, l: &Lit, ty: &Type, span: SpanRange) -> Literal {
         Literal::Value(match (l, self.num(ty)) {
-            (Lit::Int(i), Some(NumType::I32)) => match i32::try_from(*i) {
+            (Lit::Int(i), Some(Number::I32)) => match i32::try_from(*i) {
                 Ok(x) => int32_lit(x),
                 Err(_) => {
                     let chk = self.check("integer literal", span);
@@ -142,7 +142,7 @@ impl<'a> Gen<'a> {
             },
             // Rounded once, to the nearest `f32`, as Rust's `as f32` does; the shortest text
             // that reads back as that `f32` is a C++ `float` literal with `f` appended.
-            (Lit::Float(x), Some(NumType::F32)) => float32_lit(*x as f32),
+            (Lit::Float(x), Some(Number::F32)) => float32_lit(*x as f32),
             (Lit::Int(i), _) => int_lit(*i),
             (Lit::Float(x), _) => float_lit(*x),
             (Lit::Bool(v), _) => v.to_string(),

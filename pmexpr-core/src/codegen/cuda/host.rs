@@ -10,6 +10,7 @@ use super::code::c_ident;
 use super::expr::lambda_of;
 use super::{Result, unsupported};
 use crate::ast::{Expr, ExprKind, NodeId, VarId};
+use crate::codegen::numbers::Number;
 use crate::error::SpanRange;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
@@ -430,7 +431,7 @@ fn n_param(value: Expr) -> KernelParam {
         name: "n".into(),
         ty: Type::Int,
         c_type: "long long".into(),
-        layout: CLayout::I64,
+        layout: CLayout::Number(Number::I64),
         value,
     }
 }

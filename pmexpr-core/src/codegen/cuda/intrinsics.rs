@@ -3,9 +3,9 @@
 use super::Gen;
 use super::expr::{Block, Dest};
 use super::host::is_tensor_shape;
-use super::instantiation::NumType;
 use super::{Result, unsupported};
 use crate::ast::{Expr, ExprKind};
+use crate::codegen::numbers::Number;
 use crate::error::SpanRange;
 use crate::intrinsics::Intrinsic;
 use crate::types::Type;
@@ -146,11 +146,11 @@ impl<'a> Gen<'a> {
         }
         // The generic operators on numbers take the instantiated type of their operands.
         let operands = tys.first().and_then(|t| self.num(t));
-        let float = operands.is_some_and(NumType::is_float);
-        let i = i.concrete(float, operands == Some(NumType::Bool));
+        let float = operands.is_some_and(Number::is_float);
+        let i = i.concrete(float, operands == Some(Number::Bool));
         // `i32` arithmetic has its own wrapping helpers (`pm_addi32` …); `f32` arithmetic is the
         // C++ operators on `float` operands, which C++ computes in `float`.
-        let width = if operands == Some(NumType::I32) {
+        let width = if operands == Some(Number::I32) {
             "32"
         } else {
             ""
@@ -184,20 +184,20 @@ impl<'a> Gen<'a> {
             }
             NegF => format!("(-{})", a[0]),
             // `fabsf` on `float`, as Rust's `f32::abs`.
-            AbsF if operands == Some(NumType::F32) => format!("fabsf({})", a[0]),
+            AbsF if operands == Some(Number::F32) => format!("fabsf({})", a[0]),
             AbsF => format!("fabs({})", a[0]),
             Not => format!("(!{})", a[0]),
-            Int2Float if self.num(ty) == Some(NumType::F32) => format!("((float){})", a[0]),
+            Int2Float if self.num(ty) == Some(Number::F32) => format!("((float){})", a[0]),
             Int2Float => format!("((double){})", a[0]),
             // A `float` is exactly a `double`: the same floor, the same saturation.
-            FloorFI if operands == Some(NumType::F32) => format!("pm_floorfi((double){})", a[0]),
+            FloorFI if operands == Some(Number::F32) => format!("pm_floorfi((double){})", a[0]),
             FloorFI => format!("pm_floorfi({})", a[0]),
             // `sqrtf` … on `float`: the single-precision functions, as Rust's `f32` methods.
-            Sqrt | Exp | Log | Sin | Cos if operands == Some(NumType::F32) => {
+            Sqrt | Exp | Log | Sin | Cos if operands == Some(Number::F32) => {
                 format!("{}f({})", i.name(), a[0])
             }
             Sqrt | Exp | Log | Sin | Cos => format!("{}({})", i.name(), a[0]),
-            Pow if operands == Some(NumType::F32) => format!("powf({}, {})", a[0], a[1]),
+            Pow if operands == Some(Number::F32) => format!("powf({}, {})", a[0], a[1]),
             Pow => format!("pow({}, {})", a[0], a[1]),
             Length => format!("{}.len", a[0]),
             Null => format!("({}.len == 0)", a[0]),

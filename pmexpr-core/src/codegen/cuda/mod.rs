@@ -120,7 +120,7 @@ pub use self::abi::{
 };
 pub use self::host::{HostNote, HostPlan, is_launch};
 pub use self::instantiation::{
-    Instantiation, MAX_INSTANTIATIONS, NumType, default_instantiation, float_instantiation,
+    Instantiation, MAX_INSTANTIATIONS, default_instantiation, float_instantiation,
     instantiation_suffix, instantiations,
 };
 
@@ -293,7 +293,7 @@ pub fn generate(
     if !inst.is_empty() {
         let vs: Vec<String> = inst
             .iter()
-            .map(|(v, t)| format!("numeric type variable {} = {}", v.0, t.tag()))
+            .map(|(v, t)| format!("numeric type variable {} = {t}", v.0))
             .collect();
         let _ = writeln!(out, "// Instantiation: {}.", vs.join(", "));
     }

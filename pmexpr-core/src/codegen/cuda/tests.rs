@@ -10,6 +10,7 @@ use super::code::{c_ident, field_name, float_lit, float32_lit, int_lit, int32_li
 use super::peephole::strip_parens;
 use super::*;
 use crate::ast::ExprKind;
+use crate::codegen::numbers::Number;
 use crate::infer::Numeric;
 use crate::program::{SiteFailure, compile_sites};
 use crate::registry::{Registry, SiteSource, collect_items, parse_source};
@@ -187,7 +188,10 @@ fn kernels_are_described_as_data() {
     assert_eq!(params.len(), 2, "{params:?}");
     assert_eq!(params[0].0, "pm_tensor<long long>");
     assert_eq!(params[1], ("long long", "n"));
-    assert_eq!(k.params[0].layout, CLayout::Tensor(Box::new(CLayout::I64)));
+    assert_eq!(
+        k.params[0].layout,
+        CLayout::Tensor(Box::new(CLayout::Number(Number::I64)))
+    );
     assert_eq!(k.params[0].ty, Type::tensor(Type::Int));
     assert!(matches!(&k.params[1].value.kind, ExprKind::Var { ident, .. } if ident.name == "n"));
     assert!(
@@ -286,7 +290,7 @@ fn unsupported_constructs_are_errors_not_panics() {
 /// Every type the runtime's number traits implement gets a module, uniform ones first.
 #[test]
 fn instantiations_cover_the_runtime_types() {
-    use NumType::*;
+    use Number::*;
     let (a, b, c) = (TyVar(0), TyVar(1), TyVar(2));
     let tags = |insts: Vec<Instantiation>| -> Vec<String> {
         insts.iter().map(instantiation_suffix).collect()
@@ -351,7 +355,7 @@ fn narrow_numbers_are_not_widened() {
     let [(v, Numeric::Int)] = site.mono.numeric[..] else {
         panic!("{:?}", site.mono.numeric)
     };
-    let i32_inst = Instantiation::from([(v, NumType::I32)]);
+    let i32_inst = Instantiation::from([(v, Number::I32)]);
     let m = generate(program, &i32_inst, &CudaOptions::for_site("x")).unwrap();
     assert_eq!(m.namespace, "pm_x_i32");
     let params: Vec<(&str, &CLayout)> = m.kernels[0]
@@ -362,9 +366,15 @@ fn narrow_numbers_are_not_widened() {
     assert_eq!(
         params,
         [
-            ("pm_tensor<int>", &CLayout::Tensor(Box::new(CLayout::I32))),
-            ("pm_seq<int>", &CLayout::Seq(Box::new(CLayout::I32))),
-            ("long long", &CLayout::I64),
+            (
+                "pm_tensor<int>",
+                &CLayout::Tensor(Box::new(CLayout::Number(Number::I32)))
+            ),
+            (
+                "pm_seq<int>",
+                &CLayout::Seq(Box::new(CLayout::Number(Number::I32)))
+            ),
+            ("long long", &CLayout::Number(Number::I64)),
         ]
     );
     let own = &m.source[m.source.find("namespace pm_x_i32").unwrap()..];
@@ -396,7 +406,7 @@ fn narrow_numbers_are_not_widened() {
     let program = site.program.as_ref().unwrap();
     let narrow: Vec<Instantiation> = instantiations(&site.mono.numeric)
         .into_iter()
-        .filter(|i| i.values().all(|t| matches!(t, NumType::I32 | NumType::F32)))
+        .filter(|i| i.values().all(|t| matches!(t, Number::I32 | Number::F32)))
         .collect();
     assert_eq!(narrow.len(), 1);
     let m = generate(program, &narrow[0], &CudaOptions::for_site("x")).unwrap();
@@ -449,25 +459,28 @@ fn layouts_follow_the_c_rules() {
     let rec = CLayout::Struct {
         name: "tuple0".into(),
         fields: vec![
-            ("_0".into(), CLayout::Bool),
-            ("_1".into(), CLayout::F64),
-            ("_2".into(), CLayout::Bool),
+            ("_0".into(), CLayout::Number(Number::Bool)),
+            ("_1".into(), CLayout::Number(Number::F64)),
+            ("_2".into(), CLayout::Number(Number::Bool)),
         ],
     };
     assert_eq!(rec.size_align(3), (24, 8));
     assert_eq!(rec.field_offsets(3), [0, 8, 16]);
     assert_eq!(
-        CLayout::Tensor(Box::new(CLayout::F64)).size_align(3),
+        CLayout::Tensor(Box::new(CLayout::Number(Number::F64))).size_align(3),
         (48, 8)
     );
-    assert_eq!(CLayout::Seq(Box::new(CLayout::Bool)).size_align(3), (16, 8));
+    assert_eq!(
+        CLayout::Seq(Box::new(CLayout::Number(Number::Bool))).size_align(3),
+        (16, 8)
+    );
     let narrow = CLayout::Struct {
         name: "tuple1".into(),
         fields: vec![
-            ("_0".into(), CLayout::F32),
-            ("_1".into(), CLayout::I64),
-            ("_2".into(), CLayout::I32),
-            ("_3".into(), CLayout::F32),
+            ("_0".into(), CLayout::Number(Number::F32)),
+            ("_1".into(), CLayout::Number(Number::I64)),
+            ("_2".into(), CLayout::Number(Number::I32)),
+            ("_3".into(), CLayout::Number(Number::F32)),
         ],
     };
     assert_eq!(narrow.size_align(3), (24, 8));

@@ -4,8 +4,8 @@
 use super::Gen;
 use super::abi::CLayout;
 use super::code::field_name;
-use super::instantiation::NumType;
 use super::{Result, unsupported};
+use crate::codegen::numbers::{self, Number};
 use crate::error::SpanRange;
 use crate::types::Type;
 
@@ -24,7 +24,7 @@ impl<'a> Gen<'a> {
     pub(super) fn ity(&self, t: &Type, span: SpanRange) -> Result<Type> {
         Ok(match t {
             Type::Var(v) => match self.inst.get(v) {
-                Some(n) => n.ty().unwrap_or(Type::Var(*v)),
+                Some(n) => numbers::ground_type(*n).unwrap_or(Type::Var(*v)),
                 None => {
                     return unsupported(
                         span,
@@ -48,13 +48,10 @@ impl<'a> Gen<'a> {
     }
 
     /// The number (or `bool`) an instantiated type is, if it is one.
-    pub(super) fn num(&self, t: &Type) -> Option<NumType> {
+    pub(super) fn num(&self, t: &Type) -> Option<Number> {
         match t {
-            Type::Int => Some(NumType::I64),
-            Type::Float => Some(NumType::F64),
-            Type::Bool => Some(NumType::Bool),
             Type::Var(v) => self.inst.get(v).copied(),
-            _ => None,
+            _ => numbers::of_type(t),
         }
     }
 
@@ -68,7 +65,7 @@ impl<'a> Gen<'a> {
             Type::Var(v) => self
                 .inst
                 .get(v)
-                .map_or_else(|| t.to_string(), |n| n.tag().to_string()),
+                .map_or_else(|| t.to_string(), |n| n.rust_name().to_string()),
             Type::Seq(a) => format!("Vec<{}>", self.shown(a)),
             Type::Tensor(a) => format!("Tensor<{}>", self.shown(a)),
             Type::Arrow(..) => {
@@ -108,12 +105,10 @@ impl<'a> Gen<'a> {
 
     pub(super) fn c_type_of(&mut self, t: &Type, span: SpanRange) -> Result<String> {
         Ok(match t {
-            Type::Int => NumType::I64.c_type().into(),
-            Type::Float => NumType::F64.c_type().into(),
-            Type::Bool => NumType::Bool.c_type().into(),
-            Type::Var(v) => match self.inst.get(v) {
-                Some(n) if n.ty().is_none() => n.c_type().into(),
-                _ => {
+            // A number or `bool`; a variable without one is `ity`'s error.
+            Type::Int | Type::Float | Type::Bool | Type::Var(_) => match self.num(t) {
+                Some(n) => n.c_type().into(),
+                None => {
                     let t = self.ity(t, span)?;
                     return self.c_type_of(&t, span);
                 }
@@ -121,7 +116,7 @@ impl<'a> Gen<'a> {
             Type::Record(fs) if fs.is_empty() => "pm_unit".into(),
             Type::Seq(a) => format!("pm_seq<{}>", self.c_type_of(a, span)?),
             Type::Tensor(a) => match self.num(a) {
-                Some(n) if n != NumType::Bool => {
+                Some(n) if n.is_arithmetic() => {
                     format!("pm_tensor<{}>", self.c_type_of(a, span)?)
                 }
                 _ => {
@@ -178,11 +173,7 @@ impl<'a> Gen<'a> {
         let t = self.ity(t, span)?;
         Ok(match &t {
             Type::Int | Type::Float | Type::Bool | Type::Var(_) => match self.num(&t) {
-                Some(NumType::I64) => CLayout::I64,
-                Some(NumType::F64) => CLayout::F64,
-                Some(NumType::I32) => CLayout::I32,
-                Some(NumType::F32) => CLayout::F32,
-                Some(NumType::Bool) => CLayout::Bool,
+                Some(n) => CLayout::Number(n),
                 None => {
                     return unsupported(span, format!("a kernel parameter of type `{t}`"));
                 }

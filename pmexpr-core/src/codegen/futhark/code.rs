@@ -1,7 +1,7 @@
 //! Fragments of Futhark code and their layout, literals, and the names of variables and fields.
 
-use super::Prim;
 use crate::ast::{Lit, VarId};
+use crate::codegen::numbers::Number;
 use crate::types::{Label, Type};
 
 // ---------------------------------------------------------------------------------------------
@@ -248,20 +248,21 @@ pub(super) fn if_code(c: &Code, a: &Code, b: &Code) -> Code {
 
 /// The suffixes of an integer and of a float literal of number type `prim` (`i64`, `f64` when
 /// not given or not that kind of number).
-pub(super) fn literal_suffixes(prim: Option<Prim>) -> (&'static str, &'static str) {
+pub(super) fn literal_suffixes(prim: Option<Number>) -> (&'static str, &'static str) {
+    let (int, float) = (Number::I64.futhark_name(), Number::F64.futhark_name());
     match prim {
-        Some(Prim::I32) => ("i32", "f64"),
-        Some(Prim::F32) => ("i64", "f32"),
-        _ => ("i64", "f64"),
+        Some(p) if p.is_int() => (p.futhark_name(), float),
+        Some(p) if p.is_float() => (int, p.futhark_name()),
+        _ => (int, float),
     }
 }
 
 /// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
 /// An integer that does not fit an `i32` is the run-time error the CPU targets report.
-pub(super) fn lit(l: &Lit, prim: Option<Prim>) -> Code {
+pub(super) fn lit(l: &Lit, prim: Option<Number>) -> Code {
     let (int, float) = literal_suffixes(prim);
     match *l {
-        Lit::Int(i) if int == "i32" && i32::try_from(i).is_err() => {
+        Lit::Int(i) if prim == Some(Number::I32) && i32::try_from(i).is_err() => {
             Code::atom("(assert false 0i32)")
         }
         Lit::Int(i64::MIN) => Code::atom("i64.lowest"),

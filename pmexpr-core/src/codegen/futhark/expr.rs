@@ -6,8 +6,9 @@ use super::code::{
     Code, apply_text, binop, field_name, if_code, indent, is_one_tuple, let_line, lit,
     literal_suffixes, nan_safe, record_code, var_name, with_lets,
 };
-use super::{Context, FutType, GenError, Helper, Instantiation, Prim};
+use super::{Context, FutType, GenError, Helper, Instantiation};
 use crate::ast::{Expr, ExprKind, Lit, Param, Pat, PatKind, VarId};
+use crate::codegen::numbers::Number;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
 use crate::types::{Label, Type};
@@ -69,7 +70,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// The primitive type of a number.
-    pub(super) fn prim(&self, t: &Type) -> R<Prim> {
+    pub(super) fn prim(&self, t: &Type) -> R<Number> {
         match self.ty(t)? {
             FutType::Prim(p) => Ok(p),
             other => Err(GenError::Unsupported(format!(
@@ -407,9 +408,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                 return Err(GenError::Unsupported("`never` of a function type".into()));
             }
             _ => Code::atom(match self.prim(t)? {
-                Prim::Bool => "false".to_string(),
-                p if p.is_float() => format!("0.0{p}"),
-                p => format!("0{p}"),
+                p if p.is_float() => format!("0.0{}", p.futhark_name()),
+                p if p.is_arithmetic() => format!("0{}", p.futhark_name()),
+                _ => "false".to_string(),
             }),
         })
     }
@@ -527,8 +528,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                     Type::Seq(e) => self.prim(e)?,
                     t => self.prim(t)?,
                 };
-                if ix != Prim::I64 {
-                    ic = apply_text("map", &[Code::atom(format!("i64.{}", ix.name())), ic]);
+                if ix != Number::I64 {
+                    ic = apply_text(
+                        "map",
+                        &[Code::atom(format!("i64.{}", ix.futhark_name())), ic],
+                    );
                 }
                 // The values take the size of the indices (checked), as for `map2`.
                 let mut lines = Vec::new();
@@ -594,15 +598,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         let named = match i {
             NegI => Some("i64.neg".to_string()),
             NegF => Some("f64.neg".to_string()),
-            NumNeg => Some(format!("{}.neg", self.prim(&params[0])?)),
+            NumNeg => Some(format!("{}.neg", self.prim(&params[0])?.futhark_name())),
             AbsI => Some("i64.abs".to_string()),
             AbsF => Some("f64.abs".to_string()),
-            NumAbs => Some(format!("{}.abs", self.prim(&params[0])?)),
+            NumAbs => Some(format!("{}.abs", self.prim(&params[0])?.futhark_name())),
             Not => Some("not".to_string()),
-            Int2Float => Some(format!("{}.{}", self.prim(&ret)?, self.prim(&params[0])?)),
-            Sqrt | Exp | Log | Sin | Cos => {
-                Some(format!("{}.{}", self.prim(&params[0])?, i.name()))
-            }
+            Int2Float => Some(format!(
+                "{}.{}",
+                self.prim(&ret)?.futhark_name(),
+                self.prim(&params[0])?.futhark_name()
+            )),
+            Sqrt | Exp | Log | Sin | Cos => Some(format!(
+                "{}.{}",
+                self.prim(&params[0])?.futhark_name(),
+                i.name()
+            )),
             Length | Null | Head | Tail | Reverse => Some(i.name().to_string()),
             _ => None,
         };
@@ -653,7 +663,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         match t {
             Some(t) if matches!(op, "==" | "!=" | "<=" | ">=") => {
                 let p = self.prim(t)?;
-                Ok(p.is_float().then(|| format!("{p}.isnan")))
+                Ok(p.is_float().then(|| format!("{}.isnan", p.futhark_name())))
             }
             _ => Ok(None),
         }
@@ -793,22 +803,30 @@ impl<'a, 'b> Gen<'a, 'b> {
         match i {
             NegI => call("i64.neg", &a),
             NegF => call("f64.neg", &a),
-            NumNeg => call(&format!("{}.neg", self.prim(&tys[0])?), &a),
+            NumNeg => call(&format!("{}.neg", self.prim(&tys[0])?.futhark_name()), &a),
             AbsI => call("i64.abs", &a),
             AbsF => call("f64.abs", &a),
-            NumAbs => call(&format!("{}.abs", self.prim(&tys[0])?), &a),
+            NumAbs => call(&format!("{}.abs", self.prim(&tys[0])?.futhark_name()), &a),
             Not => Ok(Code::closed(format!("!{}", a[0].arg()))),
-            Int2Float => call(&format!("{}.{}", self.prim(ret)?, self.prim(&tys[0])?), &a),
+            Int2Float => call(
+                &format!(
+                    "{}.{}",
+                    self.prim(ret)?.futhark_name(),
+                    self.prim(&tys[0])?.futhark_name()
+                ),
+                &a,
+            ),
             FloorFI => {
-                let p = self.prim(&tys[0])?;
+                let p = self.prim(&tys[0])?.futhark_name();
                 Ok(apply_text(
                     &format!("i64.{p}"),
                     &[apply_text(&format!("{p}.floor"), &a)],
                 ))
             }
-            Sqrt | Exp | Log | Sin | Cos => {
-                call(&format!("{}.{}", self.prim(&tys[0])?, i.name()), &a)
-            }
+            Sqrt | Exp | Log | Sin | Cos => call(
+                &format!("{}.{}", self.prim(&tys[0])?.futhark_name(), i.name()),
+                &a,
+            ),
             Length | Null | Head | Tail | Reverse => call(i.name(), &a),
             Get => Ok(Code::closed(format!(
                 "{}[{}]",

@@ -569,7 +569,7 @@ fn numeric_instantiations() {
     // `i32` and `f32` on request, through `generate`.
     let vars = &p.numeric[&p.sites[0].1];
     assert_eq!(vars.len(), 1);
-    let requests: Vec<EntryRequest> = [Prim::I32, Prim::F32]
+    let requests: Vec<EntryRequest> = [Number::I32, Number::F32]
         .into_iter()
         .map(|prim| EntryRequest {
             site: "src/num.rs:1:1".into(),
@@ -616,7 +616,7 @@ fn entry_names_are_sanitized_sites() {
         "site_examples_listing1_rs_58_20"
     );
     assert_eq!(entry_name("src/ä-b.rs:1:2", &none), "site_src___b_rs_1_2");
-    let two = Instantiation::from([(TyVar(3), Prim::I32), (TyVar(1), Prim::Bool)]);
+    let two = Instantiation::from([(TyVar(3), Number::I32), (TyVar(1), Number::Bool)]);
     assert_eq!(entry_name("a.rs:1:1", &two), "site_a_rs_1_1_bool_i32");
 }
 
@@ -627,15 +627,15 @@ fn instantiations_cover_the_runtime_types() {
     assert_eq!(two.len(), 4);
     assert_eq!(
         two[0],
-        Instantiation::from([(TyVar(0), Prim::I64), (TyVar(1), Prim::F64)])
+        Instantiation::from([(TyVar(0), Number::I64), (TyVar(1), Number::F64)])
     );
     // The uniform ones first (as the CUDA modules: `codegen::numbers`).
     assert_eq!(
         two[1],
-        Instantiation::from([(TyVar(0), Prim::I32), (TyVar(1), Prim::F32)])
+        Instantiation::from([(TyVar(0), Number::I32), (TyVar(1), Number::F32)])
     );
     let three: Vec<(TyVar, Numeric)> = (0..3).map(|i| (TyVar(i), Numeric::Num)).collect();
-    let all_f64: Instantiation = (0..3).map(|i| (TyVar(i), Prim::F64)).collect();
+    let all_f64: Instantiation = (0..3).map(|i| (TyVar(i), Number::F64)).collect();
     assert!(instantiations(&three).contains(&all_f64));
     let mixed = instantiations(&[(TyVar(0), Numeric::Num), (TyVar(1), Numeric::Scalar)]);
     assert_eq!(
@@ -932,7 +932,7 @@ fn int2float_and_floorfi_follow_the_float_type() {
         site: "src/conv.rs:1:1".into(),
         instantiation: Instantiation::from([(vars[0].0, prim)]),
     };
-    let g = generate(&p, &[request(Prim::F32), request(Prim::F64)]).unwrap();
+    let g = generate(&p, &[request(Number::F32), request(Number::F64)]).unwrap();
     assert!(
         g.source.contains("f32.i64 (i64.f32 (f32.floor"),
         "{}",

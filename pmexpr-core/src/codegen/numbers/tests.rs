@@ -13,28 +13,37 @@ use crate::merge::merge;
 use crate::site::{SiteProgram, compile_for_test};
 
 /// The Rust types the runtime's trait of each kind is implemented for (`pmexpr_runtime::numeric`:
-/// `Num`, `Scalar`, `Int`, `Float`), as their `Scalar::NAME`: what rustc may pick for a variable,
-/// and so what the generated code may ask for. Written out here, apart from [`choices`], so that
-/// the two are checked against each other.
-fn runtime_names(kind: Numeric) -> &'static [&'static str] {
+/// `Num`, `Scalar`, `Int`, `Float`), as their `Scalar::NUMBER`: what rustc may pick for a
+/// variable, and so what the generated code may ask for. Written out here, apart from
+/// [`choices`], so that the two are checked against each other.
+fn runtime_numbers(kind: Numeric) -> &'static [Number] {
+    use Number::*;
     match kind {
-        Numeric::Num => &["i64", "f64", "i32", "f32"],
-        Numeric::Scalar => &["i64", "f64", "i32", "f32", "bool"],
-        Numeric::Int => &["i64", "i32"],
-        Numeric::Float => &["f64", "f32"],
+        Numeric::Num => &[I64, F64, I32, F32],
+        Numeric::Scalar => &[I64, F64, I32, F32, Bool],
+        Numeric::Int => &[I64, I32],
+        Numeric::Float => &[F64, F32],
         // Any Rust type; the ones past these have no code and the runtime says so
         // (`open_instantiation`) before it looks.
-        Numeric::Open => &["i64", "f64", "i32", "f32", "bool"],
+        Numeric::Open => &[I64, F64, I32, F32, Bool],
+    }
+}
+
+#[test]
+fn the_choices_of_each_kind_are_the_runtime_s() {
+    use Numeric::*;
+    for kind in [Num, Scalar, Int, Float, Open] {
+        assert_eq!(choices(kind), runtime_numbers(kind), "{kind:?}");
     }
 }
 
 /// Every request the runtime can make for a site with these variables: one name per variable,
-/// in the order of `Mono::numeric` (how the generated code lists `Scalar::NAME`s).
-fn runtime_requests(numeric: &[(TyVar, Numeric)]) -> Vec<Vec<&'static str>> {
+/// in the order of `Mono::numeric` (how the generated code lists `Scalar::NUMBER`s).
+fn runtime_requests(numeric: &[(TyVar, Numeric)]) -> Vec<Vec<Number>> {
     numeric.iter().fold(vec![Vec::new()], |acc, (_, k)| {
         acc.into_iter()
             .flat_map(|r| {
-                runtime_names(*k).iter().map(move |n| {
+                runtime_numbers(*k).iter().map(move |n| {
                     let mut r = r.clone();
                     r.push(*n);
                     r
@@ -44,9 +53,10 @@ fn runtime_requests(numeric: &[(TyVar, Numeric)]) -> Vec<Vec<&'static str>> {
     })
 }
 
-/// How the runtime finds code for a request: the module or entry whose names equal the request
-/// (`CudaCall::begin`, `FutharkCall::begin`); `false` means it runs the site on the CPU targets.
-fn finds(available: &BTreeSet<Vec<&'static str>>, request: &[&'static str]) -> bool {
+/// How the runtime finds code for a request: the module or entry whose numbers equal the
+/// request (`CudaCall::begin`, `FutharkCall::begin`); `false` means it runs the site on the CPU
+/// targets.
+fn finds(available: &BTreeSet<Vec<Number>>, request: &[Number]) -> bool {
     available.contains(request)
 }
 
@@ -57,25 +67,23 @@ fn compile(tokens: TokenStream) -> (Vec<(TyVar, Numeric)>, SiteProgram) {
 }
 
 /// The names of the CUDA modules the hook generates for a site, as the runtime sees them
-/// (`cuda_host`: each instantiation's tags in `Mono::numeric` order); every module is generated.
-fn cuda_modules(
-    numeric: &[(TyVar, Numeric)],
-    program: &SiteProgram,
-) -> BTreeSet<Vec<&'static str>> {
+/// (`cuda_host`: each instantiation's numbers in `Mono::numeric` order); every module is
+/// generated.
+fn cuda_modules(numeric: &[(TyVar, Numeric)], program: &SiteProgram) -> BTreeSet<Vec<Number>> {
     assert_eq!(program.backend, Backend::Cuda);
     let options = cuda::CudaOptions::for_site("src/numbers.rs:1:1");
     cuda::instantiations(numeric)
         .iter()
         .map(|inst| {
             cuda::generate(program, inst, &options).unwrap_or_else(|e| panic!("{inst:?}: {e}"));
-            numeric.iter().map(|(v, _)| inst[v].tag()).collect()
+            numeric.iter().map(|(v, _)| inst[v]).collect()
         })
         .collect()
 }
 
 /// The names of the Futhark entry points of a site, as the runtime sees them (the build's
 /// library glue: each entry's instantiation in the site's variable order).
-fn futhark_entries(program: &SiteProgram) -> (Vec<(TyVar, Numeric)>, BTreeSet<Vec<&'static str>>) {
+fn futhark_entries(program: &SiteProgram) -> (Vec<(TyVar, Numeric)>, BTreeSet<Vec<Number>>) {
     assert_eq!(program.backend, Backend::Futhark);
     let p = merge(&[("src/numbers.rs:1:1".to_string(), program)]);
     let numeric = p.numeric[&p.sites[0].1].clone();
@@ -85,12 +93,7 @@ fn futhark_entries(program: &SiteProgram) -> (Vec<(TyVar, Numeric)>, BTreeSet<Ve
         .program
         .entries
         .iter()
-        .map(|e| {
-            numeric
-                .iter()
-                .map(|(v, _)| e.instantiation[v].name())
-                .collect()
-        })
+        .map(|e| numeric.iter().map(|(v, _)| e.instantiation[v]).collect())
         .collect();
     (numeric, entries)
 }
@@ -186,7 +189,7 @@ fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() 
             entries,
             instantiations(&numeric)
                 .iter()
-                .map(|c| numeric.iter().map(|(v, _)| c[v].name()).collect())
+                .map(|c| numeric.iter().map(|(v, _)| c[v]).collect())
                 .collect::<BTreeSet<_>>()
         );
         cases.push(("Futhark", vars, kind, numeric, entries));

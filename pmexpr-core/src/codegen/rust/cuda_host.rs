@@ -31,6 +31,7 @@ use super::{CudaBuild, CudaHost, cuda_host_problem};
 use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::classify::Backend;
 use crate::codegen::cuda::{CudaModule, CudaOptions, generate, instantiations, is_launch};
+use crate::codegen::numbers::{self, Number};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
 use crate::mono::Mono;
@@ -162,17 +163,17 @@ pub fn cuda_host(
         return Err(format!("a {} site", program.backend));
     }
     let options = CudaOptions::for_site(&build.site_name);
-    let mut modules: Vec<(Vec<&'static str>, CudaModule)> = Vec::new();
+    let mut modules: Vec<(Vec<Number>, CudaModule)> = Vec::new();
     for inst in instantiations(&mono.numeric) {
         let module = generate(program, &inst, &options).map_err(|e| e.to_string())?;
-        let tags = mono.numeric.iter().map(|(v, _)| inst[v].tag()).collect();
-        modules.push((tags, module));
+        let numbers = mono.numeric.iter().map(|(v, _)| inst[v]).collect();
+        modules.push((numbers, module));
     }
     let (launches, kernel_args) = host_launches(mono, program, &modules[0].1)?;
     let resident = !host_touches_tensors(program);
     let datas = modules
         .iter()
-        .map(|(tags, m)| module_data(tags, m, build.out_dir.as_deref(), rt));
+        .map(|(numbers, m)| module_data(numbers, m, build.out_dir.as_deref(), rt));
     let kernels = quote! {
         #rt::SiteKernels { modules: &[#(#datas),*], resident: #resident }
     };
@@ -190,7 +191,7 @@ pub fn cuda_host(
 /// A module as a `ModuleData` expression; the PTX the hook compiled is included when its source
 /// is the one generated here.
 fn module_data(
-    tags: &[&str],
+    numbers: &[Number],
     m: &CudaModule,
     out_dir: Option<&Path>,
     rt: &TokenStream,
@@ -225,9 +226,10 @@ fn module_data(
         .iter()
         .map(|c| format!("`{}` in device function `{}`", c.construct, c.function));
     let max_rank = m.max_rank;
+    let numbers = numbers.iter().map(|n| numbers::rust_value(*n, rt));
     quote! {
         #rt::ModuleData {
-            instantiation: &[#(#tags),*],
+            instantiation: &[#(#numbers),*],
             namespace: #ns,
             source: #source,
             ptx: #ptx,
@@ -488,7 +490,7 @@ mod tests {
     }
 
     /// An open type picks its module at run time where a kernel sees its values, and fits any
-    /// module (`"*"`) where only host code counts them.
+    /// module (`None`) where only host code counts them.
     #[test]
     fn open_types_name_their_module_where_kernels_see_them() {
         let rt = quote!(::pmexpr::__private);
@@ -517,7 +519,7 @@ mod tests {
             length(get(m, i))
         ))));
         assert!(
-            read.contains("let __pm_names = [:: pmexpr :: __private :: open_instantiation :: < N"),
+            read.contains("let __pm_names = [:: core :: option :: Option :: Some (:: pmexpr :: __private :: open_instantiation :: < N"),
             "{read}"
         );
         assert!(
@@ -527,6 +529,9 @@ mod tests {
             "{read}"
         );
         let counted = code(quote!(par_loop(length(s), |i| tensor_set(t, [i], i))));
-        assert!(counted.contains("let __pm_names = [\"*\"]"), "{counted}");
+        assert!(
+            counted.contains("let __pm_names = [:: core :: option :: Option :: None]"),
+            "{counted}"
+        );
     }
 }

@@ -162,7 +162,7 @@ pub fn generate_site(
         .map(|(v, k)| {
             let n = Gen::numeric_param(*v);
             if *k != Numeric::Open {
-                return quote!(<#n as #rt::Scalar>::NAME);
+                return quote!(<#n as #rt::Scalar>::NUMBER);
             }
             // Inference leaves a type open only where a captured value fixes it, so a holder
             // exists; without one the message names the type alone.
@@ -175,7 +175,7 @@ pub fn generate_site(
         .collect();
     // The CUDA modules differ only in the types of the kernels' parameters: an open type none of
     // them holds (values only counted or moved on the host, `par_loop(length(s), …)`) may be any
-    // Rust type, and any module fits (`"*"`).
+    // Rust type, and any module fits (`None`).
     let cuda_names: Vec<TokenStream> = match cuda {
         Some(host) => {
             let mut seen = Vec::new();
@@ -187,14 +187,14 @@ pub fn generate_site(
                 .zip(&names)
                 .map(|((v, k), name)| {
                     if *k == Numeric::Open && !seen.contains(v) {
-                        quote!("*")
+                        quote!(::core::option::Option::None)
                     } else {
-                        name.clone()
+                        quote!(::core::option::Option::Some(#name))
                     }
                 })
                 .collect()
         }
-        None => names.clone(),
+        None => Vec::new(),
     };
     // What the GPU functions marshal values of an open type with (every `Value` has both).
     let cuda_generics = g.generics_with(quote!(#rt::CudaArg<'pm>));
