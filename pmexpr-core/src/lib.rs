@@ -22,11 +22,16 @@
 //! 10. [`codegen`]: Rust for the CPU targets and the host side of the GPU targets, CUDA C++ for
 //!     the CUDA-class sites, Futhark for the Futhark-class sites.
 //!
-//! [`site::compile`] runs the whole pipeline over one site; [`program`] merges the sites of a
-//! crate for the build hook, which writes the CUDA and Futhark sources; [`registry`] is what the
-//! hook tells the macros (the crate's `#[pmexpr]` functions, derived structs and sites).
+//! [`site::compile`] runs the whole pipeline over one site; [`program`] is what the build hook
+//! makes of a crate (every site compiled, their programs merged by [`merge`], the CUDA and
+//! Futhark sources); [`registry`] is what the hook tells the macros (the crate's `#[pmexpr]`
+//! functions, derived structs and sites).
 //!
-//! Named records (`#[derive(pmexpr::Record)]` structs) are described in [`record`].
+//! Beside the passes: [`ast`] and [`types`], the program and its types; [`error`], errors with
+//! the user's spans; [`intrinsics`], the intrinsic and operator tables; [`tailrec`], which
+//! recursion is a loop (for `wellformed` and the generators); [`mangle`], the site's identity and
+//! every name derived from it; [`pretty`], the readable printouts of the site dumps; [`record`],
+//! named records (`#[derive(pmexpr::Record)]` structs).
 
 pub mod ast;
 pub mod classify;

@@ -9,7 +9,8 @@
 //! The macro finds its site among those the build hook recorded by file and by [`site_key`]: a
 //! hash of our own canonical printout of the site's tokens ([`canonical_tokens`]), which depends on
 //! the tokens alone — not on how they are laid out in the source, and not on
-//! `TokenStream::to_string`, whose spacing changes between toolchains (DESIGN.md §6).
+//! `TokenStream::to_string`, whose spacing changes between toolchains (the krnl crate broke on a
+//! toolchain update that way).
 
 use std::path::{Path, PathBuf};
 

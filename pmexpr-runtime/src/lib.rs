@@ -7,11 +7,19 @@
 //!
 //! - [`Tensor`] — mutable, shaped arrays of `i64`, `f64`, `i32` or `f32`, shared with accelerated
 //!   code.
-//! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (rayon) and
-//!   [`backend::DebugBackend`] (sequential with debug mode's runtime checks).
+//! - [`access`] — who may touch a tensor's memory: the per-storage lock, call scopes, and the
+//!   plain (vectorizable) loops it makes sound.
+//! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (the calling
+//!   thread and rayon's workers: the private modules `caller_runs`, parallel work the caller runs
+//!   itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
+//!   (sequential with debug mode's runtime checks: [`checks`], [`laws`]); [`reductions`] as
+//!   generated code calls them.
+//! - Values inside generated code — [`seq`] (sequences), [`row`] (the rows of a map of rows),
+//!   [`func`] (function values with a nameable type), [`numeric`] and [`prim`] (the numbers code
+//!   can be generic over), [`intrinsics`] (those that can fail or need more than a line).
 //! - [`gemm`] — `tensor_gemm`, the dense product: its triple loop, and `matrixmultiply` on `cpu`.
-//! - Target selection — `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`, `PMEXPR_DEBUG=1`,
-//!   or [`with_target`].
+//! - Target selection — [`target`]: `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`,
+//!   `PMEXPR_DEBUG=1`, or [`with_target`]; [`site`], the site every failure names.
 //! - GPU and Futhark execution — [`gpu::probe`] (never panics), [`cuda`] (the CUDA device through
 //!   cudarc, and the `cuda-emulator` device), [`futhark`] (the Futhark C library's context and calls).
 //! - Marshaling — [`marshal::Capture`] borrows free variables, [`marshal::IntoRust`] converts

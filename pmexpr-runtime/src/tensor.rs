@@ -192,9 +192,9 @@ impl std::error::Error for TensorError {}
 /// [`Clone`] makes an independent copy.
 ///
 /// Another thread may read and write a tensor while an `accelerate!` call uses it: every
-/// element it sees is whole. While the call runs a loop over the tensor with plain stores (the
-/// README's "Plain loops"), the methods that touch elements (`get`, `set`, `to_vec`, `clone`)
-/// wait for that loop to end.
+/// element it sees is whole. While the call runs a loop over the tensor with plain stores
+/// ([`crate::access`]; ARCHITECTURE.md, "What the CPU code does"), the methods that touch
+/// elements (`get`, `set`, `to_vec`, `clone`) wait for that loop to end.
 ///
 /// ```
 /// use pmexpr_runtime::Tensor;

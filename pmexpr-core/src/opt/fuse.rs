@@ -11,7 +11,7 @@
 //! - `create(n, g)` where the consumer reads one input by position (`map`, `reduce`, `foldl`) or
 //!   reads each input by ranges (`hist`); `map2` reads its two inputs as slices side by side;
 //! - `flatten(rows)` where the consumer reads by ranges (`hist`): a `let x = flatten(rows)` that
-//!   only `hist`s read is rewritten so that they read `rows` ([`flat_lets`]);
+//!   only `hist`s read is rewritten so that they read `rows` (`flat_lets`);
 //! - and `reduce(op, ne, map2(g, a, b))` reads `a` and `b`, combined by `g` (a dot product).
 //!
 //! Never absorbed: a producer whose elements are sequences (debug mode checks that the nested

@@ -63,7 +63,7 @@ pub struct Program {
     pub facts: Facts,
 }
 
-/// What the optimizer decided about nodes of [`Optimized::expr`], for the generator.
+/// What the optimizer decided about nodes of [`Program::expr`], for the generator.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
     /// Maps of rows (the outer `map`'s node), see [`rows`].

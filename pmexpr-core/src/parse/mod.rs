@@ -1,5 +1,5 @@
 //! The parser: the body of `accelerate!`, a Rust expression parsed by `syn`, to the PMExpr AST
-//! (DESIGN.md §1 gives the correspondence).
+//! (the correspondence is the language table of the README and of the `pmexpr` crate docs).
 //!
 //! Rust syntax that has no PMExpr meaning is reported at its own tokens with the PMExpr way to say
 //! it (`s.len()` → `length(s)`, `for` → `seq_loop`/`par_loop`). Errors are collected, so that one
