@@ -225,13 +225,18 @@ impl Registry {
         out.push_str(FORMAT_HEADER);
         out.push('\n');
         for item in &self.items {
-            let fields = [&item.name, &item.file, &item.source];
-            write_entry(&mut out, item.kind.tag(), item.line, item.column, &fields);
+            let fields = [item.name.as_str(), &item.file, &item.source];
+            write_entry(
+                &mut out,
+                item.kind.tag(),
+                &[item.line, item.column],
+                &fields,
+            );
         }
         for site in &self.sites {
             let key = format!("{:016x}", site.key);
-            let fields = [&site.file, &key, &site.tokens];
-            write_entry(&mut out, "site", site.line, site.column, &fields);
+            let fields = [site.file.as_str(), &key, &site.tokens];
+            write_entry(&mut out, "site", &[site.line, site.column], &fields);
         }
         out.push_str(END);
         out.push('\n');
@@ -240,10 +245,7 @@ impl Registry {
 
     /// Reads the text format back; the error says what is wrong and on which line.
     pub fn from_text(text: &str) -> Result<Registry, String> {
-        let mut reader = Reader {
-            rest: text,
-            line: 1,
-        };
+        let mut reader = Reader::new(text);
         let header = reader.line()?;
         if header != FORMAT_HEADER {
             return Err(format!(
@@ -311,8 +313,6 @@ impl Registry {
     }
 }
 
-/// Writes one entry: a header line with the tag, position and field lengths, then each field
-/// followed by a newline.
 /// Whether a package-relative file is the root of a crate of its own that no other file
 /// includes: a top-level `.rs` file of `tests/`, `examples/` or `benches/` (cargo's targets).
 fn is_crate_of_its_own(file: &str) -> bool {
@@ -320,10 +320,17 @@ fn is_crate_of_its_own(file: &str) -> bool {
     matches!(parts.as_slice(), [dir, name] if ["tests", "examples", "benches"].contains(dir) && name.ends_with(".rs"))
 }
 
-fn write_entry(out: &mut String, tag: &str, line: usize, column: usize, fields: &[&String]) {
-    write!(out, "{tag} {line} {column}").unwrap();
-    for field in fields {
-        write!(out, " {}", field.len()).unwrap();
+/// Writes one entry of a length-prefixed text format (this one, and the build hook's CUDA
+/// manifest, [`crate::cuda_manifest`]): a header line with the tag, the numbers and the fields'
+/// byte lengths, then each field followed by a newline.
+pub(crate) fn write_entry(out: &mut String, tag: &str, numbers: &[usize], fields: &[&str]) {
+    out.push_str(tag);
+    for n in numbers
+        .iter()
+        .copied()
+        .chain(fields.iter().map(|f| f.len()))
+    {
+        write!(out, " {n}").unwrap();
     }
     out.push('\n');
     for field in fields {
@@ -333,7 +340,7 @@ fn write_entry(out: &mut String, tag: &str, line: usize, column: usize, fields: 
 }
 
 /// Splits an entry header into its tag and numbers.
-fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
+pub(crate) fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
     let mut words = header.split(' ');
     let tag = words.next().unwrap_or_default();
     let numbers = words
@@ -345,20 +352,27 @@ fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
     Ok((tag, numbers))
 }
 
-/// A cursor over the text format that counts lines for the error messages.
-struct Reader<'a> {
-    rest: &'a str,
-    line: usize,
+/// A cursor over a length-prefixed text format that counts lines for the error messages.
+pub(crate) struct Reader<'a> {
+    /// What is left to read.
+    pub(crate) rest: &'a str,
+    /// The number of the next line, 1-based.
+    pub(crate) line: usize,
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Reader {
+            rest: text,
+            line: 1,
+        }
+    }
+
     /// The next line, without its newline.
-    fn line(&mut self) -> Result<&'a str, String> {
+    pub(crate) fn line(&mut self) -> Result<&'a str, String> {
         let Some((line, rest)) = self.rest.split_once('\n') else {
-            return Err(format!(
-                "line {}: unexpected end of the registry",
-                self.line
-            ));
+            return Err(format!("line {}: unexpected end of the file", self.line));
         };
         self.rest = rest;
         self.line += 1;
@@ -366,7 +380,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `len` bytes, which must be followed by a newline.
-    fn field(&mut self, len: usize) -> Result<&'a str, String> {
+    pub(crate) fn field(&mut self, len: usize) -> Result<&'a str, String> {
         let err = || format!("line {}: a field of {len} bytes does not fit", self.line);
         let field = self.rest.get(..len).ok_or_else(err)?;
         let rest = self.rest[len..].strip_prefix('\n').ok_or_else(err)?;
