@@ -28,6 +28,7 @@
 pub mod ast;
 pub mod classify;
 pub mod codegen;
+pub mod cuda_manifest;
 pub mod error;
 pub mod extract;
 pub mod infer;
