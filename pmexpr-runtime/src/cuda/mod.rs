@@ -23,6 +23,6 @@ pub mod error;
 pub mod scalar;
 pub mod upload;
 
-pub use call::{Call, SiteKernels, launches_on_this_thread};
+pub use call::{Call, SiteKernels, launches_on_this_thread, missing};
 pub use device::{KernelData, ModuleData, ParamData};
 pub use upload::tensor_uploads_on_this_thread;

@@ -1,6 +1,7 @@
 //! Host code for the CUDA targets: the site's expression compiled like for the CPU targets
 //! (sequentially), where each `par_loop` that has a kernel launches it ([`CudaHost`], built by
-//! [`super::cuda_host`]), and why such host code cannot be generated where it cannot.
+//! [`super::cuda_host`] from the build hook's manifest), and why such host code cannot be
+//! generated where it cannot.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -13,8 +14,9 @@ use crate::intrinsics::{Intrinsic, Keyword};
 use crate::mono::Mono;
 
 /// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
-/// when it can: the check [`generate_site`](super::generate_site) makes, for [`super::cuda_host`]
-/// and the build hook.
+/// when it can: the check [`generate_site`](super::generate_site) makes, which the build hook
+/// makes first ([`super::cuda_host::site_modules`]), so that the macro generates its host code
+/// once.
 pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
     // The captured variables bound as `generate_site` binds them.
     let bindings = mono
