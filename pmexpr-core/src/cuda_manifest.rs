@@ -60,13 +60,10 @@ use std::io;
 use std::path::Path;
 
 use crate::ast::NodeId;
-use crate::registry::{Reader, parse_header, write_entry};
+use crate::registry::{END, Reader, read_entries, write_entry};
 
 /// The first line of the text format; the number changes with the format.
 const FORMAT_HEADER: &str = "pmexpr-cuda-manifest 1";
-
-/// The last line of the text format.
-const END: &str = "end";
 
 /// What the build hook generated for the CUDA-class sites of a crate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -235,28 +232,14 @@ fn read_sites(
     wanted: impl Fn(&str, u64) -> bool,
     mut take: impl FnMut(ManifestSite),
 ) -> Result<(), String> {
-    let mut reader = Reader::new(text);
-    let header = reader.line()?;
-    if header != FORMAT_HEADER {
-        return Err(format!(
-            "line 1: expected `{FORMAT_HEADER}`, found `{header}` (a manifest written by another version of pmexpr?)"
-        ));
-    }
-    loop {
-        let header_line = reader.line;
-        let header = reader.line()?;
-        if header == END {
-            break;
-        }
-        let at = |e: String| format!("line {header_line}: {e}");
-        let (tag, numbers) = parse_header(header).map_err(at)?;
-        let ("site", &[name, key, body]) = (tag, numbers.as_slice()) else {
-            return Err(at(format!("unexpected entry `{header}`")));
+    read_entries(text, FORMAT_HEADER, "manifest", |reader, entry| {
+        let ("site", &[name, key, body]) = (entry.tag, entry.numbers.as_slice()) else {
+            return Err(entry.unexpected());
         };
         let name = reader.field(name)?;
         let key = reader.field(key)?;
-        let key =
-            u64::from_str_radix(key, 16).map_err(|_| at(format!("`{key}` is not a site key")))?;
+        let key = u64::from_str_radix(key, 16)
+            .map_err(|_| entry.at(format_args!("`{key}` is not a site key")))?;
         let body_line = reader.line;
         let body = reader.field(body)?;
         if wanted(name, key) {
@@ -271,30 +254,25 @@ fn read_sites(
                 cuda,
             });
         }
-    }
-    if !reader.rest.is_empty() {
-        return Err(format!("line {}: text after `{END}`", reader.line));
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Reads a site's body: a `cpu` entry, or a `kernels` entry and the modules.
 fn read_body(mut reader: Reader<'_>) -> Result<Result<SiteModules, String>, String> {
     let mut site: Option<Result<SiteModules, String>> = None;
     while !reader.rest.is_empty() {
-        let header_line = reader.line;
-        let header = reader.line()?;
-        let at = |e: String| format!("line {header_line}: {e}");
-        let (tag, numbers) = parse_header(header).map_err(at)?;
-        let misplaced = || at(format!("`{tag}` is not where it may be"));
-        match (tag, numbers.as_slice(), site.as_mut()) {
+        let entry = reader.entry()?;
+        let tag = entry.tag;
+        let misplaced = || entry.at(format_args!("`{tag}` is not where it may be"));
+        match (tag, entry.numbers.as_slice(), site.as_mut()) {
             ("cpu", &[why], None) => site = Some(Err(reader.field(why)?.to_owned())),
             ("kernels", [resident, nodes @ ..], None) => {
                 let launches = nodes
                     .iter()
                     .map(|&n| u32::try_from(n).map(NodeId))
                     .collect::<Result<_, _>>()
-                    .map_err(|_| at("a node number out of range".into()))?;
+                    .map_err(|_| entry.at("a node number out of range"))?;
                 site = Some(Ok(SiteModules {
                     resident: *resident != 0,
                     launches,
@@ -318,7 +296,7 @@ fn read_body(mut reader: Reader<'_>) -> Result<Result<SiteModules, String>, Stri
             }
             ("kernel" | "param" | "check", _, Some(Ok(site))) => {
                 let module = site.modules.last_mut().ok_or_else(misplaced)?;
-                match (tag, numbers.as_slice()) {
+                match (tag, entry.numbers.as_slice()) {
                     ("kernel", &[name]) => module.kernels.push(KernelAbi {
                         name: reader.field(name)?.to_owned(),
                         params: Vec::new(),
@@ -333,13 +311,13 @@ fn read_body(mut reader: Reader<'_>) -> Result<Result<SiteModules, String>, Stri
                         });
                     }
                     ("check", &[text]) => module.checks.push(reader.field(text)?.to_owned()),
-                    _ => return Err(at(format!("unexpected entry `{header}`"))),
+                    _ => return Err(entry.unexpected()),
                 }
             }
             ("cpu" | "kernels" | "module" | "kernel" | "param" | "check", _, _) => {
                 return Err(misplaced());
             }
-            _ => return Err(at(format!("unexpected entry `{header}`"))),
+            _ => return Err(entry.unexpected()),
         }
     }
     let site = site.ok_or_else(|| format!("line {}: an empty entry", reader.line))?;

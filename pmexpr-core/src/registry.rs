@@ -46,8 +46,8 @@ pub const DEFAULT_DIRS: &[&str] = &["src", "examples", "tests", "benches"];
 /// The first line of the text format; the number changes with the format.
 const FORMAT_HEADER: &str = "pmexpr-registry 2";
 
-/// The last line of the text format.
-const END: &str = "end";
+/// The last line of the text format (and of the CUDA manifest's).
+pub(crate) const END: &str = "end";
 
 /// What a [`RegistryItem`] declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -245,26 +245,12 @@ impl Registry {
 
     /// Reads the text format back; the error says what is wrong and on which line.
     pub fn from_text(text: &str) -> Result<Registry, String> {
-        let mut reader = Reader::new(text);
-        let header = reader.line()?;
-        if header != FORMAT_HEADER {
-            return Err(format!(
-                "line 1: expected `{FORMAT_HEADER}`, found `{header}` (a registry written by another version of pmexpr?)"
-            ));
-        }
         let mut registry = Registry::default();
-        loop {
-            let header_line = reader.line;
-            let header = reader.line()?;
-            if header == END {
-                break;
-            }
-            let at = |e: String| format!("line {header_line}: {e}");
-            let (tag, numbers) = parse_header(header).map_err(at)?;
-            match (tag, numbers.as_slice()) {
+        read_entries(text, FORMAT_HEADER, "registry", |reader, entry| {
+            match (entry.tag, entry.numbers.as_slice()) {
                 ("fn" | "record", &[line, column, name, file, source]) => {
                     registry.items.push(RegistryItem {
-                        kind: if tag == "fn" {
+                        kind: if entry.tag == "fn" {
                             ItemKind::Fn
                         } else {
                             ItemKind::Record
@@ -280,7 +266,7 @@ impl Registry {
                     let file = reader.field(file)?.to_owned();
                     let key = reader.field(key)?;
                     let key = u64::from_str_radix(key, 16)
-                        .map_err(|_| at(format!("`{key}` is not a site key")))?;
+                        .map_err(|_| entry.at(format_args!("`{key}` is not a site key")))?;
                     registry.sites.push(SiteSource {
                         file,
                         line,
@@ -289,12 +275,10 @@ impl Registry {
                         tokens: reader.field(tokens)?.to_owned(),
                     })
                 }
-                _ => return Err(at(format!("unexpected entry `{header}`"))),
+                _ => return Err(entry.unexpected()),
             }
-        }
-        if !reader.rest.is_empty() {
-            return Err(format!("line {}: text after `{END}`", reader.line));
-        }
+            Ok(())
+        })?;
         registry.sort();
         Ok(registry)
     }
@@ -339,8 +323,73 @@ pub(crate) fn write_entry(out: &mut String, tag: &str, numbers: &[usize], fields
     }
 }
 
+/// Reads a file of a length-prefixed text format: its first line must be `format` (`what` names
+/// such a file in the message), then entries, each handed to `entry` with the reader at its
+/// fields, up to the `end` line, after which nothing may follow.
+pub(crate) fn read_entries<'a>(
+    text: &'a str,
+    format: &str,
+    what: &str,
+    mut entry: impl FnMut(&mut Reader<'a>, &Entry<'a>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut reader = Reader::new(text);
+    let header = reader.line()?;
+    if header != format {
+        return Err(format!(
+            "line 1: expected `{format}`, found `{header}` (a {what} written by another version of pmexpr?)"
+        ));
+    }
+    loop {
+        let line = reader.line;
+        let text = reader.line()?;
+        if text == END {
+            break;
+        }
+        entry(&mut reader, &Entry::parse(text, line)?)?;
+    }
+    if !reader.rest.is_empty() {
+        return Err(format!("line {}: text after `{END}`", reader.line));
+    }
+    Ok(())
+}
+
+/// The header line of an entry: its tag, then numbers (the fields' byte lengths last).
+pub(crate) struct Entry<'a> {
+    /// The whole line.
+    pub(crate) text: &'a str,
+    /// The first word.
+    pub(crate) tag: &'a str,
+    /// The numbers after it.
+    pub(crate) numbers: Vec<usize>,
+    /// The line's number, 1-based.
+    pub(crate) line: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// The header `text`, read at `line`.
+    fn parse(text: &'a str, line: usize) -> Result<Entry<'a>, String> {
+        let (tag, numbers) = parse_header(text).map_err(|e| format!("line {line}: {e}"))?;
+        Ok(Entry {
+            text,
+            tag,
+            numbers,
+            line,
+        })
+    }
+
+    /// `message`, said of this entry's line.
+    pub(crate) fn at(&self, message: impl std::fmt::Display) -> String {
+        format!("line {}: {message}", self.line)
+    }
+
+    /// The error for an entry that has no place here.
+    pub(crate) fn unexpected(&self) -> String {
+        self.at(format_args!("unexpected entry `{}`", self.text))
+    }
+}
+
 /// Splits an entry header into its tag and numbers.
-pub(crate) fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
+fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
     let mut words = header.split(' ');
     let tag = words.next().unwrap_or_default();
     let numbers = words
@@ -377,6 +426,13 @@ impl<'a> Reader<'a> {
         self.rest = rest;
         self.line += 1;
         Ok(line)
+    }
+
+    /// The next line, an entry's header.
+    pub(crate) fn entry(&mut self) -> Result<Entry<'a>, String> {
+        let line = self.line;
+        let text = self.line()?;
+        Entry::parse(text, line)
     }
 
     /// The next `len` bytes, which must be followed by a newline.
