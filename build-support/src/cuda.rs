@@ -34,27 +34,15 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
         if program.backend != pmexpr_core::classify::Backend::Cuda {
             continue;
         }
-        let cuda = match site_modules(&compiled.mono, program, &site.name) {
-            Ok((mut record, modules)) => {
-                let written =
-                    record
-                        .modules
-                        .iter_mut()
-                        .zip(&modules)
-                        .try_for_each(|(files, module)| {
-                            files.ptx = write_module(
-                                out_dir,
-                                &site.name,
-                                &files.source,
-                                module,
-                                &mut warnings,
-                            )?;
-                            Ok::<_, String>(())
-                        });
-                written.map(|()| record)
-            }
-            Err(why) => Err(format!("pmexpr: accelerate! at {} {why}", site.name)),
-        };
+        let cuda = site_modules(&compiled.mono, program, &site.name)
+            .map_err(|why| format!("pmexpr: accelerate! at {} {why}", site.name))
+            .and_then(|(mut record, modules)| {
+                for (files, module) in record.modules.iter_mut().zip(&modules) {
+                    files.ptx =
+                        write_module(out_dir, &site.name, &files.source, module, &mut warnings)?;
+                }
+                Ok(record)
+            });
         if let Err(why) = &cuda {
             warnings.push(why.clone());
         }
