@@ -587,3 +587,40 @@ fn calls_free_their_device_memory() {
         );
     }
 }
+
+/// A site the build hook did not see has no kernels — the hook generates them, the macro never
+/// does: it runs on the CPU targets (and on `auto`), and the CUDA targets fail at the site saying
+/// why. Here a macro writes the site, so the hook records the macro's `$t`, not the tokens that
+/// `accelerate!` receives.
+#[test]
+fn a_site_the_hook_did_not_see_fails_under_the_cuda_targets() {
+    macro_rules! doubled {
+        ($t:ident) => {
+            accelerate!(par_loop(4, |i| tensor_set($t, [i], i * 2)))
+        };
+    }
+    let run = || {
+        let t = Tensor::<i64>::zeros(&[4]);
+        doubled!(t);
+        t.to_vec()
+    };
+    // The line of `doubled!(t)`, where the failure is reported.
+    let at = line!() - 4;
+    assert_eq!(with_target(Target::Seq, run), [0, 2, 4, 6]);
+    let before = launches_on_this_thread();
+    assert_eq!(with_target(Target::Auto, run), [0, 2, 4, 6]);
+    assert_eq!(launches_on_this_thread(), before, "no kernel to launch");
+    for t in common::cuda_targets() {
+        let why = failure(t, run);
+        assert!(
+            why.starts_with(&format!("pmexpr: accelerate! at tests/cuda.rs:{at}:")),
+            "{why}"
+        );
+        assert!(
+            why.contains(&format!(
+                "the {t} target cannot run this site: the build hook did not see this `accelerate!`"
+            )),
+            "{why}"
+        );
+    }
+}

@@ -1,15 +1,17 @@
 //! The CUDA step of the hook: the kernels of every CUDA-class site, written into
-//! `OUT_DIR/pmexpr/cuda/<module>.cu`, and compiled to PTX (`<module>.ptx`, for `compute_80`, which
-//! the driver compiles for newer GPUs too) when NVRTC is found. A module whose source did not
-//! change since the last build is not compiled again, so an incremental build pays only for the
-//! sites that changed. Without NVRTC nothing is compiled (the runtime will compile the source at
-//! the first call); an NVRTC error is a warning that shows the generated line and names the site.
+//! `OUT_DIR/pmexpr/cuda/<module>.cu`, compiled to PTX (`<module>.ptx`, for `compute_80`, which the
+//! driver compiles for newer GPUs too) when NVRTC is found, and the manifest that `accelerate!`
+//! reads (`pmexpr/cuda/manifest.txt`, see `pmexpr_core::cuda_manifest`): which files each site has,
+//! and what the macro needs to launch their kernels, so that the CUDA code is generated here only.
+//! A module whose source did not change since the last build is not compiled again, so an
+//! incremental build pays only for the sites that changed. Without NVRTC nothing is compiled (the
+//! runtime will compile the source at the first call); an NVRTC error is a warning that shows the
+//! generated line and names the site.
 
 use std::path::Path;
 
-use pmexpr_core::classify::Backend;
-use pmexpr_core::codegen::cuda::{CudaOptions, generate, instantiations};
-use pmexpr_core::codegen::rust::cuda_host::unsupported_host;
+use pmexpr_core::codegen::rust::cuda_host::site_modules;
+use pmexpr_core::cuda_manifest::{CudaManifest, ManifestSite};
 use pmexpr_core::program::CrateSite;
 
 use crate::nvrtc;
@@ -19,74 +21,79 @@ use crate::write::write_output_file;
 /// newer ones.
 pub(crate) const ARCH: &str = "compute_80";
 
-/// Writes the modules of the CUDA-class sites and compiles the changed ones; returns warnings.
+/// Writes the modules of the CUDA-class sites, compiles the changed ones and writes the manifest;
+/// returns warnings.
 pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
     let mut warnings = Vec::new();
+    let mut manifest = CudaManifest::default();
     for site in sites {
         let Ok(compiled) = &site.result else { continue };
         let Some(program) = &compiled.program else {
             continue;
         };
-        if program.backend != Backend::Cuda {
+        if program.backend != pmexpr_core::classify::Backend::Cuda {
             continue;
         }
-        for (i, inst) in instantiations(&compiled.mono.numeric)
-            .into_iter()
-            .enumerate()
-        {
-            let module = match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
-                Ok(m) => {
-                    if let Some(why) = (i == 0)
-                        .then(|| unsupported_host(&compiled.mono, program, &m))
-                        .flatten()
-                    {
-                        warnings.push(format!(
-                            "pmexpr: accelerate! at {} will run on the CPU targets: {why}",
-                            site.name
-                        ));
-                    }
-                    m
+        let cuda = site_modules(&compiled.mono, program, &site.name)
+            .map_err(|why| format!("pmexpr: accelerate! at {} {why}", site.name))
+            .and_then(|(mut record, modules)| {
+                for (files, module) in record.modules.iter_mut().zip(&modules) {
+                    files.ptx =
+                        write_module(out_dir, &site.name, &files.source, module, &mut warnings)?;
                 }
-                Err(e) => {
-                    warnings.push(format!(
-                        "pmexpr: accelerate! at {} cannot run on the CUDA backend and will run on the CPU targets: {e}",
-                        site.name
-                    ));
-                    break;
-                }
-            };
-            let base = format!("pmexpr/cuda/{}", module.namespace);
-            let cu = format!("{base}.cu");
-            let ptx_path = out_dir.join(format!("{base}.ptx"));
-            let changed = match write_output_file(out_dir, &cu, &module.source) {
-                Ok(changed) => changed,
-                Err(message) => {
-                    warnings.push(message);
-                    continue;
-                }
-            };
-            if !changed && ptx_path.exists() {
-                continue;
-            }
-            let Ok(nvrtc) = nvrtc::nvrtc() else {
-                // Compiled at the first call instead; a stale PTX must not outlive its source.
-                let _ = std::fs::remove_file(&ptx_path);
-                continue;
-            };
-            match nvrtc.compile_ptx(&module.source, &format!("{}.cu", module.namespace), ARCH) {
-                Ok(ptx) => {
-                    if let Err(message) = write_output_file(out_dir, &format!("{base}.ptx"), &ptx) {
-                        warnings.push(message);
-                    }
-                }
-                Err(e) => {
-                    let _ = std::fs::remove_file(&ptx_path);
-                    warnings.push(compile_error(&site.name, &module.source, &e.to_string()));
-                }
-            }
+                Ok(record)
+            });
+        if let Err(why) = &cuda {
+            warnings.push(why.clone());
         }
+        manifest.sites.push(ManifestSite {
+            name: site.name.clone(),
+            key: site.key,
+            cuda,
+        });
+    }
+    if let Err(message) = write_output_file(out_dir, CudaManifest::FILE, &manifest.to_text()) {
+        warnings.push(message);
     }
     warnings
+}
+
+/// Writes one module's source (`relative` to `out_dir`) and compiles it to PTX when it changed or
+/// has none; returns the PTX file, relative to `out_dir`, when there is one. `Err`: the source
+/// could not be written (the site runs on the CPU targets; the text is the warning).
+fn write_module(
+    out_dir: &Path,
+    site: &str,
+    relative: &str,
+    module: &pmexpr_core::codegen::cuda::CudaModule,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, String> {
+    let ptx = format!("{}/{}.ptx", CudaManifest::DIR, module.namespace);
+    let ptx_path = out_dir.join(&ptx);
+    let changed = write_output_file(out_dir, relative, &module.source)?;
+    if !changed && ptx_path.exists() {
+        return Ok(Some(ptx));
+    }
+    let Ok(nvrtc) = nvrtc::nvrtc() else {
+        // Compiled at the first call instead; a stale PTX must not outlive its source.
+        let _ = std::fs::remove_file(&ptx_path);
+        return Ok(None);
+    };
+    match nvrtc.compile_ptx(&module.source, &format!("{}.cu", module.namespace), ARCH) {
+        Ok(code) => match write_output_file(out_dir, &ptx, &code) {
+            Ok(_) => Ok(Some(ptx)),
+            Err(message) => {
+                let _ = std::fs::remove_file(&ptx_path);
+                warnings.push(message);
+                Ok(None)
+            }
+        },
+        Err(e) => {
+            let _ = std::fs::remove_file(&ptx_path);
+            warnings.push(compile_error(site, &module.source, &e.to_string()));
+            Ok(None)
+        }
+    }
 }
 
 /// An NVRTC failure as the user sees it: the site, NVRTC's first error and the generated line it

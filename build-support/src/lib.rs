@@ -16,8 +16,11 @@
 //! (`pmexpr/futhark/program.fut`; where the `futhark` compiler is found, also its C library and
 //! each site's glue, see [`futhark`]) and the CUDA kernels of the CUDA-class sites
 //! (`pmexpr/cuda/<module>.cu`, and `<module>.ptx` when NVRTC is found; an unchanged module is not
-//! compiled again). It never fails the build: a missing tool or an internal error is a warning,
-//! and the sites run on the CPU targets.
+//! compiled again) with their manifest (`pmexpr/cuda/manifest.txt`, see
+//! `pmexpr_core::cuda_manifest`), from which `accelerate!` embeds them: the CUDA code is generated
+//! here only, so a crate without the hook has no CUDA kernels (its CUDA-class sites run on the
+//! CPU targets, and the `cuda` target fails at them saying so). It never fails the build: a
+//! missing tool or an internal error is a warning, and the sites run on the CPU targets.
 //!
 //! [`nvrtc`] opens NVRTC, CUDA's runtime compiler, when it is installed, and compiles CUDA C++ to
 //! PTX (`PMEXPR_NVRTC` names the library to use). [`futhark`] finds the Futhark compiler
@@ -47,6 +50,7 @@ mod write;
 use std::env;
 use std::path::{Path, PathBuf};
 
+use pmexpr_core::cuda_manifest::CudaManifest;
 use pmexpr_core::program::{compile_sites, crate_output};
 use pmexpr_core::registry::{DEFAULT_DIRS, Registry};
 
@@ -184,6 +188,8 @@ impl Build {
         let (output, cuda_warnings) = match compiled {
             Ok(compiled) => compiled,
             Err(why) => {
+                // A manifest of an earlier build must not outlive this one's sites.
+                let _ = std::fs::remove_file(out_dir.join(CudaManifest::FILE));
                 let message = format!(
                     "pmexpr: internal error while compiling the crate's accelerate! sites ({why}); they run on the CPU targets. Please report this."
                 );
@@ -459,6 +465,23 @@ mod tests {
         // With NVRTC (CI installs it) the PTX is there too; an unchanged module is not recompiled.
         let ptx = out.join("pmexpr/cuda/pm_src_lib_rs_1_16.ptx");
         assert_eq!(ptx.exists(), nvrtc::nvrtc().is_ok());
+        // The manifest names both files, for the macro to embed.
+        let text = fs::read_to_string(out.join(CudaManifest::FILE)).unwrap();
+        let manifest = CudaManifest::from_text(&text).unwrap();
+        assert_eq!(manifest.sites.len(), 1);
+        let site = &manifest.sites[0];
+        assert_eq!(site.name, "src/lib.rs:1:16");
+        let registry = registry_in(&out);
+        assert_eq!(site.key, registry.sites[0].key);
+        let modules = &site.cuda.as_ref().unwrap().modules;
+        assert_eq!(modules.len(), 1);
+        assert_eq!(modules[0].source, "pmexpr/cuda/pm_src_lib_rs_1_16.cu");
+        assert_eq!(
+            modules[0].ptx.is_some(),
+            ptx.exists(),
+            "{:?}",
+            modules[0].ptx
+        );
         if ptx.exists() {
             let old = age(&ptx);
             Build::new().run(&dir.path, &out, Flags::default());

@@ -25,7 +25,8 @@
 //! [`site::compile`] runs the whole pipeline over one site; [`program`] is what the build hook
 //! makes of a crate (every site compiled, their programs merged by [`merge`], the CUDA and
 //! Futhark sources); [`registry`] is what the hook tells the macros (the crate's `#[pmexpr]`
-//! functions, derived structs and sites).
+//! functions, derived structs and sites), and [`cuda_manifest`] which CUDA modules it generated
+//! for each site: the macro embeds those and never generates CUDA code itself.
 //!
 //! Beside the passes: [`ast`] and [`types`], the program and its types; [`error`], errors with
 //! the user's spans; [`intrinsics`], the intrinsic and operator tables; [`tailrec`], which
@@ -36,6 +37,7 @@
 pub mod ast;
 pub mod classify;
 pub mod codegen;
+pub mod cuda_manifest;
 pub mod error;
 pub mod extract;
 pub mod infer;
@@ -139,8 +141,11 @@ fn error_expansion(errors: &[Error], free_vars: &[resolve::FreeVar]) -> TokenStr
 /// The expansion of `accelerate!(input)`: the generated code, or the errors. `rt` is the path of
 /// the runtime's private module as the user's crate sees it.
 ///
-/// `cuda` says where the build hook wrote the site's CUDA modules; without it a CUDA-class site
-/// runs on the CPU targets only.
+/// `cuda` names the site as the build hook does and says where the hook wrote its output: the
+/// CUDA manifest ([`cuda_manifest`]), whose module files a CUDA-class site embeds — the macro
+/// never generates CUDA code — and the Futhark glue. Without it a site has no GPU targets; with
+/// it, a CUDA-class site the manifest does not record runs on the CPU targets, and the `cuda` and
+/// `cuda-emulator` targets fail at the site saying that the build hook is needed.
 pub fn expand_accelerate(
     input: TokenStream,
     rt: &TokenStream,
@@ -157,11 +162,13 @@ fn expand_accelerate_here(
     cx: Context<'_>,
     cuda: Option<&codegen::rust::CudaBuild>,
 ) -> TokenStream {
+    // How the hook's manifest names the site's tokens (before they are consumed).
+    let key = mangle::site_key(&input);
     match site::compile(input, cx) {
         Ok(site) => {
             let host = match (cuda, &site.program) {
                 (Some(build), Some(program)) => {
-                    codegen::rust::cuda_host::cuda_host(&site.mono, program, build, rt).ok()
+                    codegen::rust::cuda_host::cuda_host(&site.mono, program, build, key, rt)
                 }
                 _ => None,
             };

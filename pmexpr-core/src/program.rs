@@ -41,6 +41,8 @@ pub const FUTHARK_FILE: &str = "pmexpr/futhark/program.fut";
 pub struct CrateSite {
     /// `file:line:column` of the `accelerate` identifier.
     pub name: String,
+    /// [`crate::mangle::site_key`] of the macro input, as the registry recorded it.
+    pub key: u64,
     /// The macro input as text.
     pub tokens: String,
     /// The compiled site, or why it is not.
@@ -73,6 +75,7 @@ pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
             };
             CrateSite {
                 name: s.name(),
+                key: s.key,
                 tokens: s.tokens.clone(),
                 result: match s.tokens.parse::<proc_macro2::TokenStream>() {
                     Err(e) => Err(SiteFailure::Unparsable(e.to_string())),

@@ -4,7 +4,10 @@
 //!
 //! The `#[pmexpr]` functions of the crate reach the macros through the file that the build hook
 //! (`pmexpr_build::Build::new().compile()` in build.rs) writes into `OUT_DIR`: a macro sees only
-//! its own tokens, so without the hook an `accelerate!` can use only what it defines itself.
+//! its own tokens, so without the hook an `accelerate!` can use only what it defines itself. The
+//! CUDA kernels of a CUDA-class site come from the hook too: `accelerate!` embeds the modules its
+//! manifest names (`OUT_DIR/pmexpr/cuda/manifest.txt`) and never generates CUDA code, so without
+//! the hook such a site runs on the CPU targets, and the `cuda` target fails at it saying so.
 
 use std::path::Path;
 
@@ -61,8 +64,8 @@ fn with_context<T>(f: impl FnOnce(Context<'_>, Option<&Registry>) -> T) -> T {
 /// The site as the build hook names it (`file:line:column` of the `accelerate` identifier, which
 /// names the CUDA modules the hook compiled): found in the registry by file and by the key of its
 /// tokens ([`pmexpr_core::mangle::site_key`], independent of layout and of the toolchain's token
-/// printing), else the location of the macro call (then the binary embeds the CUDA source instead
-/// of the hook's PTX).
+/// printing), else the location of the macro call (then the hook's CUDA manifest has no entry
+/// for the site, which has no CUDA kernels).
 fn site_name(input: &TokenStream, registry: Option<&Registry>) -> String {
     let span = proc_macro::Span::call_site();
     let (line, column) = (span.line(), span.column());

@@ -127,7 +127,9 @@ pub mod __private {
     pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;
-    pub use crate::cuda::{Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels};
+    pub use crate::cuda::{
+        Call as CudaCall, KernelData, ModuleData, ParamData, SiteKernels, missing as cuda_missing,
+    };
     pub use crate::func::Func;
     pub use crate::futhark::{
         Entry as FutharkEntry, EntryCall as FutharkEntryCall, FutharkArg, FutharkCall,

@@ -142,7 +142,11 @@
 //! ```
 //!
 //! Without the hook, an `accelerate!` that names a `#[pmexpr]` function is a compile error saying
-//! so. `#[pmexpr]` functions share one namespace per crate, and inside `accelerate!` such a name
+//! so, and a CUDA-class site has no kernels: the hook generates them (`OUT_DIR/pmexpr/cuda`, listed
+//! in its manifest, which `accelerate!` reads to embed them), never the macro. Such a site runs on
+//! the CPU targets (`auto` says so once on stderr), and the `cuda` and `cuda-emulator` targets fail
+//! at it saying that the build hook is needed — as they do for a site the hook did not see, one
+//! that another macro writes. `#[pmexpr]` functions share one namespace per crate, and inside `accelerate!` such a name
 //! means the function (a binding of the expression itself may shadow it, a Rust variable may
 //! not). Only what a site reaches is compiled with it (the paper's extraction), and a function two
 //! sites use is extracted once. `PMEXPR_DUMP=1 cargo build` makes the hook write, for every site,

@@ -12,8 +12,8 @@ use super::{ItemKind, Registry, RegistryItem, SiteSource};
 /// The first line of the text format; the number changes with the format.
 const FORMAT_HEADER: &str = "pmexpr-registry 2";
 
-/// The last line of the text format.
-const END: &str = "end";
+/// The last line of the text format (and of the CUDA manifest's).
+pub(crate) const END: &str = "end";
 
 impl ItemKind {
     /// The tag of the kind in the text format.
@@ -32,13 +32,18 @@ impl Registry {
         out.push_str(FORMAT_HEADER);
         out.push('\n');
         for item in &self.items {
-            let fields = [&item.name, &item.file, &item.source];
-            write_entry(&mut out, item.kind.tag(), item.line, item.column, &fields);
+            let fields = [item.name.as_str(), &item.file, &item.source];
+            write_entry(
+                &mut out,
+                item.kind.tag(),
+                &[item.line, item.column],
+                &fields,
+            );
         }
         for site in &self.sites {
             let key = format!("{:016x}", site.key);
-            let fields = [&site.file, &key, &site.tokens];
-            write_entry(&mut out, "site", site.line, site.column, &fields);
+            let fields = [site.file.as_str(), &key, &site.tokens];
+            write_entry(&mut out, "site", &[site.line, site.column], &fields);
         }
         out.push_str(END);
         out.push('\n');
@@ -47,29 +52,12 @@ impl Registry {
 
     /// Reads the text format back; the error says what is wrong and on which line.
     pub fn from_text(text: &str) -> Result<Registry, String> {
-        let mut reader = Reader {
-            rest: text,
-            line: 1,
-        };
-        let header = reader.line()?;
-        if header != FORMAT_HEADER {
-            return Err(format!(
-                "line 1: expected `{FORMAT_HEADER}`, found `{header}` (a registry written by another version of pmexpr?)"
-            ));
-        }
         let mut registry = Registry::default();
-        loop {
-            let header_line = reader.line;
-            let header = reader.line()?;
-            if header == END {
-                break;
-            }
-            let at = |e: String| format!("line {header_line}: {e}");
-            let (tag, numbers) = parse_header(header).map_err(at)?;
-            match (tag, numbers.as_slice()) {
+        read_entries(text, FORMAT_HEADER, "registry", |reader, entry| {
+            match (entry.tag, entry.numbers.as_slice()) {
                 ("fn" | "record", &[line, column, name, file, source]) => {
                     registry.items.push(RegistryItem {
-                        kind: if tag == "fn" {
+                        kind: if entry.tag == "fn" {
                             ItemKind::Fn
                         } else {
                             ItemKind::Record
@@ -85,7 +73,7 @@ impl Registry {
                     let file = reader.field(file)?.to_owned();
                     let key = reader.field(key)?;
                     let key = u64::from_str_radix(key, 16)
-                        .map_err(|_| at(format!("`{key}` is not a site key")))?;
+                        .map_err(|_| entry.at(format_args!("`{key}` is not a site key")))?;
                     registry.sites.push(SiteSource {
                         file,
                         line,
@@ -94,12 +82,10 @@ impl Registry {
                         tokens: reader.field(tokens)?.to_owned(),
                     })
                 }
-                _ => return Err(at(format!("unexpected entry `{header}`"))),
+                _ => return Err(entry.unexpected()),
             }
-        }
-        if !reader.rest.is_empty() {
-            return Err(format!("line {}: text after `{END}`", reader.line));
-        }
+            Ok(())
+        })?;
         registry.sort();
         Ok(registry)
     }
@@ -118,17 +104,87 @@ impl Registry {
     }
 }
 
-/// Writes one entry: a header line with the tag, position and field lengths, then each field
-/// followed by a newline.
-fn write_entry(out: &mut String, tag: &str, line: usize, column: usize, fields: &[&String]) {
-    write!(out, "{tag} {line} {column}").unwrap();
-    for field in fields {
-        write!(out, " {}", field.len()).unwrap();
+/// Writes one entry of a length-prefixed text format (this one, and the build hook's CUDA
+/// manifest, [`crate::cuda_manifest`]): a header line with the tag, the numbers and the fields'
+/// byte lengths, then each field followed by a newline.
+pub(crate) fn write_entry(out: &mut String, tag: &str, numbers: &[usize], fields: &[&str]) {
+    out.push_str(tag);
+    for n in numbers
+        .iter()
+        .copied()
+        .chain(fields.iter().map(|f| f.len()))
+    {
+        write!(out, " {n}").unwrap();
     }
     out.push('\n');
     for field in fields {
         out.push_str(field);
         out.push('\n');
+    }
+}
+
+/// Reads a file of a length-prefixed text format: its first line must be `format` (`what` names
+/// such a file in the message), then entries, each handed to `entry` with the reader at its
+/// fields, up to the `end` line, after which nothing may follow.
+pub(crate) fn read_entries<'a>(
+    text: &'a str,
+    format: &str,
+    what: &str,
+    mut entry: impl FnMut(&mut Reader<'a>, &Entry<'a>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut reader = Reader::new(text);
+    let header = reader.line()?;
+    if header != format {
+        return Err(format!(
+            "line 1: expected `{format}`, found `{header}` (a {what} written by another version of pmexpr?)"
+        ));
+    }
+    loop {
+        let line = reader.line;
+        let text = reader.line()?;
+        if text == END {
+            break;
+        }
+        entry(&mut reader, &Entry::parse(text, line)?)?;
+    }
+    if !reader.rest.is_empty() {
+        return Err(format!("line {}: text after `{END}`", reader.line));
+    }
+    Ok(())
+}
+
+/// The header line of an entry: its tag, then numbers (the fields' byte lengths last).
+pub(crate) struct Entry<'a> {
+    /// The whole line.
+    pub(crate) text: &'a str,
+    /// The first word.
+    pub(crate) tag: &'a str,
+    /// The numbers after it.
+    pub(crate) numbers: Vec<usize>,
+    /// The line's number, 1-based.
+    pub(crate) line: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// The header `text`, read at `line`.
+    fn parse(text: &'a str, line: usize) -> Result<Entry<'a>, String> {
+        let (tag, numbers) = parse_header(text).map_err(|e| format!("line {line}: {e}"))?;
+        Ok(Entry {
+            text,
+            tag,
+            numbers,
+            line,
+        })
+    }
+
+    /// `message`, said of this entry's line.
+    pub(crate) fn at(&self, message: impl std::fmt::Display) -> String {
+        format!("line {}: {message}", self.line)
+    }
+
+    /// The error for an entry that has no place here.
+    pub(crate) fn unexpected(&self) -> String {
+        self.at(format_args!("unexpected entry `{}`", self.text))
     }
 }
 
@@ -145,28 +201,42 @@ fn parse_header(header: &str) -> Result<(&str, Vec<usize>), String> {
     Ok((tag, numbers))
 }
 
-/// A cursor over the text format that counts lines for the error messages.
-struct Reader<'a> {
-    rest: &'a str,
-    line: usize,
+/// A cursor over a length-prefixed text format that counts lines for the error messages.
+pub(crate) struct Reader<'a> {
+    /// What is left to read.
+    pub(crate) rest: &'a str,
+    /// The number of the next line, 1-based.
+    pub(crate) line: usize,
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Reader {
+            rest: text,
+            line: 1,
+        }
+    }
+
     /// The next line, without its newline.
-    fn line(&mut self) -> Result<&'a str, String> {
+    pub(crate) fn line(&mut self) -> Result<&'a str, String> {
         let Some((line, rest)) = self.rest.split_once('\n') else {
-            return Err(format!(
-                "line {}: unexpected end of the registry",
-                self.line
-            ));
+            return Err(format!("line {}: unexpected end of the file", self.line));
         };
         self.rest = rest;
         self.line += 1;
         Ok(line)
     }
 
+    /// The next line, an entry's header.
+    pub(crate) fn entry(&mut self) -> Result<Entry<'a>, String> {
+        let line = self.line;
+        let text = self.line()?;
+        Entry::parse(text, line)
+    }
+
     /// The next `len` bytes, which must be followed by a newline.
-    fn field(&mut self, len: usize) -> Result<&'a str, String> {
+    pub(crate) fn field(&mut self, len: usize) -> Result<&'a str, String> {
         let err = || format!("line {}: a field of {len} bytes does not fit", self.line);
         let field = self.rest.get(..len).ok_or_else(err)?;
         let rest = self.rest[len..].strip_prefix('\n').ok_or_else(err)?;

@@ -44,6 +44,7 @@ mod items;
 mod walk;
 
 pub use find::{find_pmexpr_fn_in_file, find_pmexpr_fn_in_sources};
+pub(crate) use format::{END, Reader, read_entries, write_entry};
 pub use items::{collect_items, parse_source};
 pub use walk::{DEFAULT_DIRS, relative_path, source_files};
 

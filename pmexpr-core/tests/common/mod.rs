@@ -6,8 +6,10 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pmexpr_core::codegen::cuda::{CudaOptions, generate, instantiations};
+use pmexpr_core::classify::Backend;
 use pmexpr_core::codegen::rust::CudaBuild;
+use pmexpr_core::codegen::rust::cuda_host::site_modules;
+use pmexpr_core::cuda_manifest::{CudaManifest, ManifestSite};
 use pmexpr_core::program::{compile_sites, crate_output};
 use pmexpr_core::registry::{ItemKind, Registry, RegistryItem, SiteSource};
 use pmexpr_core::{Context, PreludeItem};
@@ -81,8 +83,9 @@ pub fn derive(src: &str) -> Outcome {
 
 /// The build hook's compilation of a crate with one site `accelerate!(site)` and one
 /// `#[pmexpr]` function `item` (when given): every site compiled, the CUDA modules of each
-/// instantiation generated, the crate output (Futhark program, dumps) made, then the macro's
-/// expansion of the site with the hook's context.
+/// instantiation generated and recorded in the CUDA manifest (written to a fresh `OUT_DIR`), the
+/// crate output (Futhark program, dumps) made, then the macro's expansion of the site with the
+/// hook's context and manifest.
 pub fn hook(site: &str, item: Option<&str>) -> Outcome {
     let items: Vec<RegistryItem> = item
         .and_then(|src| {
@@ -105,26 +108,38 @@ pub fn hook(site: &str, item: Option<&str>) -> Outcome {
             line: 2,
             column: 1,
             tokens: site.to_string(),
-            // Only the macro's lookup reads the key; the hook's compilation does not.
-            key: 0,
+            // How the macro finds the site in the CUDA manifest.
+            key: site
+                .parse::<TokenStream>()
+                .map_or(0, |t| pmexpr_core::mangle::site_key(&t)),
         }],
     );
-    pmexpr_core::with_stack(site.len() + item.map_or(0, str::len), || {
+    let manifest = pmexpr_core::with_stack(site.len() + item.map_or(0, str::len), || {
         let sites = compile_sites(&registry);
+        let mut manifest = CudaManifest::default();
         for s in &sites {
             let Ok(compiled) = &s.result else { continue };
             let Some(program) = &compiled.program else {
                 continue;
             };
-            for inst in instantiations(&compiled.mono.numeric) {
-                let _ = generate(program, &inst, &CudaOptions::for_site(&s.name));
+            if program.backend == Backend::Cuda {
+                manifest.sites.push(ManifestSite {
+                    name: s.name.clone(),
+                    key: s.key,
+                    cuda: site_modules(&compiled.mono, program, &s.name).map(|(r, _)| r),
+                });
             }
         }
         let _ = crate_output(&sites, true);
+        manifest
     });
     let Ok(tokens) = site.parse::<TokenStream>() else {
         return Outcome::NotTokens;
     };
+    let out_dir = OutDir::new();
+    let manifest_file = out_dir.0.join(CudaManifest::FILE);
+    std::fs::create_dir_all(manifest_file.parent().unwrap()).unwrap();
+    std::fs::write(&manifest_file, manifest.to_text()).unwrap();
     let prelude: Vec<PreludeItem> = registry.prelude();
     let records = registry.records();
     let cx = Context {
@@ -134,7 +149,7 @@ pub fn hook(site: &str, item: Option<&str>) -> Outcome {
     };
     let build = CudaBuild {
         site_name: "src/lib.rs:2:1".into(),
-        out_dir: None,
+        out_dir: Some(out_dir.0.clone()),
     };
     outcome(&pmexpr_core::expand_accelerate(
         tokens,
@@ -142,6 +157,26 @@ pub fn hook(site: &str, item: Option<&str>) -> Outcome {
         cx,
         Some(&build),
     ))
+}
+
+/// A fresh `OUT_DIR` for one call of [`hook`], removed when dropped.
+struct OutDir(std::path::PathBuf);
+
+impl OutDir {
+    fn new() -> OutDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("hook-{}-{n}", std::process::id()));
+        OutDir(dir)
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Runs `f` on a thread with rustc's stack; `None` when it took longer than `limit` (the thread

@@ -64,6 +64,21 @@ fn slot(device: &'static dyn Device, data: &'static ModuleData) -> DeviceResult<
     Ok(s)
 }
 
+/// The CUDA targets' side of a CUDA-class site that has no kernels (`why`: the build hook did not
+/// run, or did not see the site): an explicit `cuda` or `cuda-emulator` target fails at the site,
+/// and [`Target::Auto`] runs it on the CPU, which it says once on stderr.
+pub fn missing(site: &'static Site, target: Target, why: &str) {
+    if !matches!(target, Target::Auto) {
+        site.fail(format_args!(
+            "the {target} target cannot run this site: {why}"
+        ));
+    }
+    say_once(
+        format!("{site} missing"),
+        &format!("pmexpr: accelerate! at {site} runs on the CPU: {why}"),
+    );
+}
+
 thread_local! {
     static LAUNCHES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }

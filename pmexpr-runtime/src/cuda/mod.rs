@@ -1,11 +1,12 @@
-//! The CUDA target: runs the kernels that `accelerate!` generated for a CUDA-class site.
+//! The CUDA target: runs the kernels that the build hook generated for a CUDA-class site.
 //!
-//! At compile time `accelerate!` generates, for a site the classifier puts in the CUDA class, the
-//! CUDA C++ of its kernels (one module per instantiation of its number types) and host code: the
-//! accelerated expression in Rust, where each `par_loop` of host code (the expression and the
-//! functions it calls or runs in a sequential loop) is a launch.
-//! The build hook compiles the modules to PTX with NVRTC when it finds it, and the binary embeds
-//! the PTX; otherwise it embeds the source and NVRTC compiles it at the first call, once.
+//! At build time the hook (`pmexpr-build`) generates, for a site the classifier puts in the CUDA
+//! class, the CUDA C++ of its kernels (one module per instantiation of its number types), and
+//! compiles them to PTX with NVRTC when it finds it. At compile time `accelerate!` embeds those
+//! modules — the PTX, or else the source, which NVRTC compiles at the first call, once — and
+//! generates host code: the accelerated expression in Rust, where each `par_loop` of host code
+//! (the expression and the functions it calls or runs in a sequential loop) is a launch. A site
+//! without the hook's kernels runs on the CPU, and the CUDA targets fail at it ([`missing`]).
 //!
 //! At run time ([`call::Call`]): the target decides the device ([`driver`]: the GPU through
 //! cudarc; [`emulator`]: the CPU, for tests), the captured values go to the device once per call
@@ -23,6 +24,6 @@ pub mod error;
 pub mod scalar;
 pub mod upload;
 
-pub use call::{Call, SiteKernels, launches_on_this_thread};
+pub use call::{Call, SiteKernels, launches_on_this_thread, missing};
 pub use device::{KernelData, ModuleData, ParamData};
 pub use upload::tensor_uploads_on_this_thread;

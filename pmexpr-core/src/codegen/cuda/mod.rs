@@ -208,6 +208,13 @@ pub struct CudaModule {
     pub max_rank: usize,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many modules this thread has generated: how a test tells that `accelerate!` generates
+    /// none (`codegen::rust::cuda_host`).
+    pub(crate) static GENERATED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Generates the CUDA code of a CUDA-class site for one instantiation of its numeric type
 /// variables.
 pub fn generate(
@@ -215,6 +222,8 @@ pub fn generate(
     inst: &Instantiation,
     options: &CudaOptions,
 ) -> Result<CudaModule> {
+    #[cfg(test)]
+    GENERATED.with(|g| g.set(g.get() + 1));
     let lifted = &program.lifted;
     if program.backend != Backend::Cuda {
         return unsupported(

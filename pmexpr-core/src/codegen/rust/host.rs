@@ -1,6 +1,7 @@
 //! Host code for the CUDA targets: the site's expression compiled like for the CPU targets
 //! (sequentially), where each `par_loop` that has a kernel launches it ([`CudaHost`], built by
-//! [`super::cuda_host`]), and why such host code cannot be generated where it cannot.
+//! [`super::cuda_host`] from the build hook's manifest), and why such host code cannot be
+//! generated where it cannot.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -14,8 +15,9 @@ use crate::mono::Mono;
 use crate::opt::Program;
 
 /// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
-/// when it can: the check [`generate_site`](super::generate_site) makes, for [`super::cuda_host`]
-/// and the build hook.
+/// when it can: the check [`generate_site`](super::generate_site) makes, which the build hook
+/// makes first ([`super::cuda_host::site_modules`]), so that the macro generates its host code
+/// once.
 pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
     let program = crate::opt::optimize(mono);
     let mut g = Gen::new(&program.names, rt, &mono.numeric, &program.host.facts, None);

@@ -40,7 +40,7 @@
 //! - `code`: the names used in generated code, literals and pattern tests.
 //! - `host`: host code for the CUDA targets (kernel launches) and [`cuda_host_problem`].
 //! - [`cuda_host`], [`futhark_host`]: what a CUDA-class or Futhark-class site gets from the build
-//!   hook's output ([`CudaHost`], [`FutharkHost`]); they use the generator, it does not use them.
+//!   hook's output ([`CudaSite`], [`FutharkHost`]); they use the generator, it does not use them.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -82,7 +82,8 @@ pub use self::site::generate_site;
 pub struct CudaBuild {
     /// `file:line:column` of the site as the hook names it (modules are named after it).
     pub site_name: String,
-    /// `OUT_DIR`, where the hook wrote `pmexpr/cuda/<module>.cu` and `.ptx`.
+    /// `OUT_DIR`, where the hook wrote its CUDA manifest and modules
+    /// ([`crate::cuda_manifest`]) and the Futhark glue.
     pub out_dir: Option<std::path::PathBuf>,
 }
 
@@ -95,6 +96,16 @@ pub struct CudaHost {
     pub kernel_args: Vec<Vec<Expr>>,
     /// The `SiteKernels` value (an expression of the runtime's type).
     pub kernels: TokenStream,
+}
+
+/// How a CUDA-class site reaches its kernels ([`cuda_host::cuda_host`]).
+#[derive(Debug, Clone)]
+pub enum CudaSite {
+    /// The kernels the build hook generated, and their launches.
+    Kernels(CudaHost),
+    /// The hook did not generate them (the text says why): the site runs on the CPU targets, and
+    /// the `cuda` and `cuda-emulator` targets fail at the site.
+    Missing(String),
 }
 
 /// How a Futhark-class site reaches its library.

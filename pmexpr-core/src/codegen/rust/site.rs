@@ -7,7 +7,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use super::code::user_place;
 use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type, vars_in};
-use super::{Binding, CudaHost, FutharkHost, Gen};
+use super::{Binding, CudaSite, FutharkHost, Gen};
 use crate::infer::Numeric;
 use crate::mono::Mono;
 use crate::opt::Optimized;
@@ -20,11 +20,14 @@ use crate::opt::Optimized;
 /// With `sequential`, the site runs on the sequential target (the debug target in debug mode)
 /// whatever the environment selects: the body of a `#[pmexpr]` function called from Rust code.
 ///
-/// With `cuda` (a CUDA-class site whose kernels the runtime can launch), the site also gets host
+/// With `cuda` (a CUDA-class site whose kernels the build hook generated), the site also gets host
 /// code for the CUDA targets: the same expression, run sequentially, where each `par_loop` of the
 /// host code — loops, branches, closures and `fn` items included — launches its kernel
-/// ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so, or when
-/// [`cuda_host_problem`](super::cuda_host_problem) finds host code it cannot generate.
+/// ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so, or when the
+/// host code cannot be generated (which the hook found first:
+/// [`cuda_host_problem`](super::cuda_host_problem)). A CUDA-class site without kernels
+/// ([`CudaSite::Missing`]) runs on the CPU targets, and fails at the site under the `cuda` and
+/// `cuda-emulator` targets (said once under `auto`).
 ///
 /// With `futhark` (a Futhark-class site), the `futhark` and `auto` targets call the site's entry
 /// point in the Futhark library through the glue the build hook generated
@@ -39,7 +42,7 @@ pub fn generate_site(
     program: &Optimized,
     rt: &TokenStream,
     sequential: bool,
-    cuda: Option<&CudaHost>,
+    cuda: Option<&CudaSite>,
     futhark: Option<&FutharkHost>,
 ) -> TokenStream {
     let mono = &program.mono;
@@ -85,13 +88,15 @@ pub fn generate_site(
             checks.push(quote!(if B::CHECKS { #rt::check_regular(&__PM_SITE, #what, #local); }));
         }
     }
-    let cuda_fn = match cuda {
-        Some(host) if !sequential => g
-            .cuda_body(&program.host, host)
-            .ok()
-            .map(|b| (b, &host.kernels)),
+    let host = match cuda {
+        Some(CudaSite::Kernels(host)) if !sequential => Some(host),
         _ => None,
     };
+    let cuda_fn = host.and_then(|host| {
+        g.cuda_body(&program.host, host)
+            .ok()
+            .map(|b| (b, &host.kernels))
+    });
     let body = g.value(&program.cpu.expr);
     let select = if sequential {
         quote!(#rt::select_sequential)
@@ -176,7 +181,7 @@ pub fn generate_site(
     // The CUDA modules differ only in the types of the kernels' parameters: an open type none of
     // them holds (values only counted or moved on the host, `par_loop(length(s), …)`) may be any
     // Rust type, and any module fits (`None`).
-    let cuda_names: Vec<TokenStream> = match cuda {
+    let cuda_names: Vec<TokenStream> = match host {
         Some(host) => {
             let mut seen = Vec::new();
             for e in host.kernel_args.iter().flatten() {
@@ -200,7 +205,18 @@ pub fn generate_site(
     let cuda_generics = g.generics_with(quote!(#rt::CudaArg<'pm>));
     let futhark_generics = g.generics_with(quote!(#rt::FutharkArg + #rt::FutharkResult));
     let (cuda_item, cuda_arm) = match cuda_fn {
-        None => (quote!(), quote!()),
+        None => match cuda {
+            Some(CudaSite::Missing(why)) if !sequential => (
+                quote!(),
+                quote! {
+                    __pm_t @ (#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator) => {
+                        #rt::cuda_missing(&__PM_SITE, __pm_t, #why);
+                        __pm_accel::<#rt::CpuBackend, #(#infer_numeric),*>(#(#args),*)
+                    }
+                },
+            ),
+            _ => (quote!(), quote!()),
+        },
         Some((cuda_body, kernels)) => {
             (
                 quote! {
