@@ -62,6 +62,10 @@ pub struct Access {
     pub offset: i64,
     /// Whether it is a `tensor_set`.
     pub write: bool,
+    /// The line it goes through: accesses of the same tensor with the same fixed indices (a
+    /// stencil reads `src[i, j, ·]` at three offsets) share one, taken once, numbered in order of
+    /// first access from 0.
+    pub line: usize,
 }
 
 /// The grid shape of a `par_loop`'s function `|k| body`, by the positions of `body`'s leading
@@ -179,6 +183,8 @@ pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
     };
     let mut nested = false;
     let mut out = Vec::new();
+    // Each line: the tensor, the index and where the loop variable is in it.
+    let mut lines: Vec<(&Expr, &[Expr], usize)> = Vec::new();
     body.walk(&mut |e| match &e.kind {
         ExprKind::Keyword { .. } | ExprKind::Soac(_) => nested = true,
         ExprKind::App { func, args }
@@ -213,17 +219,49 @@ pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
                 matches!(&base.kind, ExprKind::Var { ident, .. } if free.contains(&ident.id));
             let others_fixed = idx.iter().enumerate().all(|(j, x)| j == pos || fixed(x));
             if matches!(args[0].ty, Type::Tensor(_)) && base_outside && others_fixed {
+                // The line of an earlier access of the same tensor and fixed indices, or a new one.
+                let same = |(t, ix, p): &(&Expr, &[Expr], usize)| {
+                    *p == pos
+                        && ix.len() == idx.len()
+                        && same_value(t, &args[0])
+                        && (ix.iter().zip(idx.iter()).enumerate())
+                            .all(|(j, (a, b))| j == pos || same_value(a, b))
+                };
+                let line = lines.iter().position(same).unwrap_or_else(|| {
+                    lines.push((&args[0], &idx[..], pos));
+                    lines.len() - 1
+                });
                 out.push(Access {
                     key: args[1].id,
                     pos,
                     offset,
                     write: !read,
+                    line,
                 });
             }
         }
         _ => {}
     });
     if nested { Vec::new() } else { out }
+}
+
+/// Whether two expressions fixed for a loop (variables, fields of them, literals and wrapping
+/// arithmetic of those: see [`pure_fixed`]) are the same value.
+fn same_value(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Var { ident: x, .. }, ExprKind::Var { ident: y, .. }) => x.id == y.id,
+        (ExprKind::Lit(x), ExprKind::Lit(y)) => x == y,
+        (ExprKind::Proj { expr: x, label: l }, ExprKind::Proj { expr: y, label: m }) => {
+            l == m && same_value(x, y)
+        }
+        (ExprKind::Intrinsic(x), ExprKind::Intrinsic(y)) => x == y,
+        (ExprKind::App { func: f, args: xs }, ExprKind::App { func: g, args: ys }) => {
+            same_value(f, g)
+                && xs.len() == ys.len()
+                && xs.iter().zip(ys).all(|(x, y)| same_value(x, y))
+        }
+        _ => false,
+    }
 }
 
 /// `k`, `k + c`, `c + k` or `k - c` (`c` a literal): the offset from the loop variable `k`.

@@ -449,3 +449,28 @@ fn loops_find_plain_loops_and_grids() {
         assert!(facts.loops.get(&e.id).is_none_or(|l| l.grid.is_none()));
     }
 }
+
+#[test]
+fn loops_share_a_line_between_accesses_of_one_row() {
+    // A stencil reads `s[i, ·]` at three offsets: one line; the write to `d[i, ·]` another; a
+    // read of `s[i + 1, ·]` a third.
+    let (e, facts, _) = passes(quote!(seq_loop(n, |k| tensor_set(
+        d,
+        [i, k],
+        tensor_get(s, [i, k - 1])
+            + tensor_get(s, [i, k])
+            + tensor_get(s, [i, k + 1])
+            + tensor_get(s, [i + 1, k])
+    ))));
+    let lines: Vec<usize> = facts.loops[&e.id].accesses.iter().map(|a| a.line).collect();
+    let mut sorted = lines.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted, [0, 1, 2], "{lines:?}");
+    // The three reads of `s[i, ·]` share one.
+    let shared = lines
+        .iter()
+        .filter(|l| lines.iter().filter(|m| m == l).count() == 3)
+        .count();
+    assert_eq!(shared, 3, "{lines:?}");
+}

@@ -67,42 +67,38 @@ impl Gen<'_> {
         // Per line: whether an access writes it.
         let mut written = Vec::new();
         let mut keys = BTreeSet::new();
-        // Lines by the text of the expression that takes them: the tensor and the fixed indices
-        // are variables, literals and wrapping arithmetic, so the same text is the same line,
-        // taken once (a stencil reads `src[i, j, ·]` at three offsets).
-        let mut taken: Vec<(String, proc_macro2::Ident)> = Vec::new();
         let mut served = Vec::new();
         // The lines that are rows (`Window`s).
         let mut rows = Vec::new();
         for (a, (tensor, index)) in accesses.iter().zip(&parts) {
-            let t = self.value(tensor);
-            let make = if a.pos + 1 == index.len() {
-                let lead: Vec<TokenStream> = index[..a.pos].iter().map(|e| self.value(e)).collect();
-                quote!((#t).window(&[#(#lead),*], #n))
-            } else {
-                let pos = a.pos;
-                let index: Vec<TokenStream> = (index.iter().enumerate())
-                    .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
-                    .collect();
-                quote!((#t).strided(&[#(#index),*], #pos, #n))
-            };
-            let text = make.to_string();
-            let line = match taken.iter().position(|(m, _)| *m == text) {
-                Some(i) => i,
-                None => {
-                    let w = self.fresh("win");
-                    taken.push((text, w.clone()));
-                    makes.push(make);
-                    if a.pos + 1 == index.len() {
-                        rows.push(w.clone());
-                    }
-                    wins.push(w);
-                    written.push(false);
-                    wins.len() - 1
+            if a.line == wins.len() {
+                // The first access through this line: it is taken before the loop.
+                let t = self.value(tensor);
+                let make = if a.pos + 1 == index.len() {
+                    let lead: Vec<TokenStream> =
+                        index[..a.pos].iter().map(|e| self.value(e)).collect();
+                    quote!((#t).window(&[#(#lead),*], #n))
+                } else {
+                    let pos = a.pos;
+                    let index: Vec<TokenStream> = (index.iter().enumerate())
+                        .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
+                        .collect();
+                    quote!((#t).strided(&[#(#index),*], #pos, #n))
+                };
+                let w = self.fresh("win");
+                makes.push(make);
+                if a.pos + 1 == index.len() {
+                    rows.push(w.clone());
                 }
+                wins.push(w);
+                written.push(false);
+            }
+            let Some(was) = written.get_mut(a.line) else {
+                // Lines are numbered in order of first access (the optimizer's): never here.
+                return checked;
             };
-            written[line] |= a.write;
-            served.push((a.key, line, a.pos, a.offset));
+            *was |= a.write;
+            served.push((a.key, a.line, a.pos, a.offset));
             keys.insert(a.key);
         }
         let serve = |gn: &mut Self, plain: Option<&proc_macro2::Ident>| {
