@@ -245,3 +245,40 @@ fn strided_lines_agree_and_fail_as_before() {
         );
     });
 }
+
+/// `y[k] = x[k + d]`, `d` fixed for the loop: the read goes through the row where it falls inside
+/// it, and is the checked access otherwise.
+fn shifted(target: Target, x: &Tensor<i64>, d: i64, n: i64) -> Vec<i64> {
+    let y = Tensor::<i64>::zeros(&[n.max(0) as usize]);
+    with_target(target, || {
+        accelerate!(
+            backend = cpu,
+            seq_loop(n, |k| tensor_set(y, [k], tensor_get(x, [k + d]) * 2))
+        )
+    });
+    y.to_vec()
+}
+
+#[test]
+fn reads_at_a_fixed_distance_agree_and_fail_as_before() {
+    let x = Tensor::<i64>::from_vec((0..10).collect(), &[10]);
+    for target in TARGETS {
+        for (d, n) in [(0, 10), (3, 7), (-2, 0), (9, 1)] {
+            let want: Vec<i64> = (0..n).map(|k| (k + d) * 2).collect();
+            assert_eq!(shifted(target, &x, d, n), want, "{target:?} d = {d}");
+        }
+    }
+    // Out of the row (and the tensor): the checked access's failure, at the first such `k`.
+    same_failure(
+        "Invalid indices used to access tensor: index [10] for a tensor of shape [10]",
+        || {
+            shifted(current_target().unwrap(), &x, 4, 7);
+        },
+    );
+    same_failure(
+        "Invalid indices used to access tensor: index [-1] for a tensor of shape [10]",
+        || {
+            shifted(current_target().unwrap(), &x, -1, 3);
+        },
+    );
+}

@@ -10,7 +10,8 @@
 //! (which records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice
 //! index that the loop bound keeps in range, instead of the rank and per-dimension checks and
 //! offset arithmetic of each access. A read may also index the line at `k ± c` (a stencil's
-//! neighbours): it reads the line where that falls inside it and is the checked access otherwise.
+//! neighbours) or at `k` plus any value fixed for the loop: it reads the line where that falls
+//! inside it and is the checked access otherwise.
 //! Otherwise the loop runs as written, so that every failure is the same failure at the same
 //! access. Only loops whose body runs no further parallel keyword or loop are versioned, so that
 //! the code is at most doubled per loop.
@@ -58,8 +59,9 @@ pub struct Access {
     /// Where the loop variable is in the index: the last dimension gives a row, another a
     /// strided line.
     pub pos: usize,
-    /// The index there is the loop variable plus this (a read of `t[i, k ± c]`).
-    pub offset: i64,
+    /// The index there is the loop variable plus this constant (a read of `t[i, k ± c]`), or, when
+    /// `None`, plus a value fixed for the loop (`t[i, k + d]`, `d` bound outside it).
+    pub offset: Option<i64>,
     /// Whether it is a `tensor_set`.
     pub write: bool,
     /// The line it goes through: accesses of the same tensor with the same fixed indices (a
@@ -196,19 +198,19 @@ pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
             let ExprKind::Seq(idx) = &args[1].kind else {
                 return;
             };
+            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
+            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
             let Some((pos, offset)) = idx
                 .iter()
                 .enumerate()
-                .find_map(|(j, x)| offset_of(x, k).map(|o| (j, o)))
+                .find_map(|(j, x)| offset_of(x, k, &fixed).map(|o| (j, o)))
             else {
                 return;
             };
             let read = matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGet));
-            if offset != 0 && !read {
+            if offset != Some(0) && !read {
                 return;
             }
-            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
-            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
             // The tensor may be a field of a record bound outside (`l.w`): projections are
             // free and cannot fail.
             let mut base = &args[0];
@@ -264,24 +266,26 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-/// `k`, `k + c`, `c + k` or `k - c` (`c` a literal): the offset from the loop variable `k`.
-fn offset_of(x: &Expr, k: VarId) -> Option<i64> {
+/// `k`, `k + c`, `c + k` or `k - c`: the offset from the loop variable `k`, a constant when `c` is
+/// a literal, `None` inside when it is another value `fixed` for the loop.
+fn offset_of(x: &Expr, k: VarId, fixed: &dyn Fn(&Expr) -> bool) -> Option<Option<i64>> {
     let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
     if is_k(x) {
-        return Some(0);
+        return Some(Some(0));
     }
     let ExprKind::App { func, args } = &x.kind else {
         return None;
     };
     let lit = |e: &Expr| match e.kind {
-        ExprKind::Lit(Lit::Int(c)) => Some(c),
+        ExprKind::Lit(Lit::Int(c)) => Some(Some(c)),
+        _ if fixed(e) => Some(None),
         _ => None,
     };
     match (&func.kind, &args[..]) {
         (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
         (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
         (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => {
-            lit(b).and_then(i64::checked_neg)
+            lit(b).map(|c| c.and_then(i64::checked_neg))
         }
         _ => None,
     }
@@ -311,7 +315,7 @@ fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -
     let ExprKind::Lam { body, .. } = &f.kind else {
         return false;
     };
-    if accesses.is_empty() || !accesses.iter().all(|a| a.offset == 0) {
+    if accesses.is_empty() || !accesses.iter().all(|a| a.offset == Some(0)) {
         return false;
     }
     let mut writes = false;

@@ -387,6 +387,17 @@ fn loops_window_rows_indexed_by_the_loop_variable() {
         tensor_set(t, [c, k + 1], 0)
     })));
     assert_eq!(n, vec![3]);
+    // A read at the loop variable plus a value fixed for the loop (`d`, `2 * d`) goes through
+    // the line too; a write there does not.
+    let n = windowed(quote!(seq_loop(n, |k| {
+        tensor_set(
+            t,
+            [0, k],
+            tensor_get(s, [0, k + d]) + tensor_get(s, [0, 2 * d + k]),
+        );
+        tensor_set(t, [0, k - d], 0)
+    })));
+    assert_eq!(n, vec![3]);
     // An index computed from the loop variable, another index computed or bound in the loop,
     // the loop variable twice, a tensor bound in the loop, an index sequence not written out.
     let n = windowed(quote!(seq_loop(n, |k| {

@@ -23,7 +23,7 @@ pub(super) struct Served {
     /// Where the loop variable is in the index.
     pos: usize,
     /// The index there is the loop variable plus this.
-    offset: i64,
+    offset: Option<i64>,
     /// In a plain loop: the line is a slice of the chunk, indexed by this variable.
     plain: Option<proc_macro2::Ident>,
 }
@@ -268,7 +268,7 @@ impl Gen<'_> {
             });
         }
         let k = self.value(es.get(pos)?);
-        if offset != 0 {
+        if offset != Some(0) {
             // The index is pure (wrapping `k ± c`), so computing it twice changes nothing.
             let saved = self.windows.remove(&idx.id);
             let slow = checked(self);
