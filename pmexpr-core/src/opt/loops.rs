@@ -43,8 +43,10 @@ use crate::types::{TyVar, Type};
 /// What the optimizer knows of a counted loop.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoopFacts {
-    /// The accesses that lines serve (empty: the loop is not versioned).
+    /// The accesses that lines serve (with `reads` empty too: the loop is not versioned).
     pub accesses: Vec<Access>,
+    /// The reads of sequences that one check before the loop proves in range.
+    pub reads: Vec<SeqRead>,
     /// A `par_loop` that may also run as a plain loop over slices.
     pub plain: bool,
     /// A `par_loop` of the grid shape.
@@ -68,6 +70,19 @@ pub struct Access {
     /// stencil reads `src[i, j, ·]` at three offsets) share one, taken once, numbered in order of
     /// first access from 0.
     pub line: usize,
+}
+
+/// A read `s[k + c]` in a loop's body of a sequence `s` fixed for the loop and only indexed there,
+/// `c ≥ 0` a constant: one check before the loop, `length(s) ≥ n + c`, proves it in range for every
+/// iteration `k < n` (where the check fails, the loop runs as written and fails where it did).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeqRead {
+    /// The index expression's node: how the read is found in the loop body.
+    pub key: NodeId,
+    /// The sequence.
+    pub seq: VarId,
+    /// The constant `c`.
+    pub offset: i64,
 }
 
 /// The grid shape of a `par_loop`'s function `|k| body`, by the positions of `body`'s leading
@@ -157,6 +172,7 @@ pub fn loops<'a>(
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
                 grid: if par { grid(f) } else { None },
+                reads: seq_reads(f, arity),
                 accesses,
             };
             if facts != LoopFacts::default() {
@@ -264,6 +280,57 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// The reads of the loop function `f` (`arity` parameters, the loop variable last) that one check
+/// before the loop proves in range ([`SeqRead`]); none when the body runs a keyword or a loop.
+pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return Vec::new();
+    };
+    if params.len() != arity {
+        return Vec::new();
+    }
+    let k = params[arity - 1].ident.id;
+    let free = f.free_vars();
+    let mut nested = false;
+    let mut uses: std::collections::BTreeMap<VarId, usize> = Default::default();
+    let mut out = Vec::new();
+    body.walk(&mut |e| match &e.kind {
+        ExprKind::Keyword { .. } | ExprKind::Soac(_) | ExprKind::RecLet { .. } => nested = true,
+        ExprKind::Var { ident, .. } if free.contains(&ident.id) => {
+            *uses.entry(ident.id).or_default() += 1;
+        }
+        ExprKind::App { func, args }
+            if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Get)) && args.len() == 2 =>
+        {
+            if let ExprKind::Var { ident, .. } = &args[0].kind
+                && free.contains(&ident.id)
+                && let Some(Some(c)) = offset_of(&args[1], k, &|_| false)
+                && c >= 0
+            {
+                out.push(SeqRead {
+                    key: args[1].id,
+                    seq: ident.id,
+                    offset: c,
+                });
+            }
+        }
+        _ => {}
+    });
+    // Only sequences the body reads through these reads alone (their local is cut to what the
+    // loop reads).
+    let read = |s: VarId| out.iter().filter(|r: &&SeqRead| r.seq == s).count();
+    let only = |s: VarId| uses.get(&s).copied() == Some(read(s));
+    let keep: Vec<bool> = out.iter().map(|r| only(r.seq)).collect();
+    if nested {
+        return Vec::new();
+    }
+    out.into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// `k`, `k + c`, `c + k` or `k - c`: the offset from the loop variable `k`, a constant when `c` is
