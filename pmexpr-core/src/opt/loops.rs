@@ -16,6 +16,12 @@
 //! access. Only loops whose body runs no further parallel keyword or loop are versioned, so that
 //! the code is at most doubled per loop.
 //!
+//! **Reads proven in range**: a read `s[k + c]` (`c ≥ 0` a constant) of a sequence fixed for the
+//! loop and read only so in its body is in range for every iteration when `length(s) ≥ n + c`:
+//! one check before the loop ([`SeqRead`]). Where it holds, a sequential loop reads `s` cut to
+//! what it reads, so that the compiler drops each read's check, and a plain loop reads it through
+//! a slice of each chunk; where it does not, the loop runs as written and fails where it did.
+//!
 //! **Plain loops**: a `par_loop` whose windowed accesses are all rows at the loop variable itself
 //! (each iteration touches its own element of each row), at least one of them a write, whose
 //! body touches tensors in no other way and calls nothing but intrinsics, may run over plain
