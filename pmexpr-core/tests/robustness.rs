@@ -88,6 +88,45 @@ fn raw_identifiers_are_names() {
 }
 
 #[test]
+fn raw_identifiers_in_path_constants_are_names() {
+    // `i64::r#MAX` is `i64::MAX`: the generated path is written without `r#` (which an
+    // identifier that is not a keyword cannot carry), in the expansion and in the error one.
+    for src in [
+        "backend = cpu, i64::r#MAX",
+        "backend = cpu, std::f64::consts::r#PI",
+        "backend = cpu, r#f32::MAX",
+        "backend = cpu, ::r#std::f64::consts::PI + r#x",
+    ] {
+        let o = within(10, src, move || accelerate(src));
+        assert_eq!(o, Outcome::Expanded, "{src}");
+    }
+    let o = within(10, "error with i64::r#MAX", || {
+        accelerate("backend = cpu, addi(i64::r#MAX, 1e400)")
+    });
+    assert!(refused(&o).contains("does not fit in an f64"), "{o:?}");
+    let o = within(10, "hook i64::r#MAX", || {
+        hook(
+            "backend = cpu, i64::r#MAX + f(1)",
+            Some("fn f(x: i64) -> i64 { x }"),
+        )
+    });
+    assert_eq!(o, Outcome::Expanded);
+}
+
+#[test]
+fn a_pmexpr_fn_that_reads_a_field_of_a_non_parameter_is_an_error() {
+    // `c` is not a parameter: the function cannot stand alone (reported at the site's use).
+    let item = "fn h() -> i64 { c.n }";
+    for site in ["backend = cpu, h()", "map(|x| x + h(), [1, 2])"] {
+        let o = within(10, site, move || hook(site, Some(item)));
+        assert!(
+            refused(&o).contains("the `#[pmexpr]` function `h` uses `c.n`, which is neither"),
+            "{o:?}"
+        );
+    }
+}
+
+#[test]
 fn a_huge_tuple_index_is_an_error() {
     // A projection `x.n` closes the tuple's type with `n + 1` fields: the bound is checked first.
     for src in ["x.4294967295", "x.10000000", "x.12"] {
