@@ -402,9 +402,7 @@ fn select_prelude(
                 ),
             )
         };
-        let def = syn::parse_str::<syn::ItemFn>(&item.source)
-            .map_err(|e| e.to_string())
-            .and_then(|f| parse::parse_fn_item(&f, records).map_err(|e| first_message(&e)));
+        let def = parse::parse_fn_source(&item.source, records);
         match def {
             Ok(mut def) => {
                 def.item = Some(ItemRef {

@@ -234,6 +234,116 @@ fn deep_nesting_is_a_clear_error() {
 }
 
 #[test]
+fn nesting_past_the_limit_is_refused_before_syn_parses_it() {
+    // Each is refused by the measure of the tokens, before `syn` recurses over them (20,000
+    // levels overflowed rustc's stack at opt-level 0), and quickly.
+    let n = 20_000;
+    let cases = [
+        ("parentheses", repeat(n, "(", "x", ")")),
+        ("arrays", repeat(n, "[", "1", "]")),
+        ("blocks", repeat(n, "{ ", "1", " }")),
+        ("tuples", repeat(n, "(", "1", ",)")),
+        ("references", format!("{}x", "&".repeat(n))),
+        ("returns", format!("{}x", "return ".repeat(n))),
+        (
+            "Vec types",
+            format!("|v: {}| 0", repeat(n, "Vec<", "i64", ">")),
+        ),
+        (
+            "tuple types",
+            format!("|v: {}| 0", repeat(n, "(", "i64", ",)")),
+        ),
+        ("fn types", format!("|v: {}i64| 0", "fn() -> ".repeat(n))),
+        ("closures", format!("{}0", "|x| ".repeat(n))),
+        (
+            "else if",
+            format!("{}{{ 0 }}", "if b { 1 } else ".repeat(n)),
+        ),
+        (
+            "number pattern in parentheses",
+            format!(
+                "map(|x| match x {{ {} => 1, _ => 0 }}, s)",
+                repeat(n, "(", "1", ")")
+            ),
+        ),
+        (
+            "nested fn items",
+            format!("{{ {} 0 }}", repeat(n, "fn f() -> i64 { ", "1", " }")),
+        ),
+    ];
+    for (what, src) in cases {
+        let hook_src = src.clone();
+        let o = within(10, what, move || accelerate(&src));
+        assert!(
+            refused(&o).contains("levels deep, more than `accelerate!` accepts"),
+            "{what}: {o:?}"
+        );
+        let o = within(10, what, move || hook(&hook_src, None));
+        assert!(
+            refused(&o).contains("levels deep, more than `accelerate!` accepts"),
+            "{what} (hook): {o:?}"
+        );
+    }
+    let deep_fn = format!("fn f(x: i64) -> i64 {{ {} }}", repeat(n, "[", "x", "]"));
+    let o = within(10, "#[pmexpr] deep", move || pmexpr_fn(&deep_fn));
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+    let deep_struct = format!("struct P {{ x: {} }}", repeat(n, "Vec<", "i64", ">"));
+    let o = within(10, "derive deep", move || derive(&deep_struct));
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+    // A `#[pmexpr]` function of the crate that nests too deeply cannot be used (its own
+    // expansion says why).
+    let item = format!("fn g(x: i64) -> i64 {{ {} }}", repeat(n, "(", "x", ")"));
+    let o = within(10, "hook: deep #[pmexpr] fn", move || {
+        hook("backend = cpu, g(1)", Some(&item))
+    });
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+}
+
+#[test]
+fn invisible_groups_count_as_nesting() {
+    // A `macro_rules!` that forwards an `$e:expr` wraps it in an invisible group: 300 of them
+    // took seconds in `syn`; they are nesting like any other group.
+    use common::accelerate_tokens;
+    use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+    let wrapped = |k: usize| {
+        let mut e: TokenStream = "addi(x, 1e400)".parse().unwrap();
+        for _ in 0..k {
+            e = TokenTree::Group(Group::new(Delimiter::None, e)).into();
+        }
+        e
+    };
+    let o = within(10, "200 invisible groups", move || {
+        accelerate_tokens(wrapped(200))
+    });
+    assert!(refused(&o).contains("does not fit in an f64"), "{o:?}");
+    let o = within(10, "300 invisible groups", move || {
+        accelerate_tokens(wrapped(300))
+    });
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+}
+
+#[test]
+fn an_or_pattern_is_flat() {
+    // 10,000 alternatives: a balanced tree of tests, not a chain 10,000 deep.
+    let alts: Vec<String> = (0..10_000).map(|i| i.to_string()).collect();
+    let src = format!(
+        "{{ let s: Vec<i64> = s; map(|x| match x {{ {} => 1, _ => 0 }}, s) }}",
+        alts.join(" | ")
+    );
+    let hook_src = src.clone();
+    assert_eq!(
+        within(60, "10,000 alternatives", move || accelerate(&src)),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(60, "10,000 alternatives, hook", move || hook(
+            &hook_src, None
+        )),
+        Outcome::Expanded
+    );
+}
+
+#[test]
 fn long_let_chains_and_many_fns_are_not_nesting() {
     let mut lets = String::from("{ let x0 = 1;");
     for i in 1..10_000 {

@@ -107,12 +107,20 @@ pub fn hook_items(site: &str, items: &[&str]) -> Outcome {
     let items: Vec<RegistryItem> = items
         .iter()
         .filter_map(|src| {
-            let (kind, name) = if let Ok(f) = syn::parse_str::<syn::ItemFn>(src) {
-                (ItemKind::Fn, f.sig.ident.to_string())
-            } else {
-                let s: syn::ItemStruct = syn::parse_str(src).ok()?;
-                (ItemKind::Record, s.ident.to_string())
+            // The kind and the name from the first tokens (`syn` would recurse over the rest,
+            // which may nest deeply, on this thread).
+            let tokens: Vec<proc_macro2::TokenTree> = src
+                .parse::<TokenStream>()
+                .ok()?
+                .into_iter()
+                .take(2)
+                .collect();
+            let kind = match tokens.first()?.to_string().as_str() {
+                "fn" => ItemKind::Fn,
+                "struct" => ItemKind::Record,
+                _ => return None,
             };
+            let name = tokens.get(1)?.to_string();
             Some(RegistryItem {
                 kind,
                 name,
@@ -123,7 +131,10 @@ pub fn hook_items(site: &str, items: &[&str]) -> Outcome {
             })
         })
         .collect();
-    let items_len: usize = items.iter().map(|i| i.source.len()).sum();
+    let item_levels: usize = items
+        .iter()
+        .map(|i| pmexpr_core::stack_levels_of_text(&i.source))
+        .sum();
     let registry = Registry::new(
         items,
         vec![SiteSource {
@@ -137,7 +148,8 @@ pub fn hook_items(site: &str, items: &[&str]) -> Outcome {
                 .map_or(0, |t| pmexpr_core::mangle::site_key(&t)),
         }],
     );
-    let manifest = pmexpr_core::with_stack(site.len() + items_len, || {
+    let levels = pmexpr_core::stack_levels_of_text(site).saturating_add(item_levels);
+    let manifest = pmexpr_core::with_stack(levels, || {
         let sites = compile_sites(&registry);
         let mut manifest = CudaManifest::default();
         for s in &sites {
