@@ -248,7 +248,7 @@ fn doubled_pairs(k: usize) -> Input {
 
 fn doubling_calls(k: usize) -> Input {
     format!(
-        "{{ fn d(y: _) -> _ {{ (y, y) }} map(|x| {}x{}, [1]) }}",
+        "backend = cpu, {{ fn d(y: _) -> _ {{ (y, y) }} map(|x| {}x{}, [1]) }}",
         "d(".repeat(k),
         ")".repeat(k)
     )

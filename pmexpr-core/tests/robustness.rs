@@ -183,6 +183,76 @@ fn applying_identities_to_identities_is_fast() {
 }
 
 #[test]
+fn types_that_double_are_refused_before_they_are_written_out() {
+    // Each took from seconds to minutes (and gigabytes) where a type shared twice was copied or
+    // walked twice per level; now inference shares it, and the size is measured first.
+    const TOO_LARGE: &str = "is too large: written out, it has more than 10000 parts";
+    let pairs = |k: usize| {
+        let mut s = String::from("{ let p0 = 1;");
+        for i in 1..=k {
+            let _ = write!(s, " let p{i} = (p{}, p{});", i - 1, i - 1);
+        }
+        let _ = write!(s, " map(|x| (x, p{k}), [1]) }}");
+        s
+    };
+    let calls = |k: usize| {
+        format!(
+            "backend = cpu, {{ fn d(y: _) -> _ {{ (y, y) }} map(|x| {}x{}, [1]) }}",
+            "d(".repeat(k),
+            ")".repeat(k)
+        )
+    };
+    let closures = |k: usize| {
+        let mut s = String::from("{ let g0 = |y| (y, y);");
+        for i in 1..=k {
+            let _ = write!(s, " let g{i} = |y| g{}(g{}(y));", i - 1, i - 1);
+        }
+        let _ = write!(s, " map(|x| g{k}(x), [1]) }}");
+        s
+    };
+    for (what, src) in [
+        ("pairs × 20", pairs(20)),
+        ("pairs × 60", pairs(60)),
+        ("calls × 26", calls(26)),
+        ("calls × 200", calls(200)),
+        ("closures × 5", closures(5)),
+        ("closures × 12", closures(12)),
+    ] {
+        let o = within(5, what, move || accelerate(&src));
+        assert!(refused(&o).contains(TOO_LARGE), "{what}: {o:?}");
+    }
+    // Records of 8 fields of the record below: 8^k parts, measured before expanding.
+    for k in [6, 12] {
+        let mut items = vec!["struct R0 { a: i64 }".to_string()];
+        for i in 1..=k {
+            let fields: Vec<String> = (0..8).map(|j| format!("f{j}: R{}", i - 1)).collect();
+            items.push(format!("struct R{i} {{ {} }}", fields.join(", ")));
+        }
+        let site = format!("{{ let v: Vec<R{k}> = v; map(|r| r.f0, v) }}");
+        let o = within(5, "nested records", move || {
+            let items: Vec<&str> = items.iter().map(String::as_str).collect();
+            common::hook_items(&site, &items)
+        });
+        assert!(
+            refused(&o).contains(&format!("the type of the record `R{k}` {TOO_LARGE}")),
+            "{o:?}"
+        );
+    }
+    // Each closure returns the one before: its type is one level deeper each time, refused at
+    // the first past 32, after which the chain costs nothing more.
+    let mut curried = String::from("{ let s: Vec<i64> = s; let c0 = |u| u;");
+    for i in 1..3000 {
+        let _ = write!(curried, " let c{i} = |u| c{};", i - 1);
+    }
+    curried.push_str(" map(|x| c0(x), s) }");
+    let o = within(10, "3,000 curried closures", move || accelerate(&curried));
+    assert!(
+        refused(&o).contains("nests more than 32 levels deep"),
+        "{o:?}"
+    );
+}
+
+#[test]
 fn a_long_sequence_literal_is_fast() {
     let elems = vec!["1"; 100_000].join(", ");
     let src = format!("reduce(addi, 0, [{elems}])");
