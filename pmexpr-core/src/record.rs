@@ -46,6 +46,9 @@ pub enum ExpandError {
     Recursive(String),
     /// Two derived structs of this name have different fields.
     Ambiguous(String, Vec<String>),
+    /// The struct's record type, written out, has more than [`crate::infer::MAX_TYPE_SIZE`]
+    /// parts (each level of structs with several fields of the one below multiplies it).
+    TooLarge(String),
 }
 
 impl ExpandError {
@@ -58,6 +61,10 @@ impl ExpandError {
             ExpandError::Recursive(n) => {
                 format!("the record `{n}` contains itself, which PMExpr types cannot")
             }
+            ExpandError::TooLarge(n) => format!(
+                "the type of the record `{n}` is too large: written out, it has more than {} parts",
+                crate::infer::MAX_TYPE_SIZE
+            ),
             ExpandError::Ambiguous(n, places) => format!(
                 "two `#[derive(pmexpr::Record)]` structs are named `{n}` ({}), with different fields",
                 places.join(", ")
@@ -93,7 +100,66 @@ impl Records {
 
     /// The structural type of the struct `name`: its fields, with the records they name expanded.
     pub fn expand(&self, name: &str) -> Result<TypeAnn, ExpandError> {
+        // Measured before it is written out: sizes multiply level by level.
+        if self.size(name, &mut Vec::new(), &mut Vec::new())? > crate::infer::MAX_TYPE_SIZE {
+            return Err(ExpandError::TooLarge(name.to_string()));
+        }
         self.expand_in(name, &mut Vec::new())
+    }
+
+    /// The number of parts of the struct `name`'s record type written out (saturating), each
+    /// struct measured once (`memo`); `stack` finds a struct that contains itself.
+    fn size(
+        &self,
+        name: &str,
+        stack: &mut Vec<String>,
+        memo: &mut Vec<(String, usize)>,
+    ) -> Result<usize, ExpandError> {
+        if let Some((_, n)) = memo.iter().find(|(m, _)| m == name) {
+            return Ok(*n);
+        }
+        if stack.iter().any(|s| s == name) {
+            return Err(ExpandError::Recursive(stack[0].clone()));
+        }
+        let def = self.get(name)?;
+        stack.push(name.to_string());
+        let mut n: usize = 1;
+        for (_, t) in &def.fields {
+            n = n.saturating_add(self.ann_size(t, stack, memo)?);
+        }
+        stack.pop();
+        memo.push((name.to_string(), n));
+        Ok(n)
+    }
+
+    fn ann_size(
+        &self,
+        t: &TypeAnn,
+        stack: &mut Vec<String>,
+        memo: &mut Vec<(String, usize)>,
+    ) -> Result<usize, ExpandError> {
+        let mut n: usize = 1;
+        match t {
+            TypeAnn::Named(name) => return self.size(name, stack, memo),
+            TypeAnn::Seq(a) | TypeAnn::Tensor(a) => n += self.ann_size(a, stack, memo)?,
+            TypeAnn::Arrow(ps, r) => {
+                for p in ps.iter().chain([&**r]) {
+                    n = n.saturating_add(self.ann_size(p, stack, memo)?);
+                }
+            }
+            TypeAnn::Tuple(ts) => {
+                for t in ts {
+                    n = n.saturating_add(self.ann_size(t, stack, memo)?);
+                }
+            }
+            TypeAnn::Record(fs) => {
+                for (_, t) in fs {
+                    n = n.saturating_add(self.ann_size(t, stack, memo)?);
+                }
+            }
+            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Infer => {}
+        }
+        Ok(n)
     }
 
     fn expand_in(&self, name: &str, stack: &mut Vec<String>) -> Result<TypeAnn, ExpandError> {

@@ -10,9 +10,16 @@ use syn::{Attribute, FnArg, Item, ItemFn, ItemStruct, Token, Visibility};
 use super::{ItemKind, RegistryItem};
 
 /// Parses one source file into its token stream and its syntax tree, from the same tokens so
-/// that their spans agree. Like `syn::parse_file`, a byte order mark and a shebang line are
-/// ignored (the shebang's newline stays, so that lines keep their numbers).
-pub fn parse_source(text: &str) -> syn::Result<(proc_macro2::TokenStream, syn::File)> {
+/// that their spans agree, and gives both to `f`. Like `syn::parse_file`, a byte order mark and
+/// a shebang line are ignored (the shebang's newline stays, so that lines keep their numbers).
+///
+/// `syn` recurses over the file's nesting, and so do `f` and the drop of the tree: all of it runs
+/// on a stack sized for the file's nesting (measured on its tokens first), whatever it is, since
+/// rustc accepts a file that nests deeply.
+pub fn parse_source<R>(
+    text: &str,
+    f: impl FnOnce(&proc_macro2::TokenStream, &syn::File) -> R,
+) -> syn::Result<R> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // `#![attr]` is an inner attribute, not a shebang.
     let text = match text.strip_prefix("#!") {
@@ -21,9 +28,13 @@ pub fn parse_source(text: &str) -> syn::Result<(proc_macro2::TokenStream, syn::F
         }
         _ => text,
     };
-    let tokens: proc_macro2::TokenStream = syn::parse_str(text)?;
-    let file = syn::parse2(tokens.clone())?;
-    Ok((tokens, file))
+    // Lexed without `syn`, whose token buffer recurses over the groups.
+    let tokens: proc_macro2::TokenStream = text.parse()?;
+    let (nesting, _) = crate::parse::nesting::measure(&tokens, usize::MAX);
+    crate::parse::nesting::on_stack_for(nesting, || {
+        let file = syn::parse2(tokens.clone())?;
+        Ok(f(&tokens, &file))
+    })
 }
 
 /// Collects the `#[pmexpr]` functions and `Record` structs of a parsed file, in nested inline
@@ -144,8 +155,8 @@ mod tests {
             #[cfg(test)] fn f() { #[pmexpr] fn inside_body_skipped() {} }
             #[x::pmexpr] fn not_ours() {}
         ";
-        let (_, ast) = parse_source(text).unwrap();
-        let items = collect_items(&ast, "src/lib.rs", &|_| (1, 1));
+        let items =
+            parse_source(text, |_, ast| collect_items(ast, "src/lib.rs", &|_| (1, 1))).unwrap();
         let summary: Vec<_> = items.iter().map(|i| (i.kind, i.name.as_str())).collect();
         assert_eq!(
             summary,
@@ -164,10 +175,16 @@ mod tests {
 
     #[test]
     fn parse_source_skips_bom_and_shebang_but_not_inner_attributes() {
-        let (_, ast) = parse_source("\u{feff}#!/usr/bin/env run\n#[pmexpr] fn g() {}").unwrap();
-        assert_eq!(ast.items.len(), 1);
-        let (_, ast) = parse_source("#![allow(unused)]\nfn g() {}").unwrap();
-        assert_eq!(ast.attrs.len(), 1);
-        assert!(parse_source("fn g( {}").is_err());
+        let items = parse_source(
+            "\u{feff}#!/usr/bin/env run\n#[pmexpr] fn g() {}",
+            |_, ast| ast.items.len(),
+        );
+        assert_eq!(items.unwrap(), 1);
+        let attrs = parse_source("#![allow(unused)]\nfn g() {}", |_, ast| ast.attrs.len());
+        assert_eq!(attrs.unwrap(), 1);
+        assert!(parse_source("fn g( {}", |_, _| ()).is_err());
+        // Nesting that rustc accepts is parsed, on a stack sized for it.
+        let deep = format!("fn g() {{ {}1{} }}", "(".repeat(20_000), ")".repeat(20_000));
+        assert_eq!(parse_source(&deep, |_, ast| ast.items.len()).unwrap(), 1);
     }
 }

@@ -196,8 +196,12 @@ impl Registry {
             .iter()
             .filter(|i| i.kind == ItemKind::Record)
             .filter_map(|i| {
-                let item = syn::parse_str::<syn::ItemStruct>(&i.source).ok()?;
-                crate::parse::record_def(&item, &i.location()).ok()
+                let tokens: proc_macro2::TokenStream = i.source.parse().ok()?;
+                let def = crate::parse::nesting::with_parse_stack(&tokens, || {
+                    let item = syn::parse2::<syn::ItemStruct>(tokens.clone()).ok()?;
+                    crate::parse::record_def(&item, &i.location()).ok()
+                });
+                def.ok().flatten()
             })
             .collect();
         crate::record::Records::new(defs)
