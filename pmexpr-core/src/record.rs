@@ -46,7 +46,7 @@ pub enum ExpandError {
     Recursive(String),
     /// Two derived structs of this name have different fields.
     Ambiguous(String, Vec<String>),
-    /// The struct's record type, written out, has more than [`crate::infer::MAX_TYPE_SIZE`]
+    /// The struct's record type, written out, has more than [`crate::types::MAX_TYPE_SIZE`]
     /// parts (each level of structs with several fields of the one below multiplies it).
     TooLarge(String),
 }
@@ -63,7 +63,7 @@ impl ExpandError {
             }
             ExpandError::TooLarge(n) => format!(
                 "the type of the record `{n}` is too large: written out, it has more than {} parts",
-                crate::infer::MAX_TYPE_SIZE
+                crate::types::MAX_TYPE_SIZE
             ),
             ExpandError::Ambiguous(n, places) => format!(
                 "two `#[derive(pmexpr::Record)]` structs are named `{n}` ({}), with different fields",
@@ -101,7 +101,7 @@ impl Records {
     /// The structural type of the struct `name`: its fields, with the records they name expanded.
     pub fn expand(&self, name: &str) -> Result<TypeAnn, ExpandError> {
         // Measured before it is written out: sizes multiply level by level.
-        if self.size(name, &mut Vec::new(), &mut Vec::new())? > crate::infer::MAX_TYPE_SIZE {
+        if self.size(name, &mut Vec::new(), &mut Vec::new())? > crate::types::MAX_TYPE_SIZE {
             return Err(ExpandError::TooLarge(name.to_string()));
         }
         self.expand_in(name, &mut Vec::new())
