@@ -507,3 +507,28 @@ fn loops_find_the_reads_one_check_proves_in_range() {
         + seq_loop_acc(0, m, |a, j| a + j))));
     assert!(facts.loops.get(&e.id).is_none_or(|l| l.reads.is_empty()));
 }
+
+#[test]
+fn a_fold_over_positions_is_a_counted_loop() {
+    // `foldl(f, acc, create(n, |k| k))` gets the facts of `seq_loop_acc(acc, n, f)`: the row
+    // `t[1, ·]` and the reads of `s` at `k` and `k + 1`.
+    let (e, facts, names) = passes(quote!(foldl(
+        |acc, k| acc + s[k] * s[k + 1] + tensor_get(t, [1, k]),
+        0,
+        create(n, |k| k)
+    )));
+    let l = &facts.loops[&e.id];
+    let reads: Vec<(String, i64)> = (l.reads.iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    assert_eq!(reads, [("s".to_string(), 0), ("s".to_string(), 1)]);
+    assert_eq!(l.accesses.len(), 1);
+    // Positions through a function, or a map between: not a counted loop.
+    for e in [
+        quote!(foldl(|acc, k| acc + s[k], 0, create(n, |k| k + 1))),
+        quote!(foldl(|acc, k| acc + s[k], 0, map(|k| k, create(n, |k| k)))),
+    ] {
+        let (e, facts, _) = passes(e);
+        assert!(!facts.loops.contains_key(&e.id), "{e:?}");
+    }
+}
