@@ -353,8 +353,9 @@ impl Intrinsic {
 }
 
 /// A parallel keyword (paper, Figure "extensions": `map map2 reduce flatten` for Futhark,
-/// `loop` for CUDA; beyond the paper `hist`, Futhark's histogram) or one of the sequential loops
-/// legal inside kernels.
+/// `loop` for CUDA; beyond the paper Futhark's `scan`, `filter`, `scatter` and `hist`) or one of
+/// the sequential loops legal inside kernels. (`create`, Futhark's `tabulate`, is an intrinsic
+/// that classification counts as a parallel keyword too: [`crate::classify`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Keyword {
     /// `map(f, s)`.
@@ -365,6 +366,14 @@ pub enum Keyword {
     Reduce,
     /// `flatten(s)`.
     Flatten,
+    /// `scan(f, ne, s)`: the inclusive scan (Futhark's `scan`: element `i` is `f` over elements
+    /// `0..=i`, starting from `ne`).
+    Scan,
+    /// `filter(p, s)`: the elements for which `p` holds, in order.
+    Filter,
+    /// `scatter(dest, is, vs)`: `dest` with `vs[j]` at `is[j]` (Futhark's `scatter`; indices
+    /// outside `dest` skipped).
+    Scatter,
     /// `hist(f, ne, k, is, vs)`: a histogram of `k` bins (Futhark's `hist`).
     Hist,
     /// `par_loop(n, f)`: the paper's `loop`.
@@ -382,6 +391,9 @@ impl Keyword {
         Keyword::Map2,
         Keyword::Reduce,
         Keyword::Flatten,
+        Keyword::Scan,
+        Keyword::Filter,
+        Keyword::Scatter,
         Keyword::Hist,
         Keyword::ParLoop,
         Keyword::SeqLoop,
@@ -395,6 +407,9 @@ impl Keyword {
             Keyword::Map2 => "map2",
             Keyword::Reduce => "reduce",
             Keyword::Flatten => "flatten",
+            Keyword::Scan => "scan",
+            Keyword::Filter => "filter",
+            Keyword::Scatter => "scatter",
             Keyword::Hist => "hist",
             Keyword::ParLoop => "par_loop",
             Keyword::SeqLoop => "seq_loop",
@@ -414,6 +429,9 @@ impl Keyword {
             Keyword::Map2 => "map2(f, a, b)",
             Keyword::Reduce => "reduce(f, ne, s)",
             Keyword::Flatten => "flatten(s)",
+            Keyword::Scan => "scan(f, ne, s)",
+            Keyword::Filter => "filter(p, s)",
+            Keyword::Scatter => "scatter(dest, is, vs)",
             Keyword::Hist => "hist(f, ne, k, is, vs)",
             Keyword::ParLoop => "par_loop(n, f)",
             Keyword::SeqLoop => "seq_loop(n, f)",
@@ -458,6 +476,32 @@ impl Keyword {
                 let a = fresh();
                 (vec![Type::seq(Type::seq(a.clone()))], Type::seq(a))
             }
+            Keyword::Scan => {
+                let a = fresh();
+                (
+                    vec![
+                        Type::arrows([a.clone(), a.clone()], a.clone()),
+                        a.clone(),
+                        Type::seq(a.clone()),
+                    ],
+                    Type::seq(a),
+                )
+            }
+            Keyword::Filter => {
+                let a = fresh();
+                (
+                    vec![Type::arrow(a.clone(), Type::Bool), Type::seq(a.clone())],
+                    Type::seq(a),
+                )
+            }
+            Keyword::Scatter => {
+                // The indices are `i64`, as Futhark's.
+                let a = fresh();
+                (
+                    vec![Type::seq(a.clone()), Type::seq(Int), Type::seq(a.clone())],
+                    Type::seq(a),
+                )
+            }
             Keyword::Hist => {
                 // The indices are an integer type (`i64` or `i32`): inference constrains the
                 // fresh variable, so that an `i32` image indexes without a conversion.
@@ -495,7 +539,14 @@ impl Keyword {
     pub fn is_functional(self) -> bool {
         matches!(
             self,
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist
+            Keyword::Map
+                | Keyword::Map2
+                | Keyword::Reduce
+                | Keyword::Flatten
+                | Keyword::Scan
+                | Keyword::Filter
+                | Keyword::Scatter
+                | Keyword::Hist
         )
     }
 

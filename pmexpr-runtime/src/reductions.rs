@@ -1,10 +1,123 @@
-//! The reductions as generated code calls them: on backend `B`, whose debug instance first checks
-//! the operator's laws ([`crate::laws`]), so that the check is one constant test.
+//! The reductions (and `scan` and `scatter`) as generated code calls them: on backend `B`, whose
+//! debug instance first checks the operator's laws, or that no two indices of a `scatter` are
+//! equal ([`crate::laws`]), so that the check is one constant test.
 
 use crate::backend::Backend;
-use crate::laws::{Law, check_laws, check_reduce};
+use crate::laws::{Law, check_laws, check_reduce, check_scatter};
+use crate::numeric::OpenType;
 use crate::seq::Seq;
 use crate::site::Site;
+
+/// `scan(f, ne, xs)` on backend `B` (see [`Backend::scan`]), whose debug instance first checks
+/// the operator's laws on the elements, as for `reduce` (the `cpu` target scans by chunks,
+/// Futhark's `scan` assumes them too).
+#[doc(hidden)]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn scan<'a, B: Backend, T, R, I, F>(
+    site: &Site,
+    op: &str,
+    n: usize,
+    exact: bool,
+    cheap: bool,
+    ne: T,
+    read: R,
+    f: F,
+) -> Seq<'a, T>
+where
+    T: Law + Clone + Send + Sync,
+    R: Fn(usize, usize) -> I + Sync + Send,
+    I: Iterator<Item = T>,
+    F: Fn(T, T) -> T + Sync + Send,
+{
+    if B::CHECKS {
+        let elements: Vec<T> = read(0, n).collect();
+        check_laws(site, "scan", op, &elements, &ne, &f);
+    }
+    B::scan(n, exact, cheap, ne, read, f)
+}
+
+/// `map(post, scan(f, ne, xs))` on backend `B` (see [`Backend::scan_map`]), checked as
+/// [`scan`].
+#[doc(hidden)]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn scan_map<'a, B: Backend, T, U, R, I, F, P>(
+    site: &Site,
+    op: &str,
+    n: usize,
+    exact: bool,
+    cheap: bool,
+    ne: T,
+    read: R,
+    f: F,
+    post: P,
+) -> Seq<'a, U>
+where
+    T: Law + Clone + Send + Sync,
+    U: Send,
+    R: Fn(usize, usize) -> I + Sync + Send,
+    I: Iterator<Item = T>,
+    F: Fn(T, T) -> T + Sync + Send,
+    P: Fn(&T) -> U + Sync + Send,
+{
+    if B::CHECKS {
+        let elements: Vec<T> = read(0, n).collect();
+        check_laws(site, "scan", op, &elements, &ne, &f);
+    }
+    B::scan_map(n, exact, cheap, ne, read, f, post)
+}
+
+/// `reduce f ne` of the elements `read` gives (a filtered input, see [`Backend::read_reduce`])
+/// on backend `B`, whose debug instance first checks the operator's laws on them.
+#[doc(hidden)]
+#[inline(always)]
+pub fn read_reduce<B: Backend, T, R, I, F>(
+    site: &Site,
+    op: &str,
+    n: usize,
+    ne: T,
+    read: R,
+    f: F,
+) -> T
+where
+    T: Law + Clone + Send + Sync,
+    R: Fn(usize, usize) -> I + Sync + Send,
+    I: Iterator<Item = T>,
+    F: Fn(T, T) -> T + Sync + Send,
+{
+    if B::CHECKS {
+        let elements: Vec<T> = read(0, n).collect();
+        check_reduce(site, op, &elements, &ne, &f);
+    }
+    B::read_reduce(n, ne, read, f)
+}
+
+/// `scatter dest is vs` on backend `B` (see [`Backend::scatter`]), whose debug instance first
+/// checks that no two indices inside `dest` are equal (the `cpu` target and Futhark write them
+/// in any order).
+#[doc(hidden)]
+#[inline(always)]
+pub fn scatter<'a, B: Backend, T, I, V, II, VI>(
+    site: &Site,
+    dest: Seq<'a, T>,
+    n: usize,
+    nv: usize,
+    index: I,
+    value: V,
+) -> Seq<'a, T>
+where
+    T: Clone + Send + Sync + OpenType,
+    I: Fn(usize, usize) -> II + Sync + Send,
+    V: Fn(usize, usize) -> VI + Sync + Send,
+    II: Iterator<Item = i64>,
+    VI: Iterator<Item = T>,
+{
+    if B::CHECKS && n == nv {
+        check_scatter(site, dest.len(), index(0, n));
+    }
+    B::scatter(site, dest, n, nv, index, value)
+}
 
 /// `reduce` on backend `B`, whose debug instance first checks the operator's laws (generated
 /// code calls this, so that the check is one constant test).
