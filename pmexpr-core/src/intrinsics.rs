@@ -439,6 +439,43 @@ impl Keyword {
         }
     }
 
+    /// What the keyword's arguments must be, for the `help:` of a mismatched argument.
+    pub fn parameters(self) -> &'static str {
+        match self {
+            Keyword::Map => "`map(f, s)` takes a function `f` of one element of the sequence `s`",
+            Keyword::Map2 => {
+                "`map2(f, a, b)` takes a function `f` of an element of `a` and one of `b`"
+            }
+            Keyword::Reduce => {
+                "`reduce(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
+                 and its neutral element `ne`, of the elements' type"
+            }
+            Keyword::Flatten => "`flatten(s)` takes a sequence of sequences",
+            Keyword::Scan => {
+                "`scan(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
+                 and its neutral element `ne`, of the elements' type"
+            }
+            Keyword::Filter => {
+                "`filter(p, s)` takes a predicate `p` of one element of `s` returning `bool` \
+                 (write `|x| x % 2 == 1`, not `|x| x % 2`)"
+            }
+            Keyword::Scatter => {
+                "`scatter(dest, is, vs)` takes `i64` indices `is` (convert others with `map`), \
+                 and values `vs` of the type of `dest`'s elements"
+            }
+            Keyword::Hist => {
+                "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
+                 values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`"
+            }
+            Keyword::ParLoop => "`par_loop(n, f)` takes an `i64` count and a function of `i64`",
+            Keyword::SeqLoop => "`seq_loop(n, f)` takes an `i64` count and a function of `i64`",
+            Keyword::SeqLoopAcc => {
+                "`seq_loop_acc(acc, n, f)` takes an accumulator, an `i64` count and a function \
+                 of the accumulator and an `i64` returning the accumulator"
+            }
+        }
+    }
+
     /// The parameter types and result type (paper, reference implementation §2.1).
     pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
         use Type::Int;

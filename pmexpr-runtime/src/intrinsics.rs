@@ -110,20 +110,6 @@ pub fn subsequence<'a, T>(site: &Site, s: &Seq<'a, T>, offset: i64, len: i64) ->
     s.view(start..end)
 }
 
-/// `create n f`: `[f 0, …, f (n-1)]` on backend `B` — Futhark's `tabulate`, a parallel keyword:
-/// in order on the sequential backends, in parallel on `cpu`.
-pub fn create<'a, B, T, F>(site: &Site, n: i64, f: F) -> Seq<'a, T>
-where
-    B: crate::backend::Backend,
-    T: Send,
-    F: Fn(i64) -> T + Sync + Send,
-{
-    if n < 0 {
-        site.fail(format_args!("create with negative length: {n}"));
-    }
-    B::tabulate(n, f)
-}
-
 /// `foldl f acc s`.
 #[inline]
 pub fn foldl<A, T>(s: &[T], acc: A, f: impl FnMut(A, &T) -> A) -> A {
@@ -374,16 +360,6 @@ mod tests {
         );
         assert!(
             message(|| subsequence(&SITE, &s, 0, -1)).contains("Subsequence using negative length")
-        );
-        use crate::backend::{CpuBackend, SeqBackend};
-        assert_eq!(
-            &*create::<SeqBackend, _, _>(&SITE, 3, |i| i * i),
-            &[0, 1, 4]
-        );
-        let big = create::<CpuBackend, _, _>(&SITE, 10_001, |i| i * i);
-        assert!(big.iter().enumerate().all(|(i, &x)| x == (i * i) as i64));
-        assert!(
-            message(|| create::<CpuBackend, _, _>(&SITE, -1, |i| i)).contains("negative length")
         );
         assert_eq!(foldl(&s, 0, |a, x| a * 10 + x), 1234);
         assert_eq!(seq_loop_acc(1, 4, |a, i| a * (i + 1)), 24);

@@ -146,7 +146,7 @@ pub mod __private {
     };
     pub use crate::numeric::{Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
     pub use crate::reductions::{
-        hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
+        create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
         tabulate_reduce,
     };
     pub use crate::row::RowOut;

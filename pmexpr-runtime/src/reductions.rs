@@ -8,6 +8,21 @@ use crate::numeric::OpenType;
 use crate::seq::Seq;
 use crate::site::Site;
 
+/// `create n f`: `[f 0, …, f (n-1)]` on backend `B` — Futhark's `tabulate`, a parallel keyword:
+/// in order on the sequential backends, in parallel on `cpu`. A negative `n` fails at `site`.
+#[doc(hidden)]
+pub fn create<'a, B, T, F>(site: &Site, n: i64, f: F) -> Seq<'a, T>
+where
+    B: Backend,
+    T: Send,
+    F: Fn(i64) -> T + Sync + Send,
+{
+    if n < 0 {
+        site.fail(format_args!("create with negative length: {n}"));
+    }
+    B::tabulate(n, f)
+}
+
 /// `scan(f, ne, xs)` on backend `B` (see [`Backend::scan`]), whose debug instance first checks
 /// the operator's laws on the elements, as for `reduce` (the `cpu` target scans by chunks,
 /// Futhark's `scan` assumes them too).
@@ -232,4 +247,33 @@ where
         check_reduce(site, op, &mapped, &ne, &f);
     }
     B::map2_reduce(site, a, b, ne, g, f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{CpuBackend, SeqBackend};
+
+    const SITE: Site = Site::new("r.rs", 2, 3);
+
+    /// `create` on the sequential backend and, past the parallel threshold, on `cpu`; a negative
+    /// length fails at the site on both.
+    #[test]
+    fn create_on_each_backend() {
+        assert_eq!(
+            &*create::<SeqBackend, _, _>(&SITE, 3, |i| i * i),
+            &[0, 1, 4]
+        );
+        let big = create::<CpuBackend, _, _>(&SITE, 10_001, |i| i * i);
+        assert_eq!(big.len(), 10_001);
+        assert!(big.iter().enumerate().all(|(i, &x)| x == (i * i) as i64));
+        for r in [
+            std::panic::catch_unwind(|| create::<CpuBackend, _, _>(&SITE, -1, |i| i).len()),
+            std::panic::catch_unwind(|| create::<SeqBackend, _, _>(&SITE, -1, |i| i).len()),
+        ] {
+            let e = r.err().expect("fails");
+            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains("create with negative length: -1"), "{msg}");
+        }
+    }
 }

@@ -219,9 +219,13 @@ fn scan_source(input: &mut Input, rows: &HashSet<NodeId>) -> Option<ExprKind> {
     let Form::Scan { post, .. } = &mut s.form else {
         unreachable!("a scan's form")
     };
-    post.extend(std::mem::take(&mut input.stages).into_iter().map(|s| match s {
-        Stage::Map(f) | Stage::Filter(f) => f,
-    }));
+    post.extend(
+        std::mem::take(&mut input.stages)
+            .into_iter()
+            .map(|s| match s {
+                Stage::Map(f) | Stage::Filter(f) => f,
+            }),
+    );
     Some(ExprKind::Soac(s))
 }
 
