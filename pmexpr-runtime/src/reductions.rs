@@ -271,7 +271,7 @@ mod tests {
             std::panic::catch_unwind(|| create::<CpuBackend, _, _>(&SITE, -1, |i| i).len()),
             std::panic::catch_unwind(|| create::<SeqBackend, _, _>(&SITE, -1, |i| i).len()),
         ] {
-            let e = r.err().expect("fails");
+            let e = r.expect_err("fails");
             let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
             assert!(msg.contains("create with negative length: -1"), "{msg}");
         }
