@@ -820,7 +820,7 @@ impl Backend for CpuBackend {
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send,
     {
-        if nesting::saturated() || n < streams::SEQUENTIAL_BELOW {
+        if streams::sequential(n) {
             return SeqBackend::scan(n, exact, cheap, ne, read, f);
         }
         Seq::from_vec(streams::par_scan_in_place(
@@ -851,7 +851,7 @@ impl Backend for CpuBackend {
         F: Fn(T, T) -> T + Sync + Send,
         P: Fn(&T) -> U + Sync + Send,
     {
-        if nesting::saturated() || n < streams::SEQUENTIAL_BELOW {
+        if streams::sequential(n) {
             return SeqBackend::scan_map(n, exact, cheap, ne, read, f, post);
         }
         Seq::from_vec(streams::par_scan(
@@ -872,7 +872,7 @@ impl Backend for CpuBackend {
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
     {
-        if nesting::saturated() || n < streams::SEQUENTIAL_BELOW {
+        if streams::sequential(n) {
             return SeqBackend::filter(n, read);
         }
         Seq::from_vec(streams::par_filter(n, fill::grain(n), &read))
@@ -907,7 +907,7 @@ impl Backend for CpuBackend {
         II: Iterator<Item = i64>,
         VI: Iterator<Item = T>,
     {
-        if nesting::saturated() || n < streams::SEQUENTIAL_BELOW {
+        if streams::sequential(n) {
             return SeqBackend::scatter(site, dest, n, nv, index, value);
         }
         streams::scatter_checks(site, n, nv);

@@ -36,6 +36,14 @@ use crate::site::Site;
 /// passes and their handoffs would cost more than the work.
 pub(super) const SEQUENTIAL_BELOW: usize = 1 << 12;
 
+/// Whether a `scan`, `filter` or `scatter` of `n` positions runs on the calling thread: below
+/// [`SEQUENTIAL_BELOW`], nested in a level that already saturates the workers, or with one thread
+/// (where a two-pass algorithm would only read the input twice: measured 1.5× the sequential
+/// loop for a scan of additions).
+pub(super) fn sequential(n: usize) -> bool {
+    n < SEQUENTIAL_BELOW || nesting::saturated() || rayon::current_num_threads() == 1
+}
+
 /// Appends the inclusive scan of `xs` from `acc`, each result through `post`, to `out`; returns
 /// it and the last accumulator.
 pub(super) fn scan_into<T: Clone, U>(
