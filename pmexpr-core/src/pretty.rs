@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::ast::{Expr, ExprKind, Form, Input, Lit, Pat, PatKind, Soac, Source, VarId};
+use crate::ast::{Expr, ExprKind, Form, Input, Lit, Pat, PatKind, Soac, Source, Stage, VarId};
 use crate::intrinsics::Intrinsic;
 use crate::lift::{Binding, Origin};
 use crate::types::Label;
@@ -191,6 +191,12 @@ impl Printer<'_> {
                 self.expr(ne),
                 self.expr(k)
             ),
+            Form::Scan { op, ne, post } => {
+                let scan = format!("scan({}, {}, {all})", self.expr(op), self.expr(ne));
+                post.iter()
+                    .fold(scan, |text, m| format!("map({}, {text})", self.expr(m)))
+            }
+            Form::Scatter { dest } => format!("scatter({}, {all})", self.expr(dest)),
         }
     }
 
@@ -200,8 +206,11 @@ impl Printer<'_> {
             Source::Range { n, g } => format!("create({}, {})", self.expr(n), self.expr(g)),
             Source::Flat(rows) => format!("flatten({})", self.expr(rows)),
         };
-        for m in &i.maps {
-            text = format!("map({}, {text})", self.expr(m));
+        for stage in &i.stages {
+            text = match stage {
+                Stage::Map(m) => format!("map({}, {text})", self.expr(m)),
+                Stage::Filter(p) => format!("filter({}, {text})", self.expr(p)),
+            };
         }
         text
     }

@@ -209,10 +209,7 @@ fn site_dump(text: &mut String, name: &str, p: &SiteProgram) {
     text.push_str(&pretty::bindings(&p.extracted, &l.names));
     let c = &p.classification;
     let list = |ks: &[crate::classify::KeywordUse]| {
-        ks.iter()
-            .map(|k| k.keyword.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        ks.iter().map(|k| k.keyword).collect::<Vec<_>>().join(", ")
     };
     let _ = writeln!(
         text,

@@ -43,6 +43,16 @@ pub trait OpenType {
     /// the site runs on the CPU.
     fn instantiation() -> Result<Number, String>;
 
+    /// Which primitive type it is, for a number or `bool` ([`Scalar::WHICH`]): how `cpu` stores
+    /// the elements of a `scatter` atomically whatever the type the captured values fixed.
+    /// `None` for every other type (the default).
+    fn which() -> Option<Which<Self>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
     /// The Rust type, as a user would write it (`Vec<(i64, f64)>`; a derived struct shows as the
     /// tuple of its fields in name order).
     fn rust_name() -> String {
@@ -103,6 +113,9 @@ macro_rules! open_scalar {
         impl OpenType for $t {
             fn instantiation() -> Result<Number, String> {
                 Ok(<$t as Scalar>::NUMBER)
+            }
+            fn which() -> Option<Which<Self>> {
+                Some(<$t as Scalar>::WHICH)
             }
         }
     )*};

@@ -208,7 +208,7 @@ pub fn counted_fold(s: &Soac) -> Option<&Expr> {
         return None;
     };
     let identity = matches!((&params[..], &body.kind), ([k], ExprKind::Var { ident, .. }) if ident.id == k.ident.id);
-    (identity && input.maps.is_empty()).then_some(f)
+    (identity && input.stages.is_empty()).then_some(f)
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;

@@ -517,6 +517,45 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let s = self.expr(s)?;
                 Ok(apply_text("flatten", &[s]))
             }
+            (Keyword::Scan, [f, ne, s]) => {
+                let fc = self.fn_value(f)?;
+                let nc = self.expr(ne)?;
+                let sc = self.expr(s)?;
+                if !is_rows(&s.ty) {
+                    return Ok(apply_text("scan", &[fc, nc, sc]));
+                }
+                // Rows: the neutral element takes the size of the rows, as for `reduce`.
+                let mut lines = Vec::new();
+                let sc = self.share(sc, "s", &mut lines);
+                self.helpers.insert(Helper::RowSize);
+                let nc = apply_text(Helper::RowSize.name(), &[sc.clone(), nc]);
+                Ok(with_lets(lines, apply_text("scan", &[fc, nc, sc])))
+            }
+            (Keyword::Filter, [p, s]) => {
+                let pc = self.fn_value(p)?;
+                let sc = self.expr(s)?;
+                Ok(apply_text("filter", &[pc, sc]))
+            }
+            (Keyword::Scatter, [dest, is, vs]) => {
+                let mut dc = self.expr(dest)?;
+                let ic = self.expr(is)?;
+                let mut vc = self.expr(vs)?;
+                let mut lines = Vec::new();
+                if is_rows(&dest.ty) {
+                    // Rows of values take the size of the destination's rows (the original's:
+                    // the copy below is consumed).
+                    dc = self.share(dc, "dest", &mut lines);
+                    self.helpers.insert(Helper::RowsLike);
+                    vc = apply_text(Helper::RowsLike.name(), &[dc.clone(), vc]);
+                }
+                // Futhark's `scatter` consumes its destination: it writes into a copy.
+                let dc = apply_text("copy", &[dc]);
+                // The values take the size of the indices (checked), as for `hist`.
+                let ic = self.share(ic, "is", &mut lines);
+                self.helpers.insert(Helper::SameSize);
+                let vc = apply_text(Helper::SameSize.name(), &[ic.clone(), vc]);
+                Ok(with_lets(lines, apply_text("scatter", &[dc, ic, vc])))
+            }
             (Keyword::Hist, [f, ne, k, is, vs]) => {
                 let fc = self.fn_value(f)?;
                 let nc = self.expr(ne)?;

@@ -540,6 +540,42 @@ fn hist() {
     assert!(names.contains(&"site_src_hist_rs_2_1_i32"), "{names:?}");
 }
 
+/// `scan`, `filter` and `scatter` become Futhark's own (the neutral element of a scan of rows
+/// takes the rows' size; `scatter` writes into a copy of its destination, the values taking the
+/// indices' size, rows of values the destination's row size); `create` alone is `tabulate`.
+#[test]
+fn scan_filter_scatter_create() {
+    let p = program(
+        &[
+            (
+                "src/keywords.rs:1:1",
+                quote!(scan(addi, 0, map(|x| x * x, s))),
+            ),
+            (
+                "src/keywords.rs:2:1",
+                quote!(reduce(addi, 0, filter(|y| y > 0, map(|x| x - 5, s)))),
+            ),
+            (
+                "src/keywords.rs:3:1",
+                quote!(scatter(d, create(length(vs), |i| i * 2), vs)),
+            ),
+            ("src/keywords.rs:4:1", quote!(create(n, |i| i * i))),
+            (
+                "src/keywords.rs:5:1",
+                quote!({
+                    let rows: Vec<Vec<f64>> = rows;
+                    (
+                        scan(|a, b| map2(addf, a, b), [0.0; length(rows[0])], rows),
+                        scatter(rows, is, map(|r| map(|x| x * 2.0, r), rows)),
+                    )
+                }),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("scan_filter_scatter", &p);
+}
+
 /// Number types fixed by the captured values: one entry per instantiation.
 #[test]
 fn numeric_instantiations() {
