@@ -1047,3 +1047,34 @@ fn open_element_types_get_an_entry_per_number() {
     assert_eq!(flat.params[0].leaves.len(), 1);
     assert_eq!(flat.result.leaves.len(), 1);
 }
+
+/// A `match` of many integer arms is an `if` chain whose `else if`s stay at the first `if`'s
+/// indentation: nested, each arm indented the rest five more columns (k² text for k arms).
+#[test]
+fn long_if_chains_stay_flat() {
+    let arms: Vec<TokenStream> = (0..60i64)
+        .map(|i| {
+            let (pat, v) = (
+                proc_macro2::Literal::i64_unsuffixed(i),
+                proc_macro2::Literal::i64_unsuffixed(i * 10 + 1),
+            );
+            quote!(#pat => x + #v,)
+        })
+        .collect();
+    let p = program(
+        &[(
+            "s",
+            quote!({ let s: Vec<i64> = s; map(|x| match x { #(#arms)* _ => 0 }, s) }),
+        )],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    let source = &f.program.source;
+    assert_eq!(source.matches("else if").count(), 59, "{source}");
+    let widest = source
+        .lines()
+        .map(|l| l.len() - l.trim_start().len())
+        .max()
+        .unwrap_or(0);
+    assert!(widest <= 8, "indented {widest} columns:\n{source}");
+}
