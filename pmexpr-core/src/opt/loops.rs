@@ -211,16 +211,21 @@ pub fn counted_fold(s: &Soac) -> Option<&Expr> {
     (identity && input.stages.is_empty()).then_some(f)
 }
 
+/// The loop variable (the last of `arity` parameters) and the body of the loop function `f`, a
+/// lambda; `None` for anything else.
+fn loop_parts(f: &Expr, arity: usize) -> Option<(VarId, &Expr)> {
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return None;
+    };
+    (params.len() == arity).then(|| (params[arity - 1].ident.id, &**body))
+}
+
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
 /// `arity` parameters in all) that lines can serve; empty when the loop is not versioned.
 pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
-    let ExprKind::Lam { params, body } = &f.kind else {
+    let Some((k, body)) = loop_parts(f, arity) else {
         return Vec::new();
     };
-    if params.len() != arity {
-        return Vec::new();
-    }
-    let k = params[arity - 1].ident.id;
     let free = f.free_vars();
     // Identifiers are unique: a variable free in `f` is bound outside the loop wherever it occurs
     // in the body, so it is fixed for the whole loop.
@@ -313,13 +318,9 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
 /// The reads of the loop function `f` (`arity` parameters, the loop variable last) that one check
 /// before the loop proves in range ([`SeqRead`]); none when the body runs a keyword or a loop.
 pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
-    let ExprKind::Lam { params, body } = &f.kind else {
+    let Some((k, body)) = loop_parts(f, arity) else {
         return Vec::new();
     };
-    if params.len() != arity {
-        return Vec::new();
-    }
-    let k = params[arity - 1].ident.id;
     let free = f.free_vars();
     let mut nested = false;
     let mut uses: std::collections::BTreeMap<VarId, usize> = Default::default();
