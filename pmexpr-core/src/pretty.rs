@@ -112,7 +112,16 @@ impl Printer<'_> {
             ExprKind::RecLet { fns, body, .. } => {
                 let fs: Vec<String> = fns
                     .iter()
-                    .map(|f| format!("fn {} = {};", f.ident.name, self.expr(&f.body)))
+                    .map(|f| {
+                        let ps: Vec<&str> =
+                            f.params.iter().map(|p| p.ident.name.as_str()).collect();
+                        format!(
+                            "fn {}({}) = {};",
+                            self.name(f.ident.id, &f.ident.name),
+                            ps.join(", "),
+                            self.expr(&f.body)
+                        )
+                    })
                     .collect();
                 format!("{{ {} {} }}", fs.join(" "), self.expr(body))
             }
@@ -162,6 +171,9 @@ impl Printer<'_> {
                 format!("{}({})", kw.name(), args.join(", "))
             }
             ExprKind::Soac(s) => format!("fused {}", self.soac(s)),
+            // Lowered by the parser's caller: shown only if a printout is asked of the parser's
+            // own output.
+            ExprKind::Imp(_) => "<imperative>".into(),
         }
     }
 

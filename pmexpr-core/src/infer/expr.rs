@@ -284,6 +284,8 @@ impl Infer<'_> {
             }
             // Made by the optimizer, after inference: it keeps its type.
             ExprKind::Soac(_) => e.ty.clone(),
+            // Lowered before resolution, which reports one that was not.
+            ExprKind::Imp(_) => e.ty.clone(),
         };
         e.ty = t.clone();
         t
