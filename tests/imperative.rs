@@ -731,3 +731,38 @@ fn a_long_loop_does_not_grow_the_stack() {
         (s, t)
     }));
 }
+
+/// Host code of a CUDA-class site: a `for` loop whose body launches a kernel per step, and a
+/// `while` whose condition reads a tensor the kernels write (each step a launch, the tensors
+/// staying on the device between them).
+#[test]
+fn loops_in_host_code_launch_kernels() {
+    let n = 256_usize;
+    let steps = 5_i64;
+    let run = || {
+        let t = Tensor::<f64>::from_fn(&[n], |ix| ix[0] as f64);
+        let m = n as i64;
+        accelerate!({
+            for s in 0..steps {
+                par_loop(m, |i| tensor_set(t, [i], tensor_get(t, [i]) * 0.5 + int2float(s)));
+            }
+            let mut rounds = 0;
+            while tensor_get(t, [0]) < 100.0 {
+                par_loop(m, |i| tensor_set(t, [i], tensor_get(t, [i]) + 10.0));
+                rounds += 1;
+            }
+            rounds
+        });
+        t.to_vec()
+    };
+    let got = on_every_target(run);
+    launches(5 + 10, run);
+    let mut want: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    for s in 0..steps {
+        want.iter_mut().for_each(|x| *x = *x * 0.5 + s as f64);
+    }
+    while want[0] < 100.0 {
+        want.iter_mut().for_each(|x| *x += 10.0);
+    }
+    assert_eq!(got, want);
+}
