@@ -109,6 +109,11 @@ pub const SHAPES: &[Entry] = &[
         make: |s| Box::new(Poly::new(s)),
     },
     Entry {
+        name: "poly_vec_par_loop_f32",
+        what: "the same cubic reading x[i] of a captured Vec<f32>, its reads proven in range once per loop, 64 times",
+        make: |s| Box::new(PolyVec::new(s)),
+    },
+    Entry {
         name: "listing1_closure",
         what: "Listing 1: par_loop(n, |i| axpy(2, i)) through a closure, 2^16 i64 (in cache), 64 times",
         make: |s| Box::new(Listing1::new(s)),
@@ -1018,6 +1023,77 @@ impl Shape for Poly {
     fn output(&self, v: Variant) -> Vec<f64> {
         let y = match v {
             Variant::Accelerated(_) => self.acc.1.to_vec(),
+            Variant::Rayon => self.rayon.clone(),
+            Variant::Sequential => self.seq.clone(),
+        };
+        y.into_iter().map(f64::from).collect()
+    }
+}
+
+/// [`Poly`] with `x` a captured `Vec<f32>` read as `x[i]`: the loop's reads of `x` are proven in
+/// range by one check before it, and the plain loop reads `x` through a slice of each chunk.
+pub struct PolyVec {
+    x: Vec<f32>,
+    acc: Tensor<f32>,
+    rayon: Vec<f32>,
+    seq: Vec<f32>,
+    times: i64,
+}
+
+impl PolyVec {
+    fn new(size: Size) -> Self {
+        let mut rng = crate::Rng::new(11);
+        let n = pick(size, 1000, 1 << 18);
+        let x: Vec<f32> = rng.floats(n).into_iter().map(|v| v as f32).collect();
+        PolyVec {
+            acc: Tensor::zeros(&[n]),
+            x,
+            rayon: vec![0.0; n],
+            seq: vec![0.0; n],
+            times: pick(size, 3, 64) as i64,
+        }
+    }
+
+    /// The `accelerate!` site.
+    pub fn accelerated(x: &[f32], y: &Tensor<f32>, [a, b, c, d]: [f32; 4], times: i64) {
+        accelerate!(seq_loop(times, |_| par_loop(length(x), |i| {
+            let v = x[i];
+            tensor_set(
+                y,
+                [i],
+                ((a * v + b) * v + c) * v + d + tensor_get(y, [i]) * 0.5,
+            )
+        })))
+    }
+}
+
+impl Shape for PolyVec {
+    fn run(&mut self, v: Variant) {
+        let x = &self.x;
+        match v {
+            Variant::Accelerated(t) => {
+                with_target(t, || Self::accelerated(x, &self.acc, POLY, self.times))
+            }
+            Variant::Rayon => {
+                for _ in 0..self.times {
+                    (self.rayon.par_chunks_mut(4096).zip(x.par_chunks(4096))).for_each(
+                        |(ys, xs)| ys.iter_mut().zip(xs).for_each(|(y, &v)| Poly::step(y, v)),
+                    );
+                }
+            }
+            Variant::Sequential => {
+                for _ in 0..self.times {
+                    self.seq
+                        .iter_mut()
+                        .zip(x)
+                        .for_each(|(y, &v)| Poly::step(y, v));
+                }
+            }
+        }
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        let y = match v {
+            Variant::Accelerated(_) => self.acc.to_vec(),
             Variant::Rayon => self.rayon.clone(),
             Variant::Sequential => self.seq.clone(),
         };

@@ -245,3 +245,129 @@ fn strided_lines_agree_and_fail_as_before() {
         );
     });
 }
+
+/// `y[k] = x[k + d]`, `d` fixed for the loop: the read goes through the row where it falls inside
+/// it, and is the checked access otherwise.
+fn shifted(target: Target, x: &Tensor<i64>, d: i64, n: i64) -> Vec<i64> {
+    let y = Tensor::<i64>::zeros(&[n.max(0) as usize]);
+    with_target(target, || {
+        accelerate!(
+            backend = cpu,
+            seq_loop(n, |k| tensor_set(y, [k], tensor_get(x, [k + d]) * 2))
+        )
+    });
+    y.to_vec()
+}
+
+#[test]
+fn reads_at_a_fixed_distance_agree_and_fail_as_before() {
+    let x = Tensor::<i64>::from_vec((0..10).collect(), &[10]);
+    for target in TARGETS {
+        for (d, n) in [(0, 10), (3, 7), (-2, 0), (9, 1)] {
+            let want: Vec<i64> = (0..n).map(|k| (k + d) * 2).collect();
+            assert_eq!(shifted(target, &x, d, n), want, "{target:?} d = {d}");
+        }
+    }
+    // Out of the row (and the tensor): the checked access's failure, at the first such `k`.
+    same_failure(
+        "Invalid indices used to access tensor: index [10] for a tensor of shape [10]",
+        || {
+            shifted(current_target().unwrap(), &x, 4, 7);
+        },
+    );
+    same_failure(
+        "Invalid indices used to access tensor: index [-1] for a tensor of shape [10]",
+        || {
+            shifted(current_target().unwrap(), &x, -1, 3);
+        },
+    );
+}
+
+/// `Σ_k s[k] · s[k + 1]` over `k < n` in a `seq_loop_acc`: its reads are proven in range by one
+/// check before the loop, which cuts `s` to what the loop reads.
+fn pairs(target: Target, s: &[i64], n: i64) -> i64 {
+    with_target(target, || {
+        accelerate!(
+            backend = cpu,
+            seq_loop_acc(0, n, |acc, k| acc + s[k] * s[k + 1])
+        )
+    })
+}
+
+/// The same sum as a `foldl` over the positions (`create(n, |k| k)`), with a row of a tensor read
+/// at `k` beside: the optimizer gives it a counted loop's facts (a line for the row, the reads
+/// proven in range).
+fn pairs_fold(target: Target, s: &[i64], t: &Tensor<i64>, n: i64) -> i64 {
+    with_target(target, || {
+        accelerate!(
+            backend = cpu,
+            foldl(
+                |acc, k| acc + s[k] * s[k + 1] + tensor_get(t, [1, k]),
+                0,
+                create(n, |k| k)
+            )
+        )
+    })
+}
+
+/// `y[i] = a · x[i] + y[i]` with `x` a `Vec`: the plain loop reads `x` through a slice of each
+/// chunk, in range by the check before the loop.
+fn axpy_vec(target: Target, x: &[f64], n: i64) -> Vec<f64> {
+    let y = Tensor::<f64>::from_fn(&[n.max(0) as usize], |ix| ix[0] as f64);
+    let a = 2.5;
+    with_target(target, || {
+        accelerate!(par_loop(n, |i| tensor_set(
+            y,
+            [i],
+            a * x[i] + tensor_get(y, [i])
+        )))
+    });
+    y.to_vec()
+}
+
+#[test]
+fn sequence_reads_proven_in_range_agree_and_fail_as_before() {
+    let s: Vec<i64> = (0..1000).map(|k| (k * 7) % 13 - 6).collect();
+    let x: Vec<f64> = (0..5000).map(|k| k as f64 * 0.5 - 3.0).collect();
+    for target in TARGETS {
+        for n in [0, 1, 7, 999] {
+            let want: i64 = (0..n as usize).map(|k| s[k] * s[k + 1]).sum();
+            assert_eq!(pairs(target, &s, n), want, "{target:?} n = {n}");
+        }
+        for n in [0, 1, 1000, 5000] {
+            let want: Vec<f64> = (0..n as usize).map(|i| 2.5 * x[i] + i as f64).collect();
+            assert_eq!(axpy_vec(target, &x, n), want, "{target:?} n = {n}");
+        }
+    }
+    let t = Tensor::<i64>::from_fn(&[2, 1000], |ix| (ix[0] * 1000 + ix[1]) as i64 % 17);
+    for target in TARGETS {
+        for n in [0, 1, 7, 999] {
+            let want: i64 = (0..n as usize)
+                .map(|k| s[k] * s[k + 1] + ((1000 + k) % 17) as i64)
+                .sum();
+            assert_eq!(pairs_fold(target, &s, &t, n), want, "{target:?} n = {n}");
+        }
+    }
+    // One read too many: the loop runs as written, and fails where it did.
+    same_failure(
+        "Out of bounds access in sequence: index 1000 for a sequence of length 1000",
+        || {
+            pairs(current_target().unwrap(), &s, 1000);
+        },
+    );
+    same_failure(
+        "Out of bounds access in sequence: index 1000 for a sequence of length 1000",
+        || {
+            pairs_fold(current_target().unwrap(), &s, &t, 1000);
+        },
+    );
+    same_failure("create with negative length: -1", || {
+        pairs_fold(current_target().unwrap(), &s, &t, -1);
+    });
+    same_failure(
+        "Out of bounds access in sequence: index 5000 for a sequence of length 5000",
+        || {
+            axpy_vec(current_target().unwrap(), &x, 5001);
+        },
+    );
+}

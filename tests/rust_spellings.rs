@@ -194,6 +194,19 @@ fn path_constants_are_captured() {
             .map(|x| x * std::f64::consts::PI)
             .collect::<Vec<_>>()
     );
+    // Raw identifiers name the same constants.
+    let got = on_every_target(|| -> Vec<f64> {
+        accelerate!(map(
+            |x| x * std::f64::consts::r#PI + (i64::r#MAX - r#i64::MAX) as f64,
+            xs
+        ))
+    });
+    assert_eq!(
+        got,
+        xs.iter()
+            .map(|x| x * std::f64::consts::PI)
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]

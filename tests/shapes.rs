@@ -70,6 +70,11 @@ fn poly_par_loop_f32() {
     shape("poly_par_loop_f32");
 }
 
+#[test]
+fn poly_vec_par_loop_f32() {
+    shape("poly_vec_par_loop_f32");
+}
+
 /// The Futhark-class shapes call their entry points on the `futhark` target when the build made
 /// a library for the CPU, and agree with the hand-written loop there. Mandelbrot's closure leaves
 /// its element unused: the compiler's warning about it once cost the site its entry points,
@@ -110,7 +115,7 @@ fn futhark_class_shapes_call_the_library() {
 /// Every shape has a test above, and the check can fail: a wrong result is caught.
 #[test]
 fn every_shape_is_tested_and_the_check_catches_a_difference() {
-    assert_eq!(SHAPES.len(), 12);
+    assert_eq!(SHAPES.len(), 13);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
     assert_eq!(

@@ -159,19 +159,22 @@ impl Build {
         }
         // A bug in a code generator must not fail the user's build: the sites still run on the CPU
         // targets, whose code the macros generate themselves.
-        // On a stack sized for the sources, as the macros do (a long `let` chain is deep).
+        // On a stack sized for the sources, as the macros do (a long `let` chain is deep): the
+        // deepest site, with every `#[pmexpr]` function it may include.
         let size = scan
             .registry
             .sites
             .iter()
-            .map(|s| s.tokens.len())
-            .sum::<usize>()
-            + scan
-                .registry
-                .items
-                .iter()
-                .map(|i| i.source.len())
-                .sum::<usize>();
+            .map(|s| pmexpr_core::stack_levels_of_text(&s.tokens))
+            .max()
+            .unwrap_or(0)
+            .saturating_add(
+                scan.registry
+                    .items
+                    .iter()
+                    .map(|i| pmexpr_core::stack_levels_of_text(&i.source))
+                    .sum::<usize>(),
+            );
         let compiled = std::panic::catch_unwind(|| {
             pmexpr_core::with_stack(size, || {
                 let sites = compile_sites(&scan.registry);

@@ -51,15 +51,19 @@ pub fn scan(root: &Path, dirs: &[&str], exclude: &[PathBuf]) -> Scan {
 /// The items and sites of one file.
 fn scan_file(root: &Path, path: &Path) -> Result<(Vec<RegistryItem>, Vec<SiteSource>), String> {
     let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let (tokens, ast) = parse_source(&text).map_err(|e| {
+    let file = relative_path(root, path);
+    // On the stack `parse_source` sized for the file's nesting: the sites' tokens are printed
+    // there (a recursion over their groups).
+    parse_source(&text, |tokens, ast| {
+        let items = collect_items(ast, &file, &position);
+        let mut sites = Vec::new();
+        collect_sites(tokens.clone(), &file, &mut sites);
+        (items, sites)
+    })
+    .map_err(|e| {
         let (line, column) = position(e.span());
         format!("{line}:{column}: {e}")
-    })?;
-    let file = relative_path(root, path);
-    let items = collect_items(&ast, &file, &position);
-    let mut sites = Vec::new();
-    collect_sites(tokens, &file, &mut sites);
-    Ok((items, sites))
+    })
 }
 
 /// The 1-based line and column of a token parsed from a string by the build script.
@@ -73,18 +77,26 @@ fn position(span: Span) -> (usize, usize) {
 /// inside `assert_eq!(…)` or any other macro are found) except the input of a site itself: a site
 /// nested in another is part of that site's code, not a site of its own.
 fn collect_sites(tokens: TokenStream, file: &str, out: &mut Vec<SiteSource>) {
-    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-    let mut i = 0;
-    while i < tokens.len() {
-        if let Some(site) = site_at(&tokens, i, file) {
-            out.push(site);
-            i += 3; // `accelerate`, `!` and the group
+    // Groups still to visit, the innermost last: no recursion (a file may nest deeply).
+    let mut todo: Vec<(Vec<TokenTree>, usize)> = vec![(tokens.into_iter().collect(), 0)];
+    while let Some((tokens, i)) = todo.last_mut() {
+        if *i >= tokens.len() {
+            todo.pop();
             continue;
         }
-        if let TokenTree::Group(group) = &tokens[i] {
-            collect_sites(group.stream(), file, out);
+        if let Some(site) = site_at(tokens, *i, file) {
+            out.push(site);
+            *i += 3; // `accelerate`, `!` and the group
+            continue;
         }
-        i += 1;
+        let inner = match &tokens[*i] {
+            TokenTree::Group(group) => Some(group.stream().into_iter().collect()),
+            _ => None,
+        };
+        *i += 1;
+        if let Some(inner) = inner {
+            todo.push((inner, 0));
+        }
     }
 }
 
@@ -244,6 +256,17 @@ mod tests {
                 (5, 13, "map (f , v)"),
             ]
         );
+    }
+
+    #[test]
+    fn a_file_that_nests_deeply_is_scanned() {
+        // rustc accepts it: the scan must not overflow the build script's stack (the parse, the
+        // search for sites and the site's tokens all recurse over the nesting).
+        let deep = format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000));
+        let scan = scan_one(&format!(
+            "fn main() {{\n    let a = {deep};\n    let b = accelerate!(map(|x| {deep}, s));\n}}\n"
+        ));
+        assert_eq!(sites(&scan).len(), 1);
     }
 
     #[test]

@@ -66,45 +66,54 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::mono::Mono;
 pub use crate::site::{Context, PreludeItem};
 
-/// The stack every entry point runs its passes on, besides what it needs per token of input.
+/// The stack every entry point runs its passes on, besides what the depth of its tree needs.
 const STACK_BASE: usize = 16 << 20;
-/// The stack per token of input. The passes recurse over the tree, whose depth grows with the
-/// number of `let` statements in a block (one binding in the scope of the previous one): nesting
-/// is bounded by [`parse::MAX_DEPTH`], a `let` chain is not, so the stack grows with the input.
-/// Measured (`examples/compile_cost.rs`, 10,000 `let`s, about 90,000 tokens): 512 bytes per token
-/// suffice and 256 overflow, in a release build and in a debug build (pmexpr-core at opt-level 3)
-/// alike; 4 KiB is an 8× margin. The stack is only reserved: untouched pages cost nothing.
-const STACK_PER_TOKEN: usize = 4 << 10;
+/// The stack per level of the tree the passes recurse over, at opt-level 0 (the build cargo gives
+/// proc macros and build scripts; an optimized build needs a fraction): measured between 8 and
+/// 10 KiB for the deepest chains (`examples/compile_cost.rs` in the `robust` profile: statements,
+/// `let`s, `fn` items, `match` arms, through the macro and through the hook), 24 KiB for a
+/// margin. The stack is only reserved: untouched pages cost nothing.
+const STACK_PER_LEVEL: usize = 24 << 10;
+/// The levels of the tree per level of nesting the parser accepts (a binary operator is one
+/// level of the parser's, and a few of the tree's once desugared and monomorphized).
+const LEVELS_PER_NESTING: usize = 4;
 
-/// Runs `f` on a fresh stack sized for an input of `tokens` tokens (or bytes of source: either
-/// bounds the tree's depth), so that no input overflows rustc's 8 MiB main-thread stack. The
-/// stack is reserved, not touched: only the pages the passes use take memory.
-pub fn with_stack<R>(tokens: usize, f: impl FnOnce() -> R) -> R {
-    let size = STACK_BASE.saturating_add(tokens.saturating_mul(STACK_PER_TOKEN));
-    stacker::grow(size, f)
+/// Runs `f` on a stack deep enough for passes over trees of `levels` levels (see
+/// [`stack_levels`]), so that no input overflows rustc's 8 MiB main-thread stack: nesting is
+/// bounded by [`parse::MAX_DEPTH`], but a chain of `let`s, `match` arms or statements is as
+/// deep as it is long. The stack is reserved, not touched: only the pages the passes use take
+/// memory; the current one is used when enough of it is left.
+pub fn with_stack<R>(levels: usize, f: impl FnOnce() -> R) -> R {
+    let size = STACK_BASE.saturating_add(levels.saturating_mul(STACK_PER_LEVEL));
+    stacker::maybe_grow(size, size, f)
 }
 
-/// The number of tokens of `input`, delimiters and nested groups included (without recursion,
-/// since the input may nest deeply).
-pub fn token_count(input: &TokenStream) -> usize {
-    let mut n = 0;
-    let mut todo = vec![input.clone()];
-    while let Some(ts) = todo.pop() {
-        for t in ts {
-            n += 1;
-            if let proc_macro2::TokenTree::Group(g) = t {
-                n += 1;
-                todo.push(g.stream());
-            }
-        }
-    }
-    n
+/// The depth of the tree the passes may build from `input` (a bound, measured on the tokens
+/// without recursion: see [`parse::nesting`]).
+pub fn stack_levels(input: &TokenStream) -> usize {
+    let (nesting, _) = parse::nesting::measure(input, usize::MAX);
+    let nested = nesting.depth.min(parse::MAX_DEPTH);
+    nesting
+        .chains
+        .saturating_add(nested.saturating_mul(LEVELS_PER_NESTING))
 }
 
-/// The size of the `#[pmexpr]` functions a site may include (they are parsed with it).
-fn prelude_size(cx: &Context<'_>) -> usize {
-    cx.prelude
-        .map_or(0, |p| p.iter().map(|i| i.source.len()).sum())
+/// [`stack_levels`] of source text, without lexing it: every `;`, `,`, `=>` and `fn` may make a
+/// level (a bound for the `#[pmexpr]` functions a site may include, and for the hook's sites).
+pub fn stack_levels_of_text(text: &str) -> usize {
+    let b = text.as_bytes();
+    let chains = b.iter().filter(|c| matches!(c, b';' | b',')).count()
+        + text.matches("=>").count()
+        + text.matches("fn").count();
+    chains.saturating_add(parse::MAX_DEPTH * LEVELS_PER_NESTING)
+}
+
+/// The levels the `#[pmexpr]` functions a site may include add to its tree (they are parsed with
+/// it).
+fn prelude_levels(cx: &Context<'_>) -> usize {
+    cx.prelude.map_or(0, |p| {
+        p.iter().map(|i| stack_levels_of_text(&i.source)).sum()
+    })
 }
 
 /// Runs the front end and the middle passes over the body of one `accelerate!` (no
@@ -112,7 +121,7 @@ fn prelude_size(cx: &Context<'_>) -> usize {
 ///
 /// On failure, returns the errors and the captured variables found so far.
 pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::FreeVar>)> {
-    with_stack(token_count(&input), || compile_site_here(input))
+    with_stack(stack_levels(&input), || compile_site_here(input))
 }
 
 fn compile_site_here(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::FreeVar>)> {
@@ -153,8 +162,8 @@ pub fn expand_accelerate(
     cx: Context<'_>,
     cuda: Option<&codegen::rust::CudaBuild>,
 ) -> TokenStream {
-    let size = token_count(&input) + prelude_size(&cx);
-    with_stack(size, || expand_accelerate_here(input, rt, cx, cuda))
+    let levels = stack_levels(&input).saturating_add(prelude_levels(&cx));
+    with_stack(levels, || expand_accelerate_here(input, rt, cx, cuda))
 }
 
 fn expand_accelerate_here(
@@ -195,8 +204,16 @@ pub fn expand_pmexpr_fn(
     rt: &TokenStream,
     cx: Context<'_>,
 ) -> TokenStream {
-    let size = token_count(&attr) + token_count(&item) + prelude_size(&cx);
-    with_stack(size, || expand_pmexpr_fn_here(attr, item, rt, cx))
+    let levels = (stack_levels(&attr).saturating_add(stack_levels(&item)))
+        .saturating_add(prelude_levels(&cx));
+    with_stack(levels, || {
+        // `syn` recurses over the item's nesting: measured first, refused past the limit (and
+        // the item not given back to rustc, whose own passes recurse over it too).
+        let guarded = parse::nesting::with_parse_stack(&item.clone(), || {
+            expand_pmexpr_fn_here(attr, item, rt, cx)
+        });
+        guarded.unwrap_or_else(|errors| error::to_compile_errors(&errors))
+    })
 }
 
 fn expand_pmexpr_fn_here(
@@ -318,7 +335,11 @@ fn expand_pmexpr_fn_here(
 /// The expansion of `#[derive(pmexpr::Record)]`: the marshaling impls of the struct (see
 /// [`record`]), or errors at its tokens when it cannot be a PMExpr record.
 pub fn expand_derive_record(item: TokenStream, rt: &TokenStream) -> TokenStream {
-    with_stack(token_count(&item), || expand_derive_record_here(item, rt))
+    with_stack(stack_levels(&item), || {
+        let guarded =
+            parse::nesting::with_parse_stack(&item.clone(), || expand_derive_record_here(item, rt));
+        guarded.unwrap_or_else(|errors| error::to_compile_errors(&errors))
+    })
 }
 
 fn expand_derive_record_here(item: TokenStream, rt: &TokenStream) -> TokenStream {

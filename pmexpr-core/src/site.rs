@@ -402,9 +402,7 @@ fn select_prelude(
                 ),
             )
         };
-        let def = syn::parse_str::<syn::ItemFn>(&item.source)
-            .map_err(|e| e.to_string())
-            .and_then(|f| parse::parse_fn_item(&f, records).map_err(|e| first_message(&e)));
+        let def = parse::parse_fn_source(&item.source, records);
         match def {
             Ok(mut def) => {
                 def.item = Some(ItemRef {
@@ -431,21 +429,28 @@ fn select_prelude(
         },
         SpanRange::call_site(),
     );
+    // Where the site names a function (every parsed function has an entry; the site's own
+    // span is never wrong).
+    let site_span = user.span;
+    let use_span = |name: &str| prelude.use_span.get(name).copied().unwrap_or(site_span);
     let resolved = resolve::resolve(alone);
     if let Ok(r) = &resolved
         && let Some(fv) = r.free_vars.first()
     {
+        // A captured place `c.n` is the variable `c` in the function's body.
+        let root = fv.name.split('.').next().unwrap_or(&fv.name);
         let user = parsed
             .iter()
             .find(|d| {
                 let mut names = Vec::new();
                 mentioned(&d.body, &mut names);
-                names.iter().any(|(n, _)| *n == fv.name)
+                names.iter().any(|(n, _)| n == root || *n == fv.name)
             })
+            .or(parsed.first())
             .map(|d| d.ident.name.clone())
             .unwrap_or_default();
         return Err(vec![Error::new(
-            prelude.use_span[&user],
+            use_span(&user),
             format!(
                 "the `#[pmexpr]` function `{user}` uses `{}`, which is neither one of its parameters nor a `#[pmexpr]` function",
                 fv.name
@@ -457,7 +462,7 @@ fn select_prelude(
         let names: Vec<&str> = parsed.iter().map(|d| d.ident.name.as_str()).collect();
         return Err(vec![
             Error::new(
-                prelude.use_span[names[0]],
+                names.first().map_or(site_span, |n| use_span(n)),
                 format!(
                     "the `#[pmexpr]` functions used here do not compile ({}): {}",
                     names.join(", "),

@@ -243,6 +243,16 @@ pub struct Annotation {
     pub span: SpanRange,
 }
 
+/// The largest type, in parts (`Vec<(i64, f64)>` has 4), that inference writes out; a bigger one
+/// is an error rather than exponential time and memory. Rust's own limit on type length is
+/// 1,048,576 by default; the generated code spells out each type several times.
+pub const MAX_TYPE_SIZE: usize = 10_000;
+
+/// The deepest type inference accepts: the generated code spells each type for rustc, whose trait
+/// solver and drop check stop at 128 nested obligations: a sequence literal nested 32 deep
+/// compiles, 60 deep does not.
+pub const MAX_TYPE_DEPTH: usize = 32;
+
 #[cfg(test)]
 mod tests {
     use super::*;

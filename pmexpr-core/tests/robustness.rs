@@ -88,6 +88,45 @@ fn raw_identifiers_are_names() {
 }
 
 #[test]
+fn raw_identifiers_in_path_constants_are_names() {
+    // `i64::r#MAX` is `i64::MAX`: the generated path is written without `r#` (which an
+    // identifier that is not a keyword cannot carry), in the expansion and in the error one.
+    for src in [
+        "backend = cpu, i64::r#MAX",
+        "backend = cpu, std::f64::consts::r#PI",
+        "backend = cpu, r#f32::MAX",
+        "backend = cpu, ::r#std::f64::consts::PI + r#x",
+    ] {
+        let o = within(10, src, move || accelerate(src));
+        assert_eq!(o, Outcome::Expanded, "{src}");
+    }
+    let o = within(10, "error with i64::r#MAX", || {
+        accelerate("backend = cpu, addi(i64::r#MAX, 1e400)")
+    });
+    assert!(refused(&o).contains("does not fit in an f64"), "{o:?}");
+    let o = within(10, "hook i64::r#MAX", || {
+        hook(
+            "backend = cpu, i64::r#MAX + f(1)",
+            Some("fn f(x: i64) -> i64 { x }"),
+        )
+    });
+    assert_eq!(o, Outcome::Expanded);
+}
+
+#[test]
+fn a_pmexpr_fn_that_reads_a_field_of_a_non_parameter_is_an_error() {
+    // `c` is not a parameter: the function cannot stand alone (reported at the site's use).
+    let item = "fn h() -> i64 { c.n }";
+    for site in ["backend = cpu, h()", "map(|x| x + h(), [1, 2])"] {
+        let o = within(10, site, move || hook(site, Some(item)));
+        assert!(
+            refused(&o).contains("the `#[pmexpr]` function `h` uses `c.n`, which is neither"),
+            "{o:?}"
+        );
+    }
+}
+
+#[test]
 fn a_huge_tuple_index_is_an_error() {
     // A projection `x.n` closes the tuple's type with `n + 1` fields: the bound is checked first.
     for src in ["x.4294967295", "x.10000000", "x.12"] {
@@ -144,6 +183,76 @@ fn applying_identities_to_identities_is_fast() {
 }
 
 #[test]
+fn types_that_double_are_refused_before_they_are_written_out() {
+    // Each took from seconds to minutes (and gigabytes) where a type shared twice was copied or
+    // walked twice per level; now inference shares it, and the size is measured first.
+    const TOO_LARGE: &str = "is too large: written out, it has more than 10000 parts";
+    let pairs = |k: usize| {
+        let mut s = String::from("{ let p0 = 1;");
+        for i in 1..=k {
+            let _ = write!(s, " let p{i} = (p{}, p{});", i - 1, i - 1);
+        }
+        let _ = write!(s, " map(|x| (x, p{k}), [1]) }}");
+        s
+    };
+    let calls = |k: usize| {
+        format!(
+            "backend = cpu, {{ fn d(y: _) -> _ {{ (y, y) }} map(|x| {}x{}, [1]) }}",
+            "d(".repeat(k),
+            ")".repeat(k)
+        )
+    };
+    let closures = |k: usize| {
+        let mut s = String::from("{ let g0 = |y| (y, y);");
+        for i in 1..=k {
+            let _ = write!(s, " let g{i} = |y| g{}(g{}(y));", i - 1, i - 1);
+        }
+        let _ = write!(s, " map(|x| g{k}(x), [1]) }}");
+        s
+    };
+    for (what, src) in [
+        ("pairs × 20", pairs(20)),
+        ("pairs × 60", pairs(60)),
+        ("calls × 26", calls(26)),
+        ("calls × 200", calls(200)),
+        ("closures × 5", closures(5)),
+        ("closures × 12", closures(12)),
+    ] {
+        let o = within(5, what, move || accelerate(&src));
+        assert!(refused(&o).contains(TOO_LARGE), "{what}: {o:?}");
+    }
+    // Records of 8 fields of the record below: 8^k parts, measured before expanding.
+    for k in [6, 12] {
+        let mut items = vec!["struct R0 { a: i64 }".to_string()];
+        for i in 1..=k {
+            let fields: Vec<String> = (0..8).map(|j| format!("f{j}: R{}", i - 1)).collect();
+            items.push(format!("struct R{i} {{ {} }}", fields.join(", ")));
+        }
+        let site = format!("{{ let v: Vec<R{k}> = v; map(|r| r.f0, v) }}");
+        let o = within(5, "nested records", move || {
+            let items: Vec<&str> = items.iter().map(String::as_str).collect();
+            common::hook_items(&site, &items)
+        });
+        assert!(
+            refused(&o).contains(&format!("the type of the record `R{k}` {TOO_LARGE}")),
+            "{o:?}"
+        );
+    }
+    // Each closure returns the one before: its type is one level deeper each time, refused at
+    // the first past 32, after which the chain costs nothing more.
+    let mut curried = String::from("{ let s: Vec<i64> = s; let c0 = |u| u;");
+    for i in 1..3000 {
+        let _ = write!(curried, " let c{i} = |u| c{};", i - 1);
+    }
+    curried.push_str(" map(|x| c0(x), s) }");
+    let o = within(10, "3,000 curried closures", move || accelerate(&curried));
+    assert!(
+        refused(&o).contains("nests more than 32 levels deep"),
+        "{o:?}"
+    );
+}
+
+#[test]
 fn a_long_sequence_literal_is_fast() {
     let elems = vec!["1"; 100_000].join(", ");
     let src = format!("reduce(addi, 0, [{elems}])");
@@ -192,6 +301,116 @@ fn deep_nesting_is_a_clear_error() {
     let deep_fn = format!("fn f(x: i64) -> i64 {{ {} }}", repeat(3000, "(", "x", ")"));
     let o = within(30, "#[pmexpr] deep", move || pmexpr_fn(&deep_fn));
     assert!(refused(&o).contains("levels deep"), "{o:?}");
+}
+
+#[test]
+fn nesting_past_the_limit_is_refused_before_syn_parses_it() {
+    // Each is refused by the measure of the tokens, before `syn` recurses over them (20,000
+    // levels overflowed rustc's stack at opt-level 0), and quickly.
+    let n = 20_000;
+    let cases = [
+        ("parentheses", repeat(n, "(", "x", ")")),
+        ("arrays", repeat(n, "[", "1", "]")),
+        ("blocks", repeat(n, "{ ", "1", " }")),
+        ("tuples", repeat(n, "(", "1", ",)")),
+        ("references", format!("{}x", "&".repeat(n))),
+        ("returns", format!("{}x", "return ".repeat(n))),
+        (
+            "Vec types",
+            format!("|v: {}| 0", repeat(n, "Vec<", "i64", ">")),
+        ),
+        (
+            "tuple types",
+            format!("|v: {}| 0", repeat(n, "(", "i64", ",)")),
+        ),
+        ("fn types", format!("|v: {}i64| 0", "fn() -> ".repeat(n))),
+        ("closures", format!("{}0", "|x| ".repeat(n))),
+        (
+            "else if",
+            format!("{}{{ 0 }}", "if b { 1 } else ".repeat(n)),
+        ),
+        (
+            "number pattern in parentheses",
+            format!(
+                "map(|x| match x {{ {} => 1, _ => 0 }}, s)",
+                repeat(n, "(", "1", ")")
+            ),
+        ),
+        (
+            "nested fn items",
+            format!("{{ {} 0 }}", repeat(n, "fn f() -> i64 { ", "1", " }")),
+        ),
+    ];
+    for (what, src) in cases {
+        let hook_src = src.clone();
+        let o = within(10, what, move || accelerate(&src));
+        assert!(
+            refused(&o).contains("levels deep, more than `accelerate!` accepts"),
+            "{what}: {o:?}"
+        );
+        let o = within(10, what, move || hook(&hook_src, None));
+        assert!(
+            refused(&o).contains("levels deep, more than `accelerate!` accepts"),
+            "{what} (hook): {o:?}"
+        );
+    }
+    let deep_fn = format!("fn f(x: i64) -> i64 {{ {} }}", repeat(n, "[", "x", "]"));
+    let o = within(10, "#[pmexpr] deep", move || pmexpr_fn(&deep_fn));
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+    let deep_struct = format!("struct P {{ x: {} }}", repeat(n, "Vec<", "i64", ">"));
+    let o = within(10, "derive deep", move || derive(&deep_struct));
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+    // A `#[pmexpr]` function of the crate that nests too deeply cannot be used (its own
+    // expansion says why).
+    let item = format!("fn g(x: i64) -> i64 {{ {} }}", repeat(n, "(", "x", ")"));
+    let o = within(10, "hook: deep #[pmexpr] fn", move || {
+        hook("backend = cpu, g(1)", Some(&item))
+    });
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+}
+
+#[test]
+fn invisible_groups_count_as_nesting() {
+    // A `macro_rules!` that forwards an `$e:expr` wraps it in an invisible group: 300 of them
+    // took seconds in `syn`; they are nesting like any other group.
+    use common::accelerate_tokens;
+    use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+    let wrapped = |k: usize| {
+        let mut e: TokenStream = "addi(x, 1e400)".parse().unwrap();
+        for _ in 0..k {
+            e = TokenTree::Group(Group::new(Delimiter::None, e)).into();
+        }
+        e
+    };
+    let o = within(10, "200 invisible groups", move || {
+        accelerate_tokens(wrapped(200))
+    });
+    assert!(refused(&o).contains("does not fit in an f64"), "{o:?}");
+    let o = within(10, "300 invisible groups", move || {
+        accelerate_tokens(wrapped(300))
+    });
+    assert!(refused(&o).contains("levels deep"), "{o:?}");
+}
+
+#[test]
+fn an_or_pattern_is_flat() {
+    // 10,000 alternatives: a balanced tree of tests, not a chain 10,000 deep.
+    let alts: Vec<String> = (0..10_000).map(|i| i.to_string()).collect();
+    let src = format!(
+        "{{ let s: Vec<i64> = s; map(|x| match x {{ {} => 1, _ => 0 }}, s) }}",
+        alts.join(" | ")
+    );
+    let hook_src = src.clone();
+    assert_eq!(
+        within(60, "10,000 alternatives", move || accelerate(&src)),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(60, "10,000 alternatives, hook", move || hook(
+            &hook_src, None
+        )),
+        Outcome::Expanded
+    );
 }
 
 #[test]

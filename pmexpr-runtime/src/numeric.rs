@@ -25,8 +25,8 @@ use crate::tensor::Element;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an element of a value captured by `accelerate!`",
     note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
 )]
 pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType {}
 

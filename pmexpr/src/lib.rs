@@ -163,7 +163,8 @@
 //! | PMExpr | Rust |
 //! |---|---|
 //! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()`; beyond the paper `i32`, `f32` |
-//! | `[T]` | `Vec<T>`, `&[T]`, `[T; N]`, `Box<[T]>` (results come back as `Vec<T>`) |
+//! | `[T]` | `Vec<T>`, `[T]`, `[T; N]` (results come back as `Vec<T>`) |
+//! | any of these | held through `&T`, `&mut T` (read), `Box<T>`, `Rc<T>`, `Arc<T>` or `Cow<T>` — `&[T]`, `Box<[T]>`, `Arc<Vec<T>>`, `Cow<[T]>` — and captured through the pointer, without a copy |
 //! | records | tuples, and structs with `#[derive(pmexpr::Record)]` (up to [`MAX_TUPLE`] = 12 fields) |
 //! | `Tensor[T]` | [`Tensor<T>`](Tensor) of `i64`, `f64`, `i32` or `f32`, rank at most [`MAX_RANK`] |
 //!
@@ -222,6 +223,12 @@
 //!
 //! A struct's fields have PMExpr types (numbers, `bool`, tuples, `Vec<T>`, `Tensor<T>`, other
 //! derived structs); it has no generic parameters, at least one and at most [`MAX_TUPLE`] (12) fields.
+//!
+//! **Type aliases.** With the build hook, a type alias of the crate without generic parameters
+//! (`type Real = f64;`, `type Trail = Vec<(Real, Real)>;`) means its type wherever a site writes
+//! a type and in a derived struct's fields. Like functions and structs, a test's or example's own
+//! aliases and structs are seen only by its sites. An alias of a type PMExpr does not have
+//! (`type Index = HashMap<String, usize>;`) is an error where a site names it, saying so.
 //!
 //! ## Targets
 //!

@@ -122,14 +122,21 @@ impl Infer<'_> {
                     self.expect(&tv, &ta, value.span, " (the type annotated on this `let`)");
                 }
                 self.level -= 1;
-                let vars = if matches!(value.kind, ExprKind::Lam { .. }) {
+                let mut vars = if matches!(value.kind, ExprKind::Lam { .. }) {
                     self.generalize(std::slice::from_ref(&tv))
                 } else {
                     Vec::new()
                 };
+                // A function whose type is past the limits is not copied at its uses (an error
+                // says why); its uses see an unknown type.
+                let mut ts = tv.clone();
+                if !vars.is_empty() && !self.check_type_early(&tv, value.span) {
+                    vars.clear();
+                    ts = self.fresh();
+                }
                 binder.ty = tv.clone();
                 *scheme = vars.clone();
-                self.env.insert(binder.ident.id, Scheme { vars, ty: tv });
+                self.env.insert(binder.ident.id, Scheme { vars, ty: ts });
                 self.expr(body)
             }
             ExprKind::RecLet { fns, body, scheme } => {
@@ -172,13 +179,23 @@ impl Infer<'_> {
                 }
                 self.level -= 1;
                 let types: Vec<Type> = fns.iter().map(|f| f.ty.clone()).collect();
-                let vars = self.generalize(&types);
+                let mut vars = self.generalize(&types);
+                let mut within = true;
+                if !vars.is_empty() {
+                    for f in fns.iter() {
+                        within = within && self.check_type_early(&f.ty, f.span);
+                    }
+                }
+                if !within {
+                    vars.clear();
+                }
                 for f in fns.iter() {
+                    let ty = if within { f.ty.clone() } else { self.fresh() };
                     self.env.insert(
                         f.ident.id,
                         Scheme {
                             vars: vars.clone(),
-                            ty: f.ty.clone(),
+                            ty,
                         },
                     );
                 }
@@ -287,6 +304,8 @@ impl Infer<'_> {
             // Lowered before resolution, which reports one that was not.
             ExprKind::Imp(_) => e.ty.clone(),
         };
+        // Each use of a variable copies its type: a large one is shared instead.
+        let t = self.share(t);
         e.ty = t.clone();
         t
     }

@@ -2,7 +2,7 @@
 //! record by its named fields, a number not fixed by a captured value), the size of every type is
 //! bounded, and the final types are written into the tree.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{Infer, Kind, MAX_TYPE_DEPTH, MAX_TYPE_SIZE, Numeric};
 use crate::ast::{Expr, ExprKind, Pat, PatKind};
@@ -43,9 +43,12 @@ impl Infer<'_> {
                 }
             }
         }
-        let mut reachable = Vec::new();
+        // The variables the captured values' types reach (each shared part visited once: the
+        // types are not written out before their sizes are checked).
+        let mut reachable = HashSet::new();
+        let mut seen = HashSet::new();
         for t in captured {
-            self.vars_of(&self.zonk(t), &mut reachable);
+            self.unbound_vars(t, &mut reachable, &mut seen);
         }
         let mut kept = Vec::new();
         for i in 0..self.vars.len() {
@@ -75,6 +78,30 @@ impl Infer<'_> {
             self.zonk_expr(e);
         }
         kept
+    }
+
+    /// The unbound variables of `t`, through the substitution, each bound one visited once.
+    fn unbound_vars(&self, t: &Type, out: &mut HashSet<TyVar>, seen: &mut HashSet<TyVar>) {
+        match t {
+            Type::Var(v) => {
+                if !seen.insert(*v) {
+                    return;
+                }
+                match &self.vars[v.0 as usize].binding {
+                    Some(b) => self.unbound_vars(b, out, seen),
+                    None => {
+                        out.insert(*v);
+                    }
+                }
+            }
+            Type::Seq(a) | Type::Tensor(a) => self.unbound_vars(a, out, seen),
+            Type::Arrow(a, b) => {
+                self.unbound_vars(a, out, seen);
+                self.unbound_vars(b, out, seen);
+            }
+            Type::Record(fs) => fs.iter().for_each(|(_, t)| self.unbound_vars(t, out, seen)),
+            Type::Int | Type::Float | Type::Bool => {}
+        }
     }
 
     pub(super) fn vars_of(&self, t: &Type, out: &mut Vec<TyVar>) {
@@ -195,14 +222,17 @@ impl Infer<'_> {
         let mut measure = |t: &Type| self.resolved_measure(t, memo);
         match t {
             Type::Var(v) => {
-                if let Some(m) = memo[v.0 as usize] {
-                    return m;
+                if let Some(Some(m)) = memo.get(v.0 as usize) {
+                    return *m;
                 }
-                let m = match &self.vars[v.0 as usize].binding {
-                    Some(b) => self.resolved_measure(b, memo),
-                    None => (1, 0),
+                // Only bound variables are remembered: an unbound one may be bound later.
+                let Some(b) = &self.vars[v.0 as usize].binding else {
+                    return (1, 0);
                 };
-                memo[v.0 as usize] = Some(m);
+                let m = self.resolved_measure(b, memo);
+                if let Some(slot) = memo.get_mut(v.0 as usize) {
+                    *slot = Some(m);
+                }
                 m
             }
             Type::Int | Type::Float | Type::Bool => (1, 0),
@@ -221,10 +251,35 @@ impl Infer<'_> {
         }
     }
 
+    /// Checks, as soon as a `let` or `fn` is generalized, that its type is within the limits
+    /// (reported at `span` otherwise): what would be built on it (each use copies it) is not
+    /// built. Each shared part is measured once per inference (a part measured while it held
+    /// unbound variables may have grown since: the check at the end measures everything again).
+    /// Returns whether it is within.
+    pub(super) fn check_type_early(&mut self, t: &Type, span: SpanRange) -> bool {
+        let mut memo = std::mem::take(&mut self.measures);
+        memo.resize(self.vars.len(), None);
+        let (size, depth) = self.resolved_measure(t, &mut memo);
+        self.measures = memo;
+        match limit_error(size, depth, span) {
+            None => true,
+            Some(e) => {
+                if !self.size_reported {
+                    self.size_reported = true;
+                    self.errors.push(e);
+                }
+                false
+            }
+        }
+    }
+
     /// Reports the first expression whose type, written out, would exceed [`MAX_TYPE_SIZE`]
     /// (applying identities to identities doubles it per argument): the generated Rust would be as
     /// large. Returns whether all are within.
     fn check_type_sizes(&mut self, e: &Expr) -> bool {
+        if self.size_reported {
+            return false;
+        }
         // A vector, not a hash map: a map keyed by variable scatters its entries, and with one
         // variable per node of a long input every lookup missed the cache.
         let mut memo = vec![None; self.vars.len()];
@@ -239,28 +294,40 @@ impl Infer<'_> {
                 too_deep = Some(x.span);
             }
         });
-        if let (None, Some(span)) = (too_big, too_deep) {
-            self.errors.push(
-                Error::new(
-                    span,
-                    format!("the type of this expression nests more than {MAX_TYPE_DEPTH} levels deep (sequences of sequences, tuples or functions)"),
-                )
-                .help("rustc's trait solver stops at 128 levels, and the generated code needs several per level: split the value into flatter ones"),
-            );
-            return false;
-        }
-        match too_big {
+        let error = match (too_big, too_deep) {
+            (Some(span), _) => limit_error(MAX_TYPE_SIZE + 1, 0, span),
+            (None, Some(span)) => limit_error(0, MAX_TYPE_DEPTH + 1, span),
+            (None, None) => None,
+        };
+        match error {
             None => true,
-            Some(span) => {
-                self.errors.push(
-                    Error::new(
-                        span,
-                        format!("the type of this expression is too large: written out, it has more than {MAX_TYPE_SIZE} parts"),
-                    )
-                    .help("annotate the functions and values involved, or split the expression with `let`"),
-                );
+            Some(e) => {
+                self.errors.push(e);
                 false
             }
         }
     }
+}
+
+/// The error for a type of this size and depth, if it is past a limit (the size first).
+fn limit_error(size: usize, depth: usize, span: SpanRange) -> Option<Error> {
+    if size > MAX_TYPE_SIZE {
+        return Some(
+            Error::new(
+                span,
+                format!("the type of this expression is too large: written out, it has more than {MAX_TYPE_SIZE} parts"),
+            )
+            .help("annotate the functions and values involved, or split the expression with `let`"),
+        );
+    }
+    if depth > MAX_TYPE_DEPTH {
+        return Some(
+            Error::new(
+                span,
+                format!("the type of this expression nests more than {MAX_TYPE_DEPTH} levels deep (sequences of sequences, tuples or functions)"),
+            )
+            .help("rustc's trait solver stops at 128 levels, and the generated code needs several per level: split the value into flatter ones"),
+        );
+    }
+    None
 }

@@ -19,6 +19,12 @@
 //! - `expr`: the type of each expression and pattern;
 //! - `apply`: function application and the operators;
 //! - `finish`: defaults, type sizes, and the final types written into the tree;
+//!
+//! Types share their parts through type variables (a `let`'s type is a variable bound to it, and
+//! so is each part an instantiation copies), and every walk over a type visits a shared part
+//! once: a type that doubles at each level (`let p = (q, q)`, `d(d(d(x)))` with `d(y) = (y, y)`)
+//! costs inference time linear in the program, and its written-out size is measured, and refused
+//! past [`MAX_TYPE_SIZE`], before anything writes it out.
 //! - `boundary`: the checks on captured variables and on the result.
 
 mod ann;
@@ -29,7 +35,7 @@ mod finish;
 mod scheme;
 mod unify;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::ast::{Expr, IdMap};
 use crate::error::{Errors, SpanRange};
@@ -96,6 +102,10 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
         record_spans: HashMap::new(),
         oversized_tuple: false,
         records,
+        unify_memo: HashSet::new(),
+        unifying: 0,
+        size_reported: false,
+        measures: Vec::new(),
     };
     let fv_types: Vec<Type> = free_vars
         .iter()
@@ -185,17 +195,20 @@ struct Infer<'n> {
     record_spans: HashMap<TyVar, SpanRange>,
     oversized_tuple: bool,
     records: Option<&'n Records>,
+    /// The pairs of shared types (variables bound to a type) that the current unification has
+    /// unified: a type shared twice is unified once, so that unifying types that double at each
+    /// level takes time linear in what inference built.
+    unify_memo: HashSet<(TyVar, TyVar)>,
+    /// How deep the current unification is (the memo lives as long as it).
+    unifying: u32,
+    /// Whether a type too large or too deep was reported (once is enough).
+    size_reported: bool,
+    /// The written-out size and depth of bound variables, as the checks after generalization
+    /// measured them.
+    measures: Vec<Option<(usize, usize)>>,
 }
 
-/// The largest type, in parts (`Vec<(i64, f64)>` has 4), that inference writes out; a bigger one
-/// is an error rather than exponential time and memory. Rust's own limit on type length is
-/// 1,048,576 by default; the generated code spells out each type several times.
-pub const MAX_TYPE_SIZE: usize = 10_000;
-
-/// The deepest type inference accepts: the generated code spells each type for rustc, whose trait
-/// solver and drop check stop at 128 nested obligations: a sequence literal nested 32 deep
-/// compiles, 60 deep does not.
-pub const MAX_TYPE_DEPTH: usize = 32;
+pub use crate::types::{MAX_TYPE_DEPTH, MAX_TYPE_SIZE};
 
 #[cfg(test)]
 mod tests;

@@ -1,63 +1,67 @@
 //! Let-polymorphism: the variables a binding generalizes (the value restriction, and no variable
 //! that a constraint pins), and the instantiation of a scheme at each use.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use super::{Infer, Kind, Scheme};
+use super::{Infer, Kind, Scheme, VarInfo};
 use crate::types::{TyVar, Type};
+
+/// A type of at most this many parts is copied where it is used; a larger one is shared through a
+/// variable bound to it.
+const SHARED_PARTS: usize = 64;
 
 impl Infer<'_> {
     /// The variables of `types` to quantify: those created inside the binding, unconstrained, and
     /// not reachable from a constrained variable (a tuple known only by its fields stays
-    /// monomorphic, and so do the types of those fields).
+    /// monomorphic, and so do the types of those fields). Each shared part is visited once.
     pub(super) fn generalize(&self, types: &[Type]) -> Vec<TyVar> {
-        let (mut candidates, mut pinned) = (Vec::new(), Vec::new());
+        let mut walk = Generalizable::default();
         for t in types {
-            self.collect_generalizable(t, false, &mut candidates, &mut pinned);
+            self.collect_generalizable(t, false, &mut walk);
         }
         let mut out = Vec::new();
-        for v in candidates {
-            if !pinned.contains(&v) && !out.contains(&v) {
+        let mut taken = HashSet::new();
+        for v in walk.candidates {
+            if !walk.pinned.contains(&v) && taken.insert(v) {
                 out.push(v);
             }
         }
         out
     }
 
-    fn collect_generalizable(
-        &self,
-        t: &Type,
-        pinned_here: bool,
-        cands: &mut Vec<TyVar>,
-        pinned: &mut Vec<TyVar>,
-    ) {
-        match self.find(t) {
+    fn collect_generalizable(&self, t: &Type, pinned_here: bool, walk: &mut Generalizable) {
+        match t {
             Type::Var(v) => {
+                if !walk.seen.insert((*v, pinned_here)) {
+                    return;
+                }
                 let info = &self.vars[v.0 as usize];
+                if let Some(b) = &info.binding {
+                    return self.collect_generalizable(b, pinned_here, walk);
+                }
                 match &info.kind {
-                    Kind::Any if pinned_here => pinned.push(v),
-                    Kind::Any if info.level > self.level => cands.push(v),
+                    Kind::Any if pinned_here => {
+                        walk.pinned.insert(*v);
+                    }
+                    Kind::Any if info.level > self.level => walk.candidates.push(*v),
                     Kind::Any | Kind::Num | Kind::Eq | Kind::IntNum | Kind::FloatNum => {}
                     Kind::Record(fs) => {
-                        if !pinned.contains(&v) {
-                            pinned.push(v);
+                        if walk.pinned.insert(*v) {
                             for t in fs.values() {
-                                self.collect_generalizable(t, true, cands, pinned);
+                                self.collect_generalizable(t, true, walk);
                             }
                         }
                     }
                 }
             }
-            Type::Seq(a) | Type::Tensor(a) => {
-                self.collect_generalizable(&a, pinned_here, cands, pinned)
-            }
+            Type::Seq(a) | Type::Tensor(a) => self.collect_generalizable(a, pinned_here, walk),
             Type::Arrow(a, b) => {
-                self.collect_generalizable(&a, pinned_here, cands, pinned);
-                self.collect_generalizable(&b, pinned_here, cands, pinned);
+                self.collect_generalizable(a, pinned_here, walk);
+                self.collect_generalizable(b, pinned_here, walk);
             }
             Type::Record(fs) => fs
                 .iter()
-                .for_each(|(_, t)| self.collect_generalizable(t, pinned_here, cands, pinned)),
+                .for_each(|(_, t)| self.collect_generalizable(t, pinned_here, walk)),
             Type::Int | Type::Float | Type::Bool => {}
         }
     }
@@ -68,21 +72,97 @@ impl Infer<'_> {
         }
         let inst: Vec<Type> = s.vars.iter().map(|_| self.fresh()).collect();
         let map: HashMap<TyVar, Type> = s.vars.iter().copied().zip(inst.iter().cloned()).collect();
-        (self.subst(&s.ty, &map), inst)
+        let t = self.subst(&s.ty, &map, &mut HashMap::new());
+        (t.unwrap_or_else(|| s.ty.clone()), inst)
     }
 
-    fn subst(&self, t: &Type, map: &HashMap<TyVar, Type>) -> Type {
-        match self.find(t) {
-            Type::Var(v) => map.get(&v).cloned().unwrap_or(Type::Var(v)),
-            Type::Seq(a) => Type::seq(self.subst(&a, map)),
-            Type::Tensor(a) => Type::tensor(self.subst(&a, map)),
-            Type::Arrow(a, b) => Type::arrow(self.subst(&a, map), self.subst(&b, map)),
-            Type::Record(fs) => Type::Record(
-                fs.iter()
-                    .map(|(l, t)| (l.clone(), self.subst(t, map)))
-                    .collect(),
-            ),
-            t => t,
+    /// `t` with the variables of `map` replaced, or `None` where it has none of them. A shared
+    /// part is copied once, into a variable of its own (so that the copy is shared as the
+    /// original was): `memo` holds the copies made.
+    fn subst(
+        &mut self,
+        t: &Type,
+        map: &HashMap<TyVar, Type>,
+        memo: &mut HashMap<TyVar, Option<Type>>,
+    ) -> Option<Type> {
+        match t {
+            Type::Var(v) => {
+                if let Some(r) = map.get(v) {
+                    return Some(r.clone());
+                }
+                if let Some(r) = memo.get(v) {
+                    return r.clone();
+                }
+                let copy = match self.vars[v.0 as usize].binding.clone() {
+                    None => None,
+                    Some(b) => self.subst(&b, map, memo).map(|c| self.share(c)),
+                };
+                memo.insert(*v, copy.clone());
+                copy
+            }
+            Type::Seq(a) => self.subst(a, map, memo).map(Type::seq),
+            Type::Tensor(a) => self.subst(a, map, memo).map(Type::tensor),
+            Type::Arrow(a, b) => {
+                let (sa, sb) = (self.subst(a, map, memo), self.subst(b, map, memo));
+                if sa.is_none() && sb.is_none() {
+                    return None;
+                }
+                Some(Type::arrow(
+                    sa.unwrap_or_else(|| (**a).clone()),
+                    sb.unwrap_or_else(|| (**b).clone()),
+                ))
+            }
+            Type::Record(fs) => {
+                let subs: Vec<Option<Type>> =
+                    fs.iter().map(|(_, t)| self.subst(t, map, memo)).collect();
+                if subs.iter().all(Option::is_none) {
+                    return None;
+                }
+                Some(Type::Record(
+                    fs.iter()
+                        .zip(subs)
+                        .map(|((l, t), s)| (l.clone(), s.unwrap_or_else(|| t.clone())))
+                        .collect(),
+                ))
+            }
+            Type::Int | Type::Float | Type::Bool => None,
         }
+    }
+
+    /// `t`, or a variable bound to it when it is large: copies of it are then shared.
+    pub(super) fn share(&mut self, t: Type) -> Type {
+        if parts_within(&t, &mut SHARED_PARTS.clone()) {
+            return t;
+        }
+        let v = TyVar(self.vars.len() as u32);
+        self.vars.push(VarInfo {
+            binding: Some(t),
+            level: self.level,
+            kind: Kind::Any,
+        });
+        Type::Var(v)
+    }
+}
+
+/// What [`Infer::generalize`] found so far.
+#[derive(Default)]
+struct Generalizable {
+    candidates: Vec<TyVar>,
+    pinned: HashSet<TyVar>,
+    /// The variables visited, and whether under a constraint.
+    seen: HashSet<(TyVar, bool)>,
+}
+
+/// Whether `t` has at most `budget` parts (variables count one, whatever they are bound to).
+fn parts_within(t: &Type, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match t {
+        Type::Var(_) | Type::Int | Type::Float | Type::Bool => true,
+        Type::Seq(a) | Type::Tensor(a) => parts_within(a, budget),
+        Type::Arrow(a, b) => parts_within(a, budget) && parts_within(b, budget),
+        Type::Record(fs) => fs.iter().all(|(_, t)| parts_within(t, budget)),
     }
 }

@@ -2,6 +2,8 @@
 //! two types with the occurs check, the kinds that constrain a variable (a number, an equality
 //! type, a record with some fields), and the error a failed unification gives.
 
+use std::collections::HashSet;
+
 use super::{Infer, Kind, VarInfo};
 use crate::error::{Error, SpanRange};
 use crate::types::{Label, TyVar, Type};
@@ -59,58 +61,96 @@ impl Infer<'_> {
 
     /// Applies the substitution everywhere in a type.
     pub(super) fn zonk(&self, t: &Type) -> Type {
-        self.resolve(t, false)
+        let mut budget = usize::MAX;
+        self.resolve(t, false, &mut budget)
     }
 
     /// A type as an error message shows it: a number literal whose type is still open shows as
-    /// its default (`i64`, `f64`), the type it would get.
+    /// its default (`i64`, `f64`), the type it would get. A type too large to show is cut where
+    /// its parts are shared (they show as `_`).
     pub(super) fn shown(&self, t: &Type) -> Type {
-        self.resolve(t, true)
+        let mut budget = 1_000;
+        self.resolve(t, true, &mut budget)
     }
 
     /// Applies the substitution everywhere in a type; with `literals`, open literal types as
-    /// their defaults.
-    fn resolve(&self, t: &Type, literals: bool) -> Type {
-        match self.find(t) {
+    /// their defaults. Once `budget` parts are written, shared parts stay variables.
+    fn resolve(&self, t: &Type, literals: bool, budget: &mut usize) -> Type {
+        *budget = budget.saturating_sub(1);
+        let t = match t {
+            Type::Var(v) if *budget == 0 => return Type::Var(*v),
+            t => self.find(t),
+        };
+        match t {
             Type::Var(v) if literals => match self.vars[v.0 as usize].kind {
                 Kind::IntNum => Type::Int,
                 Kind::FloatNum => Type::Float,
                 _ => Type::Var(v),
             },
-            Type::Seq(a) => Type::seq(self.resolve(&a, literals)),
-            Type::Tensor(a) => Type::tensor(self.resolve(&a, literals)),
-            Type::Arrow(a, b) => {
-                Type::arrow(self.resolve(&a, literals), self.resolve(&b, literals))
-            }
+            Type::Seq(a) => Type::seq(self.resolve(&a, literals, budget)),
+            Type::Tensor(a) => Type::tensor(self.resolve(&a, literals, budget)),
+            Type::Arrow(a, b) => Type::arrow(
+                self.resolve(&a, literals, budget),
+                self.resolve(&b, literals, budget),
+            ),
             Type::Record(fs) => Type::Record(
                 fs.iter()
-                    .map(|(l, t)| (l.clone(), self.resolve(t, literals)))
+                    .map(|(l, t)| (l.clone(), self.resolve(t, literals, budget)))
                     .collect(),
             ),
             t => t,
         }
     }
 
+    /// Whether `v` occurs in `t`; lowers the level of every unbound variable of `t` to `level`.
+    /// Each shared part is visited once.
     fn occurs_adjust(&mut self, v: TyVar, t: &Type, level: u32) -> bool {
-        match self.find(t) {
+        self.occurs_in(v, t, level, &mut HashSet::new())
+    }
+
+    fn occurs_in(&mut self, v: TyVar, t: &Type, level: u32, seen: &mut HashSet<TyVar>) -> bool {
+        match t {
             Type::Var(w) => {
-                if w == v {
+                if *w == v {
                     return true;
                 }
+                if !seen.insert(*w) {
+                    return false;
+                }
                 let info = &mut self.vars[w.0 as usize];
+                if let Some(b) = info.binding.clone() {
+                    return self.occurs_in(v, &b, level, seen);
+                }
                 info.level = info.level.min(level);
                 if let Kind::Record(fs) = info.kind.clone() {
-                    return fs.values().any(|t| self.occurs_adjust(v, t, level));
+                    return fs.values().any(|t| self.occurs_in(v, t, level, seen));
                 }
                 false
             }
-            Type::Seq(a) | Type::Tensor(a) => self.occurs_adjust(v, &a, level),
+            Type::Seq(a) | Type::Tensor(a) => self.occurs_in(v, a, level, seen),
             Type::Arrow(a, b) => {
-                self.occurs_adjust(v, &a, level) || self.occurs_adjust(v, &b, level)
+                self.occurs_in(v, a, level, seen) || self.occurs_in(v, b, level, seen)
             }
-            Type::Record(fs) => fs.iter().any(|(_, t)| self.occurs_adjust(v, t, level)),
+            Type::Record(fs) => fs.iter().any(|(_, t)| self.occurs_in(v, t, level, seen)),
             Type::Int | Type::Float | Type::Bool => false,
         }
+    }
+
+    /// The last variable on the chain of bindings from `t` that is bound to a type (a shared
+    /// part), if any.
+    fn shared(&self, t: &Type) -> Option<TyVar> {
+        let mut t = t;
+        let mut last = None;
+        while let Type::Var(v) = t {
+            match &self.vars[v.0 as usize].binding {
+                Some(b) => {
+                    last = Some(*v);
+                    t = b;
+                }
+                None => return None,
+            }
+        }
+        last
     }
 
     /// Points every variable on the chain of bindings from `t` at the chain's last variable:
@@ -130,8 +170,24 @@ impl Infer<'_> {
     }
 
     pub(super) fn unify(&mut self, a: &Type, b: &Type) -> Result<(), Mismatch> {
+        if self.unifying == 0 {
+            self.unify_memo.clear();
+        }
+        self.unifying += 1;
+        let r = self.unify_parts(a, b);
+        self.unifying -= 1;
+        r
+    }
+
+    fn unify_parts(&mut self, a: &Type, b: &Type) -> Result<(), Mismatch> {
         self.compress(a);
         self.compress(b);
+        // Two shared parts are unified once (types are finite: a pair met again was unified).
+        if let (Some(x), Some(y)) = (self.shared(a), self.shared(b))
+            && (x == y || !self.unify_memo.insert((x, y)))
+        {
+            return Ok(());
+        }
         let (a, b) = (self.find(a), self.find(b));
         match (&a, &b) {
             (Type::Var(v), Type::Var(w)) if v == w => Ok(()),

@@ -1,4 +1,6 @@
-//! Counted loops' facts: `par_loop(n, f)`, `seq_loop(n, f)` and `seq_loop_acc(acc, n, f)`.
+//! Counted loops' facts: `par_loop(n, f)`, `seq_loop(n, f)` and `seq_loop_acc(acc, n, f)`, and a
+//! `foldl` over the positions themselves, `foldl(f, acc, create(n, |k| k))` ([`counted_fold`]),
+//! which is `seq_loop_acc(acc, n, f)` after `create`'s check of `n`.
 //!
 //! **Windows** (bounds checks hoisted out of loops): a loop whose body reads or writes
 //! `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside it,
@@ -10,10 +12,17 @@
 //! (which records each access), the loop runs with `line.get(k)` / `line.set(k, v)`: a slice
 //! index that the loop bound keeps in range, instead of the rank and per-dimension checks and
 //! offset arithmetic of each access. A read may also index the line at `k ± c` (a stencil's
-//! neighbours): it reads the line where that falls inside it and is the checked access otherwise.
+//! neighbours) or at `k` plus any value fixed for the loop: it reads the line where that falls
+//! inside it and is the checked access otherwise.
 //! Otherwise the loop runs as written, so that every failure is the same failure at the same
 //! access. Only loops whose body runs no further parallel keyword or loop are versioned, so that
 //! the code is at most doubled per loop.
+//!
+//! **Reads proven in range**: a read `s[k + c]` (`c ≥ 0` a constant) of a sequence fixed for the
+//! loop and read only so in its body is in range for every iteration when `length(s) ≥ n + c`:
+//! one check before the loop ([`SeqRead`]). Where it holds, a sequential loop reads `s` cut to
+//! what it reads, so that the compiler drops each read's check, and a plain loop reads it through
+//! a slice of each chunk; where it does not, the loop runs as written and fails where it did.
 //!
 //! **Plain loops**: a `par_loop` whose windowed accesses are all rows at the loop variable itself
 //! (each iteration touches its own element of each row), at least one of them a write, whose
@@ -34,7 +43,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Expr, ExprKind, Lit, NodeId, Param, VarId};
+use crate::ast::{Expr, ExprKind, Form, Lit, NodeId, Param, Soac, Source, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::{TyVar, Type};
@@ -42,8 +51,10 @@ use crate::types::{TyVar, Type};
 /// What the optimizer knows of a counted loop.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoopFacts {
-    /// The accesses that lines serve (empty: the loop is not versioned).
+    /// The accesses that lines serve (with `reads` empty too: the loop is not versioned).
     pub accesses: Vec<Access>,
+    /// The reads of sequences that one check before the loop proves in range.
+    pub reads: Vec<SeqRead>,
     /// A `par_loop` that may also run as a plain loop over slices.
     pub plain: bool,
     /// A `par_loop` of the grid shape.
@@ -58,14 +69,28 @@ pub struct Access {
     /// Where the loop variable is in the index: the last dimension gives a row, another a
     /// strided line.
     pub pos: usize,
-    /// The index there is the loop variable plus this (a read of `t[i, k ± c]`).
-    pub offset: i64,
+    /// The index there is the loop variable plus this constant (a read of `t[i, k ± c]`), or, when
+    /// `None`, plus a value fixed for the loop (`t[i, k + d]`, `d` bound outside it).
+    pub offset: Option<i64>,
     /// Whether it is a `tensor_set`.
     pub write: bool,
     /// The line it goes through: accesses of the same tensor with the same fixed indices (a
     /// stencil reads `src[i, j, ·]` at three offsets) share one, taken once, numbered in order of
     /// first access from 0.
     pub line: usize,
+}
+
+/// A read `s[k + c]` in a loop's body of a sequence `s` fixed for the loop and only indexed there,
+/// `c ≥ 0` a constant: one check before the loop, `length(s) ≥ n + c`, proves it in range for every
+/// iteration `k < n` (where the check fails, the loop runs as written and fails where it did).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeqRead {
+    /// The index expression's node: how the read is found in the loop body.
+    pub key: NodeId,
+    /// The sequence.
+    pub seq: VarId,
+    /// The constant `c`.
+    pub offset: i64,
 }
 
 /// The grid shape of a `par_loop`'s function `|k| body`, by the positions of `body`'s leading
@@ -142,19 +167,24 @@ pub fn loops<'a>(
     let mut out = HashMap::new();
     for e in std::iter::once(e).chain(more) {
         e.walk(&mut |x| {
-            let ExprKind::Keyword { kw, args } = &x.kind else {
-                return;
-            };
-            let (f, arity) = match kw {
-                Keyword::ParLoop | Keyword::SeqLoop => (&args[1], 1),
-                Keyword::SeqLoopAcc => (&args[2], 2),
+            let (f, arity, par) = match &x.kind {
+                ExprKind::Keyword { kw, args } => match kw {
+                    Keyword::ParLoop => (&args[1], 1, true),
+                    Keyword::SeqLoop => (&args[1], 1, false),
+                    Keyword::SeqLoopAcc => (&args[2], 2, false),
+                    _ => return,
+                },
+                ExprKind::Soac(s) => match counted_fold(s) {
+                    Some(f) => (f, 2, false),
+                    None => return,
+                },
                 _ => return,
             };
             let accesses = windowed_accesses(f, arity);
-            let par = *kw == Keyword::ParLoop;
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
                 grid: if par { grid(f) } else { None },
+                reads: seq_reads(f, arity),
                 accesses,
             };
             if facts != LoopFacts::default() {
@@ -163,6 +193,22 @@ pub fn loops<'a>(
         });
     }
     out
+}
+
+/// The function of a `foldl` over the positions `0..n` themselves (`foldl(f, acc, create(n, |k| k))`,
+/// no map between): a counted loop like `seq_loop_acc(acc, n, f)`, whose facts it gets.
+pub fn counted_fold(s: &Soac) -> Option<&Expr> {
+    let (Form::Foldl { f, .. }, [input]) = (&s.form, &s.inputs[..]) else {
+        return None;
+    };
+    let Source::Range { g, .. } = &input.source else {
+        return None;
+    };
+    let ExprKind::Lam { params, body } = &g.kind else {
+        return None;
+    };
+    let identity = matches!((&params[..], &body.kind), ([k], ExprKind::Var { ident, .. }) if ident.id == k.ident.id);
+    (identity && input.maps.is_empty()).then_some(f)
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -196,19 +242,19 @@ pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
             let ExprKind::Seq(idx) = &args[1].kind else {
                 return;
             };
+            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
+            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
             let Some((pos, offset)) = idx
                 .iter()
                 .enumerate()
-                .find_map(|(j, x)| offset_of(x, k).map(|o| (j, o)))
+                .find_map(|(j, x)| offset_of(x, k, &fixed).map(|o| (j, o)))
             else {
                 return;
             };
             let read = matches!(func.kind, ExprKind::Intrinsic(Intrinsic::TensorGet));
-            if offset != 0 && !read {
+            if offset != Some(0) && !read {
                 return;
             }
-            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
-            let fixed = |x: &Expr| pure_fixed(x, &int_outside);
             // The tensor may be a field of a record bound outside (`l.w`): projections are
             // free and cannot fail.
             let mut base = &args[0];
@@ -264,24 +310,77 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-/// `k`, `k + c`, `c + k` or `k - c` (`c` a literal): the offset from the loop variable `k`.
-fn offset_of(x: &Expr, k: VarId) -> Option<i64> {
+/// The reads of the loop function `f` (`arity` parameters, the loop variable last) that one check
+/// before the loop proves in range ([`SeqRead`]); none when the body runs a keyword or a loop.
+pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return Vec::new();
+    };
+    if params.len() != arity {
+        return Vec::new();
+    }
+    let k = params[arity - 1].ident.id;
+    let free = f.free_vars();
+    let mut nested = false;
+    let mut uses: std::collections::BTreeMap<VarId, usize> = Default::default();
+    let mut out = Vec::new();
+    body.walk(&mut |e| match &e.kind {
+        ExprKind::Keyword { .. } | ExprKind::Soac(_) | ExprKind::RecLet { .. } => nested = true,
+        ExprKind::Var { ident, .. } if free.contains(&ident.id) => {
+            *uses.entry(ident.id).or_default() += 1;
+        }
+        ExprKind::App { func, args }
+            if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Get)) && args.len() == 2 =>
+        {
+            if let ExprKind::Var { ident, .. } = &args[0].kind
+                && free.contains(&ident.id)
+                && let Some(Some(c)) = offset_of(&args[1], k, &|_| false)
+                && c >= 0
+            {
+                out.push(SeqRead {
+                    key: args[1].id,
+                    seq: ident.id,
+                    offset: c,
+                });
+            }
+        }
+        _ => {}
+    });
+    // Only sequences the body reads through these reads alone (their local is cut to what the
+    // loop reads).
+    let read = |s: VarId| out.iter().filter(|r: &&SeqRead| r.seq == s).count();
+    let only = |s: VarId| uses.get(&s).copied() == Some(read(s));
+    let keep: Vec<bool> = out.iter().map(|r| only(r.seq)).collect();
+    if nested {
+        return Vec::new();
+    }
+    out.into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// `k`, `k + c`, `c + k` or `k - c`: the offset from the loop variable `k`, a constant when `c` is
+/// a literal, `None` inside when it is another value `fixed` for the loop.
+fn offset_of(x: &Expr, k: VarId, fixed: &dyn Fn(&Expr) -> bool) -> Option<Option<i64>> {
     let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
     if is_k(x) {
-        return Some(0);
+        return Some(Some(0));
     }
     let ExprKind::App { func, args } = &x.kind else {
         return None;
     };
     let lit = |e: &Expr| match e.kind {
-        ExprKind::Lit(Lit::Int(c)) => Some(c),
+        ExprKind::Lit(Lit::Int(c)) => Some(Some(c)),
+        _ if fixed(e) => Some(None),
         _ => None,
     };
     match (&func.kind, &args[..]) {
         (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
         (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
         (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => {
-            lit(b).and_then(i64::checked_neg)
+            lit(b).map(|c| c.and_then(i64::checked_neg))
         }
         _ => None,
     }
@@ -311,7 +410,7 @@ fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -
     let ExprKind::Lam { body, .. } = &f.kind else {
         return false;
     };
-    if accesses.is_empty() || !accesses.iter().all(|a| a.offset == 0) {
+    if accesses.is_empty() || !accesses.iter().all(|a| a.offset == Some(0)) {
         return false;
     }
     let mut writes = false;

@@ -387,6 +387,17 @@ fn loops_window_rows_indexed_by_the_loop_variable() {
         tensor_set(t, [c, k + 1], 0)
     })));
     assert_eq!(n, vec![3]);
+    // A read at the loop variable plus a value fixed for the loop (`d`, `2 * d`) goes through
+    // the line too; a write there does not.
+    let n = windowed(quote!(seq_loop(n, |k| {
+        tensor_set(
+            t,
+            [0, k],
+            tensor_get(s, [0, k + d]) + tensor_get(s, [0, 2 * d + k]),
+        );
+        tensor_set(t, [0, k - d], 0)
+    })));
+    assert_eq!(n, vec![3]);
     // An index computed from the loop variable, another index computed or bound in the loop,
     // the loop variable twice, a tensor bound in the loop, an index sequence not written out.
     let n = windowed(quote!(seq_loop(n, |k| {
@@ -473,4 +484,51 @@ fn loops_share_a_line_between_accesses_of_one_row() {
         .filter(|l| lines.iter().filter(|m| m == l).count() == 3)
         .count();
     assert_eq!(shared, 3, "{lines:?}");
+}
+
+#[test]
+fn loops_find_the_reads_one_check_proves_in_range() {
+    // `s[k]` and `s[k + 2]`: one check, `length(s) >= n + 2`; `u` is also measured, `v` read at
+    // `k - 1` (the first iteration would fail), `w` at a computed index: none of those.
+    let (e, facts, names) = passes(quote!(seq_loop_acc(0, n, |acc, k| acc
+        + s[k]
+        + s[k + 2]
+        + u[k]
+        + length(u)
+        + v[k - 1]
+        + w[2 * k])));
+    let reads: Vec<(String, i64)> = (facts.loops[&e.id].reads.iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    assert_eq!(reads, [("s".to_string(), 0), ("s".to_string(), 2)]);
+    // A body that runs a loop of its own: none.
+    let (e, facts, _) = passes(quote!(seq_loop_acc(0, n, |acc, k| acc
+        + s[k]
+        + seq_loop_acc(0, m, |a, j| a + j))));
+    assert!(facts.loops.get(&e.id).is_none_or(|l| l.reads.is_empty()));
+}
+
+#[test]
+fn a_fold_over_positions_is_a_counted_loop() {
+    // `foldl(f, acc, create(n, |k| k))` gets the facts of `seq_loop_acc(acc, n, f)`: the row
+    // `t[1, ·]` and the reads of `s` at `k` and `k + 1`.
+    let (e, facts, names) = passes(quote!(foldl(
+        |acc, k| acc + s[k] * s[k + 1] + tensor_get(t, [1, k]),
+        0,
+        create(n, |k| k)
+    )));
+    let l = &facts.loops[&e.id];
+    let reads: Vec<(String, i64)> = (l.reads.iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    assert_eq!(reads, [("s".to_string(), 0), ("s".to_string(), 1)]);
+    assert_eq!(l.accesses.len(), 1);
+    // Positions through a function, or a map between: not a counted loop.
+    for e in [
+        quote!(foldl(|acc, k| acc + s[k], 0, create(n, |k| k + 1))),
+        quote!(foldl(|acc, k| acc + s[k], 0, map(|k| k, create(n, |k| k)))),
+    ] {
+        let (e, facts, _) = passes(e);
+        assert!(!facts.loops.contains_key(&e.id), "{e:?}");
+    }
 }

@@ -13,6 +13,25 @@ use crate::types::{Annotation, Type, TypeAnn};
 
 impl Parser<'_> {
     pub(super) fn fn_item(&mut self, f: &syn::ItemFn) -> FnDef {
+        // A `fn` inside a `fn` nests like a block inside a block.
+        if !self.enter(|| span(&f.sig.ident)) {
+            let sp = span(&f.sig.ident);
+            return FnDef {
+                ident: Ident::new(field_name(&f.sig.ident), sp),
+                params: vec![param(Ident::new("_", sp), None)],
+                ret: None,
+                body: mk(ExprKind::Never(NeverKind::User), sp),
+                span: sp,
+                ty: Type::unit(),
+                item: None,
+            };
+        }
+        let out = self.fn_item_here(f);
+        self.depth -= 1;
+        out
+    }
+
+    fn fn_item_here(&mut self, f: &syn::ItemFn) -> FnDef {
         let sp = span(f);
         let sig = &f.sig;
         if !sig.generics.params.is_empty() {

@@ -22,6 +22,7 @@ mod expr;
 mod func;
 mod imperative;
 mod method;
+pub mod nesting;
 mod node;
 mod pat;
 mod span;
@@ -73,13 +74,30 @@ pub fn parse_tokens_in(
             .help("for example `accelerate!(reduce(addi, 0, s))`"),
         ]);
     }
-    let e: SynExpr = syn::parse2(tokens).map_err(|e| {
-        vec![Error::new(
-            SpanRange::single(e.span()),
-            format!("this is not a Rust expression: {e}"),
-        )]
-    })?;
-    parse_expr(&e, records)
+    // `syn` recurses over the tokens' nesting: measured first, refused past the limit.
+    let parse = || {
+        let e: SynExpr = syn::parse2(tokens.clone()).map_err(|e| {
+            vec![Error::new(
+                SpanRange::single(e.span()),
+                format!("this is not a Rust expression: {e}"),
+            )]
+        })?;
+        parse_expr(&e, records)
+    };
+    nesting::with_parse_stack(&tokens, parse)?
+}
+
+/// Parses the source of a `#[pmexpr]` function, as the build hook recorded it.
+pub fn parse_fn_source(source: &str, records: Option<&Records>) -> Result<FnDef, String> {
+    let tokens: proc_macro2::TokenStream = source.parse().map_err(|e| format!("{e}"))?;
+    let parse = || {
+        let f: syn::ItemFn = syn::parse2(tokens.clone()).map_err(|e| e.to_string())?;
+        parse_fn_item(&f, records).map_err(|e| {
+            e.first()
+                .map_or_else(|| "unknown error".into(), |e| e.message.clone())
+        })
+    };
+    nesting::with_parse_stack(&tokens, parse).map_err(|e| e[0].message.clone())?
 }
 
 /// Parses a `fn` item whose body is PMExpr (a `#[pmexpr]` function).

@@ -7,7 +7,7 @@ use syn::{Expr as SynExpr, Pat as SynPat, UnOp};
 use super::Parser;
 use super::node::{app, if_then_else, lit, mk, var};
 use super::span::span;
-use crate::ast::{Expr, ExprKind, Ident, Lit, Pat, PatKind};
+use crate::ast::{Expr, ExprKind, Ident, Lit, NeverKind, Pat, PatKind};
 use crate::error::{Error, SpanRange};
 use crate::intrinsics::BinOp;
 use crate::record::field_name;
@@ -78,6 +78,15 @@ impl Parser<'_> {
     /// either test, `lo..=hi` and `lo..hi` are the comparisons with their bounds. `None` for any
     /// other pattern (one that binds, a tuple, `_`, a `bool`).
     pub(super) fn number_test(&mut self, p: &SynPat, x: &Ident) -> Option<Expr> {
+        if !self.enter(|| span(p)) {
+            return Some(mk(ExprKind::Never(NeverKind::User), SpanRange::call_site()));
+        }
+        let out = self.number_test_here(p, x);
+        self.depth -= 1;
+        out
+    }
+
+    fn number_test_here(&mut self, p: &SynPat, x: &Ident) -> Option<Expr> {
         let sp = span(p);
         let op = |op: BinOp, rhs: Expr| {
             let f = mk(
@@ -102,13 +111,24 @@ impl Parser<'_> {
             }
             SynPat::Paren(q) => self.number_test(&q.pat, x),
             SynPat::Or(o) => {
-                // Every case must be a number pattern; the tests are tried in order.
+                // Every case must be a number pattern; the tests are tried in order, as a
+                // balanced tree of `||`s: as deep as the logarithm of the number of cases (a
+                // pattern of any length is flat input).
                 let tests: Option<Vec<Expr>> =
                     o.cases.iter().map(|c| self.number_test(c, x)).collect();
-                tests?
-                    .into_iter()
-                    .rev()
-                    .reduce(|rest, t| if_then_else(t, lit(Lit::Bool(true), sp), rest, sp))
+                let mut level = tests?;
+                while level.len() > 1 {
+                    let mut next = Vec::with_capacity(level.len().div_ceil(2));
+                    let mut it = level.into_iter();
+                    while let Some(a) = it.next() {
+                        next.push(match it.next() {
+                            Some(b) => if_then_else(a, lit(Lit::Bool(true), sp), b, sp),
+                            None => a,
+                        });
+                    }
+                    level = next;
+                }
+                level.pop()
             }
             SynPat::Range(r)
                 if r.start.as_deref().is_none_or(bound) && r.end.as_deref().is_none_or(bound) =>

@@ -28,8 +28,8 @@ pub fn find_pmexpr_fn_in_sources(root: &Path, name: &str) -> Option<RegistryItem
 /// [`find_pmexpr_fn_in_sources`] for how its position is found).
 pub fn find_pmexpr_fn_in_file(path: &Path, file: &str, name: &str) -> Option<RegistryItem> {
     let text = fs::read_to_string(path).ok()?;
-    let (_, ast) = parse_source(&text).ok()?;
-    let mut item = collect_items(&ast, file, &|_| (0, 0))
+    let items = parse_source(&text, |_, ast| collect_items(ast, file, &|_| (0, 0))).ok()?;
+    let mut item = items
         .into_iter()
         .find(|item| item.kind == ItemKind::Fn && item.name == name)?;
     (item.line, item.column) = locate_fn_in_text(&text, name).unwrap_or((0, 0));

@@ -60,6 +60,17 @@ pub fn accelerate(src: &str) -> Outcome {
     ))
 }
 
+/// `accelerate!(tokens)` without the build hook, from tokens (which a string cannot spell: the
+/// invisible groups of a `macro_rules!` that forwards an `$e:expr`).
+pub fn accelerate_tokens(tokens: TokenStream) -> Outcome {
+    outcome(&pmexpr_core::expand_accelerate(
+        tokens,
+        &rt(),
+        Context::default(),
+        None,
+    ))
+}
+
 /// `#[pmexpr] src` without the build hook.
 pub fn pmexpr_fn(src: &str) -> Outcome {
     let Ok(item) = src.parse::<TokenStream>() else {
@@ -82,25 +93,48 @@ pub fn derive(src: &str) -> Outcome {
 }
 
 /// The build hook's compilation of a crate with one site `accelerate!(site)` and one
-/// `#[pmexpr]` function `item` (when given): every site compiled, the CUDA modules of each
-/// instantiation generated and recorded in the CUDA manifest (written to a fresh `OUT_DIR`), the
-/// crate output (Futhark program, dumps) made, then the macro's expansion of the site with the
-/// hook's context and manifest.
+/// `#[pmexpr]` function `item` (when given): see [`hook_items`].
 pub fn hook(site: &str, item: Option<&str>) -> Outcome {
-    let items: Vec<RegistryItem> = item
-        .and_then(|src| {
-            let f: syn::ItemFn = syn::parse_str(src).ok()?;
+    hook_items(site, item.as_slice())
+}
+
+/// The build hook's compilation of a crate with one site `accelerate!(site)` and the `#[pmexpr]`
+/// functions and `#[derive(pmexpr::Record)]` structs `items` (Rust source, each a `fn` or a
+/// `struct`): every site compiled, the CUDA modules of each instantiation generated and recorded
+/// in the CUDA manifest (written to a fresh `OUT_DIR`), the crate output (Futhark program, dumps)
+/// made, then the macro's expansion of the site with the hook's context and manifest.
+pub fn hook_items(site: &str, items: &[&str]) -> Outcome {
+    let items: Vec<RegistryItem> = items
+        .iter()
+        .filter_map(|src| {
+            // The kind and the name from the first tokens (`syn` would recurse over the rest,
+            // which may nest deeply, on this thread).
+            let tokens: Vec<proc_macro2::TokenTree> = src
+                .parse::<TokenStream>()
+                .ok()?
+                .into_iter()
+                .take(2)
+                .collect();
+            let kind = match tokens.first()?.to_string().as_str() {
+                "fn" => ItemKind::Fn,
+                "struct" => ItemKind::Record,
+                _ => return None,
+            };
+            let name = tokens.get(1)?.to_string();
             Some(RegistryItem {
-                kind: ItemKind::Fn,
-                name: f.sig.ident.to_string(),
+                kind,
+                name,
                 file: "src/lib.rs".into(),
                 line: 1,
                 column: 1,
                 source: src.to_string(),
             })
         })
-        .into_iter()
         .collect();
+    let item_levels: usize = items
+        .iter()
+        .map(|i| pmexpr_core::stack_levels_of_text(&i.source))
+        .sum();
     let registry = Registry::new(
         items,
         vec![SiteSource {
@@ -114,7 +148,8 @@ pub fn hook(site: &str, item: Option<&str>) -> Outcome {
                 .map_or(0, |t| pmexpr_core::mangle::site_key(&t)),
         }],
     );
-    let manifest = pmexpr_core::with_stack(site.len() + item.map_or(0, str::len), || {
+    let levels = pmexpr_core::stack_levels_of_text(site).saturating_add(item_levels);
+    let manifest = pmexpr_core::with_stack(levels, || {
         let sites = compile_sites(&registry);
         let mut manifest = CudaManifest::default();
         for s in &sites {
@@ -167,8 +202,10 @@ impl OutDir {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("hook-{}-{n}", std::process::id()));
+        // Tests have cargo's temporary folder, examples the system's.
+        let tmp = option_env!("CARGO_TARGET_TMPDIR")
+            .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
+        let dir = tmp.join(format!("hook-{}-{n}", std::process::id()));
         OutDir(dir)
     }
 }

@@ -50,9 +50,12 @@ fn corpus_modules() -> Vec<(String, Vec<std::result::Result<CudaModule, String>>
     let mut sites = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
-        let (tokens, ast) = parse_source(&text).unwrap();
         let file = format!("cuda/{}", path.file_name().unwrap().to_string_lossy());
-        items.extend(collect_items(&ast, &file, &|_| (0, 0)));
+        let (tokens, file_items) = parse_source(&text, |tokens, ast| {
+            (tokens.clone(), collect_items(ast, &file, &|_| (0, 0)))
+        })
+        .unwrap();
+        items.extend(file_items);
         let mut found = Vec::new();
         sites_in(tokens, &mut found);
         for (k, tokens) in found.into_iter().enumerate() {

@@ -90,12 +90,15 @@ pub fn user_ident(name: &str, span: Span) -> proc_macro2::Ident {
         "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe",
         "unsized", "use", "virtual", "where", "while", "yield",
     ];
+    // `r#MAX` (a path segment, which the parser keeps as written) is `MAX`.
+    let name = name.strip_prefix("r#").unwrap_or(name);
     let any = <syn::Ident as syn::ext::IdentExt>::parse_any;
     match syn::parse::Parser::parse_str(any, name) {
         _ if KEYWORDS.contains(&name) => proc_macro2::Ident::new_raw(name, span),
-        Ok(_) => proc_macro2::Ident::new(name, span),
+        // `parse_any` takes a raw identifier too (`r#r#x` stripped once): only a plain one here.
+        Ok(_) if !name.starts_with("r#") => proc_macro2::Ident::new(name, span),
         // Not an identifier at all (never from the parser): a name that cannot clash.
-        Err(_) => format_ident!("__pm_invalid_name", span = span),
+        _ => format_ident!("__pm_invalid_name", span = span),
     }
 }
 

@@ -125,6 +125,11 @@ impl Gen<'_> {
                 quote!(&(#base).#idx)
             }
             ExprKind::App { func, args } if args.len() == 2 || args.len() == 1 => match func.kind {
+                ExprKind::Intrinsic(Intrinsic::Get)
+                    if let Some((part, j)) = self.slices.get(&args[1].id).cloned() =>
+                {
+                    quote!(&#part[#j])
+                }
                 ExprKind::Intrinsic(Intrinsic::Get) => {
                     let s = self.arg(&args[0]);
                     let i = self.value(&args[1]);

@@ -64,17 +64,24 @@ impl Gen<'_> {
                 bound.push((p.ident.id, int()));
             }
             let inner = gn.with_scope(bound, |gn| {
-                gn.windowed_loop(&row_fn, row, false, w, Run::Segment { end: &j1 }, |gn| {
-                    let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
-                    let r = gn.with_scope(here, |gn| gn.value(rest));
-                    quote! {
-                        for #j in #j0..#j1 {
-                            let #jx: i64 = #j;
-                            let #kx: i64 = #k0 + (#j - #j0);
-                            #r;
+                gn.windowed_loop(
+                    &row_fn,
+                    (row, &[]),
+                    false,
+                    w,
+                    Run::Segment { end: &j1 },
+                    |gn| {
+                        let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
+                        let r = gn.with_scope(here, |gn| gn.value(rest));
+                        quote! {
+                            for #j in #j0..#j1 {
+                                let #jx: i64 = #j;
+                                let #kx: i64 = #k0 + (#j - #j0);
+                                #r;
+                            }
                         }
-                    }
-                })
+                    },
+                )
             });
             quote!({ #(#stmts)* #inner })
         });

@@ -111,6 +111,14 @@ impl Gen<'_> {
                 let s = p(self, 0);
                 quote!((#s).is_empty())
             }
+            Get if let Some((part, j)) = self.slices.get(&args[1].id).cloned() => {
+                // A plain loop's slice of the chunk, in range by the check before the loop.
+                if self.is_copy(ty) {
+                    quote!(#part[#j])
+                } else {
+                    quote!(#part[#j].clone())
+                }
+            }
             Get | Head => {
                 let s = p(self, 0);
                 let r = if i == Get {

@@ -87,8 +87,9 @@ impl Gen<'_> {
                         quote!(&& (#m).wrapping_rem(#wv) == 0)
                     })
                     .collect();
-                let accesses = self.loop_facts(id).accesses;
-                let run = self.windowed_loop(&args[1], &accesses, false, &nv, Run::Parallel, |g| {
+                let facts = self.loop_facts(id);
+                let lines = (&facts.accesses[..], &facts.reads[..]);
+                let run = self.windowed_loop(&args[1], lines, false, &nv, Run::Parallel, |g| {
                     let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
                     quote!({ #pre B::par_loop(#nv, #f) })
                 });
@@ -110,20 +111,21 @@ impl Gen<'_> {
                 } else {
                     (quote!(#rt::rt::seq_loop), Run::Sequential)
                 };
-                let run =
-                    self.windowed_loop(&args[1], &facts.accesses, facts.plain, &nv, how, |g| {
-                        let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
-                        quote!({ #pre #run(#nv, #f) })
-                    });
+                let lines = (&facts.accesses[..], &facts.reads[..]);
+                let run = self.windowed_loop(&args[1], lines, facts.plain, &nv, how, |g| {
+                    let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
+                    quote!({ #pre #run(#nv, #f) })
+                });
                 quote!({ let #nv = #n; #run })
             }
             Keyword::SeqLoopAcc => {
                 let acc = self.value(&args[0]);
                 let n = self.value(&args[1]);
                 let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
-                let accesses = self.loop_facts(id).accesses;
+                let facts = self.loop_facts(id);
+                let lines = (&facts.accesses[..], &facts.reads[..]);
                 let settled = self.facts.settled.get(&id).cloned();
-                let run = self.windowed_loop(&args[2], &accesses, false, &nv, Run::Sequential, |g| {
+                let run = self.windowed_loop(&args[2], lines, false, &nv, Run::Sequential, |g| {
                     let (pre, f) = g.adaptor(
                         &args[2],
                         &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],

@@ -176,6 +176,10 @@ struct Gen<'m> {
     /// While a loop's version with lines is printed: the tensor accesses they serve (index
     /// expression's node → the line that serves it); see `windows.rs`.
     windows: HashMap<NodeId, windows::Served>,
+    /// While a plain loop's body is printed: the reads of sequences it makes through a slice of
+    /// each chunk (index expression's node → the slice, and the chunk's position variable); see
+    /// `windows.rs`.
+    slices: HashMap<NodeId, (proc_macro2::Ident, proc_macro2::Ident)>,
     /// While the function of a map of rows is printed (`rows.rs`): its fill's node, and the row
     /// it fills instead of making a sequence.
     filling: Option<(NodeId, proc_macro2::Ident)>,
@@ -205,6 +209,7 @@ impl<'m> Gen<'m> {
             cuda,
             host: HostState::default(),
             windows: HashMap::new(),
+            slices: HashMap::new(),
             filling: None,
             tail_loop: None,
         }

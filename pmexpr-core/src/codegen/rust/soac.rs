@@ -13,6 +13,7 @@ use quote::{format_ident, quote};
 
 use super::Gen;
 use super::types::result_type;
+use super::windows::Run;
 use crate::ast::{Form, Input, NodeId, Soac, Source};
 use crate::types::Type;
 
@@ -140,6 +141,39 @@ impl Gen<'_> {
                     }
                     _ => unsupported("a `reduce` of this shape"),
                 }
+            }
+            (Form::Foldl { f, acc }, [input])
+                if let Some(facts) = self.facts.loops.get(&id).cloned()
+                    && crate::opt::counted_fold(s).is_some() =>
+            {
+                // A fold over the positions themselves is a counted loop with the optimizer's
+                // facts: printed as `seq_loop_acc`, versioned for its lines and reads.
+                let a0 = self.value(acc);
+                let accv = self.fresh("acc");
+                let ready = self.ready(input);
+                let pre = &ready.pre;
+                let Elems::Range(n, _) = &ready.from else {
+                    return unsupported("a counted `foldl` that is not over positions");
+                };
+                let settled = self.facts.settled.get(&id).cloned();
+                let acc_ty = acc.ty.clone();
+                let lines = (&facts.accesses[..], &facts.reads[..]);
+                let run = self.windowed_loop(f, lines, false, n, Run::Sequential, |g| {
+                    let (pre_f, fa) =
+                        g.adaptor(f, &[(acc_ty.clone(), false, true), (Type::Int, false, true)]);
+                    match &settled {
+                        Some(t) => {
+                            let (pre_t, t) = g.adaptor(t, &[(acc_ty.clone(), true, false)]);
+                            quote!({ #pre_f #pre_t #rt::rt::seq_loop_acc_until(#accv, #n, #t, #fa) })
+                        }
+                        None => quote!({ #pre_f #rt::rt::seq_loop_acc(#accv, #n, #fa) }),
+                    }
+                });
+                quote!({
+                    let #accv = #a0;
+                    #pre
+                    #run
+                })
             }
             (Form::Foldl { f, acc }, [input]) => {
                 let acc_ty = acc.ty.clone();

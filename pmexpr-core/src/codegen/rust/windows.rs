@@ -10,9 +10,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Gen;
+use crate::ast::VarId;
 use crate::ast::{Expr, ExprKind, NodeId};
 use crate::intrinsics::Intrinsic;
-use crate::opt::Access;
+use crate::opt::{Access, SeqRead};
 use crate::types::Type;
 
 /// The line that serves a windowed access while a loop's fast version is generated.
@@ -23,7 +24,7 @@ pub(super) struct Served {
     /// Where the loop variable is in the index.
     pos: usize,
     /// The index there is the loop variable plus this.
-    offset: i64,
+    offset: Option<i64>,
     /// In a plain loop: the line is a slice of the chunk, indexed by this variable.
     plain: Option<proc_macro2::Ident>,
 }
@@ -42,20 +43,23 @@ pub(super) enum Run<'a> {
 
 impl Gen<'_> {
     /// A loop over `f` with `n` (a variable holding the count) iterations, versioned when lines
-    /// serve its `accesses`; `generate` generates the loop (called once for the checked version
-    /// and once with the lines in place), its rows cut where `run` knows the loop's end. With
-    /// `plain` (a `par_loop` whose accesses allow it) it gets a third version, tried first on the
-    /// `cpu` target: the rows as plain slices (`plain_version`).
+    /// serve its `accesses` or one check proves its `reads` in range; `generate` generates the
+    /// loop (called once for the checked version and once with the lines in place), its rows and
+    /// read sequences cut where `run` knows the loop's end. With `plain` (a `par_loop` whose
+    /// accesses allow it) it gets a third version, tried first on the `cpu` target: the rows and
+    /// the read sequences as plain slices of each chunk (`plain_version`).
     pub(super) fn windowed_loop(
         &mut self,
         f: &Expr,
-        accesses: &[Access],
+        (accesses, reads): (&[Access], &[SeqRead]),
         plain: bool,
         n: &proc_macro2::Ident,
         run: Run<'_>,
         mut generate: impl FnMut(&mut Self) -> TokenStream,
     ) -> TokenStream {
-        if accesses.is_empty() {
+        // Reads alone gain only where the loop's end is in sight (a sequential loop, its sequences
+        // cut to it) or in a plain loop (which needs lines).
+        if accesses.is_empty() && (reads.is_empty() || !matches!(run, Run::Sequential)) {
             return generate(self);
         }
         let Some(parts) = access_parts(f, accesses) else {
@@ -113,7 +117,36 @@ impl Gen<'_> {
             }
         };
         serve(self, None);
+        // Each read sequence, and the greatest `c` it is read at: one check before the loop.
+        let mut seqs: Vec<(VarId, i64)> = Vec::new();
+        for r in reads {
+            match seqs.iter_mut().find(|(v, _)| *v == r.seq) {
+                Some((_, c)) => *c = (*c).max(r.offset),
+                None => seqs.push((r.seq, r.offset)),
+            }
+        }
+        let rt = self.rt.clone();
+        let in_range: Vec<TokenStream> = (seqs.iter())
+            .map(|(v, c)| {
+                let x = self.local(*v);
+                let c = *c as u64;
+                quote!(&& ((#x).as_slice().len() as u64) >= ((#n).max(0) as u64).saturating_add(#c))
+            })
+            .collect();
         let fast = generate(self);
+        // A sequential loop's read sequences cut to what it reads: the compiler then sees every
+        // read in range (`k + c < n + max c`) and drops its check.
+        let fast = match run {
+            Run::Sequential if !seqs.is_empty() => {
+                let cuts = seqs.iter().map(|(v, c)| {
+                    let x = self.local(*v);
+                    let c = *c as usize;
+                    quote!(let #x = #rt::SliceSeq(&(#x).as_slice()[..((#n).max(0) as usize) + #c]);)
+                });
+                quote!({ #(#cuts)* #fast })
+            }
+            _ => fast,
+        };
         // Before a loop over columns below a known end, each row cut there (it has at least that
         // many cells, but the compiler cannot see it through `window`): the compiler then sees
         // every access at the loop variable in range and drops its check (measured: the grid
@@ -131,7 +164,7 @@ impl Gen<'_> {
         let fast = if plain && matches!(run, Run::Parallel) {
             let j = self.fresh("j");
             serve(self, Some(&j));
-            let run = self.plain_version(f, n, &wins, &written, &j);
+            let run = self.plain_version(f, n, (&wins, &written), reads, &j);
             quote!(if !(#run) { #fast })
         } else {
             fast
@@ -145,7 +178,7 @@ impl Gen<'_> {
                 ::core::option::Option::None
             } else {
                 match (#(#makes,)*) {
-                    (#(::core::option::Option::Some(#wins),)*) => ::core::option::Option::Some((#(#wins,)*)),
+                    (#(::core::option::Option::Some(#wins),)*) if true #(#in_range)* => ::core::option::Option::Some((#(#wins,)*)),
                     _ => ::core::option::Option::None,
                 }
             };
@@ -162,13 +195,40 @@ impl Gen<'_> {
         &mut self,
         f: &Expr,
         n: &proc_macro2::Ident,
-        wins: &[proc_macro2::Ident],
-        written: &[bool],
+        (wins, written): (&[proc_macro2::Ident], &[bool]),
+        reads: &[SeqRead],
         j: &proc_macro2::Ident,
     ) -> TokenStream {
         let ExprKind::Lam { params, body } = &f.kind else {
-            unreachable!("plain_eligible accepts lambdas only")
+            // The optimizer makes plain loops of lambdas only.
+            return quote!(false);
         };
+        // Each read sequence as one slice, and each (sequence, `c`) as a slice of each chunk
+        // (`s[lo + c..][..len]`, in range by the check before the loop), read at `j`.
+        let mut fulls: Vec<(VarId, proc_macro2::Ident)> = Vec::new();
+        let mut parts: Vec<(VarId, i64, proc_macro2::Ident, proc_macro2::Ident)> = Vec::new();
+        for r in reads {
+            let full = match fulls.iter().find(|(v, _)| *v == r.seq) {
+                Some((_, full)) => full.clone(),
+                None => {
+                    let full = self.fresh("full");
+                    fulls.push((r.seq, full.clone()));
+                    full
+                }
+            };
+            let part = match parts
+                .iter()
+                .find(|(v, c, _, _)| *v == r.seq && *c == r.offset)
+            {
+                Some((_, _, p, _)) => p.clone(),
+                None => {
+                    let p = self.fresh("part");
+                    parts.push((r.seq, r.offset, p.clone(), full));
+                    p
+                }
+            };
+            self.slices.insert(r.key, (part, j.clone()));
+        }
         let rt = self.rt.clone();
         let (refs, mut scope) = self.move_captures(f);
         let k = &params[0].ident;
@@ -181,7 +241,20 @@ impl Gen<'_> {
             },
         ));
         let b = self.with_scope(scope, |g| g.value(body));
+        for r in reads {
+            self.slices.remove(&r.key);
+        }
         let (guard, lo, len) = (self.fresh("plain"), self.fresh("lo"), self.fresh("len"));
+        let full_slices = fulls.iter().map(|(v, full)| {
+            let x = self.local(*v);
+            quote!(let #full = (#x).as_slice();)
+        });
+        let part_slices: Vec<TokenStream> = (parts.iter())
+            .map(|(_, c, part, full)| {
+                let c = *c as usize;
+                quote!(let #part = &#full[(#lo as usize) + #c..][..#len];)
+            })
+            .collect();
         let takes: Vec<TokenStream> = (wins.iter().zip(written))
             .map(|(w, &wr)| {
                 if wr {
@@ -208,6 +281,7 @@ impl Gen<'_> {
             .fold(quote!(()), |acc, w| quote!((#w, #acc)));
         quote!({
             #(#refs)*
+            #(#full_slices)*
             match #rt::Plain::begin(B::PARALLEL) {
                 ::core::option::Option::Some(#guard) => {
                     // SAFETY: `Window::plain_mut`'s contract: the guard keeps every other call
@@ -221,6 +295,7 @@ impl Gen<'_> {
                     (#(::core::option::Option::Some(#wins),)*) => {
                         #rt::plain_loop(#n, #nested, move |#lo: i64, #len: usize, #nested| {
                             #(#cuts)*
+                            #(#part_slices)*
                             for #j in 0..#len {
                                 let #kx: i64 = #lo + #j as i64;
                                 #b;
@@ -268,7 +343,7 @@ impl Gen<'_> {
             });
         }
         let k = self.value(es.get(pos)?);
-        if offset != 0 {
+        if offset != Some(0) {
             // The index is pure (wrapping `k ± c`), so computing it twice changes nothing.
             let saved = self.windows.remove(&idx.id);
             let slow = checked(self);
