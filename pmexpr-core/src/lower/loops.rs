@@ -42,9 +42,13 @@ pub(super) struct LoopCx<'a> {
     /// The mutable locals it carries.
     state: Vec<usize>,
     /// Whether its exits carry `break`'s value.
-    value: bool,
+    pub(super) value: bool,
     /// When a `return` leaves it: the rest of the function, which its exits run.
     pub(super) exit: Option<K<'a>>,
+    /// Inside the arms of a tagged join (see `mutable`): its jumps do not call the loop's
+    /// function or return its state but end the arm with a tag (`1` for `continue`, `2` for
+    /// `break`) and the versions of these mutable locals, which the join dispatches on.
+    pub(super) tagged: Option<Rc<Vec<usize>>>,
 }
 
 /// A `for`'s counter: its parameter, and how the next iteration's value is made.
@@ -313,6 +317,7 @@ impl<'a> Lower<'a> {
             state: state.clone(),
             value,
             exit,
+            tagged: None,
         });
         let li = self.loops.len() - 1;
         // The end of the body: its value is dropped, the next iteration runs.
@@ -473,6 +478,9 @@ impl<'a> Lower<'a> {
 
     /// The next iteration of loop `li`: its function called with the current state.
     pub(super) fn next(&mut self, li: usize, sp: SpanRange) -> Expr {
+        if let Some(t) = self.loops[li].tagged.clone() {
+            return self.tag(1, &t, sp);
+        }
         let cx = &self.loops[li];
         let f = cx.f.clone();
         let state: Vec<Expr> = cx.state.iter().map(|m| self.current(*m, sp)).collect();
@@ -509,6 +517,15 @@ impl<'a> Lower<'a> {
     /// or the rest of the function when a `return` leaves the loop.
     pub(super) fn exit(&mut self, li: usize, v: Expr) -> Expr {
         let sp = v.span;
+        if let Some(t) = self.loops[li].tagged.clone() {
+            // A tagged join's loop has no value: `v` is `()` or evaluated for its effect.
+            let out = self.tag(2, &t, sp);
+            return if is_atom(&v) {
+                out
+            } else {
+                let_in(param("_", v.span, None), v, out, sp)
+            };
+        }
         if let Some(k) = self.loops[li].exit.clone() {
             return self.resume(&k, v);
         }
@@ -528,6 +545,15 @@ impl<'a> Lower<'a> {
             Some(v) => let_in(param("_", v.span, None), v, out, sp),
             None => out,
         }
+    }
+}
+
+impl Lower<'_> {
+    /// The end of an arm of a tagged join: `(tag, versions of the locals)`.
+    pub(super) fn tag(&self, tag: i64, muts: &[usize], sp: SpanRange) -> Expr {
+        let mut items = vec![lit(Lit::Int(tag), sp)];
+        items.extend(muts.iter().map(|m| self.current(*m, sp)));
+        pack(items, sp)
     }
 }
 

@@ -1,12 +1,14 @@
 //! Mutable locals: `let mut`, assignment (to a local or a field of one), compound assignment,
 //! and the join after an `if` or `match` whose arms assign.
 
-use super::info::names;
+use std::rc::Rc;
+
+use super::info::{Jump, names};
 use super::{
     Bind, FrameKind, K, Lower, app, destructure, if_then_else, intrinsic, let_in, lit, op, pack,
     param, unit, unpack, var,
 };
-use crate::ast::{AssignOp, Expr, ExprKind, Lit, Pat, PatKind, Place};
+use crate::ast::{AssignOp, Expr, ExprKind, Imp, Lit, Pat, PatKind, Place};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
 use crate::types::Annotation;
@@ -25,11 +27,6 @@ impl<'a> Lower<'a> {
         k: &K<'a>,
     ) -> Expr {
         let (ft, fo) = (self.facts.get(then), self.facts.get(otherwise));
-        if !ft.jumps.is_empty() || !fo.jumps.is_empty() {
-            let (p, t) = self.arm(pat, then, k);
-            let o = self.lower(otherwise, k);
-            return matched(sv, p, t, o, e.span);
-        }
         let bound = names(pat);
         let mut assigned: Vec<usize> = Vec::new();
         let candidates = ft
@@ -43,6 +40,21 @@ impl<'a> Lower<'a> {
             {
                 assigned.push(m);
             }
+        }
+        if !ft.jumps.is_empty() || !fo.jumps.is_empty() {
+            // Both arms may reach what follows: written once, after a join on a tag, so that
+            // a run of such statements stays linear in size.
+            if k.discards
+                && !diverges(then)
+                && !diverges(otherwise)
+                && let Some(li) = self.tag_target(ft.jumps.iter().chain(fo.jumps.iter()))
+            {
+                return self.tagged_join(e, sv, pat, then, otherwise, assigned, li, k);
+            }
+            // At most one arm reaches what follows (the others jump): `k` is written there.
+            let (p, t) = self.arm(pat, then, k);
+            let o = self.lower(otherwise, k);
+            return matched(sv, p, t, o, e.span);
         }
         if assigned.is_empty() {
             let done = self.done();
@@ -83,6 +95,94 @@ impl<'a> Lower<'a> {
         let result = if value { var(&r, sp) } else { unit(sp) };
         let rest = self.resume(k, result);
         unpack(&names, joined, rest, sp)
+    }
+
+    /// The loop whose jumps a tagged join can dispatch: the innermost open one, when every jump
+    /// in `jumps` is a `break` without a value or a `continue` to it and its exits return its
+    /// state (no `return` leaves it).
+    fn tag_target<'j>(&self, mut jumps: impl Iterator<Item = &'j Jump>) -> Option<usize> {
+        let li = self.loops.len().checked_sub(1)?;
+        let cx = &self.loops[li];
+        if cx.value || cx.exit.is_some() {
+            return None;
+        }
+        let to_it = |l: &Option<String>| l.is_none() || *l == cx.label;
+        jumps
+            .all(|j| match j {
+                Jump::Break(l) | Jump::Continue(l) => to_it(l),
+                Jump::Return => false,
+            })
+            .then_some(li)
+    }
+
+    /// `match sv { pat => then, _ => otherwise }` as a statement, both arms of which may reach
+    /// what follows and may jump to loop `li`: each arm ends with a tag (`0` where it reaches
+    /// the end, `1` at a `continue`, `2` at a `break`) and the versions of the mutable locals
+    /// the arms assign; what follows, the next iteration and the loop's exit are each written
+    /// once, after, chosen by the tag.
+    #[allow(clippy::too_many_arguments)]
+    fn tagged_join(
+        &mut self,
+        e: &'a Expr,
+        sv: Expr,
+        pat: &'a Pat,
+        then: &'a Expr,
+        otherwise: &'a Expr,
+        assigned: Vec<usize>,
+        li: usize,
+        k: &K<'a>,
+    ) -> Expr {
+        let sp = e.span;
+        let state = Rc::new(assigned);
+        let st = state.clone();
+        let ret = self.kont_discarding(move |s, v| {
+            let out = s.tag(0, &st, sp);
+            if super::is_atom(&v) {
+                out
+            } else {
+                let_in(param("_", v.span, None), v, out, sp)
+            }
+        });
+        let outer = self.loops[li].tagged.replace(state.clone());
+        let (p, t) = self.arm(pat, then, &ret);
+        let o = self.lower(otherwise, &ret);
+        self.loops[li].tagged = outer;
+        let joined = matched(sv, p, t, o, sp);
+        let tag = self.fresh("tag");
+        let mut names = vec![tag.clone()];
+        for m in state.iter() {
+            let v = self.fresh(&self.muts[*m].name.clone());
+            self.set_version(*m, v.clone());
+            names.push(v);
+        }
+        let jumps = {
+            let (ft, fo) = (self.facts.get(then), self.facts.get(otherwise));
+            let all: Vec<&Jump> = ft.jumps.iter().chain(fo.jumps.iter()).collect();
+            (
+                all.iter().any(|j| matches!(j, Jump::Continue(_))),
+                all.iter().any(|j| matches!(j, Jump::Break(_))),
+            )
+        };
+        let is = |n: i64| {
+            op(
+                BinOp::Eq,
+                var(&tag, sp),
+                lit(Lit::Int(n), sp),
+                sp,
+                sp,
+            )
+        };
+        let rest = self.resume(k, unit(sp));
+        let dispatch = match jumps {
+            (true, true) => {
+                let next = self.next(li, sp);
+                let exit = self.exit(li, unit(sp));
+                if_then_else(is(0), rest, if_then_else(is(1), next, exit, sp), sp)
+            }
+            (true, false) => if_then_else(is(0), rest, self.next(li, sp), sp),
+            (false, _) => if_then_else(is(0), rest, self.exit(li, unit(sp)), sp),
+        };
+        unpack(&names, joined, dispatch, sp)
     }
 
     /// The mutable local `name` names here, when this frame may assign it.
@@ -326,6 +426,26 @@ impl<'a> Lower<'a> {
                 format!("copy it into an immutable local before the closure: `let {name} = {name};`"),
             );
         }
+    }
+}
+
+/// Whether control never reaches the end of `e`: it ends in a jump on every path (a
+/// conservative test: `false` when unsure).
+fn diverges(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Imp(i) => match &**i {
+            Imp::Break { .. } | Imp::Continue { .. } | Imp::Return { .. } => true,
+            Imp::LetMut { value, body, .. } => diverges(value) || diverges(body),
+            _ => false,
+        },
+        ExprKind::Let { value, body, .. } => diverges(value) || diverges(body),
+        ExprKind::Match {
+            scrutinee,
+            then,
+            otherwise,
+            ..
+        } => diverges(scrutinee) || (diverges(then) && diverges(otherwise)),
+        _ => false,
     }
 }
 

@@ -380,3 +380,34 @@ fn jumps_with_nowhere_to_go_are_errors() {
         assert!(!h.is_empty());
     }
 }
+
+/// An `if` both of whose arms may reach what follows, one of which may `continue`: each arm
+/// ends with a tag and the versions it assigned, and what follows is written once.
+#[test]
+fn arms_that_may_jump_join_on_a_tag() {
+    let out = lowered(quote!({
+        let mut x = 0;
+        let mut i = 0;
+        while i < 10 {
+            i += 1;
+            if i > 2 {
+                if i % 2 == 0 {
+                    continue;
+                }
+                x += 1;
+            }
+            x += 10;
+        }
+        x
+    }));
+    assert_eq!(
+        out,
+        "{ let x'1 = 0; { let i'2 = 0; { fn while'3(i'4, x'5) = match (i'4 < 10) { true => { \
+         let i'6 = (i'4 + 1); match match (i'6 > 2) { true => match ((i'6 % 2) == 0) { \
+         true => (1, x'5), _ => { let x'7 = (x'5 + 1); (0, x'7) } }, _ => (0, x'5) } { \
+         { 0: tag'8, 1: x'9 } => match (tag'8 == 0) { true => { let x'10 = (x'9 + 10); \
+         while'3(i'6, x'10) }, _ => while'3(i'6, x'9) }, _ => never!() } }, _ => (i'4, x'5) }; \
+         match while'3(i'2, x'1) { { 0: i'12, 1: x'13 } => x'13, _ => never!() } } } }"
+    );
+    assert_eq!(out.matches("+ 10)").count(), 1);
+}
