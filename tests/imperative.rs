@@ -744,7 +744,9 @@ fn loops_in_host_code_launch_kernels() {
         let m = n as i64;
         accelerate!({
             for s in 0..steps {
-                par_loop(m, |i| tensor_set(t, [i], tensor_get(t, [i]) * 0.5 + int2float(s)));
+                par_loop(m, |i| {
+                    tensor_set(t, [i], tensor_get(t, [i]) * 0.5 + int2float(s))
+                });
             }
             let mut rounds = 0;
             while tensor_get(t, [0]) < 100.0 {
@@ -765,4 +767,103 @@ fn loops_in_host_code_launch_kernels() {
         want.iter_mut().for_each(|x| *x += 10.0);
     }
     assert_eq!(got, want);
+}
+
+// ----- `if`s whose arms may both go on and may jump -----
+
+/// A `for` whose body has `if`s both arms of which may reach what follows while an inner `if`
+/// may `continue` or `break`, and a `return` elsewhere in the loop: lowered with a join on a tag
+/// (what follows written once). Also a plain Rust function.
+#[pmexpr]
+fn skipping_sum(n: i64) -> i64 {
+    let mut x = 0;
+    for i in 0..n {
+        if i % 3 == 0 {
+            if i % 2 == 0 {
+                continue;
+            }
+            x += 100;
+        }
+        match i % 5 {
+            0 => {
+                if x > 5000 {
+                    break;
+                }
+                x += 1;
+            }
+            1 => x += 2,
+            _ => {}
+        }
+        if x == 7 * n {
+            return -x;
+        }
+        x += i;
+    }
+    x
+}
+
+#[test]
+fn arms_that_may_jump_and_go_on() {
+    let n = 40_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut x: i64 = 0;
+        let mut k: i64 = 0;
+        while k < n {
+            k += 1;
+            if k % 3 == 0 {
+                if k % 2 == 0 {
+                    continue;
+                }
+                x += 100;
+            }
+            match k % 5 {
+                0 => {
+                    if x > 1000 {
+                        break;
+                    }
+                    x += 1;
+                }
+                1 => x += 2,
+                _ => {}
+            }
+            x += k;
+        }
+        (x, k)
+    }));
+    let s: Vec<i64> = (0..120).collect();
+    let got = same!([s] accelerate!({
+        map(|n: i64| {
+            let mut x: i64 = 0;
+            for i in 0..n {
+                if i % 3 == 0 {
+                    if i % 2 == 0 {
+                        continue;
+                    }
+                    x += 100;
+                }
+                if i % 7 == 6 {
+                    if x > 2000 {
+                        break;
+                    }
+                    x -= 1;
+                }
+                x += i;
+            }
+            x
+        }, s)
+    }));
+    assert!(got.iter().any(|&x| x > 2000));
+    let want: Vec<i64> = s.iter().map(|&n| skipping_sum(n)).collect();
+    let got = on_every_target(|| accelerate!(map(|n| skipping_sum(n), s)));
+    assert_eq!(got, want);
+    assert!(want.iter().any(|&x| x < 0) && want.iter().any(|&x| x > 5000));
+    let m = s.len();
+    let run = || {
+        let out = Tensor::<i64>::zeros(&[m]);
+        let k = m as i64;
+        accelerate!(par_loop(k, |i| tensor_set(out, [i], skipping_sum(i))));
+        out.to_vec()
+    };
+    assert_eq!(on_every_target(run), want);
+    launches(1, run);
 }

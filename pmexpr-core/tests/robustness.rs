@@ -543,7 +543,9 @@ fn imperative_code_is_linear_and_bounded() {
     }
     skips.push_str(" x += 2; } x }, [1, 2])");
     assert_eq!(
-        within(120, "1,000 ifs that may continue", move || accelerate(&skips)),
+        within(120, "1,000 ifs that may continue", move || accelerate(
+            &skips
+        )),
         Outcome::Expanded
     );
     let mut stops = String::from("backend = cpu, map(|n: i64| { let mut x = 0; for i in 0..n {");
@@ -555,7 +557,9 @@ fn imperative_code_is_linear_and_bounded() {
     }
     stops.push_str(" } x }, [1, 2])");
     assert_eq!(
-        within(120, "1,000 matches that may break", move || accelerate(&stops)),
+        within(120, "1,000 matches that may break", move || accelerate(
+            &stops
+        )),
         Outcome::Expanded
     );
 }

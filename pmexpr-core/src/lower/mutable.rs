@@ -98,12 +98,12 @@ impl<'a> Lower<'a> {
     }
 
     /// The loop whose jumps a tagged join can dispatch: the innermost open one, when every jump
-    /// in `jumps` is a `break` without a value or a `continue` to it and its exits return its
-    /// state (no `return` leaves it).
+    /// in `jumps` is a `break` or a `continue` to it and its `break`s carry no value (its exit
+    /// is then the state, or the rest of the function when a `return` leaves it elsewhere).
     fn tag_target<'j>(&self, mut jumps: impl Iterator<Item = &'j Jump>) -> Option<usize> {
         let li = self.loops.len().checked_sub(1)?;
         let cx = &self.loops[li];
-        if cx.value || cx.exit.is_some() {
+        if cx.value {
             return None;
         }
         let to_it = |l: &Option<String>| l.is_none() || *l == cx.label;
@@ -163,15 +163,7 @@ impl<'a> Lower<'a> {
                 all.iter().any(|j| matches!(j, Jump::Break(_))),
             )
         };
-        let is = |n: i64| {
-            op(
-                BinOp::Eq,
-                var(&tag, sp),
-                lit(Lit::Int(n), sp),
-                sp,
-                sp,
-            )
-        };
+        let is = |n: i64| op(BinOp::Eq, var(&tag, sp), lit(Lit::Int(n), sp), sp, sp);
         let rest = self.resume(k, unit(sp));
         let dispatch = match jumps {
             (true, true) => {
