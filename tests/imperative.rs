@@ -867,3 +867,35 @@ fn arms_that_may_jump_and_go_on() {
     assert_eq!(on_every_target(run), want);
     launches(1, run);
 }
+
+// ----- the benchmark's workloads (`examples/imperative.rs`) -----
+
+/// Each workload of `pmexpr_suite::imperative` written imperatively agrees with its functional
+/// spelling, and the search that stops at its first hit with the one that scans everything, on
+/// every target, at a small size; the search also against plain Rust.
+#[test]
+fn the_benchmark_pairs_agree() {
+    use pmexpr_suite::imperative::*;
+    let mut rng = pmexpr_suite::Rng::new(30);
+    let (xs, ys) = (rng.floats(50), rng.floats(50));
+    let cs = rng.floats(9);
+    let points = rng.floats(100);
+    let starts: Vec<i64> = (1..300).collect();
+    let sorted: Vec<i64> = (0..200).map(|i| i * 5).collect();
+    let queries = rng.ints(300, 0, 1100);
+    let want: Vec<i64> = queries
+        .iter()
+        .map(|&q| sorted.iter().position(|&v| v >= q).map_or(-1, |i| i as i64))
+        .collect();
+    assert!(want.contains(&-1) && want.iter().any(|&i| i > 0));
+    on_every_target(|| {
+        assert_eq!(nbody_imperative(&xs, &ys), nbody_functional(&xs, &ys));
+        assert_eq!(
+            horner_imperative(&cs, &points),
+            horner_functional(&cs, &points)
+        );
+        assert_eq!(collatz_imperative(&starts), collatz_functional(&starts));
+        assert_eq!(search_with_break(&sorted, &queries), want);
+        assert_eq!(search_without_break(&sorted, &queries), want);
+    });
+}

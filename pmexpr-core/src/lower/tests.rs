@@ -411,3 +411,36 @@ fn arms_that_may_jump_join_on_a_tag() {
     );
     assert_eq!(out.matches("+ 10)").count(), 1);
 }
+
+/// `PMEXPR_DUMP`'s file of a site shows the lowered form: the loop a local function of its state.
+#[test]
+fn the_site_dump_shows_the_lowered_loop() {
+    use crate::program::compile_crate;
+    use crate::registry::{Registry, SiteSource};
+    let tokens = "map(|n: i64| { let mut x = n; let mut steps = 0; \
+                  while x != 1 { x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 }; steps += 1; } \
+                  steps }, s)";
+    let registry = Registry::new(
+        Vec::new(),
+        vec![SiteSource::new(
+            "src/main.rs",
+            3,
+            5,
+            &tokens.parse().unwrap(),
+        )],
+    );
+    let out = compile_crate(&registry, true);
+    let dump = out
+        .files
+        .iter()
+        .find(|(n, _)| n == "pmexpr-dump/src_main.rs_3_5.txt")
+        .map(|(_, text)| text.as_str())
+        .expect("the dump");
+    assert!(
+        dump.contains("let rec while'3: fn(i64, i64) -> (i64, i64)"),
+        "{dump}"
+    );
+    assert!(dump.contains("match while'3(x'1, steps'2)"), "{dump}");
+    // Futhark's `loop … while`, which stops when the condition fails.
+    assert!(dump.contains("while pm_go1 do"), "{dump}");
+}
