@@ -15,6 +15,9 @@ use pmexpr::{Target, with_target};
 use pmexpr_suite::Rng;
 use pmexpr_suite::imperative::*;
 
+/// A workload's name, its imperative spelling and its functional one.
+type Row<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn());
+
 /// The median milliseconds of `a` and of `b`, run in turn.
 fn pair(target: Target, rounds: usize, a: &dyn Fn(), b: &dyn Fn()) -> (f64, f64) {
     let time = |f: &dyn Fn()| {
@@ -75,7 +78,7 @@ fn main() {
     );
     println!("| workload | imperative | functional | imperative / functional |");
     println!("|---|---:|---:|---:|");
-    let rows: [(&str, &dyn Fn(), &dyn Fn()); 3] = [
+    let rows: [Row; 3] = [
         (
             "n-body accelerations, 3000 bodies: `for` + `+=` vs `foldl` over `create`",
             &|| {

@@ -296,6 +296,8 @@ pub enum ExprKind {
 /// Imperative Rust inside `accelerate!` (mutable locals, assignment, loops and the jumps out of
 /// them), as written: [`crate::lower`] gives each its PMExpr meaning (shadowing, loops from tail
 /// recursion) before resolution.
+// Held boxed in `ExprKind::Imp`: the size of its largest variant costs nothing elsewhere.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Imp {
     /// `let mut x = value; body`, or a pattern with `mut` names (`let (mut a, b) = value;`).
@@ -391,6 +393,8 @@ pub enum AssignOp {
 }
 
 /// What a `for` loop runs over.
+// One per `for` loop, inside the boxed `Imp`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Iter {
     /// `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`.

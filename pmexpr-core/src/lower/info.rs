@@ -91,7 +91,7 @@ impl Facts {
             } => {
                 out.add(&self.expr(value));
                 let mut b = self.expr(body);
-                b.unbind(&[binder.ident.name.clone()]);
+                b.unbind(std::slice::from_ref(&binder.ident.name));
                 out.add(&b);
             }
             ExprKind::Match {

@@ -70,7 +70,8 @@ enum Step {
     DownTo { by: Expr, start: Expr },
 }
 
-/// What a loop runs over, once its bounds are atoms.
+/// What a loop runs over, once its bounds are atoms (one per loop being lowered).
+#[allow(clippy::large_enum_variant)]
 enum Over<'a> {
     /// A counter from `init`, tested by `test` (`None`: an inclusive range, tested before the
     /// call and at each step); the element is `elem` of the counter.
@@ -88,7 +89,8 @@ enum Over<'a> {
     Forever,
 }
 
-/// The element of a `for` from its counter `c`.
+/// The element of a `for` from its counter `c` (one per loop being lowered).
+#[allow(clippy::large_enum_variant)]
 enum Elem {
     /// `c` itself.
     Counter,

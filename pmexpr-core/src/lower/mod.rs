@@ -101,10 +101,13 @@ struct Kont<'a> {
     /// Whether it drops the value (the rest of a block after a statement): then a join need
     /// not return it.
     discards: bool,
-    f: Box<dyn Fn(&mut Lower<'a>, Expr) -> Expr + 'a>,
+    f: Build<'a>,
 }
 
 type K<'a> = Rc<Kont<'a>>;
+
+/// What a continuation runs.
+type Build<'a> = Box<dyn Fn(&mut Lower<'a>, Expr) -> Expr + 'a>;
 
 /// A binding in scope, by the name the user wrote.
 #[derive(Debug, Clone)]

@@ -29,11 +29,8 @@ fn lifetime(l: Option<&syn::Lifetime>) -> Option<Ident> {
 /// The names a pattern writes `mut`, in order.
 pub(super) fn mut_names(p: &SynPat, out: &mut Vec<String>) {
     match p {
-        SynPat::Ident(i) => {
-            if i.mutability.is_some() {
-                out.push(field_name(&i.ident));
-            }
-        }
+        SynPat::Ident(i) if i.mutability.is_some() => out.push(field_name(&i.ident)),
+        SynPat::Ident(_) => {}
         SynPat::Type(t) => mut_names(&t.pat, out),
         SynPat::Paren(p) => mut_names(&p.pat, out),
         SynPat::Reference(r) => mut_names(&r.pat, out),
