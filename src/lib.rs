@@ -2,9 +2,11 @@
 //!
 //! This library holds what they share: deterministic input data, the ODE example's accelerated
 //! expression ([`ode`]), the neural-network example's training, data loaders and hand-written
-//! baselines ([`nn`]), the Parboil ports with their hand-written baselines ([`parboil`]), and the
-//! program shapes of the CPU benchmarks with theirs ([`shapes`]).
+//! baselines ([`nn`]), the Parboil ports with their hand-written baselines ([`parboil`]), the
+//! program shapes of the CPU benchmarks with theirs ([`shapes`]), and imperative loops beside
+//! their functional spelling ([`imperative`]).
 
+pub mod imperative;
 pub mod nn;
 pub mod ode;
 pub mod parboil;

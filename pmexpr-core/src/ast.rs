@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::SpanRange;
-use crate::intrinsics::{Intrinsic, Keyword};
+use crate::intrinsics::{BinOp, Intrinsic, Keyword};
 use crate::types::{Annotation, Label, TyVar, Type};
 
 /// A unique identifier, assigned by resolution.
@@ -288,6 +288,199 @@ pub enum ExprKind {
     /// A fused composition of parallel keywords: made by the optimizer ([`crate::opt`]) for the
     /// CPU generator only; no pass before it and no GPU generator sees one.
     Soac(Box<Soac>),
+    /// Imperative Rust as the parser reads it: made by the parser and rewritten by
+    /// [`crate::lower`] into the forms above, so no pass after the parser sees one.
+    Imp(Box<Imp>),
+}
+
+/// Imperative Rust inside `accelerate!` (mutable locals, assignment, loops and the jumps out of
+/// them), as written: [`crate::lower`] gives each its PMExpr meaning (shadowing, loops from tail
+/// recursion) before resolution.
+// Held boxed in `ExprKind::Imp`: the size of its largest variant costs nothing elsewhere.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Imp {
+    /// `let mut x = value; body`, or a pattern with `mut` names (`let (mut a, b) = value;`).
+    LetMut {
+        /// The pattern, its names plain.
+        pat: Pat,
+        /// Which of its names were written `mut`.
+        muts: Vec<String>,
+        /// The type written, if any.
+        ann: Option<Annotation>,
+        /// The value.
+        value: Expr,
+        /// The rest of the block.
+        body: Expr,
+    },
+    /// `place = value`, or `place op= value`.
+    Assign {
+        /// What is assigned.
+        place: Place,
+        /// The operator of a compound assignment, and where it is written.
+        op: Option<(AssignOp, SpanRange)>,
+        /// The value.
+        value: Expr,
+    },
+    /// `for pat in iter { body }`.
+    For {
+        /// The loop's label (`'outer:`), if any.
+        label: Option<Ident>,
+        /// The pattern each element is bound to.
+        pat: Pat,
+        /// What the loop runs over.
+        iter: Iter,
+        /// The body.
+        body: Expr,
+    },
+    /// `while cond { body }`.
+    While {
+        /// The loop's label, if any.
+        label: Option<Ident>,
+        /// The condition, tested before every iteration.
+        cond: Expr,
+        /// The body.
+        body: Expr,
+    },
+    /// `loop { body }`.
+    Loop {
+        /// The loop's label, if any.
+        label: Option<Ident>,
+        /// The body.
+        body: Expr,
+    },
+    /// `break`, `break 'label`, `break value`.
+    Break {
+        /// The loop it leaves (the innermost when `None`).
+        label: Option<Ident>,
+        /// The loop's value (`loop` only).
+        value: Option<Expr>,
+    },
+    /// `continue`, `continue 'label`.
+    Continue {
+        /// The loop it continues (the innermost when `None`).
+        label: Option<Ident>,
+    },
+    /// `return`, `return value`: the value of the enclosing `fn` or closure.
+    Return {
+        /// The value (`()` when `None`).
+        value: Option<Expr>,
+    },
+}
+
+/// The place an assignment writes: a mutable local, or a field of one (`p.0`, `b.pos.x`).
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The variable.
+    pub root: Ident,
+    /// The fields, outermost first, each with where it is written.
+    pub path: Vec<(Label, SpanRange)>,
+    /// The whole place.
+    pub span: SpanRange,
+}
+
+/// The operator of a compound assignment (`x op= e` is `x = x op e`, `e` evaluated first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssignOp {
+    /// `+= -= *= /= %=`: the arithmetic operator.
+    Num(BinOp),
+    /// `&=` on `bool`s.
+    And,
+    /// `|=` on `bool`s.
+    Or,
+    /// `^=` on `bool`s.
+    Xor,
+}
+
+/// What a `for` loop runs over.
+// One per `for` loop, inside the boxed `Imp`.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Iter {
+    /// `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`.
+    Range {
+        /// The first bound, evaluated first.
+        start: Expr,
+        /// The second bound.
+        end: Expr,
+        /// `..=`.
+        inclusive: bool,
+        /// `.rev()`: from the top down.
+        rev: bool,
+        /// `.step_by(k)`.
+        step: Option<Expr>,
+    },
+    /// `s`, `&s`, `s.iter()`; with `.enumerate()` the elements are `(index, element)`.
+    Seq {
+        /// The sequence.
+        seq: Expr,
+        /// `.enumerate()`.
+        enumerate: bool,
+    },
+}
+
+impl Imp {
+    /// Calls `f` on each subexpression, in evaluation order.
+    pub fn parts<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
+        match self {
+            Imp::LetMut { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            Imp::Assign { value, .. } => f(value),
+            Imp::For { iter, body, .. } => {
+                match iter {
+                    Iter::Range {
+                        start, end, step, ..
+                    } => {
+                        f(start);
+                        f(end);
+                        step.iter().for_each(&mut *f);
+                    }
+                    Iter::Seq { seq, .. } => f(seq),
+                }
+                f(body);
+            }
+            Imp::While { cond, body, .. } => {
+                f(cond);
+                f(body);
+            }
+            Imp::Loop { body, .. } => f(body),
+            Imp::Break { value, .. } | Imp::Return { value } => value.iter().for_each(f),
+            Imp::Continue { .. } => {}
+        }
+    }
+
+    /// Calls `f` on each subexpression, mutably, in the order of [`Imp::parts`].
+    pub fn parts_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        match self {
+            Imp::LetMut { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            Imp::Assign { value, .. } => f(value),
+            Imp::For { iter, body, .. } => {
+                match iter {
+                    Iter::Range {
+                        start, end, step, ..
+                    } => {
+                        f(start);
+                        f(end);
+                        step.iter_mut().for_each(&mut *f);
+                    }
+                    Iter::Seq { seq, .. } => f(seq),
+                }
+                f(body);
+            }
+            Imp::While { cond, body, .. } => {
+                f(cond);
+                f(body);
+            }
+            Imp::Loop { body, .. } => f(body),
+            Imp::Break { value, .. } | Imp::Return { value } => value.iter_mut().for_each(f),
+            Imp::Continue { .. } => {}
+        }
+    }
 }
 
 /// A fused composition (the optimizer's `fuse` pass; Futhark's *screma*): inputs read element
@@ -570,6 +763,7 @@ impl Expr {
             ExprKind::Record(fs) => fs.iter().for_each(|(_, e)| f(e)),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter().for_each(f),
             ExprKind::Soac(s) => s.parts(f),
+            ExprKind::Imp(i) => i.parts(f),
         }
     }
 
@@ -606,6 +800,7 @@ impl Expr {
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, e)| f(e)),
             ExprKind::Seq(es) | ExprKind::Keyword { args: es, .. } => es.iter_mut().for_each(f),
             ExprKind::Soac(s) => s.parts_mut(f),
+            ExprKind::Imp(i) => i.parts_mut(f),
         }
     }
 }
@@ -749,6 +944,8 @@ fn free_vars(e: &Expr, bound: &mut Bound, out: &mut BTreeSet<VarId>) {
         }
         // A composition binds nothing of its own: its parts are functions and values.
         ExprKind::Soac(s) => s.parts(&mut |e| free_vars(e, bound, out)),
+        // Lowered before resolution: never seen with identifiers.
+        ExprKind::Imp(i) => i.parts(&mut |e| free_vars(e, bound, out)),
     }
 }
 

@@ -43,6 +43,7 @@ pub mod extract;
 pub mod infer;
 pub mod intrinsics;
 pub mod lift;
+pub mod lower;
 pub mod mangle;
 pub mod merge;
 pub mod mono;
@@ -315,6 +316,16 @@ fn expand_pmexpr_fn_here(
         Ok(site) => {
             let body =
                 codegen::rust::generate_site(&opt::optimize(&site.mono), rt, true, None, None);
+            // A parameter written `mut x` is a mutable local of the PMExpr body, which the
+            // generated code gives a new name per assignment: the Rust parameter is not `mut`.
+            let mut sig = sig.clone();
+            for input in &mut sig.inputs {
+                if let syn::FnArg::Typed(t) = input
+                    && let syn::Pat::Ident(p) = &mut *t.pat
+                {
+                    p.mutability = None;
+                }
+            }
             quote!(#(#attrs)* #vis #sig { #body })
         }
         Err((errors, free_vars)) => fail(&errors, &free_vars),

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, FnDef, IdMap, Ident, Param, Pat, PatKind, VarId};
 use crate::infer::{Numeric, Typed};
+use crate::intrinsics::Intrinsic;
 use crate::resolve::FreeVar;
 use crate::types::{TyVar, Type};
 
@@ -349,6 +350,12 @@ impl Monomorphizer {
                 copy.parts_mut(&mut |x| *x = self.expr(x, s));
                 ExprKind::Soac(Box::new(copy))
             }
+            // Lowered before resolution, which reports one that was not.
+            ExprKind::Imp(i) => {
+                let mut copy = (**i).clone();
+                copy.parts_mut(&mut |x| *x = self.expr(x, s));
+                ExprKind::Imp(Box::new(copy))
+            }
         };
         Expr::typed(kind, e.span, ty)
     }
@@ -382,6 +389,12 @@ impl Monomorphizer {
             }
             _ => i,
         };
+        if i == Intrinsic::SetField
+            && args.len() == arity
+            && let Some(record) = set_field(&args, &ret, f.span)
+        {
+            return record;
+        }
         let callee = Expr::typed(ExprKind::Intrinsic(i), f.span, fty.clone());
         if args.len() >= arity {
             // `get(fs, i)(x)`: the intrinsic takes its own arguments, its result takes the rest.
@@ -490,6 +503,41 @@ impl WithSpan for Expr {
         self.span = span;
         self
     }
+}
+
+/// `__set_field(r, r.l, v)` (the lowering of `r.l = v`, [`crate::lower`]) as the record it
+/// means: every field of `r`'s type read from `r`, but `l`, which is `v`. `r` is a variable or
+/// a field of one (the lowering makes it so), read without effects; `None` when the record's
+/// fields are not known.
+fn set_field(args: &[Expr], ty: &Type, span: crate::error::SpanRange) -> Option<Expr> {
+    let [r, field, v] = args else {
+        return None;
+    };
+    let ExprKind::Proj { label, .. } = &field.kind else {
+        return None;
+    };
+    let Type::Record(fields) = ty else {
+        return None;
+    };
+    let items = fields
+        .iter()
+        .map(|(l, t)| {
+            let x = if l == label {
+                v.clone()
+            } else {
+                Expr::typed(
+                    ExprKind::Proj {
+                        expr: Box::new(r.clone()),
+                        label: l.clone(),
+                    },
+                    span,
+                    t.clone(),
+                )
+            };
+            (l.clone(), x)
+        })
+        .collect();
+    Some(Expr::typed(ExprKind::Record(items), span, ty.clone()))
 }
 
 #[cfg(test)]

@@ -136,7 +136,14 @@ impl Printer<'_> {
             ExprKind::RecLet { fns, body, .. } => {
                 out.push_str("{ ");
                 for f in fns {
-                    let _ = write!(out, "fn {} = ", f.ident.name);
+                    let _ = write!(out, "fn {}(", self.name(f.ident.id, &f.ident.name));
+                    for (i, p) in f.params.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        out.push_str(&p.ident.name);
+                    }
+                    out.push_str(") = ");
                     self.write(&f.body, out);
                     out.push_str("; ");
                 }
@@ -200,6 +207,9 @@ impl Printer<'_> {
                 out.push_str("fused ");
                 self.soac(s, out);
             }
+            // Lowered by the parser's caller: shown only if a printout is asked of the parser's
+            // own output.
+            ExprKind::Imp(_) => out.push_str("<imperative>"),
         }
     }
 

@@ -327,6 +327,10 @@ impl Resolver {
                 es.iter_mut().for_each(|e| self.expr(e))
             }
             ExprKind::Soac(s) => s.parts_mut(&mut |e| self.expr(e)),
+            ExprKind::Imp(_) => self.errors.push(Error::new(
+                span,
+                "internal error: imperative syntax that was not lowered",
+            )),
         }
     }
 }

@@ -507,6 +507,7 @@ impl Checker {
             ExprKind::Proj { expr, .. } => self.expr(expr, false),
             // Made by the optimizer, after these rules: its parts are checked as expressions.
             ExprKind::Soac(soac) => soac.parts(&mut |x| self.expr(x, false)),
+            ExprKind::Imp(i) => i.parts(&mut |x| self.expr(x, false)),
             ExprKind::Keyword { kw, args } => {
                 let ho_arg = match kw {
                     Keyword::ParLoop | Keyword::SeqLoop => Some(1),

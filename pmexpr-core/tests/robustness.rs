@@ -490,3 +490,76 @@ fn the_derive_never_panics() {
     let o = within(10, "derive enum", || derive("enum E { A }"));
     refused(&o);
 }
+
+/// Imperative code (issue 30) is lowered in time and stack linear in its size: loops and `if`s
+/// that assign nested as deep as the parser allows, long runs of assignments, and long runs of
+/// `if`s whose arms both reach what follows while one may `continue` (what follows is written
+/// once, not once per path).
+#[test]
+fn imperative_code_is_linear_and_bounded() {
+    let n = 240;
+    let mut loops = String::from("backend = cpu, { let mut s = 0;");
+    for i in 0..n {
+        let _ = write!(loops, " for i{i} in 0..1 {{");
+    }
+    loops.push_str(" s += 1;");
+    loops.push_str(&" }".repeat(n));
+    loops.push_str(" s }");
+    assert_eq!(
+        within(120, "240 nested for loops", move || accelerate(&loops)),
+        Outcome::Expanded
+    );
+    let ifs = format!(
+        "backend = cpu, {{ let mut x = 0; {} x }}",
+        repeat(n, "if b { ", "x += 1;", " }")
+    );
+    assert_eq!(
+        within(120, "240 nested ifs that assign", move || accelerate(&ifs)),
+        Outcome::Expanded
+    );
+    let mut runs = String::from("backend = cpu, { let mut x = 0;");
+    for i in 0..5000 {
+        let _ = write!(runs, " x += {i};");
+    }
+    runs.push_str(" x }");
+    let r2 = runs.clone();
+    assert_eq!(
+        within(120, "5,000 assignments", move || accelerate(&runs)),
+        Outcome::Expanded
+    );
+    assert_eq!(
+        within(120, "5,000 assignments, hook", move || hook(&r2, None)),
+        Outcome::Expanded
+    );
+    let mut skips = String::from(
+        "backend = cpu, map(|n: i64| { let mut x = 0; let mut i = 0; while i < n { i += 1;",
+    );
+    for k in 0..1000 {
+        let _ = write!(
+            skips,
+            " if i % 7 == {} {{ if i > {k} {{ continue; }} x += 1; }}",
+            k % 7
+        );
+    }
+    skips.push_str(" x += 2; } x }, [1, 2])");
+    assert_eq!(
+        within(120, "1,000 ifs that may continue", move || accelerate(
+            &skips
+        )),
+        Outcome::Expanded
+    );
+    let mut stops = String::from("backend = cpu, map(|n: i64| { let mut x = 0; for i in 0..n {");
+    for k in 0..1000 {
+        let _ = write!(
+            stops,
+            " match i % 5 {{ 0 => {{ if x > {k} {{ break; }} x += 1; }} 1 => {{ x += 2; }} _ => {{}} }}"
+        );
+    }
+    stops.push_str(" } x }, [1, 2])");
+    assert_eq!(
+        within(120, "1,000 matches that may break", move || accelerate(
+            &stops
+        )),
+        Outcome::Expanded
+    );
+}

@@ -41,13 +41,18 @@
 //! | Rust spellings | `&x` is `x` (values are immutable); `s.len()`, `s.is_empty()`, `x.sqrt()`, `x.exp()`, `x.ln()`, `x.sin()`, `x.cos()`, `x.powf(y)` are `length null sqrt exp log sin cos pow`; `x.abs()` (`absi`/`absf`, wrapping at an integer's `MIN`), `x.min(y)` and `x.max(y)` are Rust's on integers and floats, NaN included; `k as f64` is `int2float(k)` as an `f64`; a `match` arm's number pattern (`3 =>`, `1 \| 2 =>`, `0..=9 =>`, `..0 =>`) is the comparison it means, on every backend; a path constant (`f64::INFINITY`, `std::f64::consts::PI`, `i64::MAX`) is captured like a variable |
 //! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper Futhark's `scan(f, ne, s)`, `filter(p, s)`, `scatter(dest, is, vs)`, `hist(f, ne, k, is, vs)`, and `create(n, f)` (Futhark's `tabulate`) counts as one |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
+//! | imperative Rust (lowered to the forms above) | `let mut x = e;`, `x = e;`, `x += e;` (`-= *= /= %=`, and `&= \|= ^=` on `bool`s), `p.0 = e;`, `b.x += e;`, `mut` parameters; `if`/`match` arms that assign; `for` over `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, a sequence, `s.iter()`, `s.iter().enumerate()`; `while`; `loop`; `break`, `break value`, `continue`; `return` from a `fn` or closure |
 //!
 //! Integer arithmetic wraps; `divi`, `modi` and `/`, `%` on integers round toward zero.
 //! `reduce(f, ne, s)` assumes `f` is associative with neutral element `ne`; the iterations of
 //! `par_loop` run in any order and must not depend on each other. `match` is not checked for
 //! exhaustiveness: a value no arm matches stops the expression with an error. Unlike Rust's,
 //! `fn` items inside `accelerate!` may use the variables of enclosing blocks and the `let`s above
-//! them; a run of consecutive `fn` items is one recursive group.
+//! them (not their mutable locals); a run of consecutive `fn` items is one recursive group.
+//! Mutable locals and loops mean what they mean in Rust: before any check, each assignment
+//! becomes a new binding of the variable and each loop a local function that calls itself as its
+//! last step (a loop on every target), so every backend runs them (see the README, "Imperative
+//! code").
 //!
 //! `hist(f, ne, k, is, vs)` is Futhark's histogram (`hist`, a generalized reduce-by-index): `k`
 //! bins (an `i64`), each starting as `ne`; for every position `j` in order, `vs[j]` is combined

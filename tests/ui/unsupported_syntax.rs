@@ -17,9 +17,10 @@ fn borrow_mut(s: &[i64]) -> i64 {
     accelerate!(length(&mut s))
 }
 
-fn for_loop(s: &[i64]) {
-    accelerate!({
-        for i in s {}
+fn while_let(s: &[i64]) -> i64 {
+    accelerate!(backend = cpu, {
+        while let 1 = length(s) {}
+        0
     })
 }
 
@@ -33,6 +34,6 @@ fn main() {
     cast(&[1.5]);
     cast_f32(&s);
     borrow_mut(&s);
-    for_loop(&s);
+    while_let(&s);
     nested(&s);
 }

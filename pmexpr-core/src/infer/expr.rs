@@ -309,6 +309,8 @@ impl Infer<'_> {
             }
             // Made by the optimizer, after inference: it keeps its type.
             ExprKind::Soac(_) => e.ty.clone(),
+            // Lowered before resolution, which reports one that was not.
+            ExprKind::Imp(_) => e.ty.clone(),
         };
         // Each use of a variable copies its type: a large one is shared instead.
         let t = self.share(t);

@@ -1,7 +1,8 @@
 //! Expressions: literals, variables and path constants, calls, operators (as their generic
 //! intrinsics, `&&` and `||` as the `if` they mean), tuples, sequences, fields and indexing,
-//! `if`, `match` and the macros `never!` and `vec!`. The Rust expressions that have no PMExpr
-//! meaning (loops, assignment, `return`, ranges, …) are errors that say what to write instead.
+//! `if`, `match` and the macros `never!` and `vec!`. Loops, assignment and the jumps are read by
+//! `imperative`; the Rust expressions that have no PMExpr meaning (ranges outside a `for`, `unsafe`,
+//! …) are errors that say what to write instead.
 
 use syn::{BinOp as SynBinOp, Expr as SynExpr, UnOp};
 
@@ -128,41 +129,14 @@ impl Parser<'_> {
                 "PMExpr values are immutable: `&mut` cannot be taken",
                 "write a tensor with `tensor_set(t, [i], v)`, or bind a new value with `let`",
             ),
-            SynExpr::ForLoop(f) => self.error_help(
-                span(&f.for_token),
-                "`for` loops are not PMExpr",
-                "use `seq_loop(n, |i| …)` for a sequential loop or `par_loop(n, |i| …)` for a parallel one",
-            ),
-            SynExpr::While(w) => self.error_help(
-                span(&w.while_token),
-                "`while` loops are not PMExpr",
-                "use `seq_loop`, `seq_loop_acc` or a recursive `fn`",
-            ),
-            SynExpr::Loop(l) => self.error_help(
-                span(&l.loop_token),
-                "`loop` is not PMExpr",
-                "the paper's parallel `loop` is written `par_loop(n, |i| …)`",
-            ),
-            SynExpr::Assign(a) => self.error_help(
-                span(&a.eq_token),
-                "PMExpr values are immutable",
-                "bind a new value with `let`, or write a tensor with `tensor_set(t, [i], v)`",
-            ),
-            SynExpr::Return(r) => self.error_help(
-                span(&r.return_token),
-                "`return` is not supported inside `accelerate!`",
-                "a block's value is its last expression: write `if c { a } else { b }` for an early result",
-            ),
-            SynExpr::Break(b) => self.error_help(
-                span(&b.break_token),
-                "`break` is not supported inside `accelerate!`",
-                "a loop that stops early is a function that calls itself as its last step, or a `foldl` that carries a flag",
-            ),
-            SynExpr::Continue(c) => self.error_help(
-                span(&c.continue_token),
-                "`continue` is not supported inside `accelerate!`",
-                "skip the rest of a step with `if … { … } else { … }`",
-            ),
+            // Imperative Rust (`parse/imperative.rs`), lowered by `crate::lower`.
+            SynExpr::ForLoop(f) => self.for_loop(f, sp),
+            SynExpr::While(w) => self.while_loop(w, sp),
+            SynExpr::Loop(l) => self.loop_expr(l, sp),
+            SynExpr::Assign(a) => self.assign(a, sp),
+            SynExpr::Return(r) => self.return_expr(r, sp),
+            SynExpr::Break(b) => self.break_expr(b, sp),
+            SynExpr::Continue(c) => self.continue_expr(c, sp),
             SynExpr::Struct(s) => self.struct_literal(s, sp),
             SynExpr::Range(_) => self.error_help(
                 sp,
@@ -256,6 +230,9 @@ impl Parser<'_> {
     }
 
     fn binary(&mut self, b: &syn::ExprBinary, sp: SpanRange) -> Expr {
+        if let Some(assign) = self.compound_assign(b, sp) {
+            return assign;
+        }
         let op = match b.op {
             SynBinOp::Add(_) => BinOp::Add,
             SynBinOp::Sub(_) => BinOp::Sub,

@@ -44,6 +44,7 @@ impl Parser<'_> {
         let mut params = Vec::new();
         let mut body = self.block(&f.block);
         let mut matches = Vec::new();
+        let mut muts = Vec::new();
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(r) => {
@@ -54,6 +55,7 @@ impl Parser<'_> {
                 }
                 syn::FnArg::Typed(t) => {
                     let ann = self.annotation(&t.ty);
+                    muts.extend(self.mut_param(&t.pat));
                     let (p, m) = self.param_pat(&t.pat, Some(ann));
                     params.push(p);
                     matches.extend(m);
@@ -69,6 +71,7 @@ impl Parser<'_> {
                 }),
             ));
         }
+        body = self.mut_params(muts, body);
         for (x, pat) in matches.into_iter().rev() {
             let bsp = body.span;
             body = mk(
@@ -103,7 +106,8 @@ impl Parser<'_> {
 
     /// A parameter pattern: a variable, or a fresh variable plus a pattern to match it against.
     fn param_pat(&mut self, p: &SynPat, ann: Option<Annotation>) -> (Param, Option<(Ident, Pat)>) {
-        let pat = self.pat(p);
+        // `mut x` makes `x` a mutable local of the body (see `mut_params`).
+        let pat = self.pat_mut(p).0;
         match pat.kind {
             PatKind::Bind(ident) => (param(ident, ann), None),
             PatKind::Wild => (param(Ident::new("_", pat.span), ann), None),
@@ -120,11 +124,13 @@ impl Parser<'_> {
         }
         let mut params = Vec::new();
         let mut matches = Vec::new();
+        let mut muts = Vec::new();
         for input in &c.inputs {
             let (pat, ann) = match input {
                 SynPat::Type(t) => (&*t.pat, Some(self.annotation(&t.ty))),
                 p => (p, None),
             };
+            muts.extend(self.mut_param(pat));
             let (p, m) = self.param_pat(pat, ann);
             params.push(p);
             matches.extend(m);
@@ -140,6 +146,7 @@ impl Parser<'_> {
             ));
         }
         let mut body = self.expr(&c.body);
+        body = self.mut_params(muts, body);
         for (x, pat) in matches.into_iter().rev() {
             let bsp = body.span;
             body = mk(

@@ -20,6 +20,7 @@
 
 mod expr;
 mod func;
+mod imperative;
 mod method;
 pub mod nesting;
 mod node;
@@ -47,7 +48,7 @@ pub fn parse_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors
     };
     let out = p.expr(e);
     if p.errors.is_empty() {
-        Ok(out)
+        crate::lower::lower_expr(out)
     } else {
         Err(p.errors)
     }
@@ -107,7 +108,7 @@ pub fn parse_fn_item(f: &syn::ItemFn, records: Option<&Records>) -> Result<FnDef
     };
     let out = p.fn_item(f);
     if p.errors.is_empty() {
-        Ok(out)
+        crate::lower::lower_fn(out)
     } else {
         Err(p.errors)
     }
@@ -130,6 +131,8 @@ struct Parser<'r> {
     records: Option<&'r Records>,
     /// Parsing a struct's field types: struct names stay names.
     field_types: bool,
+    /// Parsing a pattern whose names may be written `mut` (`let mut x`, `for mut x in`).
+    allow_mut: bool,
 }
 
 impl Parser<'_> {

@@ -31,7 +31,10 @@ impl Parser<'_> {
         let sp = span(p);
         let kind = match p {
             SynPat::Ident(i) => {
-                if i.by_ref.is_some() || i.mutability.is_some() || i.subpat.is_some() {
+                if i.by_ref.is_some()
+                    || (i.mutability.is_some() && !self.allow_mut)
+                    || i.subpat.is_some()
+                {
                     self.errors.push(
                         Error::new(sp, "patterns inside `accelerate!` bind plain names")
                             .help("PMExpr values are immutable: remove `ref`, `mut` or `@`"),
@@ -41,6 +44,8 @@ impl Parser<'_> {
             }
             SynPat::Wild(_) => PatKind::Wild,
             SynPat::Paren(p) => return self.pat(&p.pat),
+            // Values are immutable, so `&x` matches what `x` does (`for &x in s.iter()`).
+            SynPat::Reference(r) if r.mutability.is_none() => return self.pat(&r.pat),
             SynPat::Tuple(t) => PatKind::Record(
                 t.elems
                     .iter()

@@ -86,6 +86,11 @@ impl Parser<'_> {
                     return rest;
                 }
                 let value = self.expr(&init.expr);
+                let mut muts = Vec::new();
+                super::imperative::mut_names(&l.pat, &mut muts);
+                if !muts.is_empty() {
+                    return self.let_mut(&l.pat, value, rest, sp);
+                }
                 self.bind_pattern(&l.pat, value, rest, sp)
             }
             Stmt::Expr(e, _) => {

@@ -168,8 +168,15 @@ fn rust_only_syntax_is_explained() {
         ["PMExpr values are immutable: `&mut` cannot be taken"]
     );
     assert_eq!(
-        errors(quote!({ for i in s {} })),
-        ["`for` loops are not PMExpr"]
+        errors(quote!({
+            s[i] = 1;
+            s
+        })),
+        ["an element of a sequence cannot be assigned inside `accelerate!`"]
+    );
+    assert_eq!(
+        errors(quote!({ for i in 0.. {} })),
+        ["a `for` loop inside `accelerate!` runs over a range with both bounds"]
     );
     assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
     assert_eq!(
@@ -177,12 +184,8 @@ fn rust_only_syntax_is_explained() {
         2,
         "errors are collected"
     );
-    // Early exits say what to write instead.
-    for tokens in [
-        quote!(|x| return x),
-        quote!(|x| break),
-        quote!(|x| continue),
-    ] {
+    // Early exits with nowhere to go say what to write instead.
+    for tokens in [quote!(return 1), quote!(|x| break), quote!(|x| continue)] {
         let e = parse_tokens(tokens).expect_err("should fail");
         assert!(
             e[0].help.as_deref().is_some_and(|h| !h.is_empty()),

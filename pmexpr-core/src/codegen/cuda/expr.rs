@@ -109,7 +109,31 @@ impl<'a> Gen<'a> {
         }
         let ret = self.ret_type(&body.ty, body.span)?;
         let proto = format!("__device__ {ret} {name}({})", decl.join(", "));
-        self.value(&mut b, body, Some(Dest::Return))?;
+        // A function that calls itself only in tail position is a loop over its parameters, as
+        // on the CPU targets and in Futhark: no call per step, so no device stack per step.
+        let looped = crate::tailrec::def_loop(def).is_ok_and(|l| l.calls > 0);
+        if looped {
+            let mut ps = Vec::new();
+            for p in &params {
+                ps.push((
+                    c_ident(&p.ident.name, p.ident.id),
+                    self.ity(&p.ty, p.ident.span)?,
+                ));
+            }
+            self.tail = Some((def.ident.id, ps));
+            b.emit("for (;;) {");
+            b.depth += 1;
+        }
+        let body_result = self.value(&mut b, body, Some(Dest::Return));
+        self.tail = None;
+        body_result?;
+        if looped {
+            if self.is_unit(&self.ity(&body.ty, body.span)?) {
+                b.emit("return;");
+            }
+            b.depth -= 1;
+            b.emit("}");
+        }
         let mut text = String::new();
         let ty = self.ity(&def.value.ty, def.ident.span)?;
         let origin = match &def.origin {
@@ -123,6 +147,28 @@ impl<'a> Gen<'a> {
         }
         let _ = writeln!(text, "}}");
         Ok((proto, text))
+    }
+
+    /// A tail call of the function whose loop is being generated: every new value computed
+    /// into a local first (one may read a parameter another changes), then the parameters that
+    /// change assigned, then the next iteration.
+    fn tail_call(&mut self, b: &mut Block, args: &[Expr]) -> Result<String> {
+        let params = self.tail.clone().map(|(_, ps)| ps).unwrap_or_default();
+        let mut assigns = Vec::new();
+        for (a, (p, ty)) in args.iter().zip(&params) {
+            let v = self.value(b, a, None)?;
+            if v == *p || self.is_unit(ty) {
+                continue;
+            }
+            let next = b.fresh("next");
+            let v = self.bind(b, ty, v, Some(Dest::Decl(next)), a.span)?;
+            assigns.push(format!("{p} = {v};"));
+        }
+        for line in assigns {
+            b.emit(line);
+        }
+        b.emit("continue;");
+        Ok(String::new())
     }
 
     /// A literal of the instantiated type `ty`. An integer literal that does not fit an `i32`
@@ -267,6 +313,15 @@ impl<'a> Gen<'a> {
             }
             ExprKind::App { func, args } => match &func.kind {
                 ExprKind::Intrinsic(i) => self.intrinsic(b, *i, args, &ty, dest, e.span),
+                ExprKind::Var { ident, .. }
+                    if dest == Some(Dest::Return)
+                        && self
+                            .tail
+                            .as_ref()
+                            .is_some_and(|(f, ps)| *f == ident.id && ps.len() == args.len()) =>
+                {
+                    self.tail_call(b, args)
+                }
                 ExprKind::Var { ident, .. } if self.defs.contains_key(&ident.id) => {
                     let def = self.defs[&ident.id];
                     let arity = lambda_of(def).0.len();
@@ -402,6 +457,7 @@ impl<'a> Gen<'a> {
                 e.span,
                 "a fused composition (the optimizer makes them for the CPU targets only)",
             ),
+            ExprKind::Imp(_) => unsupported(e.span, "imperative syntax that was not lowered"),
         }
     }
 

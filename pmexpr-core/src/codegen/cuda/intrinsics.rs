@@ -249,6 +249,9 @@ impl<'a> Gen<'a> {
             }
             NumAdd | NumSub | NumMul | NumDiv | NumRem | NumNeg | NumAbs | NumEq | NumNe
             | NumLt | NumLe | NumGt | NumGe => unreachable!("resolved above"),
+            SetField => {
+                return unsupported(span, "a field assignment that was not expanded");
+            }
         };
         self.finish(b, ty, pure, dest, span)
     }

@@ -142,6 +142,9 @@ struct Gen<'a> {
     checks: Vec<Check>,
     /// The C name of the device function being generated.
     current: String,
+    /// Inside a tail-recursive device function ([`crate::tailrec`]), which runs as a loop: the
+    /// function, and its parameters' C names and types (a tail call assigns them and continues).
+    tail: Option<(VarId, Vec<(String, Type)>)>,
 }
 
 /// How to generate a module.
@@ -252,6 +255,7 @@ pub fn generate(
         record_index: HashMap::new(),
         checks: Vec::new(),
         current: String::new(),
+        tail: None,
     };
     let Some(accelerated) = g.defs.get(&lifted.accelerated).copied() else {
         return unsupported(lifted.span, "the accelerated binding was not extracted");

@@ -72,7 +72,8 @@ impl<'a> Gen<'a> {
         // Both branches deliver their value to one target: a result variable declared here
         // (`declare`), the caller's variable, or a `return`.
         let (target, declare) = match dest {
-            _ if unit => (None, None),
+            // A tail position stays one (a tail call there continues a loop).
+            _ if unit => (dest.filter(|d| *d == Dest::Return), None),
             Some(Dest::Assign(r)) => (Some(Dest::Assign(r)), None),
             Some(Dest::Return) => (Some(Dest::Return), None),
             Some(Dest::Decl(h)) => (Some(Dest::Assign(h.clone())), Some(h)),

@@ -142,6 +142,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             ExprKind::Soac(_) => Err(GenError::Unsupported(
                 "a fused composition (the optimizer makes them for the CPU targets only)".into(),
             )),
+            ExprKind::Imp(_) => Err(GenError::Unsupported(
+                "imperative syntax that was not lowered".into(),
+            )),
         }
     }
 

@@ -81,6 +81,9 @@ impl Gen<'_> {
             }
             ExprKind::Keyword { kw, args } => self.keyword(e.id, *kw, args, &e.ty),
             ExprKind::Soac(s) => self.soac(e.id, s, &e.ty),
+            ExprKind::Imp(_) => quote!(::core::compile_error!(
+                "internal error: imperative syntax that was not lowered"
+            )),
             ExprKind::Intrinsic(i) => {
                 let name = i.name();
                 quote!(::core::compile_error!(

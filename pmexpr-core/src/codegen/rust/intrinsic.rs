@@ -286,6 +286,10 @@ impl Gen<'_> {
                 let (t, o, l) = (v(self, 0), v(self, 1), v(self, 2));
                 quote!((#t).sub(#site, #o, #l))
             }
+            // Written as a record literal by `mono`.
+            SetField => quote!(::core::compile_error!(
+                "internal error: a field assignment that was not expanded"
+            )),
             TensorGemm => {
                 // Arguments are evaluated in the order they are written.
                 let vals: Vec<TokenStream> = (0..7).map(|k| v(self, k)).collect();

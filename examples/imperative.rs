@@ -1,0 +1,131 @@
+//! Imperative loops inside `accelerate!` against their functional spelling (issue 30,
+//! `pmexpr_suite::imperative`): a table of median times on one target (`cpu` by default) of each
+//! workload written with `let mut`, `+=` and `for`/`while`, beside the same workload written with
+//! `foldl` or a tail-recursive `fn`, and of a search that stops at its first hit (`break`) beside
+//! the same loop without the `break`. Every pair is checked to agree first; the two versions run
+//! in turn, one run of each per round, so that the machine's load falls on both alike.
+//!
+//! ```text
+//! cargo run --release --example imperative [-- --runs 21] [-- --target seq]
+//! ```
+
+use std::time::Instant;
+
+use pmexpr::{Target, with_target};
+use pmexpr_suite::Rng;
+use pmexpr_suite::imperative::*;
+
+/// A workload's name, its imperative spelling and its functional one.
+type Row<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn());
+
+/// The median milliseconds of `a` and of `b`, run in turn.
+fn pair(target: Target, rounds: usize, a: &dyn Fn(), b: &dyn Fn()) -> (f64, f64) {
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        with_target(target, f);
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    time(a);
+    time(b);
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        ta.push(time(a));
+        tb.push(time(b));
+    }
+    let median = |mut t: Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    (median(ta), median(tb))
+}
+
+fn main() {
+    let mut rounds = 15;
+    let mut target = Target::Cpu;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => rounds = args.next().and_then(|n| n.parse().ok()).unwrap_or(rounds),
+            "--target" => {
+                target = match args.next().as_deref() {
+                    Some("seq") => Target::Seq,
+                    _ => Target::Cpu,
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut rng = Rng::new(30);
+    let n = 3000;
+    let (xs, ys) = (rng.floats(n), rng.floats(n));
+    let cs = rng.floats(64);
+    let points: Vec<f64> = rng.floats(200_000).iter().map(|x| x * 2.0 - 1.0).collect();
+    let starts: Vec<i64> = (1..200_000).collect();
+    let sorted: Vec<i64> = (0..20_000).map(|i| i * 5).collect();
+    let queries = rng.ints(20_000, 0, 100_000);
+
+    let agree = with_target(target, || {
+        nbody_imperative(&xs, &ys) == nbody_functional(&xs, &ys)
+            && horner_imperative(&cs, &points) == horner_functional(&cs, &points)
+            && collatz_imperative(&starts) == collatz_functional(&starts)
+            && search_with_break(&sorted, &queries) == search_without_break(&sorted, &queries)
+    });
+    assert!(agree, "the two spellings of a workload differ");
+
+    println!(
+        "{target}, median of {rounds} rounds, ms; {} threads",
+        rayon::current_num_threads()
+    );
+    println!("| workload | imperative | functional | imperative / functional |");
+    println!("|---|---:|---:|---:|");
+    let rows: [Row; 3] = [
+        (
+            "n-body accelerations, 3000 bodies: `for` + `+=` vs `foldl` over `create`",
+            &|| {
+                nbody_imperative(&xs, &ys);
+            },
+            &|| {
+                nbody_functional(&xs, &ys);
+            },
+        ),
+        (
+            "Horner, 64 coefficients at 2*10^5 points: `for &c in cs.iter()` vs `foldl`",
+            &|| {
+                horner_imperative(&cs, &points);
+            },
+            &|| {
+                horner_functional(&cs, &points);
+            },
+        ),
+        (
+            "Collatz steps of 1..2*10^5: `while` vs a tail-recursive `fn`",
+            &|| {
+                collatz_imperative(&starts);
+            },
+            &|| {
+                collatz_functional(&starts);
+            },
+        ),
+    ];
+    for (name, a, b) in rows {
+        let (ta, tb) = pair(target, rounds, a, b);
+        println!("| {name} | {ta:.2} | {tb:.2} | **{:.2}** |", ta / tb);
+    }
+    let (ta, tb) = pair(
+        target,
+        rounds,
+        &|| {
+            search_with_break(&sorted, &queries);
+        },
+        &|| {
+            search_without_break(&sorted, &queries);
+        },
+    );
+    println!();
+    println!("| early exit | stops at the first hit | scans everything | ratio |");
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| first of 2*10^4 sorted values >= each of 2*10^4 queries | {ta:.2} | {tb:.2} | **{:.2}** |",
+        ta / tb
+    );
+}

@@ -1,0 +1,140 @@
+//! Imperative loops against their functional spelling (issue 30): each workload written twice as
+//! an `accelerate!` site — once with `let mut`, `+=` and `for`/`while`, once as a PMExpr user
+//! writes it without them (`foldl`, a tail-recursive `fn`) — and a search that stops at its first
+//! hit (`break`) against the same loop without the `break`. `examples/imperative.rs` times them
+//! in turn; `tests/imperative.rs` checks that each pair agrees.
+
+use pmexpr::accelerate;
+
+/// The accelerations of `n` bodies in the plane (softened inverse-square attraction), each the
+/// sum over all bodies: a `for` over `0..n` with two `+=` accumulators.
+pub fn nbody_imperative(xs: &[f64], ys: &[f64]) -> Vec<(f64, f64)> {
+    let n = xs.len() as i64;
+    accelerate!(map(
+        |i: i64| {
+            let (xi, yi) = (xs[i], ys[i]);
+            let mut ax = 0.0;
+            let mut ay = 0.0;
+            for j in 0..n {
+                let dx = xs[j] - xi;
+                let dy = ys[j] - yi;
+                let d2 = dx * dx + dy * dy + 0.01;
+                let inv = 1.0 / (d2 * d2.sqrt());
+                ax += dx * inv;
+                ay += dy * inv;
+            }
+            (ax, ay)
+        },
+        create(n, |i| i)
+    ))
+}
+
+/// [`nbody_imperative`] as a `foldl` over `create(n, |j| j)` with a tuple accumulator.
+pub fn nbody_functional(xs: &[f64], ys: &[f64]) -> Vec<(f64, f64)> {
+    let n = xs.len() as i64;
+    accelerate!(map(
+        |i: i64| {
+            let (xi, yi) = (xs[i], ys[i]);
+            foldl(
+                |a: (f64, f64), j: i64| {
+                    let dx = xs[j] - xi;
+                    let dy = ys[j] - yi;
+                    let d2 = dx * dx + dy * dy + 0.01;
+                    let inv = 1.0 / (d2 * d2.sqrt());
+                    (a.0 + dx * inv, a.1 + dy * inv)
+                },
+                (0.0, 0.0),
+                create(n, |j| j),
+            )
+        },
+        create(n, |i| i)
+    ))
+}
+
+/// A polynomial with coefficients `cs` (highest degree first) at every `x` by Horner's rule: a
+/// `for` over the sequence.
+pub fn horner_imperative(cs: &[f64], xs: &[f64]) -> Vec<f64> {
+    accelerate!(map(
+        |x: f64| {
+            let mut y = 0.0;
+            for &c in cs.iter() {
+                y = y * x + c;
+            }
+            y
+        },
+        xs
+    ))
+}
+
+/// [`horner_imperative`] as a `foldl` over the coefficients.
+pub fn horner_functional(cs: &[f64], xs: &[f64]) -> Vec<f64> {
+    accelerate!(map(|x: f64| foldl(|y, c| y * x + c, 0.0, cs), xs))
+}
+
+/// The number of Collatz steps from each `n` to 1: a `while` loop.
+pub fn collatz_imperative(s: &[i64]) -> Vec<i64> {
+    accelerate!(map(
+        |n: i64| {
+            let mut x = n;
+            let mut steps = 0;
+            while x != 1 {
+                x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+                steps += 1;
+            }
+            steps
+        },
+        s
+    ))
+}
+
+/// [`collatz_imperative`] as a function that calls itself as its last step.
+pub fn collatz_functional(s: &[i64]) -> Vec<i64> {
+    accelerate!({
+        fn steps(x: i64, count: i64) -> i64 {
+            if x == 1 {
+                count
+            } else if x % 2 == 0 {
+                steps(x / 2, count + 1)
+            } else {
+                steps(3 * x + 1, count + 1)
+            }
+        }
+        map(|n| steps(n, 0), s)
+    })
+}
+
+/// For every query, the first position of the sorted `s` whose value is at least the query (or
+/// `-1`): a `for` that stops at its first hit.
+pub fn search_with_break(s: &[i64], queries: &[i64]) -> Vec<i64> {
+    let m = s.len() as i64;
+    accelerate!(map(
+        |q: i64| {
+            let mut found = -1;
+            for i in 0..m {
+                if s[i] >= q {
+                    found = i;
+                    break;
+                }
+            }
+            found
+        },
+        queries
+    ))
+}
+
+/// [`search_with_break`] without the `break`: every query scans all of `s`.
+pub fn search_without_break(s: &[i64], queries: &[i64]) -> Vec<i64> {
+    let m = s.len() as i64;
+    accelerate!(map(
+        |q: i64| {
+            let mut found = -1;
+            for i in 0..m {
+                if found < 0 && s[i] >= q {
+                    found = i;
+                }
+            }
+            found
+        },
+        queries
+    ))
+}

@@ -1,0 +1,901 @@
+//! Imperative Rust inside `accelerate!`: mutable locals, assignment and compound assignment (to
+//! locals and to fields of tuple and record locals), `if`/`match` whose arms assign, `for` over
+//! ranges and sequences, `while`, `loop` with `break`, `break value` and `continue`, `return`
+//! from a `fn` or a closure. Each construct runs on every target — at the top of a site, inside
+//! the function of `map` (a Futhark-class site) and inside a `par_loop` (a CUDA-class site,
+//! through `#[pmexpr]` functions, which are ordinary Rust functions too) — and agrees with the
+//! same tokens compiled as plain Rust ([`same!`]).
+
+mod common;
+
+use std::ops::Index;
+
+use common::{cuda_targets, on_every_target, ran_on_futhark};
+use pmexpr::cuda::launches_on_this_thread;
+use pmexpr::{Record, Tensor, accelerate, pmexpr, with_target};
+
+/// Runs a block as plain Rust and inside `accelerate!` on every target (see
+/// [`common::on_every_target`]), checks that they agree, and returns the value. The captured
+/// sequences are listed first: plain Rust sees each through [`Ix`], which indexes and measures
+/// with `i64`, as PMExpr does.
+macro_rules! same {
+    ([$($seq:ident),*] $acc:ident ! (backend = $b:ident, { $($t:tt)* })) => {{
+        #[allow(unused_mut, unused_assignments, clippy::all)]
+        let plain = { $(let $seq = Ix(&$seq);)* { $($t)* } };
+        let accelerated = on_every_target(|| like(&plain, $acc!(backend = $b, { $($t)* })));
+        assert_eq!(accelerated, plain);
+        plain
+    }};
+    ([$($seq:ident),*] $acc:ident ! ({ $($t:tt)* })) => {{
+        #[allow(unused_mut, unused_assignments, clippy::all)]
+        let plain = { $(let $seq = Ix(&$seq);)* { $($t)* } };
+        let accelerated = on_every_target(|| like(&plain, $acc!({ $($t)* })));
+        assert_eq!(accelerated, plain);
+        plain
+    }};
+}
+
+/// `v`, of the type of `_model` (the result of a site converts to the type asked of it).
+fn like<T>(_model: &T, v: T) -> T {
+    v
+}
+
+/// A sequence as PMExpr sees it, for the plain-Rust side of [`same!`]: indexed by `i64`, its
+/// length an `i64`, its `iter().enumerate()` counting in `i64`.
+#[derive(Clone, Copy)]
+struct Ix<'a, T>(&'a [T]);
+
+impl<T> Index<i64> for Ix<'_, T> {
+    type Output = T;
+    fn index(&self, i: i64) -> &T {
+        &self.0[usize::try_from(i).expect("an index")]
+    }
+}
+
+impl<'a, T> Ix<'a, T> {
+    fn len(&self) -> i64 {
+        self.0.len() as i64
+    }
+
+    fn iter(&self) -> Elements<'a, T> {
+        Elements(self.0.iter())
+    }
+}
+
+impl<'a, T: Copy> IntoIterator for Ix<'a, T> {
+    type Item = T;
+    type IntoIter = std::iter::Copied<std::slice::Iter<'a, T>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().copied()
+    }
+}
+
+/// `Ix::iter`: `&T`s, and `enumerate` counting in `i64`.
+struct Elements<'a, T>(std::slice::Iter<'a, T>);
+
+impl<'a, T> Iterator for Elements<'a, T> {
+    type Item = &'a T;
+    fn next(&mut self) -> Option<&'a T> {
+        self.0.next()
+    }
+}
+
+impl<'a, T> Elements<'a, T> {
+    #[allow(clippy::should_implement_trait)]
+    fn enumerate(self) -> impl Iterator<Item = (i64, &'a T)> {
+        self.0.enumerate().map(|(i, x)| (i as i64, x))
+    }
+}
+
+/// Checks that `f` launches `kernels` kernels on each CUDA target (it runs there, not on the
+/// CPU).
+fn launches<T>(kernels: u64, f: impl Fn() -> T) {
+    for t in cuda_targets() {
+        let before = launches_on_this_thread();
+        with_target(t, &f);
+        assert_eq!(
+            launches_on_this_thread() - before,
+            kernels,
+            "kernels on {t}"
+        );
+    }
+}
+
+/// PMExpr's `map` for the plain-Rust side.
+fn map<A: Copy, B>(f: impl Fn(A) -> B, s: Ix<'_, A>) -> Vec<B> {
+    s.0.iter().map(|&x| f(x)).collect()
+}
+
+// ----- mutable locals and assignment -----
+
+#[test]
+fn mutable_locals_and_compound_assignment() {
+    let (a, b) = (17_i64, 5_i64);
+    same!([] accelerate!(backend = cpu, {
+        let mut x = a;
+        x += b;
+        x -= 3;
+        x *= b;
+        x /= 2;
+        x %= 11;
+        let mut y: i64 = x * 2;
+        y = y + x;
+        x = y - x;
+        (x, y)
+    }));
+    let f = 2.5_f64;
+    same!([] accelerate!(backend = cpu, {
+        let mut g = f;
+        g *= g;
+        g -= 0.25;
+        g /= 2.0;
+        g
+    }));
+    // `bool`s: `&=`, `|=` and `^=` evaluate their right-hand side whatever the left one is.
+    same!([] accelerate!(backend = cpu, {
+        let mut all = true;
+        let mut any = false;
+        let mut odd = false;
+        all &= a > 3;
+        all &= b > 7;
+        any |= a > 20;
+        any |= b > 1;
+        odd ^= a > 3;
+        odd ^= b > 3;
+        (all, any, odd)
+    }));
+}
+
+#[test]
+fn the_right_hand_side_is_evaluated_first() {
+    let a = 3_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut x = a;
+        x += {
+            x = 10;
+            1
+        };
+        let mut y = x;
+        let z = y + {
+            y = 100;
+            y
+        };
+        (x, y, z)
+    }));
+}
+
+#[test]
+fn shadowing_a_mutable_local_keeps_it() {
+    let a = 3_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut x = a;
+        let mut total: i64 = 0;
+        for i in 0..4 {
+            x += i;
+            let x = 1000;
+            total += x;
+        }
+        let y = {
+            let x = 7;
+            x * 2
+        };
+        (x, total, y)
+    }));
+}
+
+#[derive(Record, Debug, Clone, Copy, PartialEq)]
+struct Body {
+    x: f64,
+    v: f64,
+}
+
+#[test]
+fn fields_of_tuples_and_records() {
+    let n = 4_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut p = (1, 2.5, true);
+        p.0 += n;
+        p.1 = p.1 * 2.0;
+        p.2 = !p.2;
+        let mut q = ((1, 2), 3);
+        q.0.1 *= 10;
+        (p, q)
+    }));
+    let b0 = Body { x: 1.0, v: 0.5 };
+    same!([] accelerate!(backend = cpu, {
+        let mut b = b0;
+        for _ in 0..n {
+            b.x += b.v;
+            b.v *= 0.9;
+        }
+        b
+    }));
+}
+
+#[test]
+fn if_and_match_arms_assign() {
+    let s: Vec<i64> = vec![3, -1, 4, 1, -5, 9, 2, 6, 0, -3];
+    same!([s] accelerate!(backend = cpu, {
+        let mut pos: i64 = 0;
+        let mut neg: i64 = 0;
+        let mut zero: i64 = 0;
+        let mut last = 0;
+        for x in s {
+            if x > 0 {
+                pos += x;
+            } else if x < 0 {
+                neg -= x;
+            } else {
+                zero += 1;
+            }
+            last = match x % 3 {
+                0 => {
+                    zero += 10;
+                    x
+                }
+                1 | -1 => last + 1,
+                _ => last,
+            };
+        }
+        (pos, neg, zero, last)
+    }));
+}
+
+// ----- `for` -----
+
+#[test]
+fn for_over_ranges() {
+    let (a, b) = (-3_i64, 11_i64);
+    same!([] accelerate!(backend = cpu, {
+        let mut up: i64 = 0;
+        for i in a..b {
+            up = up * 3 % 1000 + i;
+        }
+        let mut incl: i64 = 0;
+        for i in a..=b {
+            incl = incl * 3 % 1000 + i;
+        }
+        let mut down: i64 = 0;
+        for i in (a..b).rev() {
+            down = down * 3 % 1000 + i;
+        }
+        let mut incl_down: i64 = 0;
+        for i in (a..=b).rev() {
+            incl_down = incl_down * 3 % 1000 + i;
+        }
+        let mut stepped: i64 = 0;
+        for i in (a..b).step_by(3) {
+            stepped = stepped * 3 % 1000 + i;
+        }
+        let mut stepped_incl: i64 = 0;
+        for i in (a..=b).step_by(7) {
+            stepped_incl = stepped_incl * 3 % 1000 + i;
+        }
+        let mut stepped_down: i64 = 0;
+        for i in (a..b).rev().step_by(4) {
+            stepped_down = stepped_down * 3 % 1000 + i;
+        }
+        let mut empty: i64 = 0;
+        for i in b..a {
+            empty += i;
+        }
+        for i in (b..=a).rev() {
+            empty += i;
+        }
+        (up, incl, down, incl_down, stepped, stepped_incl, stepped_down, empty)
+    }));
+}
+
+#[test]
+fn for_over_sequences() {
+    let s: Vec<i64> = (0..50).map(|i| (i * 37) % 23 - 11).collect();
+    let e: Vec<i64> = vec![];
+    same!([s, e] accelerate!(backend = cpu, {
+        let mut a: i64 = 0;
+        for x in s {
+            a = a * 7 % 10007 + x;
+        }
+        let mut b: i64 = 0;
+        for &x in s.iter() {
+            b += x * x;
+        }
+        let mut c: i64 = 0;
+        for (i, &x) in s.iter().enumerate() {
+            c += i * x;
+        }
+        let mut d: i64 = 0;
+        for x in e {
+            d += x;
+        }
+        (a, b, c, d)
+    }));
+    let ps: Vec<(i64, f64)> = (0..20).map(|i| (i, i as f64 / 4.0)).collect();
+    same!([ps] accelerate!(backend = cpu, {
+        let mut acc = 0.0;
+        for (k, w) in ps {
+            if k % 2 == 0 {
+                acc += w;
+            }
+        }
+        acc
+    }));
+}
+
+#[test]
+fn nested_for_loops() {
+    let n = 9_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut count: i64 = 0;
+        let mut sum: i64 = 0;
+        for i in 0..n {
+            for j in i..n {
+                if (i + j) % 3 == 0 {
+                    count += 1;
+                    sum += i * j;
+                }
+            }
+        }
+        (count, sum)
+    }));
+}
+
+// ----- `while`, `loop`, `break`, `continue` -----
+
+#[test]
+fn while_loops() {
+    let n = 27_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut x = n;
+        let mut steps: i64 = 0;
+        while x != 1 {
+            x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+            steps += 1;
+        }
+        steps
+    }));
+    same!([] accelerate!(backend = cpu, {
+        let mut i: i64 = 0;
+        let mut s: i64 = 0;
+        while i < 100 {
+            i += 1;
+            if i % 3 == 0 {
+                continue;
+            }
+            if s > 1000 {
+                break;
+            }
+            s += i;
+        }
+        (i, s)
+    }));
+}
+
+#[test]
+fn loop_with_break_values() {
+    let n = 1000_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut k: i64 = 1;
+        let first = loop {
+            k += 1;
+            if k * k > n {
+                break k;
+            }
+        };
+        let mut j: i64 = 0;
+        let found = loop {
+            j += 1;
+            if j > 50 {
+                break false;
+            }
+            if j % 7 == 0 && j % 5 == 0 {
+                break true;
+            }
+        };
+        (first, k, found, j)
+    }));
+}
+
+#[test]
+fn break_and_continue_in_for_loops() {
+    let s: Vec<i64> = vec![5, 8, -2, 7, 0, 3, 12, -9, 4];
+    same!([s] accelerate!(backend = cpu, {
+        let mut sum: i64 = 0;
+        let mut seen: i64 = 0;
+        for &x in s.iter() {
+            if x < 0 {
+                continue;
+            }
+            seen += 1;
+            if x > 10 {
+                break;
+            }
+            sum += x;
+        }
+        let mut first_zero: i64 = -1;
+        for (i, &x) in s.iter().enumerate() {
+            if x == 0 {
+                first_zero = i;
+                break;
+            }
+        }
+        (sum, seen, first_zero)
+    }));
+}
+
+#[test]
+fn labelled_loops() {
+    let n = 6_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut total: i64 = 0;
+        'outer: for i in 0..n {
+            if i == 4 {
+                break 'outer;
+            }
+            'inner: for j in 0..n {
+                if j > i {
+                    break 'inner;
+                }
+                if j == 1 {
+                    continue 'inner;
+                }
+                total += i * 10 + j;
+            }
+        }
+        total
+    }));
+}
+
+// ----- `return` -----
+
+#[test]
+fn return_from_fns_and_closures() {
+    let s: Vec<i64> = vec![4, 9, 16, 25, 36, 49];
+    same!([s] accelerate!(backend = cpu, {
+        fn first_divisor(n: i64) -> i64 {
+            for d in 2..n {
+                if n % d == 0 {
+                    return d;
+                }
+            }
+            n
+        }
+        let position = |x: i64| -> i64 {
+            for i in 0..s.len() {
+                if s[i] == x {
+                    return i;
+                }
+            }
+            -1
+        };
+        let clamp = |x: i64| -> i64 {
+            if x < 10 {
+                return 10;
+            }
+            if x > 30 {
+                return 30;
+            }
+            x
+        };
+        (position(25), position(7), first_divisor(91), first_divisor(13), clamp(3), clamp(20), clamp(40))
+    }));
+}
+
+#[test]
+fn mutable_parameters() {
+    let s: Vec<i64> = vec![12, 7, 100, 1, 64];
+    same!([s] accelerate!({
+        fn digits(mut x: i64) -> i64 {
+            let mut d: i64 = 1;
+            while x >= 10 {
+                x /= 10;
+                d += 1;
+            }
+            d
+        }
+        map(|mut x: i64| {
+            let n = digits(x);
+            x *= 2;
+            x + n
+        }, s)
+    }));
+}
+
+// ----- inside `map`: Futhark-class sites -----
+
+#[test]
+fn loops_inside_map() {
+    let s: Vec<i64> = (1..200).collect();
+    let got = same!([s] accelerate!({
+        map(|n: i64| {
+            let mut x = n;
+            let mut steps: i64 = 0;
+            while x != 1 {
+                if x % 2 == 0 {
+                    x /= 2;
+                } else {
+                    x = 3 * x + 1;
+                }
+                steps += 1;
+            }
+            let mut divisors: i64 = 0;
+            for d in 1..=n {
+                if d * d > n {
+                    break;
+                }
+                if n % d == 0 {
+                    divisors += 1;
+                }
+            }
+            steps * 1000 + divisors
+        }, s)
+    }));
+    assert_eq!(got[26], 111 * 1000 + 2);
+}
+
+fn collatz_site(s: &[i64]) -> Vec<i64> {
+    accelerate!(map(
+        |n: i64| {
+            let mut x = n;
+            let mut steps = 0;
+            while x != 1 {
+                x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+                steps += 1;
+            }
+            steps
+        },
+        s
+    ))
+}
+
+#[test]
+fn a_futhark_class_site_with_a_while_loop_runs_on_futhark() {
+    let s: Vec<i64> = (1..300).collect();
+    let got = on_every_target(|| collatz_site(&s));
+    assert_eq!(got[26], 111);
+    ran_on_futhark(1, || collatz_site(&s));
+}
+
+// ----- inside `par_loop`: CUDA-class sites -----
+
+/// The number of steps of the Collatz sequence from `n` to 1: a `while` loop.
+#[pmexpr]
+fn collatz(n: i64) -> i64 {
+    let mut x = n;
+    let mut steps: i64 = 0;
+    while x != 1 {
+        if x % 2 == 0 {
+            x /= 2;
+        } else {
+            x = 3 * x + 1;
+        }
+        steps += 1;
+    }
+    steps
+}
+
+/// Whether `n` is prime: a `for` loop with an early `return`.
+#[pmexpr]
+fn is_prime(n: i64) -> bool {
+    if n < 2 {
+        return false;
+    }
+    for d in 2..n {
+        if d * d > n {
+            break;
+        }
+        if n % d == 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// The integer square root by bisection: `loop` with `break` values and tuple state.
+#[pmexpr]
+fn isqrt(n: i64) -> i64 {
+    let (mut lo, mut hi) = (0, n + 1);
+    loop {
+        if hi - lo <= 1 {
+            break lo;
+        }
+        let mid = (lo + hi) / 2;
+        if mid * mid <= n {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+}
+
+/// A digit sum with `continue` over a reversed, stepped range.
+#[pmexpr]
+fn odd_digit_sum(mut n: i64) -> i64 {
+    let mut s = 0;
+    for _ in (0..20).rev().step_by(1) {
+        if n == 0 {
+            break;
+        }
+        let d = n % 10;
+        n /= 10;
+        if d % 2 == 0 {
+            continue;
+        }
+        s += d;
+    }
+    s
+}
+
+#[test]
+fn pmexpr_functions_with_loops_agree_with_rust() {
+    let xs: Vec<i64> = (1..400).collect();
+    let want: Vec<(i64, bool, i64, i64)> = xs
+        .iter()
+        .map(|&x| (collatz(x), is_prime(x), isqrt(x), odd_digit_sum(x)))
+        .collect();
+    let got: Vec<(i64, bool, i64, i64)> = on_every_target(|| {
+        accelerate!(map(
+            |x| (collatz(x), is_prime(x), isqrt(x), odd_digit_sum(x)),
+            xs
+        ))
+    });
+    assert_eq!(got, want);
+    assert_eq!(isqrt(99), 9);
+    assert!(is_prime(97) && !is_prime(91));
+}
+
+#[test]
+fn loops_inside_cuda_kernels() {
+    let n = 300_usize;
+    let run = || {
+        let input = Tensor::<i64>::from_vec((1..=n as i64).collect(), &[n]);
+        let out = Tensor::<i64>::zeros(&[n, 4]);
+        let m = n as i64;
+        accelerate!(par_loop(m, |i| {
+            let x = tensor_get(input, [i]);
+            tensor_set(out, [i, 0], collatz(x));
+            tensor_set(out, [i, 1], if is_prime(x) { 1 } else { 0 });
+            tensor_set(out, [i, 2], isqrt(x));
+            tensor_set(out, [i, 3], odd_digit_sum(x));
+        }));
+        out.to_vec()
+    };
+    let got = on_every_target(run);
+    launches(1, run);
+    let want: Vec<i64> = (1..=n as i64)
+        .flat_map(|x| [collatz(x), is_prime(x) as i64, isqrt(x), odd_digit_sum(x)])
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn imperative_code_written_in_the_kernel() {
+    let n = 64_usize;
+    let run = || {
+        let out = Tensor::<f64>::zeros(&[n]);
+        let m = n as i64;
+        accelerate!(par_loop(m, |i| {
+            let mut acc = 0.0;
+            let mut k = 0;
+            while k <= i {
+                acc += 1.0 / (k + 1) as f64;
+                k += 1;
+            }
+            for j in (0..i).step_by(2) {
+                if j > 20 {
+                    break;
+                }
+                acc -= 0.01;
+            }
+            tensor_set(out, [i], acc);
+        }));
+        out.to_vec()
+    };
+    let got = on_every_target(run);
+    launches(1, run);
+    let want: Vec<f64> = (0..n as i64)
+        .map(|i| {
+            let mut acc = 0.0;
+            let mut k = 0;
+            while k <= i {
+                acc += 1.0 / (k + 1) as f64;
+                k += 1;
+            }
+            for j in (0..i).step_by(2) {
+                if j > 20 {
+                    break;
+                }
+                acc -= 0.01;
+            }
+            acc
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+// ----- a loop that is long -----
+
+#[test]
+fn a_long_loop_does_not_grow_the_stack() {
+    let n = 2_000_000_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut s: i64 = 0;
+        let mut i: i64 = 0;
+        while i < n {
+            s += i % 7;
+            i += 1;
+        }
+        let mut t: i64 = 0;
+        for j in 0..n {
+            t += j % 5;
+        }
+        (s, t)
+    }));
+}
+
+/// Host code of a CUDA-class site: a `for` loop whose body launches a kernel per step, and a
+/// `while` whose condition reads a tensor the kernels write (each step a launch, the tensors
+/// staying on the device between them).
+#[test]
+fn loops_in_host_code_launch_kernels() {
+    let n = 256_usize;
+    let steps = 5_i64;
+    let run = || {
+        let t = Tensor::<f64>::from_fn(&[n], |ix| ix[0] as f64);
+        let m = n as i64;
+        accelerate!({
+            for s in 0..steps {
+                par_loop(m, |i| {
+                    tensor_set(t, [i], tensor_get(t, [i]) * 0.5 + int2float(s))
+                });
+            }
+            let mut rounds = 0;
+            while tensor_get(t, [0]) < 100.0 {
+                par_loop(m, |i| tensor_set(t, [i], tensor_get(t, [i]) + 10.0));
+                rounds += 1;
+            }
+            rounds
+        });
+        t.to_vec()
+    };
+    let got = on_every_target(run);
+    launches(5 + 10, run);
+    let mut want: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    for s in 0..steps {
+        want.iter_mut().for_each(|x| *x = *x * 0.5 + s as f64);
+    }
+    while want[0] < 100.0 {
+        want.iter_mut().for_each(|x| *x += 10.0);
+    }
+    assert_eq!(got, want);
+}
+
+// ----- `if`s whose arms may both go on and may jump -----
+
+/// A `for` whose body has `if`s both arms of which may reach what follows while an inner `if`
+/// may `continue` or `break`, and a `return` elsewhere in the loop: lowered with a join on a tag
+/// (what follows written once). Also a plain Rust function.
+#[pmexpr]
+fn skipping_sum(n: i64) -> i64 {
+    let mut x = 0;
+    for i in 0..n {
+        if i % 3 == 0 {
+            if i % 2 == 0 {
+                continue;
+            }
+            x += 100;
+        }
+        match i % 5 {
+            0 => {
+                if x > 5000 {
+                    break;
+                }
+                x += 1;
+            }
+            1 => x += 2,
+            _ => {}
+        }
+        if x == 7 * n {
+            return -x;
+        }
+        x += i;
+    }
+    x
+}
+
+#[test]
+fn arms_that_may_jump_and_go_on() {
+    let n = 40_i64;
+    same!([] accelerate!(backend = cpu, {
+        let mut x: i64 = 0;
+        let mut k: i64 = 0;
+        while k < n {
+            k += 1;
+            if k % 3 == 0 {
+                if k % 2 == 0 {
+                    continue;
+                }
+                x += 100;
+            }
+            match k % 5 {
+                0 => {
+                    if x > 1000 {
+                        break;
+                    }
+                    x += 1;
+                }
+                1 => x += 2,
+                _ => {}
+            }
+            x += k;
+        }
+        (x, k)
+    }));
+    let s: Vec<i64> = (0..120).collect();
+    let got = same!([s] accelerate!({
+        map(|n: i64| {
+            let mut x: i64 = 0;
+            for i in 0..n {
+                if i % 3 == 0 {
+                    if i % 2 == 0 {
+                        continue;
+                    }
+                    x += 100;
+                }
+                if i % 7 == 6 {
+                    if x > 2000 {
+                        break;
+                    }
+                    x -= 1;
+                }
+                x += i;
+            }
+            x
+        }, s)
+    }));
+    assert!(got.iter().any(|&x| x > 2000));
+    let want: Vec<i64> = s.iter().map(|&n| skipping_sum(n)).collect();
+    let got = on_every_target(|| accelerate!(map(|n| skipping_sum(n), s)));
+    assert_eq!(got, want);
+    assert!(want.iter().any(|&x| x < 0) && want.iter().any(|&x| x > 5000));
+    let m = s.len();
+    let run = || {
+        let out = Tensor::<i64>::zeros(&[m]);
+        let k = m as i64;
+        accelerate!(par_loop(k, |i| tensor_set(out, [i], skipping_sum(i))));
+        out.to_vec()
+    };
+    assert_eq!(on_every_target(run), want);
+    launches(1, run);
+}
+
+// ----- the benchmark's workloads (`examples/imperative.rs`) -----
+
+/// Each workload of `pmexpr_suite::imperative` written imperatively agrees with its functional
+/// spelling, and the search that stops at its first hit with the one that scans everything, on
+/// every target, at a small size; the search also against plain Rust.
+#[test]
+fn the_benchmark_pairs_agree() {
+    use pmexpr_suite::imperative::*;
+    let mut rng = pmexpr_suite::Rng::new(30);
+    let (xs, ys) = (rng.floats(50), rng.floats(50));
+    let cs = rng.floats(9);
+    let points = rng.floats(100);
+    let starts: Vec<i64> = (1..300).collect();
+    let sorted: Vec<i64> = (0..200).map(|i| i * 5).collect();
+    let queries = rng.ints(300, 0, 1100);
+    let want: Vec<i64> = queries
+        .iter()
+        .map(|&q| sorted.iter().position(|&v| v >= q).map_or(-1, |i| i as i64))
+        .collect();
+    assert!(want.contains(&-1) && want.iter().any(|&i| i > 0));
+    on_every_target(|| {
+        assert_eq!(nbody_imperative(&xs, &ys), nbody_functional(&xs, &ys));
+        assert_eq!(
+            horner_imperative(&cs, &points),
+            horner_functional(&cs, &points)
+        );
+        assert_eq!(collatz_imperative(&starts), collatz_functional(&starts));
+        assert_eq!(search_with_break(&sorted, &queries), want);
+        assert_eq!(search_without_break(&sorted, &queries), want);
+    });
+}

@@ -1,0 +1,29 @@
+// What an assignment inside `accelerate!` cannot write: a variable captured from outside (its
+// value does not change), an immutable local, an element of a sequence (sequences are values);
+// and the shifts, which PMExpr does not have. Each error is at the user's tokens and says what to
+// write instead.
+use pmexpr::accelerate;
+
+fn main() {
+    let total: i64 = 0;
+    let s: Vec<i64> = vec![1, 2, 3];
+    let _a: i64 = accelerate!(backend = cpu, {
+        total += 1;
+        total
+    });
+    let _b: i64 = accelerate!(backend = cpu, {
+        let x = 1;
+        x = 2;
+        x
+    });
+    let _c: Vec<i64> = accelerate!(backend = cpu, {
+        let mut t = s;
+        t[0] = 5;
+        t
+    });
+    let _d: i64 = accelerate!(backend = cpu, {
+        let mut k = 1;
+        k <<= 2;
+        k
+    });
+}
