@@ -44,7 +44,12 @@ impl Infer<'_> {
                         walk.pinned.insert(*v);
                     }
                     Kind::Any if info.level > self.level => walk.candidates.push(*v),
-                    Kind::Any | Kind::Num | Kind::Eq | Kind::IntNum | Kind::FloatNum => {}
+                    Kind::Any
+                    | Kind::Num
+                    | Kind::Eq
+                    | Kind::Bits
+                    | Kind::IntNum
+                    | Kind::FloatNum => {}
                     Kind::Record(fs) => {
                         if walk.pinned.insert(*v) {
                             for t in fs.values() {

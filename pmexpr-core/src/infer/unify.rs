@@ -23,6 +23,7 @@ pub(super) fn kind_name(k: &Kind) -> &'static str {
         Kind::IntNum => "an integer",
         Kind::FloatNum => "a floating-point number",
         Kind::Eq => "i64, f64 or bool",
+        Kind::Bits => "an integer or bool",
         Kind::Record(fs) if matches!(fs.keys().next(), Some(Label::Name(_))) => "a record",
         Kind::Record(_) => "a tuple",
     }
@@ -266,6 +267,12 @@ impl Infer<'_> {
                     (Kind::IntNum, Kind::FloatNum) | (Kind::FloatNum, Kind::IntNum) => {
                         return Err(Mismatch::Types);
                     }
+                    (Kind::Bits, Kind::Bits | Kind::Eq) | (Kind::Eq, Kind::Bits) => Kind::Bits,
+                    (Kind::Bits, Kind::IntNum | Kind::Num)
+                    | (Kind::IntNum | Kind::Num, Kind::Bits) => Kind::IntNum,
+                    (Kind::Bits, Kind::FloatNum) | (Kind::FloatNum, Kind::Bits) => {
+                        return Err(Mismatch::Types);
+                    }
                     (Kind::Record(mut a), Kind::Record(b)) => {
                         for (l, tb) in b {
                             match a.get(&l).cloned() {
@@ -287,6 +294,7 @@ impl Infer<'_> {
             (Kind::Num, Type::Int | Type::Float) => Ok(()),
             (Kind::IntNum, Type::Int) | (Kind::FloatNum, Type::Float) => Ok(()),
             (Kind::Eq, Type::Int | Type::Float | Type::Bool) => Ok(()),
+            (Kind::Bits, Type::Int | Type::Bool) => Ok(()),
             (Kind::Record(req), Type::Record(fs)) => {
                 for (l, tr) in req {
                     match fs.iter().find(|(fl, _)| *fl == l) {
