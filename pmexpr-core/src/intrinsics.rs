@@ -677,7 +677,7 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for &i in Intrinsic::ALL {
-            let visible = if i.is_generic_numeric() {
+            let visible = if i.name().starts_with("__") {
                 None
             } else {
                 Some(i)
@@ -744,7 +744,7 @@ mod doc_tests {
     fn the_intrinsic_lists_in_the_docs_match_the_table() {
         let table: BTreeSet<String> = Intrinsic::ALL
             .iter()
-            .filter(|i| !i.is_generic_numeric())
+            .filter(|i| !i.name().starts_with("__"))
             .map(|i| i.name().to_owned())
             .collect();
         for (path, text) in docs() {
