@@ -162,8 +162,9 @@ impl Infer<'_> {
         callee_span: SpanRange,
         mut tf: Type,
         args: &mut [Expr],
-        twin: Option<Intrinsic>,
+        intrinsic: Option<Intrinsic>,
     ) -> Type {
+        let twin = intrinsic.and_then(Intrinsic::numeric_twin);
         let total = args.len();
         for (i, arg) in args.iter_mut().enumerate() {
             let ta = self.expr(arg);
@@ -211,12 +212,35 @@ impl Infer<'_> {
                         err = err.help(format!("use `{}` for `{a}` values", t.name()));
                     }
                 }
+                if let Some(help) = intrinsic.and_then(method_help) {
+                    err = err.help(help);
+                }
                 self.errors.push(err);
             }
             tf = result;
         }
         tf
     }
+}
+
+/// What a numeric method or a cast applies to, for the help of a mismatch.
+fn method_help(i: Intrinsic) -> Option<String> {
+    use crate::intrinsics::MethodType as M;
+    if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {
+        return Some("`as i64` and `as f64` convert i64, i32, f64, f32 and bool".into());
+    }
+    let (name, t) = i.method()?;
+    let of = match t {
+        M::Int { .. } | M::IntAmount => "integers (i64, i32)",
+        M::Float { .. } | M::FloatTest => "floats (f64, f32)",
+        M::Num => "numbers (i64, i32, f64, f32)",
+    };
+    Some(match t {
+        M::IntAmount => format!("`.{name}(n)` is a method of {of}, `n` an integer of any type"),
+        _ => format!(
+            "`.{name}()` is a method of {of}, as in Rust; its arguments are of the receiver's type"
+        ),
+    })
 }
 
 #[cfg(test)]

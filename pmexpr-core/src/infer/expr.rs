@@ -126,11 +126,11 @@ impl Infer<'_> {
             ExprKind::App { func, args } => {
                 let tf = self.expr(func);
                 let name = self.callee_name(func);
-                let twin = match &func.kind {
-                    ExprKind::Intrinsic(i) => i.numeric_twin(),
+                let callee = match &func.kind {
+                    ExprKind::Intrinsic(i) => Some(*i),
                     _ => None,
                 };
-                self.apply(&name, func.span, tf, args, twin)
+                self.apply(&name, func.span, tf, args, callee)
             }
             ExprKind::Let {
                 binder,

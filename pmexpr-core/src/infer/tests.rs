@@ -118,8 +118,24 @@ fn bit_operators_methods_and_casts() {
     // `&` `|` `^` `!`: integers or `bool`, the operands' type; a shift the shifted value's.
     assert_eq!(typed(quote!(true ^ (false | true))).expr.ty, Type::Bool);
     assert_eq!(typed(quote!(!(1 & 3))).expr.ty, Type::Int);
-    assert_eq!(typed(quote!({ let f = |b| !b; f(true) })).expr.ty, Type::Bool);
-    assert_eq!(typed(quote!({ let f = |b| b & 1; f(2) })).expr.ty, Type::Int);
+    assert_eq!(
+        typed(quote!({
+            let f = |b| !b;
+            f(true)
+        }))
+        .expr
+        .ty,
+        Type::Bool
+    );
+    assert_eq!(
+        typed(quote!({
+            let f = |b| b & 1;
+            f(2)
+        }))
+        .expr
+        .ty,
+        Type::Int
+    );
     assert_eq!(typed(quote!(1 << 70)).expr.ty, Type::Int);
     // The methods: the receiver's type, a test `bool`.
     assert_eq!(typed(quote!(7.count_ones())).expr.ty, Type::Int);
@@ -245,10 +261,16 @@ fn operator_mismatch() {
         ]
     );
     // The bit operators: integers and `bool`; shifts by an integer of any type.
-    assert!(errors(quote!(1.5 & 2.0))[0].contains("`&` cannot be applied to `f64`: it needs integers or bool"));
+    assert!(
+        errors(quote!(1.5 & 2.0))[0]
+            .contains("`&` cannot be applied to `f64`: it needs integers or bool")
+    );
     assert!(errors(quote!(1.5 << 2))[0].contains("the shifted value must be an integer"));
     assert!(errors(quote!(1 >> 2.0))[0].contains("the shift amount must be an integer"));
-    assert!(errors(quote!(!1.5))[0].contains("`!` cannot be applied to `f64`: it needs bool or an integer"));
+    assert!(
+        errors(quote!(!1.5))[0]
+            .contains("`!` cannot be applied to `f64`: it needs bool or an integer")
+    );
     assert!(errors(quote!(1.5.count_ones()))[0].contains("`.count_ones()`"));
     assert!(errors(quote!(1.floor()))[0].contains("`.floor()`"));
     assert!(errors(quote!([1] + [2]))[0].contains("`+` cannot be applied to `Vec<i64>`"));

@@ -19,10 +19,10 @@ pub(super) enum Mismatch {
 pub(super) fn kind_name(k: &Kind) -> &'static str {
     match k {
         Kind::Any => "any type",
-        Kind::Num => "a number (i64 or f64)",
+        Kind::Num => "a number (i64, i32, f64 or f32)",
         Kind::IntNum => "an integer",
         Kind::FloatNum => "a floating-point number",
-        Kind::Eq => "i64, f64 or bool",
+        Kind::Eq => "a number or bool",
         Kind::Bits => "an integer or bool",
         Kind::Record(fs) if matches!(fs.keys().next(), Some(Label::Name(_))) => "a record",
         Kind::Record(_) => "a tuple",

@@ -104,9 +104,18 @@ fn rust_spellings_are_the_pmexpr_functions() {
     assert_eq!(call(&parse(quote!(k as f64))), (Intrinsic::AsF64, 1));
     assert_eq!(call(&parse(quote!(x as i64))), (Intrinsic::AsI64, 1));
     // The numeric methods: the receiver first.
-    assert_eq!(call(&parse(quote!(x.count_ones()))), (Intrinsic::MCountOnes, 1));
-    assert_eq!(call(&parse(quote!(x.rotate_left(3)))), (Intrinsic::MRotateLeft, 2));
-    assert_eq!(call(&parse(quote!(x.mul_add(a, b)))), (Intrinsic::MMulAdd, 3));
+    assert_eq!(
+        call(&parse(quote!(x.count_ones()))),
+        (Intrinsic::MCountOnes, 1)
+    );
+    assert_eq!(
+        call(&parse(quote!(x.rotate_left(3)))),
+        (Intrinsic::MRotateLeft, 2)
+    );
+    assert_eq!(
+        call(&parse(quote!(x.mul_add(a, b)))),
+        (Intrinsic::MMulAdd, 3)
+    );
     assert_eq!(call(&parse(quote!(x.signum()))), (Intrinsic::MSignum, 1));
     // The bit operators: their generic intrinsics, resolved by type in `mono`.
     assert_eq!(call(&parse(quote!(a & b))), (Intrinsic::NumAnd, 2));
