@@ -601,3 +601,17 @@ fn as_casts_are_rust_s() {
     assert_eq!(gi, wi);
     assert_eq!(gf, bits(&wf));
 }
+
+/// `clamp` with a minimum above the maximum: Rust panics (`assert!(min <= max)`); here a
+/// failure at the site on every target.
+#[test]
+fn clamp_with_min_above_max_fails_at_the_site() {
+    let x = 5_i64;
+    common::same_failure("tests/bits.rs", "never", || {
+        let _: i64 = accelerate!(backend = cpu, x.clamp(1, 0));
+    });
+    let f = 0.5_f64;
+    common::same_failure("tests/bits.rs", "never", || {
+        let _: f64 = accelerate!(backend = cpu, f.clamp(f64::NAN, 1.0));
+    });
+}

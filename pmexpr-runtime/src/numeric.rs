@@ -179,7 +179,7 @@ impl Scalar for i64 {
     const NUMBER: Number = Number::I64;
     #[inline]
     fn as_i64(self) -> i64 {
-        self as i64
+        self
     }
     #[inline]
     fn as_f64(self) -> f64 {
