@@ -11,6 +11,9 @@
 use pmexpr::{Target, Tensor, accelerate, with_target};
 use rayon::prelude::*;
 
+mod streams;
+pub use streams::{Filter, RadixPass, ScanAdd, ScanHeavy, heavy, rayon_scan, rayon_scan_once};
+
 /// One version of a shape's algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -51,7 +54,8 @@ pub struct Entry {
     pub make: fn(Size) -> Box<dyn Shape>,
 }
 
-/// Every shape: the issue's six, the three of `benches/cpu.rs`, then a loop for plain stores.
+/// Every shape: the issue's six, the three of `benches/cpu.rs`, two loops of plain stores, then
+/// the `scan`, `filter` and `scatter` shapes of issue 31.
 pub const SHAPES: &[Entry] = &[
     Entry {
         name: "argmin_foldl_create",
@@ -117,6 +121,26 @@ pub const SHAPES: &[Entry] = &[
         name: "listing1_closure",
         what: "Listing 1: par_loop(n, |i| axpy(2, i)) through a closure, 2^16 i64 (in cache), 64 times",
         make: |s| Box::new(Listing1::new(s)),
+    },
+    Entry {
+        name: "scan_addi",
+        what: "scan(addi, 0, s), 10^7 i64",
+        make: |s| Box::new(ScanAdd::new(s)),
+    },
+    Entry {
+        name: "scan_map_heavy",
+        what: "scan(addi, 0, map(h, s)), h eight rounds of an LCG step (foldl over create(8)), 10^7 i64",
+        make: |s| Box::new(ScanHeavy::new(s)),
+    },
+    Entry {
+        name: "filter",
+        what: "filter(|x| x % 3 == 0, s), 10^7 i64",
+        make: |s| Box::new(Filter::new(s)),
+    },
+    Entry {
+        name: "radix_pass",
+        what: "one radix sort pass by a bit: map, scan, create of the places, scatter, 4*10^6 i64",
+        make: |s| Box::new(RadixPass::new(s)),
     },
 ];
 

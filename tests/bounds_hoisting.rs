@@ -294,6 +294,22 @@ fn pairs(target: Target, s: &[i64], n: i64) -> i64 {
     })
 }
 
+/// The same sum as a `foldl` over the positions (`create(n, |k| k)`), with a row of a tensor read
+/// at `k` beside: the optimizer gives it a counted loop's facts (a line for the row, the reads
+/// proven in range).
+fn pairs_fold(target: Target, s: &[i64], t: &Tensor<i64>, n: i64) -> i64 {
+    with_target(target, || {
+        accelerate!(
+            backend = cpu,
+            foldl(
+                |acc, k| acc + s[k] * s[k + 1] + tensor_get(t, [1, k]),
+                0,
+                create(n, |k| k)
+            )
+        )
+    })
+}
+
 /// `y[i] = a · x[i] + y[i]` with `x` a `Vec`: the plain loop reads `x` through a slice of each
 /// chunk, in range by the check before the loop.
 fn axpy_vec(target: Target, x: &[f64], n: i64) -> Vec<f64> {
@@ -323,6 +339,15 @@ fn sequence_reads_proven_in_range_agree_and_fail_as_before() {
             assert_eq!(axpy_vec(target, &x, n), want, "{target:?} n = {n}");
         }
     }
+    let t = Tensor::<i64>::from_fn(&[2, 1000], |ix| (ix[0] * 1000 + ix[1]) as i64 % 17);
+    for target in TARGETS {
+        for n in [0, 1, 7, 999] {
+            let want: i64 = (0..n as usize)
+                .map(|k| s[k] * s[k + 1] + ((1000 + k) % 17) as i64)
+                .sum();
+            assert_eq!(pairs_fold(target, &s, &t, n), want, "{target:?} n = {n}");
+        }
+    }
     // One read too many: the loop runs as written, and fails where it did.
     same_failure(
         "Out of bounds access in sequence: index 1000 for a sequence of length 1000",
@@ -330,6 +355,15 @@ fn sequence_reads_proven_in_range_agree_and_fail_as_before() {
             pairs(current_target().unwrap(), &s, 1000);
         },
     );
+    same_failure(
+        "Out of bounds access in sequence: index 1000 for a sequence of length 1000",
+        || {
+            pairs_fold(current_target().unwrap(), &s, &t, 1000);
+        },
+    );
+    same_failure("create with negative length: -1", || {
+        pairs_fold(current_target().unwrap(), &s, &t, -1);
+    });
     same_failure(
         "Out of bounds access in sequence: index 5000 for a sequence of length 5000",
         || {

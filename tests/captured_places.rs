@@ -145,3 +145,71 @@ fn tensor_fields_in_a_par_loop() {
         assert_eq!(launches, 1, "kernels launched on {t}");
     }
 }
+
+/// What Rust programs hold their data in: `Arc`, `Rc`, `Box`, `Cow`, `&mut`, `&&`. Each is
+/// captured through the pointer, on every target, and a `Tensor` behind an `Arc` is written in
+/// place by a `par_loop`.
+#[test]
+fn values_behind_smart_pointers() {
+    use std::borrow::Cow;
+    use std::rc::Rc;
+    use std::sync::Arc;
+
+    // A cellular automaton's rule table, shared as an `Arc<Vec<_>>` between generations.
+    let rules: Arc<Vec<i64>> = Arc::new(vec![0, 1, 1, 1, 0, 1, 1, 0]);
+    let cells: Rc<Vec<i64>> = Rc::new(vec![0, 1, 0, 1, 1, 0, 0, 1]);
+    let n = cells.len() as i64;
+    let next = on_every_target(|| {
+        accelerate!(map(
+            |i| rules[cells[(i + n - 1) % n] * 4 + cells[i] * 2 + cells[(i + 1) % n]],
+            create(n, |i| i)
+        ))
+    });
+    let want: Vec<i64> = (0..cells.len())
+        .map(|i| {
+            let l = cells[(i + cells.len() - 1) % cells.len()];
+            let r = cells[(i + 1) % cells.len()];
+            rules[(l * 4 + cells[i] * 2 + r) as usize]
+        })
+        .collect();
+    assert_eq!(next, want);
+
+    let boxed: Box<f64> = Box::new(1.5);
+    let owned: Cow<[f64]> = Cow::Owned(vec![1.0, 2.0, 3.0]);
+    let backing = [4.0, 5.0];
+    let borrowed: Cow<[f64]> = Cow::Borrowed(&backing);
+    let mut scratch = vec![10.0, 20.0];
+    let m: &mut Vec<f64> = &mut scratch;
+    let rr: &&Vec<f64> = &&vec![0.5, 0.25];
+    let r = on_every_target(|| {
+        accelerate!((
+            reduce(|a, b| a + b, 0.0, map(|x| x * boxed, owned)),
+            map2(|a, b| a + b, borrowed, m),
+            map(|x| x * 2.0, rr)
+        ))
+    });
+    assert_eq!(r, (9.0, vec![14.0, 25.0], vec![1.0, 0.5]));
+    // The `&mut` was only read and is still the caller's.
+    m.push(30.0);
+    assert_eq!(scratch, vec![10.0, 20.0, 30.0]);
+
+    let rows: Vec<Arc<[i64]>> = vec![Arc::from(vec![1, 2]), Arc::from(vec![3, 4])];
+    let sums = on_every_target(|| accelerate!(map(|r| reduce(|a, b| a + b, 0, r), rows)));
+    assert_eq!(sums, vec![3, 7]);
+
+    for t in [Target::Seq, Target::Cpu, Target::Debug]
+        .into_iter()
+        .chain(cuda_targets())
+    {
+        let grid = Arc::new(Tensor::from_vec(vec![1.0_f64, 2.0, 3.0], &[3]));
+        let scale = Rc::new(2.0_f64);
+        with_target(t, || {
+            accelerate!(par_loop(3, |i| tensor_set(
+                grid,
+                [i],
+                tensor_get(grid, [i]) * scale
+            )))
+        });
+        assert_eq!(grid.to_vec(), vec![2.0, 4.0, 6.0], "on {t}");
+    }
+}

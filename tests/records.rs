@@ -244,3 +244,47 @@ fn tuples_and_records_at_the_field_limit_cross_both_ways() {
     };
     assert_eq!(flipped, vec![want; 2]);
 }
+
+/// The float type of a program, named once, as Rust programs do.
+type Real = f64;
+/// A sequence of points, by an alias.
+type Trail = Vec<(Real, Real)>;
+
+/// A derived struct whose fields are written with type aliases.
+#[derive(Record, Debug, Clone, PartialEq)]
+struct Body {
+    mass: Real,
+    trail: Trail,
+}
+
+#[test]
+fn type_aliases_name_their_types_in_fields_and_annotations() {
+    let bodies = vec![
+        Body {
+            mass: 2.0,
+            trail: vec![(1.0, 2.0), (3.0, 4.0)],
+        },
+        Body {
+            mass: 0.5,
+            trail: vec![(-1.0, 1.0), (0.0, 0.0)],
+        },
+    ];
+    let moments: Vec<Real> = on_every_target(|| {
+        accelerate!(map(
+            |b: Body| b.mass * reduce(addf, 0.0, map(|p: (Real, Real)| p.0 + p.1, b.trail)),
+            bodies
+        ))
+    });
+    assert_eq!(moments, vec![20.0, 0.0]);
+    let lighter: Vec<Body> = on_every_target(|| {
+        accelerate!(map(
+            |b: Body| Body {
+                mass: b.mass / 2.0,
+                trail: b.trail
+            },
+            bodies
+        ))
+    });
+    assert_eq!(lighter[0].mass, 1.0);
+    assert_eq!(lighter[0].trail, bodies[0].trail);
+}

@@ -295,7 +295,7 @@ pub enum ExprKind {
 /// and what is done with the elements. No intermediate sequence is built.
 ///
 /// Its parts are evaluated in the order the unfused program wrote them: the form's own arguments
-/// ([`Form`]), then each input in order — its maps, outermost first, then its source.
+/// ([`Form`]), then each input in order — its stages, outermost first, then its source.
 #[derive(Debug, Clone)]
 pub struct Soac {
     /// What is read, all of the same length (`map2`'s check).
@@ -304,14 +304,53 @@ pub struct Soac {
     pub form: Form,
 }
 
-/// An input of a [`Soac`]: a source, and the functions applied to each element it gives.
+/// An input of a [`Soac`]: a source, and the stages each element it gives goes through.
 #[derive(Debug, Clone)]
 pub struct Input {
     /// Where the elements come from.
     pub source: Source,
-    /// The functions of the absorbed `map`s, each from the previous element to the next: `maps[0]`
-    /// applies first (it was the innermost `map`).
-    pub maps: Vec<Expr>,
+    /// The absorbed `map`s and `filter`s, each from the previous element to the next:
+    /// `stages[0]` applies first (it was the innermost producer).
+    pub stages: Vec<Stage>,
+    /// Whether reading the elements is a few operations each (a sequence, or functions with no
+    /// loop, call, keyword or transcendental intrinsic, of a few dozen nodes at most), so that
+    /// reading them twice costs less than storing them: the optimizer's decision, which the
+    /// runtime's two-pass `scan` follows (reduce-then-scan when cheap, scan-then-propagate
+    /// otherwise).
+    pub cheap: bool,
+}
+
+/// What an [`Input`] does to each element on its way.
+#[derive(Debug, Clone)]
+pub enum Stage {
+    /// `map(f, ·)`: the element becomes `f(x)`.
+    Map(Expr),
+    /// `filter(p, ·)`: the element is dropped unless `p(x)`.
+    Filter(Expr),
+}
+
+impl Stage {
+    /// The stage's function.
+    pub fn func(&self) -> &Expr {
+        match self {
+            Stage::Map(f) | Stage::Filter(f) => f,
+        }
+    }
+
+    /// The stage's function, mutably.
+    pub fn func_mut(&mut self) -> &mut Expr {
+        match self {
+            Stage::Map(f) | Stage::Filter(f) => f,
+        }
+    }
+}
+
+impl Input {
+    /// Whether some stage drops elements: the input gives fewer elements than its source, so it
+    /// cannot be read by position.
+    pub fn filtered(&self) -> bool {
+        self.stages.iter().any(|s| matches!(s, Stage::Filter(_)))
+    }
 }
 
 /// Where the elements of an [`Input`] come from.
@@ -357,6 +396,21 @@ pub enum Form {
         /// The initial accumulator.
         acc: Expr,
     },
+    /// `map(post, scan(op, ne, …))`: the inclusive scan of the elements, each result through the
+    /// maps `post` (`post[0]` first: it was the innermost map).
+    Scan {
+        /// The operator.
+        op: Expr,
+        /// Its neutral element.
+        ne: Expr,
+        /// The functions of the absorbed `map`s that consume the scan.
+        post: Vec<Expr>,
+    },
+    /// `scatter(dest, is, vs)`: the first input gives the indices, the second the values.
+    Scatter {
+        /// The sequence written into (a copy of it is the result).
+        dest: Expr,
+    },
     /// `hist(op, ne, k, is, vs)`: the first input gives the indices, the second the values.
     Hist {
         /// The operator.
@@ -376,6 +430,9 @@ impl Soac {
             Form::Reduce { op, ne, f } => [op, ne].into_iter().chain(f).collect(),
             Form::Foldl { f, acc } => vec![f, acc],
             Form::Hist { op, ne, k } => vec![op, ne, k],
+            // The consuming maps were written outside the scan: evaluated first, outermost first.
+            Form::Scan { op, ne, post } => post.iter().rev().chain([op, ne]).collect(),
+            Form::Scatter { dest } => vec![dest],
         }
     }
 
@@ -383,7 +440,7 @@ impl Soac {
     pub fn parts<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
         self.form_args().into_iter().for_each(&mut *f);
         for i in &self.inputs {
-            i.maps.iter().rev().for_each(&mut *f);
+            i.stages.iter().rev().map(Stage::func).for_each(&mut *f);
             match &i.source {
                 Source::Seq(s) | Source::Flat(s) => f(s),
                 Source::Range { n, g } => {
@@ -412,9 +469,19 @@ impl Soac {
                 f(ne);
                 f(k);
             }
+            Form::Scan { op, ne, post } => {
+                post.iter_mut().rev().for_each(&mut *f);
+                f(op);
+                f(ne);
+            }
+            Form::Scatter { dest } => f(dest),
         }
         for i in &mut self.inputs {
-            i.maps.iter_mut().rev().for_each(&mut *f);
+            i.stages
+                .iter_mut()
+                .rev()
+                .map(Stage::func_mut)
+                .for_each(&mut *f);
             match &mut i.source {
                 Source::Seq(s) | Source::Flat(s) => f(s),
                 Source::Range { n, g } => {

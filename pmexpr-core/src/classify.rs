@@ -1,22 +1,27 @@
 //! Classification (paper appendix, "Classification"): which backend compiles an accelerated
 //! binding, from the parallel keywords it uses, directly or through the bindings it reaches.
 //!
-//! `P_F` counts `map`, `map2`, `reduce`, `flatten` and (beyond the paper) `hist`; `P_C` counts `loop` (`par_loop`). The
+//! `P_F` counts `map`, `map2`, `reduce`, `flatten` and, beyond the paper, Futhark's `scan`,
+//! `filter`, `scatter` and `hist`, and `create` (the intrinsic is Futhark's `tabulate`, a parallel
+//! keyword there; `[x; n]` is `create(n, |_| x)`); `P_C` counts `loop` (`par_loop`). The
 //! sequential loops `seq_loop` and `seq_loop_acc` count for neither: they are legal inside CUDA
-//! kernels, and the well-formedness check rejects them for Futhark.
+//! kernels, and the well-formedness check rejects them for Futhark. Counting `create` changes no
+//! site that compiled before: CUDA code cannot build sequences (a `create` on a CUDA-class site
+//! was already a well-formedness error, now it is one of mixing backends), and a site whose only
+//! parallel construct is `create` had no backend and now has Futhark's.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::ast::{Expr, ExprKind, VarId};
 use crate::error::SpanRange;
-use crate::intrinsics::Keyword;
+use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::{Def, Lifted};
 
 /// An accelerate backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Backend {
-    /// The functional backend: `map map2 reduce flatten` and `hist`.
+    /// The functional backend: `map map2 reduce flatten scan filter scatter hist create`.
     Futhark,
     /// The imperative backend: `par_loop` over tensors.
     Cuda,
@@ -47,8 +52,8 @@ pub enum Class {
 /// One use of a parallel keyword that counts for classification.
 #[derive(Debug, Clone)]
 pub struct KeywordUse {
-    /// The keyword.
-    pub keyword: Keyword,
+    /// The keyword's name (`create` for the intrinsic that counts as one).
+    pub keyword: &'static str,
     /// Where it is written.
     pub span: SpanRange,
     /// The binding whose body contains it.
@@ -68,13 +73,26 @@ pub struct Classification {
 
 /// The backend a keyword counts for, if any.
 pub fn keyword_backend(k: Keyword) -> Option<Backend> {
-    match k {
-        Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist => {
-            Some(Backend::Futhark)
-        }
-        Keyword::ParLoop => Some(Backend::Cuda),
-        Keyword::SeqLoop | Keyword::SeqLoopAcc => None,
+    if k.is_functional() {
+        Some(Backend::Futhark)
+    } else if k.is_imperative() {
+        Some(Backend::Cuda)
+    } else {
+        None
     }
+}
+
+/// The functional parallel keywords as messages list them, each in backticks: the keywords,
+/// then `create`, then `more` (with `conj` before the last).
+pub fn futhark_keywords(more: &[&str], conj: &str) -> String {
+    let names: Vec<String> = (Keyword::ALL.iter())
+        .filter(|k| k.is_functional())
+        .map(|k| format!("`{}`", k.name()))
+        .chain([format!("`{}`", Intrinsic::Create.name())])
+        .chain(more.iter().map(|m| m.to_string()))
+        .collect();
+    let (last, rest) = names.split_last().expect("keywords");
+    format!("{} {conj} {last}", rest.join(", "))
 }
 
 /// Classifies the accelerated binding of `lifted` (`C(a)` with `P^∅_F` and `P^∅_C`).
@@ -124,20 +142,26 @@ impl Classifier<'_> {
         }
     }
 
-    /// `P(e)`: the keywords among the subexpressions `S(e)`.
+    /// `P(e)`: the keywords among the subexpressions `S(e)` (and `create`, Futhark's
+    /// `tabulate`, wherever it is named: applied, or passed as a function).
     fn expr(&mut self, e: &Expr, binding: VarId) {
         e.walk(&mut |s| {
-            if let ExprKind::Keyword { kw, .. } = &s.kind {
-                let found = KeywordUse {
-                    keyword: *kw,
-                    span: s.span,
-                    binding,
-                };
-                match keyword_backend(*kw) {
-                    Some(Backend::Futhark) => self.futhark.push(found),
-                    Some(Backend::Cuda) => self.cuda.push(found),
-                    None => {}
+            let (keyword, backend) = match &s.kind {
+                ExprKind::Keyword { kw, .. } => (kw.name(), keyword_backend(*kw)),
+                ExprKind::Intrinsic(Intrinsic::Create) => {
+                    (Intrinsic::Create.name(), Some(Backend::Futhark))
                 }
+                _ => return,
+            };
+            let found = KeywordUse {
+                keyword,
+                span: s.span,
+                binding,
+            };
+            match backend {
+                Some(Backend::Futhark) => self.futhark.push(found),
+                Some(Backend::Cuda) => self.cuda.push(found),
+                None => {}
             }
         });
     }
@@ -223,6 +247,53 @@ mod tests {
             err[0].message.contains("multiple backends"),
             "{}",
             err[0].message
+        );
+    }
+
+    /// Beyond the paper: `scan`, `filter` and `scatter` are Futhark keywords, and so is `create`
+    /// (Futhark's `tabulate`, `[x; n]` included), alone or passed as a function; with `par_loop`
+    /// it mixes backends, as before it was a well-formedness error of the CUDA backend.
+    #[test]
+    fn scan_filter_scatter_and_create_count_for_futhark() {
+        for tokens in [
+            quote!(scan(addi, 0, s)),
+            quote!(filter(|x| x > 0, s)),
+            quote!(scatter(s, is, s)),
+            quote!(create(n, |i| i)),
+            quote!([0.5; n]),
+            quote!({
+                let make = create;
+                make(n, |i| i * 2)
+            }),
+        ] {
+            assert_eq!(
+                class_of(tokens.clone()),
+                (Class::Futhark, Backend::Futhark),
+                "{tokens}"
+            );
+        }
+        let p = compile_for_test(quote!(create(n, |i| i)), &[])
+            .unwrap()
+            .program
+            .unwrap();
+        assert_eq!(p.classification.futhark[0].keyword, "create");
+        let err = compile_for_test(
+            quote!(par_loop(n, |i| tensor_set(
+                t,
+                [i],
+                get(create(n, |j| j), i)
+            ))),
+            &[],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err[0].message.contains("multiple backends")
+                && err[0]
+                    .help
+                    .iter()
+                    .any(|h| h.contains("`create` to the Futhark backend")),
+            "{err:?}"
         );
     }
 

@@ -476,8 +476,9 @@ impl Intrinsic {
 }
 
 /// A parallel keyword (paper, Figure "extensions": `map map2 reduce flatten` for Futhark,
-/// `loop` for CUDA; beyond the paper `hist`, Futhark's histogram) or one of the sequential loops
-/// legal inside kernels.
+/// `loop` for CUDA; beyond the paper Futhark's `scan`, `filter`, `scatter` and `hist`) or one of
+/// the sequential loops legal inside kernels. (`create`, Futhark's `tabulate`, is an intrinsic
+/// that classification counts as a parallel keyword too: [`crate::classify`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Keyword {
     /// `map(f, s)`.
@@ -488,6 +489,14 @@ pub enum Keyword {
     Reduce,
     /// `flatten(s)`.
     Flatten,
+    /// `scan(f, ne, s)`: the inclusive scan (Futhark's `scan`: element `i` is `f` over elements
+    /// `0..=i`, starting from `ne`).
+    Scan,
+    /// `filter(p, s)`: the elements for which `p` holds, in order.
+    Filter,
+    /// `scatter(dest, is, vs)`: `dest` with `vs[j]` at `is[j]` (Futhark's `scatter`; indices
+    /// outside `dest` skipped).
+    Scatter,
     /// `hist(f, ne, k, is, vs)`: a histogram of `k` bins (Futhark's `hist`).
     Hist,
     /// `par_loop(n, f)`: the paper's `loop`.
@@ -505,6 +514,9 @@ impl Keyword {
         Keyword::Map2,
         Keyword::Reduce,
         Keyword::Flatten,
+        Keyword::Scan,
+        Keyword::Filter,
+        Keyword::Scatter,
         Keyword::Hist,
         Keyword::ParLoop,
         Keyword::SeqLoop,
@@ -518,6 +530,9 @@ impl Keyword {
             Keyword::Map2 => "map2",
             Keyword::Reduce => "reduce",
             Keyword::Flatten => "flatten",
+            Keyword::Scan => "scan",
+            Keyword::Filter => "filter",
+            Keyword::Scatter => "scatter",
             Keyword::Hist => "hist",
             Keyword::ParLoop => "par_loop",
             Keyword::SeqLoop => "seq_loop",
@@ -537,10 +552,50 @@ impl Keyword {
             Keyword::Map2 => "map2(f, a, b)",
             Keyword::Reduce => "reduce(f, ne, s)",
             Keyword::Flatten => "flatten(s)",
+            Keyword::Scan => "scan(f, ne, s)",
+            Keyword::Filter => "filter(p, s)",
+            Keyword::Scatter => "scatter(dest, is, vs)",
             Keyword::Hist => "hist(f, ne, k, is, vs)",
             Keyword::ParLoop => "par_loop(n, f)",
             Keyword::SeqLoop => "seq_loop(n, f)",
             Keyword::SeqLoopAcc => "seq_loop_acc(acc, n, f)",
+        }
+    }
+
+    /// What the keyword's arguments must be, for the `help:` of a mismatched argument.
+    pub fn parameters(self) -> &'static str {
+        match self {
+            Keyword::Map => "`map(f, s)` takes a function `f` of one element of the sequence `s`",
+            Keyword::Map2 => {
+                "`map2(f, a, b)` takes a function `f` of an element of `a` and one of `b`"
+            }
+            Keyword::Reduce => {
+                "`reduce(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
+                 and its neutral element `ne`, of the elements' type"
+            }
+            Keyword::Flatten => "`flatten(s)` takes a sequence of sequences",
+            Keyword::Scan => {
+                "`scan(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
+                 and its neutral element `ne`, of the elements' type"
+            }
+            Keyword::Filter => {
+                "`filter(p, s)` takes a predicate `p` of one element of `s` returning `bool` \
+                 (write `|x| x % 2 == 1`, not `|x| x % 2`)"
+            }
+            Keyword::Scatter => {
+                "`scatter(dest, is, vs)` takes `i64` indices `is` (convert others with `map`), \
+                 and values `vs` of the type of `dest`'s elements"
+            }
+            Keyword::Hist => {
+                "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
+                 values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`"
+            }
+            Keyword::ParLoop => "`par_loop(n, f)` takes an `i64` count and a function of `i64`",
+            Keyword::SeqLoop => "`seq_loop(n, f)` takes an `i64` count and a function of `i64`",
+            Keyword::SeqLoopAcc => {
+                "`seq_loop_acc(acc, n, f)` takes an accumulator, an `i64` count and a function \
+                 of the accumulator and an `i64` returning the accumulator"
+            }
         }
     }
 
@@ -581,6 +636,32 @@ impl Keyword {
                 let a = fresh();
                 (vec![Type::seq(Type::seq(a.clone()))], Type::seq(a))
             }
+            Keyword::Scan => {
+                let a = fresh();
+                (
+                    vec![
+                        Type::arrows([a.clone(), a.clone()], a.clone()),
+                        a.clone(),
+                        Type::seq(a.clone()),
+                    ],
+                    Type::seq(a),
+                )
+            }
+            Keyword::Filter => {
+                let a = fresh();
+                (
+                    vec![Type::arrow(a.clone(), Type::Bool), Type::seq(a.clone())],
+                    Type::seq(a),
+                )
+            }
+            Keyword::Scatter => {
+                // The indices are `i64`, as Futhark's.
+                let a = fresh();
+                (
+                    vec![Type::seq(a.clone()), Type::seq(Int), Type::seq(a.clone())],
+                    Type::seq(a),
+                )
+            }
             Keyword::Hist => {
                 // The indices are an integer type (`i64` or `i32`): inference constrains the
                 // fresh variable, so that an `i32` image indexes without a conversion.
@@ -618,7 +699,14 @@ impl Keyword {
     pub fn is_functional(self) -> bool {
         matches!(
             self,
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist
+            Keyword::Map
+                | Keyword::Map2
+                | Keyword::Reduce
+                | Keyword::Flatten
+                | Keyword::Scan
+                | Keyword::Filter
+                | Keyword::Scatter
+                | Keyword::Hist
         )
     }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::ast::{Expr, ExprKind, Form, Input, Lit, Pat, PatKind, Soac, Source, VarId};
+use crate::ast::{Expr, ExprKind, Form, Input, Lit, Pat, PatKind, Soac, Source, Stage, VarId};
 use crate::intrinsics::Intrinsic;
 use crate::lift::{Binding, Origin};
 use crate::types::Label;
@@ -72,29 +72,53 @@ impl Printer<'_> {
     }
 
     fn expr(&self, e: &Expr) -> String {
+        let mut out = String::new();
+        self.write(e, &mut out);
+        out
+    }
+
+    /// Writes `e` at the end of `out`: one buffer for the whole printout, not a string per node
+    /// copied into its parent's (which made a chain of k `let`s cost k²).
+    fn write(&self, e: &Expr, out: &mut String) {
         match &e.kind {
-            ExprKind::Var { ident, .. } => self.name(ident.id, &ident.name),
-            ExprKind::Lit(l) => lit(l),
-            ExprKind::Intrinsic(i) => i.name().to_string(),
+            ExprKind::Var { ident, .. } => out.push_str(&self.name(ident.id, &ident.name)),
+            ExprKind::Lit(l) => out.push_str(&lit(l)),
+            ExprKind::Intrinsic(i) => out.push_str(i.name()),
             ExprKind::Lam { params, body } => {
-                let ps: Vec<String> = params
-                    .iter()
-                    .map(|p| format!("{}: {}", p.ident.name, p.ty))
-                    .collect();
-                format!("|{}| {}", ps.join(", "), self.expr(body))
+                out.push('|');
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    let _ = write!(out, "{}: {}", p.ident.name, p.ty);
+                }
+                out.push_str("| ");
+                self.write(body, out);
             }
             // The compiler's own operators on numbers (`a + b`, `-a` as written) print as written.
             ExprKind::App { func, args } => match (&func.kind, &args[..]) {
-                (ExprKind::Intrinsic(Intrinsic::NumNeg), [x]) => format!("-{}", self.atom(x)),
-                (ExprKind::Intrinsic(Intrinsic::NumAbs), [x]) => format!("{}.abs()", self.atom(x)),
+                (ExprKind::Intrinsic(Intrinsic::NumNeg), [x]) => {
+                    out.push('-');
+                    self.atom(x, out);
+                }
+                (ExprKind::Intrinsic(Intrinsic::NumAbs), [x]) => {
+                    self.atom(x, out);
+                    out.push_str(".abs()");
+                }
                 (ExprKind::Intrinsic(i), [l, r])
                     if let Some(o) = i.operator().filter(|_| i.is_generic_numeric()) =>
                 {
-                    format!("({} {} {})", self.expr(l), o.symbol, self.expr(r))
+                    out.push('(');
+                    self.write(l, out);
+                    let _ = write!(out, " {} ", o.symbol);
+                    self.write(r, out);
+                    out.push(')');
                 }
                 _ => {
-                    let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                    format!("{}({})", self.atom(func), args.join(", "))
+                    self.atom(func, out);
+                    out.push('(');
+                    self.list(args, out);
+                    out.push(')');
                 }
             },
             ExprKind::Let {
@@ -102,114 +126,206 @@ impl Printer<'_> {
                 value,
                 body,
                 ..
-            } => format!(
-                "{{ let {}: {} = {}; {} }}",
-                binder.ident.name,
-                binder.ty,
-                self.expr(value),
-                self.expr(body)
-            ),
+            } => {
+                let _ = write!(out, "{{ let {}: {} = ", binder.ident.name, binder.ty);
+                self.write(value, out);
+                out.push_str("; ");
+                self.write(body, out);
+                out.push_str(" }");
+            }
             ExprKind::RecLet { fns, body, .. } => {
-                let fs: Vec<String> = fns
-                    .iter()
-                    .map(|f| format!("fn {} = {};", f.ident.name, self.expr(&f.body)))
-                    .collect();
-                format!("{{ {} {} }}", fs.join(" "), self.expr(body))
+                out.push_str("{ ");
+                for f in fns {
+                    let _ = write!(out, "fn {} = ", f.ident.name);
+                    self.write(&f.body, out);
+                    out.push_str("; ");
+                }
+                self.write(body, out);
+                out.push_str(" }");
             }
             ExprKind::Match {
                 scrutinee,
                 pat: p,
                 then,
                 otherwise,
-            } => format!(
-                "match {} {{ {} => {}, _ => {} }}",
-                self.expr(scrutinee),
-                pat(p),
-                self.expr(then),
-                self.expr(otherwise)
-            ),
-            ExprKind::Never(_) => "never!()".into(),
+            } => {
+                out.push_str("match ");
+                self.write(scrutinee, out);
+                out.push_str(" { ");
+                pat(p, out);
+                out.push_str(" => ");
+                self.write(then, out);
+                out.push_str(", _ => ");
+                self.write(otherwise, out);
+                out.push_str(" }");
+            }
+            ExprKind::Never(_) => out.push_str("never!()"),
             ExprKind::Record(fs) => {
                 let tuple = fs
                     .iter()
                     .enumerate()
                     .all(|(i, (l, _))| *l == Label::Index(i as u32));
-                let items: Vec<String> = fs
-                    .iter()
-                    .map(|(l, x)| {
-                        if tuple {
-                            self.expr(x)
-                        } else {
-                            format!("{l}: {}", self.expr(x))
-                        }
-                    })
-                    .collect();
-                if tuple && items.len() == 1 {
-                    format!("({},)", items[0])
-                } else if tuple {
-                    format!("({})", items.join(", "))
-                } else {
-                    format!("{{ {} }}", items.join(", "))
+                out.push_str(if tuple { "(" } else { "{ " });
+                for (i, (l, x)) in fs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    if !tuple {
+                        let _ = write!(out, "{l}: ");
+                    }
+                    self.write(x, out);
                 }
+                out.push_str(match (tuple, fs.len()) {
+                    (true, 1) => ",)",
+                    (true, _) => ")",
+                    (false, _) => " }",
+                });
             }
-            ExprKind::Proj { expr, label } => format!("{}.{label}", self.atom(expr)),
+            ExprKind::Proj { expr, label } => {
+                self.atom(expr, out);
+                let _ = write!(out, ".{label}");
+            }
             ExprKind::Seq(es) => {
-                let items: Vec<String> = es.iter().map(|x| self.expr(x)).collect();
-                format!("[{}]", items.join(", "))
+                out.push('[');
+                self.list(es, out);
+                out.push(']');
             }
             ExprKind::Keyword { kw, args } => {
-                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", kw.name(), args.join(", "))
+                out.push_str(kw.name());
+                out.push('(');
+                self.list(args, out);
+                out.push(')');
             }
-            ExprKind::Soac(s) => format!("fused {}", self.soac(s)),
+            ExprKind::Soac(s) => {
+                out.push_str("fused ");
+                self.soac(s, out);
+            }
+        }
+    }
+
+    /// Expressions separated by commas.
+    fn list(&self, es: &[Expr], out: &mut String) {
+        for (i, x) in es.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.write(x, out);
         }
     }
 
     /// A fused composition, printed as the unfused program it stands for.
-    fn soac(&self, s: &Soac) -> String {
-        let inputs: Vec<String> = s.inputs.iter().map(|i| self.input(i)).collect();
-        let all = inputs.join(", ");
-        let combined = |f: &Option<Expr>| match f {
-            Some(f) if inputs.len() == 2 => format!("map2({}, {all})", self.expr(f)),
-            Some(f) => format!("map{}({}, {all})", inputs.len(), self.expr(f)),
-            None => all.clone(),
+    fn soac(&self, s: &Soac, out: &mut String) {
+        let mut all = String::new();
+        for (i, input) in s.inputs.iter().enumerate() {
+            if i > 0 {
+                all.push_str(", ");
+            }
+            self.input(input, &mut all);
+        }
+        let combined = |f: &Option<Expr>, out: &mut String| match f {
+            Some(f) => {
+                if s.inputs.len() == 2 {
+                    out.push_str("map2(");
+                } else {
+                    let _ = write!(out, "map{}(", s.inputs.len());
+                }
+                self.write(f, out);
+                let _ = write!(out, ", {all})");
+            }
+            None => out.push_str(&all),
         };
         match &s.form {
-            Form::Map { f } => combined(f),
+            Form::Map { f } => combined(f, out),
             Form::Reduce { op, ne, f } => {
-                format!(
-                    "reduce({}, {}, {})",
-                    self.expr(op),
-                    self.expr(ne),
-                    combined(f)
-                )
+                out.push_str("reduce(");
+                self.write(op, out);
+                out.push_str(", ");
+                self.write(ne, out);
+                out.push_str(", ");
+                combined(f, out);
+                out.push(')');
             }
-            Form::Foldl { f, acc } => format!("foldl({}, {}, {all})", self.expr(f), self.expr(acc)),
-            Form::Hist { op, ne, k } => format!(
-                "hist({}, {}, {}, {all})",
-                self.expr(op),
-                self.expr(ne),
-                self.expr(k)
-            ),
+            Form::Foldl { f, acc } => {
+                out.push_str("foldl(");
+                self.write(f, out);
+                out.push_str(", ");
+                self.write(acc, out);
+                let _ = write!(out, ", {all})");
+            }
+            Form::Hist { op, ne, k } => {
+                out.push_str("hist(");
+                self.write(op, out);
+                out.push_str(", ");
+                self.write(ne, out);
+                out.push_str(", ");
+                self.write(k, out);
+                let _ = write!(out, ", {all})");
+            }
+            Form::Scan { op, ne, post } => {
+                // The consuming maps, the last outermost.
+                for m in post.iter().rev() {
+                    out.push_str("map(");
+                    self.write(m, out);
+                    out.push_str(", ");
+                }
+                out.push_str("scan(");
+                self.write(op, out);
+                out.push_str(", ");
+                self.write(ne, out);
+                let _ = write!(out, ", {all})");
+                for _ in post {
+                    out.push(')');
+                }
+            }
+            Form::Scatter { dest } => {
+                out.push_str("scatter(");
+                self.write(dest, out);
+                let _ = write!(out, ", {all})");
+            }
         }
     }
 
-    fn input(&self, i: &Input) -> String {
-        let mut text = match &i.source {
-            Source::Seq(s) => self.expr(s),
-            Source::Range { n, g } => format!("create({}, {})", self.expr(n), self.expr(g)),
-            Source::Flat(rows) => format!("flatten({})", self.expr(rows)),
-        };
-        for m in &i.maps {
-            text = format!("map({}, {text})", self.expr(m));
+    /// An input: its source inside the stages applied to it, the last outermost.
+    fn input(&self, i: &Input, out: &mut String) {
+        for stage in i.stages.iter().rev() {
+            let (name, f) = match stage {
+                Stage::Map(m) => ("map(", m),
+                Stage::Filter(p) => ("filter(", p),
+            };
+            out.push_str(name);
+            self.write(f, out);
+            out.push_str(", ");
         }
-        text
+        match &i.source {
+            Source::Seq(s) => self.write(s, out),
+            Source::Range { n, g } => {
+                out.push_str("create(");
+                self.write(n, out);
+                out.push_str(", ");
+                self.write(g, out);
+                out.push(')');
+            }
+            Source::Flat(rows) => {
+                out.push_str("flatten(");
+                self.write(rows, out);
+                out.push(')');
+            }
+        }
+        for _ in &i.stages {
+            out.push(')');
+        }
     }
 
-    fn atom(&self, e: &Expr) -> String {
+    fn atom(&self, e: &Expr, out: &mut String) {
         match &e.kind {
-            ExprKind::Var { .. } | ExprKind::Intrinsic(_) | ExprKind::App { .. } => self.expr(e),
-            _ => format!("({})", self.expr(e)),
+            ExprKind::Var { .. } | ExprKind::Intrinsic(_) | ExprKind::App { .. } => {
+                self.write(e, out)
+            }
+            _ => {
+                out.push('(');
+                self.write(e, out);
+                out.push(')');
+            }
         }
     }
 }
@@ -223,14 +339,21 @@ fn lit(l: &Lit) -> String {
     }
 }
 
-fn pat(p: &Pat) -> String {
+fn pat(p: &Pat, out: &mut String) {
     match &p.kind {
-        PatKind::Wild => "_".into(),
-        PatKind::Bind(i) => i.name.clone(),
-        PatKind::Lit(l) => lit(l),
+        PatKind::Wild => out.push('_'),
+        PatKind::Bind(i) => out.push_str(&i.name),
+        PatKind::Lit(l) => out.push_str(&lit(l)),
         PatKind::Record(fs) => {
-            let items: Vec<String> = fs.iter().map(|(l, p)| format!("{l}: {}", pat(p))).collect();
-            format!("{{ {} }}", items.join(", "))
+            out.push_str("{ ");
+            for (i, (l, p)) in fs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{l}: ");
+                pat(p, out);
+            }
+            out.push_str(" }");
         }
     }
 }

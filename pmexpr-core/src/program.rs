@@ -62,16 +62,21 @@ pub enum SiteFailure {
 /// structs, in registry order: what [`compile_crate`] and the GPU code generators start from.
 pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
     use crate::site::{Context, compile};
-    let records = registry.records();
+    // What a site sees depends only on whether its file is a crate of its own: computed once per
+    // such crate.
+    let mut records = std::collections::HashMap::new();
     registry
         .sites
         .iter()
         .map(|s| {
             let prelude = registry.prelude_for(Some(std::path::Path::new(&s.file)));
+            let records = records
+                .entry(crate::registry::own_crate_key(&s.file))
+                .or_insert_with(|| registry.records_for(Some(std::path::Path::new(&s.file))));
             let cx = Context {
                 prelude: Some(&prelude),
                 find_item: None,
-                records: Some(&records),
+                records: Some(records),
             };
             CrateSite {
                 name: s.name(),
@@ -204,10 +209,7 @@ fn site_dump(text: &mut String, name: &str, p: &SiteProgram) {
     text.push_str(&pretty::bindings(&p.extracted, &l.names));
     let c = &p.classification;
     let list = |ks: &[crate::classify::KeywordUse]| {
-        ks.iter()
-            .map(|k| k.keyword.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        ks.iter().map(|k| k.keyword).collect::<Vec<_>>().join(", ")
     };
     let _ = writeln!(
         text,

@@ -31,10 +31,30 @@ pub struct RecordDef {
     pub location: String,
 }
 
-/// The derived structs a site can see.
+/// A type alias of the crate (`type Real = f64;`), which a site may name wherever it writes a
+/// type, derived structs' fields included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AliasDef {
+    /// The alias's name.
+    pub name: String,
+    /// The type it names, as written (records by name); `Err` with the type's text when that is
+    /// not a PMExpr type.
+    pub ty: Result<TypeAnn, String>,
+    /// Where it is defined (`file:line:column`), for messages.
+    pub location: String,
+}
+
+/// The derived structs and type aliases a site can see.
 #[derive(Debug, Clone, Default)]
 pub struct Records {
     defs: Vec<RecordDef>,
+    aliases: Vec<AliasDef>,
+}
+
+/// What a type name stands for.
+enum Def<'r> {
+    Struct(&'r RecordDef),
+    Alias(&'r TypeAnn),
 }
 
 /// Why a struct name does not give a record type.
@@ -46,6 +66,10 @@ pub enum ExpandError {
     Recursive(String),
     /// Two derived structs of this name have different fields.
     Ambiguous(String, Vec<String>),
+    /// Two type aliases of this name (or an alias and a derived struct) name different types.
+    AmbiguousAlias(String, Vec<String>),
+    /// A type alias of a type that is not a PMExpr type: the alias, the type's text, where.
+    NotPmexprAlias(String, String, String),
     /// The struct's record type, written out, has more than [`crate::types::MAX_TYPE_SIZE`]
     /// parts (each level of structs with several fields of the one below multiplies it).
     TooLarge(String),
@@ -56,7 +80,9 @@ impl ExpandError {
     pub fn message(&self) -> String {
         match self {
             ExpandError::Unknown(n) => {
-                format!("`{n}` is not a PMExpr type nor a `#[derive(pmexpr::Record)]` struct")
+                format!(
+                    "`{n}` is not a PMExpr type, a `#[derive(pmexpr::Record)]` struct nor a type alias"
+                )
             }
             ExpandError::Recursive(n) => {
                 format!("the record `{n}` contains itself, which PMExpr types cannot")
@@ -69,6 +95,34 @@ impl ExpandError {
                 "two `#[derive(pmexpr::Record)]` structs are named `{n}` ({}), with different fields",
                 places.join(", ")
             ),
+            ExpandError::AmbiguousAlias(n, places) => format!(
+                "`{n}` names different types in this crate ({})",
+                places.join(", ")
+            ),
+            ExpandError::NotPmexprAlias(n, ty, at) => {
+                format!("`{n}` is a type alias ({at}) of `{ty}`, which is not a PMExpr type")
+            }
+        }
+    }
+
+    /// The `help:` line for a user.
+    pub fn help(&self) -> &'static str {
+        match self {
+            ExpandError::Unknown(_) => {
+                "add `#[derive(pmexpr::Record)]` to a struct with named fields to use it inside `accelerate!`; a type alias (`type Real = f64;`) may name any PMExpr type"
+            }
+            ExpandError::Recursive(_) => {
+                "a record cannot contain itself; use a sequence of indices"
+            }
+            ExpandError::TooLarge(_) => {
+                "split the record into smaller ones, or pass its parts separately"
+            }
+            ExpandError::Ambiguous(..) | ExpandError::AmbiguousAlias(..) => {
+                "give one of them another name: `accelerate!` finds types by name"
+            }
+            ExpandError::NotPmexprAlias(..) => {
+                "PMExpr types are i64, f64, bool, (), tuples, Vec<T>, Tensor<T>, derived records and aliases of these"
+            }
         }
     }
 }
@@ -76,7 +130,41 @@ impl ExpandError {
 impl Records {
     /// The records of these definitions.
     pub fn new(defs: Vec<RecordDef>) -> Records {
-        Records { defs }
+        Records {
+            defs,
+            aliases: Vec::new(),
+        }
+    }
+
+    /// These records with these type aliases.
+    pub fn with_aliases(mut self, aliases: Vec<AliasDef>) -> Records {
+        self.aliases = aliases;
+        self
+    }
+
+    /// What `name` stands for: a derived struct, else a type alias.
+    fn lookup(&self, name: &str) -> Result<Def<'_>, ExpandError> {
+        let aliases: Vec<&AliasDef> = self.aliases.iter().filter(|a| a.name == name).collect();
+        let Some(first) = aliases.first() else {
+            return self.get(name).map(Def::Struct);
+        };
+        let places = || -> Vec<String> {
+            let structs = self.defs.iter().filter(|d| d.name == name);
+            (structs.map(|d| d.location.clone()))
+                .chain(aliases.iter().map(|a| a.location.clone()))
+                .collect()
+        };
+        if self.defs.iter().any(|d| d.name == name) || aliases.iter().any(|a| a.ty != first.ty) {
+            return Err(ExpandError::AmbiguousAlias(name.to_string(), places()));
+        }
+        match &first.ty {
+            Ok(t) => Ok(Def::Alias(t)),
+            Err(text) => Err(ExpandError::NotPmexprAlias(
+                name.to_string(),
+                text.clone(),
+                first.location.clone(),
+            )),
+        }
     }
 
     /// Every definition.
@@ -98,7 +186,8 @@ impl Records {
         }
     }
 
-    /// The structural type of the struct `name`: its fields, with the records they name expanded.
+    /// The structural type of the struct `name` (its fields, with the records they name
+    /// expanded), or of the type the alias `name` names.
     pub fn expand(&self, name: &str) -> Result<TypeAnn, ExpandError> {
         // Measured before it is written out: sizes multiply level by level.
         if self.size(name, &mut Vec::new(), &mut Vec::new())? > crate::types::MAX_TYPE_SIZE {
@@ -121,11 +210,16 @@ impl Records {
         if stack.iter().any(|s| s == name) {
             return Err(ExpandError::Recursive(stack[0].clone()));
         }
-        let def = self.get(name)?;
+        let def = self.lookup(name)?;
         stack.push(name.to_string());
         let mut n: usize = 1;
-        for (_, t) in &def.fields {
-            n = n.saturating_add(self.ann_size(t, stack, memo)?);
+        match def {
+            Def::Struct(def) => {
+                for (_, t) in &def.fields {
+                    n = n.saturating_add(self.ann_size(t, stack, memo)?);
+                }
+            }
+            Def::Alias(t) => n = self.ann_size(t, stack, memo)?,
         }
         stack.pop();
         memo.push((name.to_string(), n));
@@ -166,15 +260,17 @@ impl Records {
         if stack.iter().any(|s| s == name) {
             return Err(ExpandError::Recursive(stack[0].clone()));
         }
-        let def = self.get(name)?;
+        let def = self.lookup(name)?;
         stack.push(name.to_string());
-        let fields = def
-            .fields
-            .iter()
-            .map(|(f, t)| Ok((f.clone(), self.expand_ann(t, stack)?)))
-            .collect::<Result<Vec<_>, ExpandError>>();
+        let expanded = match def {
+            Def::Struct(def) => (def.fields.iter())
+                .map(|(f, t)| Ok((f.clone(), self.expand_ann(t, stack)?)))
+                .collect::<Result<Vec<_>, ExpandError>>()
+                .map(TypeAnn::Record),
+            Def::Alias(t) => self.expand_ann(t, stack),
+        };
         stack.pop();
-        Ok(TypeAnn::Record(fields?))
+        expanded
     }
 
     /// `t` with every struct name replaced by its record type.
@@ -240,6 +336,78 @@ mod tests {
 
     fn def(src: &str) -> RecordDef {
         record_def(&syn::parse_str(src).unwrap(), "src/lib.rs:1:1").unwrap()
+    }
+
+    fn alias(src: &str, at: &str) -> AliasDef {
+        let item: syn::ItemType = syn::parse_str(src).unwrap();
+        AliasDef {
+            name: item.ident.to_string(),
+            ty: crate::parse::parse_field_type(&item.ty)
+                .map_err(|_| quote::ToTokens::to_token_stream(&item.ty).to_string()),
+            location: at.to_string(),
+        }
+    }
+
+    #[test]
+    fn type_aliases_name_their_types_in_fields_and_annotations() {
+        let r = Records::new(vec![def("struct P { x: Real, ps: Pts }")]).with_aliases(vec![
+            alias("type Real = f64;", "src/a.rs:1:6"),
+            alias("type Pts = Vec<(Real, i64)>;", "src/a.rs:2:6"),
+            alias("type Real = f64;", "src/b.rs:1:6"),
+            alias("type Map = HashMap<String, usize>;", "src/a.rs:3:6"),
+            alias("type Two = i64;", "src/a.rs:4:6"),
+            alias("type Two = f64;", "src/b.rs:4:6"),
+            alias("type Loop = Vec<Loop>;", "src/a.rs:5:6"),
+            alias("type Ps = Vec<P>;", "src/a.rs:6:6"),
+        ]);
+        let want_p = TypeAnn::Record(vec![
+            ("x".into(), TypeAnn::Float),
+            (
+                "ps".into(),
+                TypeAnn::Seq(Box::new(TypeAnn::Tuple(vec![TypeAnn::Float, TypeAnn::Int]))),
+            ),
+        ]);
+        assert_eq!(r.expand("P").unwrap(), want_p);
+        assert_eq!(
+            r.expand("Real").unwrap(),
+            TypeAnn::Float,
+            "defined twice alike"
+        );
+        assert_eq!(r.expand("Ps").unwrap(), TypeAnn::Seq(Box::new(want_p)));
+        let e = r.expand("Map").unwrap_err();
+        assert_eq!(
+            e.message(),
+            "`Map` is a type alias (src/a.rs:3:6) of `HashMap < String , usize >`, which is not a PMExpr type"
+        );
+        assert!(matches!(
+            r.expand("Two"),
+            Err(ExpandError::AmbiguousAlias(..))
+        ));
+        assert!(matches!(r.expand("Loop"), Err(ExpandError::Recursive(..))));
+        let with_struct = Records::new(vec![def("struct Real { a: i64 }")])
+            .with_aliases(vec![alias("type Real = f64;", "src/a.rs:1:6")]);
+        assert!(matches!(
+            with_struct.expand("Real"),
+            Err(ExpandError::AmbiguousAlias(..))
+        ));
+        // In a site: an annotation naming an alias, and a struct whose field is one.
+        let out = site(
+            quote::quote!(backend = cpu, {
+                let f = |q: P, y: Real| q.x + y;
+                f(p, 1.0)
+            }),
+            &r,
+        );
+        assert!(out.is_ok(), "{out:?}");
+        let e = site(
+            quote::quote!(backend = cpu, {
+                let f = |m: Map| m;
+                f(p)
+            }),
+            &r,
+        )
+        .unwrap_err();
+        assert!(e.contains("`Map` is a type alias"), "{e}");
     }
 
     #[test]
@@ -376,7 +544,10 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("missing field `y` of `Point`"), "{e}");
         let e = site(quote::quote!(backend = cpu, |q: Nope| q), &r).unwrap_err();
-        assert!(e.contains("`Nope` is not a PMExpr type nor a"), "{e}");
+        assert!(
+            e.contains("`Nope` is not a PMExpr type, a `#[derive(pmexpr::Record)]` struct nor"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! assumes), intrinsics and keywords recognised, and the free variables — the Rust variables the
 //! accelerated expression captures — collected in order of first use.
 
+use std::collections::HashMap;
+
 use crate::ast::{Expr, ExprKind, FnDef, Ident, Pat, PatKind, VarId};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword, all_names};
@@ -45,10 +47,48 @@ pub fn resolve(mut expr: Expr) -> Result<Resolved, Errors> {
 
 #[derive(Default)]
 struct Resolver {
-    scope: Vec<(String, VarId)>,
+    scope: Scope,
     names: Vec<String>,
     free_vars: Vec<FreeVar>,
+    /// `free_vars`' index by name.
+    free_index: HashMap<String, usize>,
     errors: Errors,
+}
+
+/// The names in scope, innermost last: a stack of bindings, and for each name the stack of its
+/// bindings, so a lookup does not scan the thousands of `let`s a block may hold.
+#[derive(Default)]
+struct Scope {
+    order: Vec<String>,
+    by_name: HashMap<String, Vec<VarId>>,
+}
+
+impl Scope {
+    fn push(&mut self, name: &str, id: VarId) {
+        self.order.push(name.to_string());
+        self.by_name.entry(name.to_string()).or_default().push(id);
+    }
+
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Drops the bindings made since the scope had `n`.
+    fn truncate(&mut self, n: usize) {
+        while self.order.len() > n {
+            let Some(name) = self.order.pop() else { break };
+            if let Some(ids) = self.by_name.get_mut(&name) {
+                ids.pop();
+                if ids.is_empty() {
+                    self.by_name.remove(&name);
+                }
+            }
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<VarId> {
+        self.by_name.get(name).and_then(|ids| ids.last()).copied()
+    }
 }
 
 /// The names closest to `name` among the intrinsics and keywords, for "did you mean".
@@ -81,19 +121,16 @@ impl Resolver {
         let id = VarId(self.names.len() as u32);
         self.names.push(ident.name.clone());
         ident.id = id;
-        self.scope.push((ident.name.clone(), id));
+        self.scope.push(&ident.name, id);
     }
 
     fn lookup(&self, name: &str) -> Option<VarId> {
-        self.scope
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|&(_, id)| id)
+        self.scope.lookup(name)
     }
 
     fn free(&mut self, ident: &mut Ident) {
-        if let Some(fv) = self.free_vars.iter_mut().find(|f| f.name == ident.name) {
+        if let Some(&i) = self.free_index.get(&ident.name) {
+            let fv = &mut self.free_vars[i];
             fv.uses.push(ident.span);
             ident.id = fv.id;
             return;
@@ -101,6 +138,8 @@ impl Resolver {
         let id = VarId(self.names.len() as u32);
         self.names.push(ident.name.clone());
         ident.id = id;
+        self.free_index
+            .insert(ident.name.clone(), self.free_vars.len());
         self.free_vars.push(FreeVar {
             id,
             name: ident.name.clone(),
@@ -297,7 +336,11 @@ impl Resolver {
 /// function that does not call another is generalized before that other uses it, so a helper can
 /// be used at two types by its siblings.
 fn dependency_groups(fns: Vec<FnDef>, body: Expr, span: SpanRange) -> Expr {
-    let ids: Vec<VarId> = fns.iter().map(|f| f.ident.id).collect();
+    let index: HashMap<VarId, usize> = fns
+        .iter()
+        .enumerate()
+        .map(|(j, f)| (f.ident.id, j))
+        .collect();
     let calls: Vec<Vec<usize>> = fns
         .iter()
         .map(|f| {
@@ -308,12 +351,15 @@ fn dependency_groups(fns: Vec<FnDef>, body: Expr, span: SpanRange) -> Expr {
                 },
                 f.span,
             );
-            let free = lam.free_vars();
-            ids.iter()
-                .enumerate()
-                .filter(|(_, id)| free.contains(id))
-                .map(|(j, _)| j)
-                .collect()
+            // The group's functions it calls, found from its free variables (not a scan of the
+            // group per function: a block may hold thousands of `fn`s).
+            let mut callees: Vec<usize> = lam
+                .free_vars()
+                .iter()
+                .filter_map(|id| index.get(id).copied())
+                .collect();
+            callees.sort_unstable();
+            callees
         })
         .collect();
     // Tarjan's algorithm: components come out callees first.

@@ -286,7 +286,7 @@ impl Report<'_> {
         };
         format!(
             "this `accelerate!` runs on the {backend} backend because it uses `{}`",
-            first.keyword.name()
+            first.keyword
         )
     }
 }
@@ -309,11 +309,12 @@ fn choose_backend(
                     report.site,
                     "The accelerate expression does not use any parallel keywords. This is not allowed.",
                 )
-                .help(
-                    "use `map`, `map2`, `reduce`, `flatten` or `hist` (Futhark) or `par_loop` (CUDA), or name \
-                     the backend: `accelerate!(backend = futhark, …)`, `backend = cuda`, or \
-                     `backend = cpu` for the CPU targets only",
-                ),
+                .help(format!(
+                    "use {} (Futhark) or `par_loop` (CUDA), or name the backend: \
+                     `accelerate!(backend = futhark, …)`, `backend = cuda`, or `backend = cpu` for \
+                     the CPU targets only",
+                    crate::classify::futhark_keywords(&[], "or")
+                )),
             ]),
             Class::Invalid => {
                 let (f, k) = (&c.futhark[0], &c.cuda[0]);
@@ -328,8 +329,7 @@ fn choose_backend(
                     .help(format!(
                         "`{}` belongs to the CUDA backend and `{}` to the Futhark backend: split the \
                          expression into one `accelerate!` per backend",
-                        k.keyword.name(),
-                        f.keyword.name()
+                        k.keyword, f.keyword
                     )),
                 ])
             }

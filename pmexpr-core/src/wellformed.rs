@@ -10,11 +10,13 @@
 //! - CUDA (WF-EC, WF-BC, WF-HC): functions are defined with one lambda per parameter and take no
 //!   function; an application does not return a function unless it is the function argument of
 //!   `par_loop`, `seq_loop`, `seq_loop_acc` or `foldl`, which must be a variable or a partial
-//!   application; no `map`, `map2`, `reduce`, `flatten`, `hist`; no sequence construction (`create`,
-//!   `concat`, …: sequences are read-only, tensors are allocated by the caller); beyond the paper,
+//!   application; no `map`, `map2`, `reduce`, `flatten`, nor (beyond the paper) `scan`, `filter`,
+//!   `scatter`, `hist`; no sequence construction (`create`, `concat`, …: sequences are read-only,
+//!   tensors are allocated by the caller); beyond the paper,
 //!   no `tensor_gemm` in device code (a `par_loop`'s function and the functions it reaches);
 //! - Futhark (WF-EF): no recursion, no `par_loop`, `seq_loop`, `seq_loop_acc`, no tensors;
-//!   `map`/`create` do not produce functions and folds do not accumulate them. Beyond the paper,
+//!   `map`/`create` do not produce functions and folds (`reduce`, `scan`, `hist`, `foldl`) do
+//!   not accumulate them. Beyond the paper,
 //!   a function that calls only itself, and only in tail position, is a loop and is accepted
 //!   ([`crate::tailrec`]).
 
@@ -141,14 +143,16 @@ impl WfError {
             (WfKind::Type(_), Backend::Cuda) => {
                 "CUDA code cannot hold functions in sequences or records".into()
             }
-            (WfKind::Expr(_), Backend::Futhark) => "the Futhark backend runs `map`, `map2`, \
-                `reduce`, `flatten`, `hist` and sequential `foldl`; loops over tensors belong in a \
-                separate `accelerate!` with `par_loop` (CUDA)"
-                .into(),
-            (WfKind::Expr(_), Backend::Cuda) => "the CUDA backend runs `par_loop`, `seq_loop` and \
-                `seq_loop_acc`; `map`, `map2`, `reduce`, `flatten` and `hist` belong in a separate \
-                `accelerate!` (Futhark)"
-                .into(),
+            (WfKind::Expr(_), Backend::Futhark) => format!(
+                "the Futhark backend runs {}; loops over tensors belong in \
+                 a separate `accelerate!` with `par_loop` (CUDA)",
+                crate::classify::futhark_keywords(&["sequential `foldl`"], "and")
+            ),
+            (WfKind::Expr(_), Backend::Cuda) => format!(
+                "the CUDA backend runs `par_loop`, `seq_loop` and `seq_loop_acc`; {} belong in a \
+                 separate `accelerate!` (Futhark)",
+                crate::classify::futhark_keywords(&[], "and")
+            ),
             (WfKind::RecLet, _) => "Futhark runs recursion only as a loop, where a function \
                 calls only itself, as its last step; functions that call each other are not one: \
                 write the loop with `foldl`, `map` or `reduce`, or run this code with `par_loop` \
@@ -509,14 +513,7 @@ impl Checker {
                     Keyword::SeqLoopAcc => Some(2),
                     _ => None,
                 };
-                let allowed = match kw {
-                    Keyword::Map
-                    | Keyword::Map2
-                    | Keyword::Reduce
-                    | Keyword::Flatten
-                    | Keyword::Hist => futhark,
-                    Keyword::ParLoop | Keyword::SeqLoop | Keyword::SeqLoopAcc => cuda,
-                };
+                let allowed = if kw.is_functional() { futhark } else { cuda };
                 if !allowed {
                     self.error(WfKind::Expr(kw.name()), e.span);
                 } else if futhark {
@@ -524,8 +521,11 @@ impl Checker {
                         Keyword::Map | Keyword::Map2 if elem_is_arrow(&e.ty) => {
                             self.error(WfKind::FunctionFromMap, e.span)
                         }
-                        Keyword::Hist if elem_is_arrow(&e.ty) => {
+                        Keyword::Hist | Keyword::Scan if elem_is_arrow(&e.ty) => {
                             self.error(WfKind::FunctionFromFold, e.span)
+                        }
+                        Keyword::Filter | Keyword::Scatter if elem_is_arrow(&e.ty) => {
+                            self.error(WfKind::FunctionInArray, e.span)
                         }
                         Keyword::Reduce if e.ty.is_arrow() => {
                             self.error(WfKind::FunctionFromFold, e.span)
@@ -573,6 +573,58 @@ mod tests {
     fn helps(tokens: proc_macro2::TokenStream) -> String {
         let helps: Vec<String> = errors(tokens).into_iter().flat_map(|e| e.help).collect();
         helps.join("\n")
+    }
+
+    /// `scan`, `filter` and `scatter` are Futhark keywords: not in CUDA code, and (like
+    /// `reduce` and `hist`) folds of functions are not well-formed for Futhark.
+    #[test]
+    fn scan_filter_scatter_are_futhark_keywords() {
+        for (tokens, name) in [
+            (
+                quote!(
+                    backend = cuda,
+                    seq_loop(2, |i| tensor_set(t, [i], get(scan(addi, 0, s), i)))
+                ),
+                "scan",
+            ),
+            (
+                quote!(
+                    backend = cuda,
+                    seq_loop(2, |i| tensor_set(t, [i], get(filter(|x| x > 0, s), i)))
+                ),
+                "filter",
+            ),
+            (
+                quote!(
+                    backend = cuda,
+                    seq_loop(2, |i| tensor_set(t, [i], get(scatter(s, s, s), i)))
+                ),
+                "scatter",
+            ),
+        ] {
+            let msg = rejected(tokens.clone());
+            assert!(
+                msg.contains(&format!(
+                    "CUDA backend: Expression is not supported: `{name}`"
+                )),
+                "{msg}"
+            );
+            assert!(
+                helps(tokens).contains("`scan`, `filter`, `scatter`, `hist` and `create` belong")
+            );
+        }
+        let msg = rejected(quote!(get(
+            scan(
+                |f, g| |x: i64| f(g(x)),
+                |x: i64| x,
+                map(|k| |x: i64| x + k, s)
+            ),
+            0
+        )(1)));
+        assert!(
+            msg.contains("Folds with accumulator of function type are not supported"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! The corpus: mutations of valid programs (tokens deleted, duplicated, swapped, replaced by
 //! extreme literals, raw identifiers, huge tuple indices; subtrees wrapped in deep nesting) and
 //! programs generated from the PMExpr grammar. CI runs 10,000 inputs from the fixed seed; run it
-//! longer with `PMEXPR_FUZZ_COUNT=1000000 PMEXPR_FUZZ_SEED=7 cargo test --release -p pmexpr-core
+//! longer, in the opt-level 0 build with overflow checks that proc macros get, with
+//! `PMEXPR_FUZZ_COUNT=1000000 PMEXPR_FUZZ_SEED=7 cargo test --profile robust -p pmexpr-core
 //! --test fuzz -- --nocapture` (each test runs the count; the seed picks the inputs).
 
 mod common;

@@ -47,10 +47,11 @@ fn find_item(name: &str) -> Option<String> {
 
 fn with_context<T>(f: impl FnOnce(Context<'_>, Option<&Registry>) -> T) -> T {
     let registry = registry();
-    // The functions of the crate being compiled: another test's or example's are not visible.
+    // The functions, structs and aliases of the crate being compiled: another test's or
+    // example's are not visible.
     let file = proc_macro::Span::call_site().local_file();
     let prelude = registry.as_ref().map(|r| r.prelude_for(file.as_deref()));
-    let records = registry.as_ref().map(Registry::records);
+    let records = registry.as_ref().map(|r| r.records_for(file.as_deref()));
     f(
         Context {
             prelude: prelude.as_deref(),

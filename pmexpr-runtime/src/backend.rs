@@ -12,10 +12,12 @@ use std::mem::MaybeUninit;
 use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
 use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
-use crate::numeric::Scalar;
+use crate::numeric::{OpenType, Scalar};
 use crate::row::{self, RowOut};
 use crate::seq::Seq;
 use crate::site::Site;
+
+mod streams;
 
 /// How the parallel keywords of PMExpr execute. Implemented by [`SeqBackend`], [`CpuBackend`] and
 /// [`DebugBackend`].
@@ -109,6 +111,78 @@ pub trait Backend: 'static {
         II: Iterator<Item = i64>,
         VI: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send;
+
+    /// `map(post, scan(f, ne, xs))` without building `xs`: the inclusive scan of the elements
+    /// that `read(lo, hi)` gives for the positions `lo..hi` of `0..n` (exactly one per position
+    /// when `exact`; any number, in order, for a filtered input), each result through `post` as
+    /// it is written. `cheap`: reading the elements twice costs less than storing them (the
+    /// optimizer's decision, `Input::cheap`). Assumes `f` is associative with neutral element
+    /// `ne`.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_map<'a, T, U, R, I, F, P>(
+        n: usize,
+        exact: bool,
+        cheap: bool,
+        ne: T,
+        read: R,
+        f: F,
+        post: P,
+    ) -> Seq<'a, U>
+    where
+        T: Clone + Send + Sync,
+        U: Send,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+        F: Fn(T, T) -> T + Sync + Send,
+        P: Fn(&T) -> U + Sync + Send;
+
+    /// `scan(f, ne, xs)` without building `xs`: [`Backend::scan_map`] with no consuming map.
+    fn scan<'a, T, R, I, F>(n: usize, exact: bool, cheap: bool, ne: T, read: R, f: F) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+        F: Fn(T, T) -> T + Sync + Send;
+
+    /// The elements that `read(lo, hi)` gives for the positions `lo..hi` of `0..n`, in order: a
+    /// `filter` with the maps around it, fused (the input's stages drop elements).
+    fn filter<'a, T, R, I>(n: usize, read: R) -> Seq<'a, T>
+    where
+        T: Send,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>;
+
+    /// `reduce f ne` of the elements that `read(lo, hi)` gives for the positions `lo..hi` of
+    /// `0..n` (a filtered input), assuming `f` is associative with neutral element `ne`.
+    fn read_reduce<T, R, I, F>(n: usize, ne: T, read: R, f: F) -> T
+    where
+        T: Clone + Send + Sync,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+        F: Fn(T, T) -> T + Sync + Send;
+
+    /// `scatter dest is vs`: `dest` with, for every `j < n`, `vs[j]` at `is[j]` (an index
+    /// outside `dest` is skipped, as in Futhark; of two equal indices, the sequential backends
+    /// keep the later value and `cpu` either). `n` and `nv` are the lengths of the index and
+    /// value sequences, which must be equal; `index` and `value` read them by ranges, as for
+    /// [`Backend::hist`]. `dest` is updated in place when nothing else holds it. `cpu` writes
+    /// numbers and `bool`s ([`OpenType::which`]) in parallel, as relaxed atomic stores (two equal
+    /// indices are then a race that keeps one of the values, never undefined behaviour; debug
+    /// mode reports them), and other values in order.
+    fn scatter<'a, T, I, V, II, VI>(
+        site: &Site,
+        dest: Seq<'a, T>,
+        n: usize,
+        nv: usize,
+        index: I,
+        value: V,
+    ) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync + OpenType,
+        I: Fn(usize, usize) -> II + Sync + Send,
+        V: Fn(usize, usize) -> VI + Sync + Send,
+        II: Iterator<Item = i64>,
+        VI: Iterator<Item = T>;
 
     /// `par_loop n f`: `f i` for every `i` in `0..n`, in any order. (`f` is `Clone` so that each
     /// task can work on its own copy.)
@@ -392,6 +466,82 @@ macro_rules! sequential_backend {
                 Seq::from_vec(bins)
             }
 
+            fn scan<'a, T, R, I, F>(
+                n: usize,
+                exact: bool,
+                cheap: bool,
+                ne: T,
+                read: R,
+                f: F,
+            ) -> Seq<'a, T>
+            where
+                T: Clone + Send + Sync,
+                R: Fn(usize, usize) -> I + Sync + Send,
+                I: Iterator<Item = T>,
+                F: Fn(T, T) -> T + Sync + Send,
+            {
+                Self::scan_map(n, exact, cheap, ne, read, f, T::clone)
+            }
+
+            fn scan_map<'a, T, U, R, I, F, P>(
+                n: usize,
+                _exact: bool,
+                _cheap: bool,
+                ne: T,
+                read: R,
+                f: F,
+                post: P,
+            ) -> Seq<'a, U>
+            where
+                T: Clone + Send + Sync,
+                U: Send,
+                R: Fn(usize, usize) -> I + Sync + Send,
+                I: Iterator<Item = T>,
+                F: Fn(T, T) -> T + Sync + Send,
+                P: Fn(&T) -> U + Sync + Send,
+            {
+                Seq::from_vec(streams::scan_into(Vec::new(), ne, read(0, n), &f, &post).0)
+            }
+
+            fn filter<'a, T, R, I>(n: usize, read: R) -> Seq<'a, T>
+            where
+                T: Send,
+                R: Fn(usize, usize) -> I + Sync + Send,
+                I: Iterator<Item = T>,
+            {
+                Seq::from_vec(read(0, n).collect())
+            }
+
+            fn read_reduce<T, R, I, F>(n: usize, ne: T, read: R, f: F) -> T
+            where
+                T: Clone + Send + Sync,
+                R: Fn(usize, usize) -> I + Sync + Send,
+                I: Iterator<Item = T>,
+                F: Fn(T, T) -> T + Sync + Send,
+            {
+                read(0, n).fold(ne, f)
+            }
+
+            fn scatter<'a, T, I, V, II, VI>(
+                site: &Site,
+                mut dest: Seq<'a, T>,
+                n: usize,
+                nv: usize,
+                index: I,
+                value: V,
+            ) -> Seq<'a, T>
+            where
+                T: Clone + Send + Sync + OpenType,
+                I: Fn(usize, usize) -> II + Sync + Send,
+                V: Fn(usize, usize) -> VI + Sync + Send,
+                II: Iterator<Item = i64>,
+                VI: Iterator<Item = T>,
+            {
+                streams::scatter_checks(site, n, nv);
+                streams::scatter_into(dest.make_mut(), 0, n, &index, &value);
+                dest
+            }
+
             fn par_loop<F>(n: i64, f: F)
             where
                 F: Fn(i64) + Clone + Sync + Send,
@@ -661,6 +811,113 @@ impl Backend for CpuBackend {
             merge(lo as usize, out)
         });
         Seq::from_vec(bins)
+    }
+
+    fn scan<'a, T, R, I, F>(n: usize, exact: bool, cheap: bool, ne: T, read: R, f: F) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+        F: Fn(T, T) -> T + Sync + Send,
+    {
+        if streams::sequential(n) {
+            return SeqBackend::scan(n, exact, cheap, ne, read, f);
+        }
+        Seq::from_vec(streams::par_scan_in_place(
+            n,
+            fill::grain(n),
+            exact,
+            cheap,
+            ne,
+            &read,
+            &f,
+        ))
+    }
+
+    fn scan_map<'a, T, U, R, I, F, P>(
+        n: usize,
+        exact: bool,
+        cheap: bool,
+        ne: T,
+        read: R,
+        f: F,
+        post: P,
+    ) -> Seq<'a, U>
+    where
+        T: Clone + Send + Sync,
+        U: Send,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+        F: Fn(T, T) -> T + Sync + Send,
+        P: Fn(&T) -> U + Sync + Send,
+    {
+        if streams::sequential(n) {
+            return SeqBackend::scan_map(n, exact, cheap, ne, read, f, post);
+        }
+        Seq::from_vec(streams::par_scan(
+            n,
+            fill::grain(n),
+            exact,
+            cheap,
+            ne,
+            &read,
+            &f,
+            &post,
+        ))
+    }
+
+    fn filter<'a, T, R, I>(n: usize, read: R) -> Seq<'a, T>
+    where
+        T: Send,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+    {
+        if streams::sequential(n) {
+            return SeqBackend::filter(n, read);
+        }
+        Seq::from_vec(streams::par_filter(n, fill::grain(n), &read))
+    }
+
+    fn read_reduce<T, R, I, F>(n: usize, ne: T, read: R, f: F) -> T
+    where
+        T: Clone + Send + Sync,
+        R: Fn(usize, usize) -> I + Sync + Send,
+        I: Iterator<Item = T>,
+        F: Fn(T, T) -> T + Sync + Send,
+    {
+        if nesting::saturated() {
+            return SeqBackend::read_reduce(n, ne, read, f);
+        }
+        let part = |lo: usize, hi: usize, a| read(lo, hi).fold(a, &f);
+        reduced(n, ne, part, &f)
+    }
+
+    fn scatter<'a, T, I, V, II, VI>(
+        site: &Site,
+        dest: Seq<'a, T>,
+        n: usize,
+        nv: usize,
+        index: I,
+        value: V,
+    ) -> Seq<'a, T>
+    where
+        T: Clone + Send + Sync + OpenType,
+        I: Fn(usize, usize) -> II + Sync + Send,
+        V: Fn(usize, usize) -> VI + Sync + Send,
+        II: Iterator<Item = i64>,
+        VI: Iterator<Item = T>,
+    {
+        if streams::sequential(n) {
+            return SeqBackend::scatter(site, dest, n, nv, index, value);
+        }
+        streams::scatter_checks(site, n, nv);
+        let mut out = streams::owned(dest);
+        match T::which() {
+            Some(w) => streams::par_scatter(w, &mut out, n, fill::grain(n), &index, &value),
+            // Values that are not numbers cannot be stored atomically: written in order.
+            None => streams::scatter_into(&mut out, 0, n, &index, &value),
+        }
+        Seq::from_vec(out)
     }
 
     fn par_loop<F>(n: i64, f: F)

@@ -110,14 +110,6 @@ pub fn subsequence<'a, T>(site: &Site, s: &Seq<'a, T>, offset: i64, len: i64) ->
     s.view(start..end)
 }
 
-/// `create n f`: `[f 0, …, f (n-1)]`, evaluated in order.
-pub fn create<'a, T>(site: &Site, n: i64, f: impl FnMut(i64) -> T) -> Seq<'a, T> {
-    if n < 0 {
-        site.fail(format_args!("create with negative length: {n}"));
-    }
-    Seq::from_exact_iter((0..n).map(f))
-}
-
 /// `foldl f acc s`.
 #[inline]
 pub fn foldl<A, T>(s: &[T], acc: A, f: impl FnMut(A, &T) -> A) -> A {
@@ -369,8 +361,6 @@ mod tests {
         assert!(
             message(|| subsequence(&SITE, &s, 0, -1)).contains("Subsequence using negative length")
         );
-        assert_eq!(&*create(&SITE, 3, |i| i * i), &[0, 1, 4]);
-        assert!(message(|| create(&SITE, -1, |i| i)).contains("negative length"));
         assert_eq!(foldl(&s, 0, |a, x| a * 10 + x), 1234);
         assert_eq!(seq_loop_acc(1, 4, |a, i| a * (i + 1)), 24);
         let nested = vec![

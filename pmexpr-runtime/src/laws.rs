@@ -6,7 +6,8 @@
 //!   element, or one iteration reading an element that another writes, fail at the site with the
 //!   tensor, the element and the two iterations. Nested `par_loop`s are checked at every level.
 //!   Cost: one hash-map entry per element touched, for the duration of the loop.
-//! - **`reduce`'s operator is associative with its neutral element.** Checked on the actual
+//! - **`reduce`'s operator is associative with its neutral element** (and `hist`'s and `scan`'s,
+//!   which the messages name). Checked on the actual
 //!   elements before the reduction: every element `x` against the neutral element on both sides
 //!   (`f(ne, x) = x = f(x, ne)`); associativity, `f(f(a, b), c) = f(a, f(b, c))`, on every
 //!   consecutive triple `s[3k], s[3k+1], s[3k+2]` and on `n` more triples drawn with a fixed-seed
@@ -16,7 +17,10 @@
 //!   or 1e-5 (`f32`, whose rounding step is about 6e-8) of the largest magnitude involved, since a
 //!   parallel sum rounds differently by design.
 //!
-//! Both checks run only under the debug backend (`Backend::CHECKS`), which generated code tests
+//! - **`scatter` writes each element once.** The indices that fall inside the destination are
+//!   checked to be distinct before the values are written (one hash-map entry per index).
+//!
+//! The checks run only under the debug backend (`Backend::CHECKS`), which generated code tests
 //! with a constant (in [`crate::reductions`] and the tensor accessors here): the other backends
 //! carry no trace of them.
 
@@ -207,6 +211,25 @@ where
     for i in 0..n {
         let (j, k) = (next(), next());
         triple(i, j, k);
+    }
+}
+
+/// Checks that no two of `indices` (in order) are the same position of a destination of `len`
+/// elements (indices outside it are skipped, as `scatter` skips them); fails at `site` naming the
+/// two positions and the element.
+#[doc(hidden)]
+pub fn check_scatter(site: &Site, len: usize, indices: impl Iterator<Item = i64>) {
+    let mut first: HashMap<i64, usize> = HashMap::new();
+    for (j, i) in indices.enumerate() {
+        if !(0..len as i64).contains(&i) {
+            continue;
+        }
+        if let Some(&before) = first.get(&i) {
+            site.fail(format_args!(
+                "write conflict in `scatter`: positions {before} and {j} of the indices both write element {i} of the destination (a `scatter` may write its elements in any order, in parallel, so each element may be written by one position only)"
+            ));
+        }
+        first.insert(i, j);
     }
 }
 

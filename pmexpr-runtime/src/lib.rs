@@ -145,7 +145,10 @@ pub mod __private {
         capture, from_accel, from_accel_as,
     };
     pub use crate::numeric::{Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
-    pub use crate::reductions::{hist, map_reduce, map2_reduce, reduce, tabulate_reduce};
+    pub use crate::reductions::{
+        create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
+        tabulate_reduce,
+    };
     pub use crate::row::RowOut;
     pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;

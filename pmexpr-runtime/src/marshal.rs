@@ -15,7 +15,10 @@
 //! named by the key of its name, so that a struct whose field names differ from the site's is
 //! rejected at the variable. The derive implements [`Capture`], [`CaptureElem`] and [`FromAccel`].
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::seq::Seq;
 use crate::site::Site;
@@ -26,8 +29,8 @@ use crate::tensor::{Element, Tensor, TensorRef};
     message = "`{Self}` cannot be captured by `accelerate!` as a `{C}`",
     label = "`accelerate!` uses this variable as a `{C}`",
     note = "captured variables are borrowed and may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
 )]
 pub trait Capture<'a, C> {
     /// The representation in generated code.
@@ -57,8 +60,8 @@ impl<T: ?Sized> SameType<T, T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be captured by `accelerate!` as an element of type `{C}`",
     note = "captured variables are borrowed and may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
 )]
 pub trait CaptureElem<'a, C>: Sized {
     /// The representation of one element in generated code.
@@ -104,12 +107,58 @@ macro_rules! scalar {
 }
 scalar!(i64, f64, i32, f32, bool, ());
 
-impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> Capture<'a, C> for &'b T {
+/// What a Rust program holds its data in — references, `Box`, `Rc`, `Arc`, `Cow` — is captured as
+/// what it points to, borrowed through the pointer (a `Arc<Vec<f64>>` is not copied).
+macro_rules! through_pointer {
+    ($($(#[$doc:meta])* $ptr:ty;)*) => {$(
+        $(#[$doc])*
+        impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> Capture<'a, C> for $ptr {
+            type Repr = T::Repr;
+            #[inline]
+            fn capture(&'a self, site: &Site, name: &str) -> T::Repr {
+                (**self).capture(site, name)
+            }
+        }
+        $(#[$doc])*
+        impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> CaptureElem<'a, C> for $ptr {
+            type Repr = T::Repr;
+            fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+                Seq::from_vec(s.iter().map(|x| (**x).capture(site, name)).collect())
+            }
+        }
+        $(#[$doc])*
+        impl<'b, T: ?Sized + ResultRust> ResultRust for $ptr {
+            type Out = T::Out;
+        }
+    )*};
+}
+through_pointer! {
+    &'b T;
+    /// A `&mut` is only read.
+    &'b mut T;
+    Box<T>;
+    Rc<T>;
+    Arc<T>;
+}
+
+/// A `Cow` is captured as what it derefs to, borrowed or owned alike.
+impl<'a, 'b: 'a, C, T: ?Sized + ToOwned + Capture<'a, C>> Capture<'a, C> for Cow<'b, T> {
     type Repr = T::Repr;
     #[inline]
     fn capture(&'a self, site: &Site, name: &str) -> T::Repr {
         (**self).capture(site, name)
     }
+}
+
+impl<'a, 'b: 'a, C, T: ?Sized + ToOwned + Capture<'a, C>> CaptureElem<'a, C> for Cow<'b, T> {
+    type Repr = T::Repr;
+    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
+        Seq::from_vec(s.iter().map(|x| (**x).capture(site, name)).collect())
+    }
+}
+
+impl<T: ?Sized + ToOwned + ResultRust> ResultRust for Cow<'_, T> {
+    type Out = T::Out;
 }
 
 impl<'a, C, T: CaptureElem<'a, C>> Capture<'a, Vec<C>> for [T] {
@@ -129,14 +178,6 @@ impl<'a, C, T: CaptureElem<'a, C>> Capture<'a, Vec<C>> for Vec<T> {
 }
 
 impl<'a, C, T: CaptureElem<'a, C>, const N: usize> Capture<'a, Vec<C>> for [T; N] {
-    type Repr = Seq<'a, T::Repr>;
-    #[inline]
-    fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
-        T::capture_seq(self, site, name)
-    }
-}
-
-impl<'a, C, T: CaptureElem<'a, C>> Capture<'a, Vec<C>> for Box<[T]> {
     type Repr = Seq<'a, T::Repr>;
     #[inline]
     fn capture(&'a self, site: &Site, name: &str) -> Self::Repr {
@@ -164,20 +205,6 @@ impl<'a, C, T: CaptureElem<'a, C>, const N: usize> CaptureElem<'a, Vec<C>> for [
     type Repr = Seq<'a, T::Repr>;
     fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
         nested(s.iter(), site, name)
-    }
-}
-
-impl<'a, C, T: CaptureElem<'a, C>> CaptureElem<'a, Vec<C>> for Box<[T]> {
-    type Repr = Seq<'a, T::Repr>;
-    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
-        nested(s.iter(), site, name)
-    }
-}
-
-impl<'a, 'b: 'a, C, T: ?Sized + Capture<'a, C>> CaptureElem<'a, C> for &'b T {
-    type Repr = T::Repr;
-    fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
-        Seq::from_vec(s.iter().map(|x| (**x).capture(site, name)).collect())
     }
 }
 
@@ -317,8 +344,8 @@ impl<T: Element> FromAccel<Tensor<T>, TensorRef<'_, T>> for Tensor<T> {
     message = "`{Self}` cannot come back from `accelerate!`",
     label = "the result holds values this site only moves, which come back as the Rust type they were captured as",
     note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
 )]
 pub trait ResultRust {
     /// The owned Rust type.
@@ -338,12 +365,6 @@ impl<T: ResultRust> ResultRust for [T] {
 }
 impl<T: ResultRust, const N: usize> ResultRust for [T; N] {
     type Out = Vec<T::Out>;
-}
-impl<T: ResultRust> ResultRust for Box<[T]> {
-    type Out = Vec<T::Out>;
-}
-impl<T: ?Sized + ResultRust> ResultRust for &T {
-    type Out = T::Out;
 }
 impl<T: Element> ResultRust for Tensor<T> {
     type Out = Tensor<T>;
@@ -439,6 +460,57 @@ mod tests {
         let s = capture::<Vec<Vec<i64>>, _, _>(&m, &SITE, "m");
         assert!(std::ptr::eq(s[1].as_ptr(), m[1].as_ptr()));
         assert_eq!(s.clone().into_rust(), m);
+    }
+
+    #[test]
+    fn pointers_are_captured_as_what_they_point_to_without_a_copy() {
+        let v = vec![1_i64, 2, 3];
+        let a = Arc::new(v.clone());
+        let s = capture::<Vec<i64>, _, _>(&a, &SITE, "a");
+        assert!(std::ptr::eq(s.as_ptr(), a.as_ptr()));
+        let r = Rc::new(v.clone());
+        assert!(std::ptr::eq(
+            capture::<Vec<i64>, _, _>(&r, &SITE, "r").as_ptr(),
+            r.as_ptr()
+        ));
+        let b: Box<[i64]> = v.clone().into_boxed_slice();
+        assert!(std::ptr::eq(
+            capture::<Vec<i64>, _, _>(&b, &SITE, "b").as_ptr(),
+            b.as_ptr()
+        ));
+        let bx = Box::new(7_i64);
+        assert_eq!(capture::<i64, _, _>(&bx, &SITE, "bx"), 7);
+        let mut m = v.clone();
+        let mr = &mut m;
+        let p = mr.as_ptr();
+        assert!(std::ptr::eq(
+            capture::<Vec<i64>, _, _>(&mr, &SITE, "mr").as_ptr(),
+            p
+        ));
+        let borrowed: Cow<[i64]> = Cow::Borrowed(&v);
+        assert!(std::ptr::eq(
+            capture::<Vec<i64>, _, _>(&borrowed, &SITE, "c").as_ptr(),
+            v.as_ptr()
+        ));
+        let owned: Cow<[i64]> = Cow::Owned(vec![4, 5]);
+        assert_eq!(&*capture::<Vec<i64>, _, _>(&owned, &SITE, "o"), &[4, 5]);
+        let rr = &&v;
+        assert_eq!(capture::<Vec<i64>, _, _>(&rr, &SITE, "rr").len(), 3);
+        // Through several pointers, and as elements of sequences and tuples.
+        let deep = Arc::new(Box::new(v.clone()));
+        assert!(std::ptr::eq(
+            capture::<Vec<i64>, _, _>(&deep, &SITE, "d").as_ptr(),
+            deep.as_ptr()
+        ));
+        let rows: Vec<Arc<[f64]>> = vec![Arc::from(vec![1.0, 2.0]), Arc::from(vec![3.0])];
+        let s = capture::<Vec<Vec<f64>>, _, _>(&rows, &SITE, "rows");
+        assert!(std::ptr::eq(s[0].as_ptr(), rows[0].as_ptr()));
+        let t = (Rc::new(2.5_f64), Box::new(vec![true]));
+        let (x, bs) = capture::<(f64, Vec<bool>), _, _>(&t, &SITE, "t");
+        assert_eq!((x, bs.to_vec()), (2.5, vec![true]));
+        let shared = Arc::new(Tensor::<f64>::from_vec(vec![1.0, 2.0], &[2]));
+        capture::<Tensor<f64>, _, _>(&shared, &SITE, "shared").set(&SITE, &[1], 9.0);
+        assert_eq!(shared.to_vec(), vec![1.0, 9.0]);
     }
 
     #[test]

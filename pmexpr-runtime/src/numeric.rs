@@ -25,8 +25,8 @@ use crate::tensor::Element;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an element of a value captured by `accelerate!`",
     note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, &[T], [T; N] or Box<[T]> of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>"
+            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
+            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
 )]
 pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType {}
 
@@ -42,6 +42,16 @@ pub trait OpenType {
     /// entry point), else `Err` with the Rust type it stands for, for the message that says why
     /// the site runs on the CPU.
     fn instantiation() -> Result<Number, String>;
+
+    /// Which primitive type it is, for a number or `bool` ([`Scalar::WHICH`]): how `cpu` stores
+    /// the elements of a `scatter` atomically whatever the type the captured values fixed.
+    /// `None` for every other type (the default).
+    fn which() -> Option<Which<Self>>
+    where
+        Self: Sized,
+    {
+        None
+    }
 
     /// The Rust type, as a user would write it (`Vec<(i64, f64)>`; a derived struct shows as the
     /// tuple of its fields in name order).
@@ -103,6 +113,9 @@ macro_rules! open_scalar {
         impl OpenType for $t {
             fn instantiation() -> Result<Number, String> {
                 Ok(<$t as Scalar>::NUMBER)
+            }
+            fn which() -> Option<Which<Self>> {
+                Some(<$t as Scalar>::WHICH)
             }
         }
     )*};

@@ -12,6 +12,7 @@ pub struct Same<A, B> {
     to: fn(A) -> B,
     from: fn(B) -> A,
     slice: for<'a> fn(&'a [A]) -> &'a [B],
+    slice_mut: for<'a> fn(&'a mut [A]) -> &'a mut [B],
     vec_to: fn(Vec<A>) -> Vec<B>,
     vec_from: fn(Vec<B>) -> Vec<A>,
 }
@@ -22,6 +23,7 @@ impl<T> Same<T, T> {
         to: id,
         from: id,
         slice: id_slice,
+        slice_mut: id_slice_mut,
         vec_to: id,
         vec_from: id,
     };
@@ -32,6 +34,10 @@ fn id<T>(x: T) -> T {
 }
 
 fn id_slice<T>(x: &[T]) -> &[T] {
+    x
+}
+
+fn id_slice_mut<T>(x: &mut [T]) -> &mut [T] {
     x
 }
 
@@ -50,6 +56,11 @@ impl<A, B> Same<A, B> {
     #[inline(always)]
     pub fn slice<'a>(&self, a: &'a [A]) -> &'a [B] {
         (self.slice)(a)
+    }
+    /// Elements of `A` as elements of `B`, mutably.
+    #[inline(always)]
+    pub fn slice_mut<'a>(&self, a: &'a mut [A]) -> &'a mut [B] {
+        (self.slice_mut)(a)
     }
     /// Elements of `A` as elements of `B`.
     #[inline(always)]
@@ -87,6 +98,7 @@ mod tests {
         assert_eq!(w.to(7), 7);
         assert_eq!(w.from(-3), -3);
         assert_eq!(w.slice(&[1, 2, 3]), &[1, 2, 3]);
+        assert_eq!(w.slice_mut(&mut [4]), &[4]);
         assert_eq!(w.vec_to(vec![6]), vec![6]);
         assert_eq!(w.vec_from(vec![4, 5]), vec![4, 5]);
     }

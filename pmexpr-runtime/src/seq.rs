@@ -245,15 +245,21 @@ impl<'a, T> Seq<'a, T> {
 
 impl<T: Clone> Seq<'_, T> {
     /// The elements as a `Vec`, without copying when this is the only owner of the whole buffer.
-    pub fn into_vec(mut self) -> Vec<T> {
+    pub fn into_vec(self) -> Vec<T> {
+        self.into_vec_with(<[T]>::to_vec)
+    }
+
+    /// The elements as a `Vec`, without copying when this is the only owner of the whole buffer,
+    /// else the copy that `copy` makes of them (`cpu` copies in parallel).
+    pub fn into_vec_with(mut self, copy: impl FnOnce(&[T]) -> Vec<T>) -> Vec<T> {
         if matches!(self.owner, Some(Owner::Vec(_)))
             && self.unique_whole()
             && let Some(Owner::Vec(data)) = self.owner.take()
         {
-            return Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
+            return Arc::try_unwrap(data).unwrap_or_else(|shared| copy(&shared));
         }
         // The elements stay owned by `self` (and its owner) while they are copied.
-        self.as_slice().to_vec()
+        copy(self.as_slice())
     }
 
     /// Mutable access to the elements, copying them first unless this sequence is their only owner.

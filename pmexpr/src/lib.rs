@@ -39,7 +39,7 @@
 //! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf absi absf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf eqb neqb not int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence` and `tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice tensor_gemm` |
 //! | operators | `+ - * /` on `i64 i32 f64 f32`, `%` on `i64`, `== !=` on numbers and `bool`, `< <= > >=` on numbers, `&& \|\|` on `bool`, `& \| ^` on integers (bitwise) and `bool` (logical, both sides evaluated), `!` on `bool` and integers, `<< >>` on integers by an integer of any type (`>>` arithmetic; the amount masked to the width as a Rust release build does, and a failure at the site in debug mode where a debug build panics: "attempt to shift left with overflow"), unary `-`; resolved by type (`+` on `i64` is `addi`) |
 //! | Rust spellings | `&x` is `x` (values are immutable); `s.len()`, `s.is_empty()`, `x.sqrt()`, `x.exp()`, `x.ln()`, `x.sin()`, `x.cos()`, `x.powf(y)` are `length null sqrt exp log sin cos pow`; `x.abs()` (`absi`/`absf`, wrapping at an integer's `MIN`), `x.min(y)` and `x.max(y)` are Rust's on integers and floats, NaN included; `x as i64` and `x as f64` of `i64 i32 f64 f32 bool` are Rust's casts on every target (sign extension; a float to `i64` truncated and saturated, NaN giving 0; an integer to `f64` rounded to the nearest; `true` is 1); Rust's numeric methods on integers — `count_ones leading_zeros trailing_zeros` (their count as the receiver's type: Rust's `u32`, always in range, is not a type here yet), `reverse_bits swap_bytes rotate_left rotate_right` (the amount an integer of any type, its low bits counted as `n as u32`), `wrapping_add wrapping_sub wrapping_mul wrapping_neg saturating_add saturating_sub saturating_mul signum clamp` — and on floats — `floor ceil round trunc fract signum cbrt exp2 log2 log10 tan asin acos atan atan2 sinh cosh tanh hypot is_nan is_finite to_radians to_degrees mul_add clamp` — with Rust's results (`round` half away from zero, `signum` of ±0.0 is ±1.0 and of NaN NaN, `mul_add` fused, `clamp` with a minimum above the maximum a failure at the site); the math library functions (`cbrt tan asin …`) on the CUDA targets are C's, which may differ from Rust's in the last place; a `match` arm's number pattern (`3 =>`, `1 \| 2 =>`, `0..=9 =>`, `..0 =>`) is the comparison it means, on every backend; a path constant (`f64::INFINITY`, `std::f64::consts::PI`, `i64::MAX`) is captured like a variable |
-//! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper `hist(f, ne, k, is, vs)` |
+//! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper Futhark's `scan(f, ne, s)`, `filter(p, s)`, `scatter(dest, is, vs)`, `hist(f, ne, k, is, vs)`, and `create(n, f)` (Futhark's `tabulate`) counts as one |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
 //!
 //! Integer arithmetic wraps; `divi`, `modi` and `/`, `%` on integers round toward zero.
@@ -61,6 +61,20 @@
 //! sequentially); `is` and `vs` written as `map(g, s)` or `create(n, g)` are not built, `g` is
 //! applied where the value is read. `hist` is a Futhark-class keyword: a CUDA-class site cannot
 //! use it (a well-formedness error).
+//!
+//! `scan(f, ne, s)` is Futhark's inclusive scan: element `i` of the result is `f` over the
+//! elements `0..=i`, starting from `ne` (`scan(addi, 0, [1, 2, 3])` is `[1, 3, 6]`); like `reduce`
+//! it assumes `f` is associative with neutral element `ne`. `filter(p, s)` is the elements of `s`
+//! for which `p` holds, in order. `scatter(dest, is, vs)` is Futhark's: a new sequence equal to
+//! `dest` with `vs[j]` at `is[j]` for every `j`, an index outside `dest` skipped; the indices are
+//! `i64`, `is` and `vs` must have the same length (checked on every target, the failure naming
+//! the site), and no two indices inside `dest` may be equal (which value lands there is
+//! unspecified, as in Futhark: `seq` keeps the later one; debug mode reports them). On `cpu` a
+//! `scan` runs in two parallel passes over chunks of its input, a `filter` is a parallel
+//! compaction, and a `scatter` of numbers writes in parallel; the maps that produce or consume
+//! them are fused (`reduce(addi, 0, filter(p, map(f, s)))` builds no sequence). `create(n, f)`
+//! counts as a Futhark keyword (Futhark's `tabulate`), so `accelerate!(create(n, |i| i * i))` is
+//! a Futhark-class site. All four are Futhark-class: a CUDA-class site cannot use them.
 //!
 //! `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)` is the dense matrix product
 //! `c := alpha · op(a) · op(b) + beta · c` over rank-2 float tensors (`f64` or `f32`), where
@@ -96,7 +110,8 @@
 //! ## Backends: classification and well-formedness
 //!
 //! At compile time every `accelerate!` is classified as in the paper: a site that uses `map`,
-//! `map2`, `reduce`, `flatten` or `hist` belongs to the Futhark backend, one that uses `par_loop` to the
+//! `map2`, `reduce`, `flatten`, `scan`, `filter`, `scatter`, `hist` or `create` belongs to the
+//! Futhark backend, one that uses `par_loop` to the
 //! CUDA backend, counting the keywords of the functions it uses. A site with keywords of both, or
 //! with none, is a compile error. The site must then be *well-formed* for its backend (the paper's
 //! rules, with the reference compiler's messages): Futhark code has no recursion but loops (a
@@ -158,7 +173,8 @@
 //! | PMExpr | Rust |
 //! |---|---|
 //! | `Int`, `Float`, `Bool`, `()` | `i64`, `f64`, `bool`, `()`; beyond the paper `i32`, `f32` |
-//! | `[T]` | `Vec<T>`, `&[T]`, `[T; N]`, `Box<[T]>` (results come back as `Vec<T>`) |
+//! | `[T]` | `Vec<T>`, `[T]`, `[T; N]` (results come back as `Vec<T>`) |
+//! | any of these | held through `&T`, `&mut T` (read), `Box<T>`, `Rc<T>`, `Arc<T>` or `Cow<T>` — `&[T]`, `Box<[T]>`, `Arc<Vec<T>>`, `Cow<[T]>` — and captured through the pointer, without a copy |
 //! | records | tuples, and structs with `#[derive(pmexpr::Record)]` (up to [`MAX_TUPLE`] = 12 fields) |
 //! | `Tensor[T]` | [`Tensor<T>`](Tensor) of `i64`, `f64`, `i32` or `f32`, rank at most [`MAX_RANK`] |
 //!
@@ -218,6 +234,12 @@
 //! A struct's fields have PMExpr types (numbers, `bool`, tuples, `Vec<T>`, `Tensor<T>`, other
 //! derived structs); it has no generic parameters, at least one and at most [`MAX_TUPLE`] (12) fields.
 //!
+//! **Type aliases.** With the build hook, a type alias of the crate without generic parameters
+//! (`type Real = f64;`, `type Trail = Vec<(Real, Real)>;`) means its type wherever a site writes
+//! a type and in a derived struct's fields. Like functions and structs, a test's or example's own
+//! aliases and structs are seen only by its sites. An alias of a type PMExpr does not have
+//! (`type Index = HashMap<String, usize>;`) is an error where a site names it, saying so.
+//!
 //! ## Targets
 //!
 //! | target | what runs | chosen by |
@@ -246,8 +268,9 @@
 //! backends make: every nested sequence is regular (all inner sequences of the same length); no
 //! two iterations of a `par_loop` write the same tensor element, and none reads an element that
 //! another writes (every element each iteration touches is recorded for the call, views
-//! included); the neutral element of `reduce` and `hist` is neutral for every element (for
-//! `hist`, every value that lands in a bin) on both sides, and the operator is associative on
+//! included); no two indices of a `scatter` inside its destination are equal; the neutral element
+//! of `reduce`, `scan` and `hist` is neutral for every element (for `hist`, every value that lands
+//! in a bin) on both sides, and the operator is associative on
 //! every consecutive triple of elements and on `n` more triples drawn with a fixed seed (all n³
 //! triples would change the complexity; this costs about 6n calls of the operator; floats compare
 //! within a relative 1e-9, `f32` within 1e-5). A failure names the tensor and two

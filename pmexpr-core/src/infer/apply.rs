@@ -168,11 +168,11 @@ impl Infer<'_> {
         let total = args.len();
         for (i, arg) in args.iter_mut().enumerate() {
             let ta = self.expr(arg);
-            let (param, result) = match self.find(&tf) {
+            let (param, result) = match self.find_owned(tf) {
                 Type::Arrow(a, b) => (*a, *b),
                 Type::Var(v) if matches!(self.vars[v.0 as usize].kind, Kind::Any) => {
                     let (a, b) = (self.fresh(), self.fresh());
-                    let _ = self.unify(&tf, &Type::arrow(a.clone(), b.clone()));
+                    let _ = self.unify(&Type::Var(v), &Type::arrow(a.clone(), b.clone()));
                     (a, b)
                 }
                 other => {

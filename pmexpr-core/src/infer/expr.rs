@@ -320,7 +320,15 @@ impl Infer<'_> {
                     let _ = self.constrain(ix, Kind::IntNum);
                 }
                 let name = format!("`{}`", kw.name());
-                self.apply(&name, span, Type::arrows(ps, r), args, None)
+                let before = self.errors.len();
+                let t = self.apply(&name, span, Type::arrows(ps, r), args, None);
+                // A mismatched argument: what the keyword takes.
+                for err in &mut self.errors[before..] {
+                    if err.help.is_none() && err.message.contains(&format!("argument of {name}")) {
+                        err.help = Some(kw.parameters().into());
+                    }
+                }
+                t
             }
             // Made by the optimizer, after inference: it keeps its type.
             ExprKind::Soac(_) => e.ty.clone(),

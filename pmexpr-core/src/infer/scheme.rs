@@ -14,7 +14,7 @@ impl Infer<'_> {
     /// The variables of `types` to quantify: those created inside the binding, unconstrained, and
     /// not reachable from a constrained variable (a tuple known only by its fields stays
     /// monomorphic, and so do the types of those fields). Each shared part is visited once.
-    pub(super) fn generalize(&self, types: &[Type]) -> Vec<TyVar> {
+    pub(super) fn generalize(&mut self, types: &[Type]) -> Vec<TyVar> {
         let mut walk = Generalizable::default();
         for t in types {
             self.collect_generalizable(t, false, &mut walk);
@@ -29,16 +29,35 @@ impl Infer<'_> {
         out
     }
 
-    fn collect_generalizable(&self, t: &Type, pinned_here: bool, walk: &mut Generalizable) {
+    /// The walk of [`Self::generalize`]. Chains of bindings are compressed as they are followed:
+    /// `f_i = |y| f_(i-1)(y)` binds each parameter to the next, and walking the chain again at
+    /// each of k bindings cost k².
+    fn collect_generalizable(&mut self, t: &Type, pinned_here: bool, walk: &mut Generalizable) {
         match t {
             Type::Var(v) => {
                 if !walk.seen.insert((*v, pinned_here)) {
                     return;
                 }
-                let info = &self.vars[v.0 as usize];
-                if let Some(b) = &info.binding {
-                    return self.collect_generalizable(b, pinned_here, walk);
+                self.compress(t);
+                let i = v.0 as usize;
+                match &self.vars[i].binding {
+                    Some(Type::Var(w)) => {
+                        let w = Type::Var(*w);
+                        return self.collect_generalizable(&w, pinned_here, walk);
+                    }
+                    Some(_) => {
+                        // Taken out while its parts are walked (the occurs check keeps `v` out
+                        // of them), so that the walk can compress the chains inside.
+                        let b = self.vars[i].binding.take();
+                        if let Some(b) = &b {
+                            self.collect_generalizable(b, pinned_here, walk);
+                        }
+                        self.vars[i].binding = b;
+                        return;
+                    }
+                    None => {}
                 }
+                let info = &self.vars[i];
                 match &info.kind {
                     Kind::Any if pinned_here => {
                         walk.pinned.insert(*v);
@@ -50,11 +69,16 @@ impl Infer<'_> {
                     | Kind::Bits
                     | Kind::IntNum
                     | Kind::FloatNum => {}
-                    Kind::Record(fs) => {
+                    Kind::Record(_) => {
                         if walk.pinned.insert(*v) {
-                            for t in fs.values() {
-                                self.collect_generalizable(t, true, walk);
+                            // Taken out likewise (a field cannot hold the record itself).
+                            let kind = std::mem::replace(&mut self.vars[i].kind, Kind::Any);
+                            if let Kind::Record(fs) = &kind {
+                                for t in fs.values() {
+                                    self.collect_generalizable(t, true, walk);
+                                }
                             }
+                            self.vars[i].kind = kind;
                         }
                     }
                 }

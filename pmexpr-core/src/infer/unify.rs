@@ -50,7 +50,13 @@ impl Infer<'_> {
 
     /// Follows bindings at the top of a type.
     pub(super) fn find(&self, t: &Type) -> Type {
-        let mut t = t.clone();
+        self.find_owned(t.clone())
+    }
+
+    /// [`Self::find`] of a type the caller gives up: it is copied only where a variable's
+    /// binding replaces it (peeling k parameters off a function's type copied the rest of its
+    /// type k times).
+    pub(super) fn find_owned(&self, mut t: Type) -> Type {
         while let Type::Var(v) = t {
             match &self.vars[v.0 as usize].binding {
                 Some(b) => t = b.clone(),

@@ -1,4 +1,6 @@
-//! Counted loops' facts: `par_loop(n, f)`, `seq_loop(n, f)` and `seq_loop_acc(acc, n, f)`.
+//! Counted loops' facts: `par_loop(n, f)`, `seq_loop(n, f)` and `seq_loop_acc(acc, n, f)`, and a
+//! `foldl` over the positions themselves, `foldl(f, acc, create(n, |k| k))` ([`counted_fold`]),
+//! which is `seq_loop_acc(acc, n, f)` after `create`'s check of `n`.
 //!
 //! **Windows** (bounds checks hoisted out of loops): a loop whose body reads or writes
 //! `t[e1, …, k, …]` — `t` and the other indices fixed for the loop (variables bound outside it,
@@ -41,7 +43,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Expr, ExprKind, Lit, NodeId, Param, VarId};
+use crate::ast::{Expr, ExprKind, Form, Lit, NodeId, Param, Soac, Source, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::{TyVar, Type};
@@ -165,16 +167,20 @@ pub fn loops<'a>(
     let mut out = HashMap::new();
     for e in std::iter::once(e).chain(more) {
         e.walk(&mut |x| {
-            let ExprKind::Keyword { kw, args } = &x.kind else {
-                return;
-            };
-            let (f, arity) = match kw {
-                Keyword::ParLoop | Keyword::SeqLoop => (&args[1], 1),
-                Keyword::SeqLoopAcc => (&args[2], 2),
+            let (f, arity, par) = match &x.kind {
+                ExprKind::Keyword { kw, args } => match kw {
+                    Keyword::ParLoop => (&args[1], 1, true),
+                    Keyword::SeqLoop => (&args[1], 1, false),
+                    Keyword::SeqLoopAcc => (&args[2], 2, false),
+                    _ => return,
+                },
+                ExprKind::Soac(s) => match counted_fold(s) {
+                    Some(f) => (f, 2, false),
+                    None => return,
+                },
                 _ => return,
             };
             let accesses = windowed_accesses(f, arity);
-            let par = *kw == Keyword::ParLoop;
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
                 grid: if par { grid(f) } else { None },
@@ -187,6 +193,22 @@ pub fn loops<'a>(
         });
     }
     out
+}
+
+/// The function of a `foldl` over the positions `0..n` themselves (`foldl(f, acc, create(n, |k| k))`,
+/// no map between): a counted loop like `seq_loop_acc(acc, n, f)`, whose facts it gets.
+pub fn counted_fold(s: &Soac) -> Option<&Expr> {
+    let (Form::Foldl { f, .. }, [input]) = (&s.form, &s.inputs[..]) else {
+        return None;
+    };
+    let Source::Range { g, .. } = &input.source else {
+        return None;
+    };
+    let ExprKind::Lam { params, body } = &g.kind else {
+        return None;
+    };
+    let identity = matches!((&params[..], &body.kind), ([k], ExprKind::Var { ident, .. }) if ident.id == k.ident.id);
+    (identity && input.stages.is_empty()).then_some(f)
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;

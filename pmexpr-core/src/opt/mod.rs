@@ -35,7 +35,7 @@ use crate::mono::Mono;
 use crate::types::{TyVar, Type};
 
 pub use self::ids::Ids;
-pub use self::loops::{Access, Grid, LoopFacts, SeqRead};
+pub use self::loops::{Access, Grid, LoopFacts, SeqRead, counted_fold};
 pub use self::rows::Rows;
 
 /// A site's program, optimized.

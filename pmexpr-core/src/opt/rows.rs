@@ -150,7 +150,7 @@ fn map_of_rows<'e>(
 /// Whether the function of a map of rows (`body`, whose fill is node `fill`) is a few operations
 /// per row element: no loop, no call of a function, no keyword but the fill, and no intrinsic
 /// that builds a sequence.
-fn cheap(body: &Expr, fill: NodeId) -> bool {
+pub(super) fn cheap(body: &Expr, fill: NodeId) -> bool {
     use crate::intrinsics::Intrinsic::*;
     let mut ok = true;
     body.walk(&mut |e| match &e.kind {

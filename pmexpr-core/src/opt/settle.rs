@@ -36,7 +36,7 @@ pub fn settled(e: &Expr, ids: &mut Ids) -> HashMap<NodeId, Expr> {
                         Source::Range { g, .. } => infallible(g),
                         Source::Seq(_) | Source::Flat(_) => true,
                     };
-                    (made && input.maps.iter().all(infallible)).then_some(f)
+                    (made && input.stages.iter().all(|s| infallible(s.func()))).then_some(f)
                 }
                 _ => None,
             },

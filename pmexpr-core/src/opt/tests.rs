@@ -6,7 +6,7 @@ use quote::quote;
 
 use super::ids::first_duplicate;
 use super::{Facts, Ids, fuse, inline, loops, rows, settle};
-use crate::ast::{Expr, ExprKind, Form, Soac, Source};
+use crate::ast::{Expr, ExprKind, Form, Soac, Source, Stage};
 use crate::intrinsics::Keyword;
 use crate::mono::Mono;
 
@@ -62,6 +62,9 @@ fn shape(s: &Soac) -> String {
         Form::Reduce { f: Some(_), .. } => "reduce2",
         Form::Foldl { .. } => "foldl",
         Form::Hist { .. } => "hist",
+        Form::Scan { post, .. } if post.is_empty() => "scan",
+        Form::Scan { .. } => "scan+post",
+        Form::Scatter { .. } => "scatter",
     };
     let inputs: Vec<String> = s
         .inputs
@@ -72,7 +75,13 @@ fn shape(s: &Soac) -> String {
                 Source::Range { .. } => "range",
                 Source::Flat(_) => "flat",
             };
-            format!("{src}+{}", i.maps.len())
+            let stages: String = (i.stages.iter())
+                .map(|s| match s {
+                    Stage::Map(_) => 'm',
+                    Stage::Filter(_) => 'f',
+                })
+                .collect();
+            format!("{src}+{}", stages.len()) + if stages.contains('f') { &stages } else { "" }
         })
         .collect();
     format!("{form}({})", inputs.join(", "))
@@ -194,6 +203,118 @@ fn fuse_absorbs_producers_into_consumers() {
     assert_eq!(
         shapes(quote!(map(|r| length(r), map(|x| [x, x], s)))),
         ["map(seq+1)", "map(seq+1)"]
+    );
+}
+
+/// `scan`, `filter` and `scatter`: one rule per producer and per consumer. A `filter` is a stage
+/// of a stream (`map`, `filter`, `reduce`, `scan` read one), a `scan` absorbs the maps that
+/// consume it, `scatter` reads by ranges as `hist` does.
+#[test]
+fn fuse_scan_filter_and_scatter() {
+    assert_eq!(
+        shapes(quote!(scan(addi, 0, map(|x| x * 2, s)))),
+        ["scan(seq+1)"]
+    );
+    assert_eq!(
+        shapes(quote!(map(
+            |y| y + 1,
+            map(|y| y * 3, scan(addi, 0, create(n, |i| i)))
+        ))),
+        ["scan+post(range+0)"]
+    );
+    // `reduce(op, ne, filter(p, map(f, s)))` builds no sequence.
+    assert_eq!(
+        shapes(quote!(reduce(
+            addi,
+            0,
+            filter(|y| y > 0, map(|x| x - 5, s))
+        ))),
+        ["reduce(seq+2mf)"]
+    );
+    assert_eq!(
+        shapes(quote!(map(|y| y + 1, filter(|y| y > 0, map(|x| x - 5, s))))),
+        ["map(seq+3mfm)"]
+    );
+    assert_eq!(
+        shapes(quote!(filter(|y| y > 0, create(n, |i| i - 5)))),
+        ["map(range+1f)"]
+    );
+    assert_eq!(
+        shapes(quote!(scan(addi, 0, filter(|y| y > 0, s)))),
+        ["scan(seq+1f)"]
+    );
+    assert_eq!(
+        shapes(quote!(scatter(
+            d,
+            create(n, |i| n - 1 - i),
+            map(|v| v * 2, vs)
+        ))),
+        ["scatter(range+0, seq+1)"]
+    );
+    // Where positions must line up (`map2`, `hist`, `scatter`) or are counted (`foldl`), a filter
+    // is built; so is a scan that a filter consumes.
+    assert_eq!(
+        shapes(quote!(map2(|x, y| x + y, filter(|x| x > 0, a), b))),
+        ["map2(seq+0, seq+0)", "map(seq+1f)"]
+    );
+    assert_eq!(
+        shapes(quote!(hist(addi, 0, k, is, filter(|v| v > 0, vs)))),
+        ["hist(seq+0, seq+0)", "map(seq+1f)"]
+    );
+    assert_eq!(
+        shapes(quote!(foldl(addi, 0, filter(|v| v > 0, vs)))),
+        ["foldl(seq+0)", "map(seq+1f)"]
+    );
+    assert_eq!(
+        shapes(quote!(map(|y| y + 1, filter(|y| y > 0, scan(addi, 0, s))))),
+        ["map(seq+2fm)", "scan(seq+0)"]
+    );
+}
+
+/// Which inputs are cheap to read twice: a sequence, a few operations, an intrinsic; not a loop,
+/// a call, a transcendental function or a long function.
+#[test]
+fn fuse_says_which_inputs_are_cheap() {
+    let cheap = |tokens: TokenStream| -> Vec<bool> {
+        let (e, _, _) = passes(tokens);
+        soacs(&e)
+            .into_iter()
+            .flat_map(|s| s.inputs.iter().map(|i| i.cheap))
+            .collect()
+    };
+    assert_eq!(cheap(quote!(scan(addi, 0, s))), [true]);
+    assert_eq!(cheap(quote!(scan(addi, 0, map(|x| x * x + 1, s)))), [true]);
+    assert_eq!(cheap(quote!(filter(|x| x > 0, map(negi, s)))), [true]);
+    assert_eq!(
+        cheap(quote!(scan(addi, 0, create(n, |i| s[i] * 2)))),
+        [true]
+    );
+    assert_eq!(cheap(quote!(scan(addf, 0.0, map(|x| sin(x), fs)))), [false]);
+    assert_eq!(
+        cheap(quote!(scan(
+            addi,
+            0,
+            map(|x| foldl(addi, x, create(3, |j| j)), s)
+        ))),
+        [false, true]
+    );
+    assert_eq!(
+        cheap(quote!({
+            let f = |x| x + 1;
+            filter(|x| x > 0, map(f, s))
+        })),
+        [false]
+    );
+    assert_eq!(
+        cheap(quote!(scan(
+            addi,
+            0,
+            map(
+                |x| x * x * x * x * x * x * x * x * x * x * x * x * x * x * x * x + 1,
+                s
+            )
+        ))),
+        [false]
     );
 }
 
@@ -506,4 +627,29 @@ fn loops_find_the_reads_one_check_proves_in_range() {
         + s[k]
         + seq_loop_acc(0, m, |a, j| a + j))));
     assert!(facts.loops.get(&e.id).is_none_or(|l| l.reads.is_empty()));
+}
+
+#[test]
+fn a_fold_over_positions_is_a_counted_loop() {
+    // `foldl(f, acc, create(n, |k| k))` gets the facts of `seq_loop_acc(acc, n, f)`: the row
+    // `t[1, ·]` and the reads of `s` at `k` and `k + 1`.
+    let (e, facts, names) = passes(quote!(foldl(
+        |acc, k| acc + s[k] * s[k + 1] + tensor_get(t, [1, k]),
+        0,
+        create(n, |k| k)
+    )));
+    let l = &facts.loops[&e.id];
+    let reads: Vec<(String, i64)> = (l.reads.iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    assert_eq!(reads, [("s".to_string(), 0), ("s".to_string(), 1)]);
+    assert_eq!(l.accesses.len(), 1);
+    // Positions through a function, or a map between: not a counted loop.
+    for e in [
+        quote!(foldl(|acc, k| acc + s[k], 0, create(n, |k| k + 1))),
+        quote!(foldl(|acc, k| acc + s[k], 0, map(|k| k, create(n, |k| k)))),
+    ] {
+        let (e, facts, _) = passes(e);
+        assert!(!facts.loops.contains_key(&e.id), "{e:?}");
+    }
 }

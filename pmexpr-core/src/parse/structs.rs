@@ -98,7 +98,7 @@ impl Parser<'_> {
                 Ok(ann) => ann,
                 Err(e) => {
                     self.errors
-                        .push(Error::new(span(t), e.message()).help(DERIVE_HELP));
+                        .push(Error::new(span(t), e.message()).help(e.help()));
                     TypeAnn::Infer
                 }
             },
@@ -123,7 +123,7 @@ impl Parser<'_> {
             Ok(_) => StructFields::Failed,
             Err(e) => {
                 self.errors
-                    .push(Error::new(span(path), e.message()).help(DERIVE_HELP));
+                    .push(Error::new(span(path), e.message()).help(e.help()));
                 StructFields::Failed
             }
         }
@@ -263,17 +263,13 @@ enum StructFields {
     Failed,
 }
 
-/// How to make a struct a PMExpr record.
-const DERIVE_HELP: &str =
-    "add `#[derive(pmexpr::Record)]` to a struct with named fields to use it inside `accelerate!`";
-
 /// A struct name in a site of a crate without the build hook, which alone tells `accelerate!` the
 /// crate's derived structs.
 fn no_hook_record(name: &str, at: SpanRange) -> Error {
     Error::new(
         at,
         format!(
-            "`{name}` is not a PMExpr type, and `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs: this crate has no pmexpr build hook"
+            "`{name}` is not a PMExpr type, and `accelerate!` cannot see `#[derive(pmexpr::Record)]` structs or type aliases: this crate has no pmexpr build hook"
         ),
     )
     .help(crate::error::ADD_HOOK_HELP)

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::{ItemKind, Registry, RegistryItem, SiteSource};
 
 /// The first line of the text format; the number changes with the format.
-const FORMAT_HEADER: &str = "pmexpr-registry 2";
+const FORMAT_HEADER: &str = "pmexpr-registry 3";
 
 /// The last line of the text format (and of the CUDA manifest's).
 pub(crate) const END: &str = "end";
@@ -21,6 +21,7 @@ impl ItemKind {
         match self {
             ItemKind::Fn => "fn",
             ItemKind::Record => "record",
+            ItemKind::Alias => "alias",
         }
     }
 }
@@ -55,12 +56,12 @@ impl Registry {
         let mut registry = Registry::default();
         read_entries(text, FORMAT_HEADER, "registry", |reader, entry| {
             match (entry.tag, entry.numbers.as_slice()) {
-                ("fn" | "record", &[line, column, name, file, source]) => {
+                ("fn" | "record" | "alias", &[line, column, name, file, source]) => {
                     registry.items.push(RegistryItem {
-                        kind: if entry.tag == "fn" {
-                            ItemKind::Fn
-                        } else {
-                            ItemKind::Record
+                        kind: match entry.tag {
+                            "fn" => ItemKind::Fn,
+                            "record" => ItemKind::Record,
+                            _ => ItemKind::Alias,
                         },
                         name: reader.field(name)?.to_owned(),
                         file: reader.field(file)?.to_owned(),

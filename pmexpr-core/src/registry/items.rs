@@ -1,11 +1,11 @@
-//! The items of a source file that the registry records: `#[pmexpr]` functions and
-//! `#[derive(pmexpr::Record)]` structs, found in a file's syntax tree (nested inline modules
+//! The items of a source file that the registry records: `#[pmexpr]` functions,
+//! `#[derive(pmexpr::Record)]` structs and type aliases without generic parameters, found in a file's syntax tree (nested inline modules
 //! included) and kept as Rust text without attributes or visibility.
 
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
-use syn::{Attribute, FnArg, Item, ItemFn, ItemStruct, Token, Visibility};
+use syn::{Attribute, FnArg, Item, ItemFn, ItemStruct, ItemType, Token, Visibility};
 
 use super::{ItemKind, RegistryItem};
 
@@ -37,8 +37,8 @@ pub fn parse_source<R>(
     })
 }
 
-/// Collects the `#[pmexpr]` functions and `Record` structs of a parsed file, in nested inline
-/// modules too (not inside function bodies or impl blocks). `file` is the path that the items
+/// Collects the `#[pmexpr]` functions, `Record` structs and non-generic type aliases of a parsed
+/// file, in nested inline modules too (not inside function bodies or impl blocks). `file` is the path that the items
 /// record; `locate` turns the span of an item's name into its 1-based (line, column), which
 /// only the caller can do (it depends on where the tokens were parsed).
 pub fn collect_items(
@@ -64,6 +64,9 @@ fn collect_in(
             }
             Item::Struct(s) if s.attrs.iter().any(derives_record) => {
                 (ItemKind::Record, &s.ident, struct_source(s))
+            }
+            Item::Type(t) if t.generics.params.is_empty() => {
+                (ItemKind::Alias, &t.ident, alias_source(t))
             }
             Item::Mod(m) => {
                 if let Some((_, content)) = &m.content {
@@ -123,6 +126,14 @@ fn fn_source(f: &ItemFn) -> String {
     f.to_token_stream().to_string()
 }
 
+/// A type alias as text, without visibility or attributes.
+fn alias_source(t: &ItemType) -> String {
+    let mut t = t.clone();
+    t.attrs.clear();
+    t.vis = Visibility::Inherited;
+    t.to_token_stream().to_string()
+}
+
 /// A struct as text, without visibility or attributes (on the struct and its fields).
 fn struct_source(s: &ItemStruct) -> String {
     let mut s = s.clone();
@@ -154,6 +165,9 @@ mod tests {
             mod m { mod n { #[::pmexpr::pmexpr] fn deep() {} } }
             #[cfg(test)] fn f() { #[pmexpr] fn inside_body_skipped() {} }
             #[x::pmexpr] fn not_ours() {}
+            /// An alias.
+            pub type Real = f64;
+            type Generic<T> = Vec<T>;
         ";
         let items =
             parse_source(text, |_, ast| collect_items(ast, "src/lib.rs", &|_| (1, 1))).unwrap();
@@ -164,9 +178,11 @@ mod tests {
                 (ItemKind::Fn, "g"),
                 (ItemKind::Record, "P"),
                 (ItemKind::Record, "T"),
-                (ItemKind::Fn, "deep")
+                (ItemKind::Fn, "deep"),
+                (ItemKind::Alias, "Real")
             ]
         );
+        assert_eq!(items[4].source, "type Real = f64 ;");
         assert_eq!(items[0].source, "fn g (x : i64) -> i64 { addi (x , 1) }");
         assert_eq!(items[1].source, "struct P { x : i64 , y : f64 }");
         assert_eq!(items[2].source, "struct T (i64) ;");

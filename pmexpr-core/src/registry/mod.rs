@@ -21,12 +21,14 @@
 //! header-like lines or any Unicode.
 //!
 //! ```text
-//! pmexpr-registry 2
+//! pmexpr-registry 3
 //! fn <line> <column> <name-bytes> <file-bytes> <source-bytes>
 //! <name>
 //! <file>
 //! <source>
 //! record <line> <column> <name-bytes> <file-bytes> <source-bytes>
+//! …
+//! alias <line> <column> <name-bytes> <file-bytes> <source-bytes>
 //! …
 //! site <line> <column> <file-bytes> <key-bytes> <tokens-bytes>
 //! <file>
@@ -57,9 +59,12 @@ pub enum ItemKind {
     Fn,
     /// A struct with `#[derive(pmexpr::Record)]`.
     Record,
+    /// A type alias without generic parameters (`type Real = f64;`): inside `accelerate!` it
+    /// means the type it names, where that is a PMExpr type.
+    Alias,
 }
 
-/// A `#[pmexpr]` function or a `Record` struct found in the sources.
+/// A `#[pmexpr]` function, a `Record` struct or a type alias found in the sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryItem {
     /// What the item declares.
@@ -122,7 +127,7 @@ impl RegistryItem {
 /// written file only changes when the sources do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Registry {
-    /// The `#[pmexpr]` functions and `Record` structs.
+    /// The `#[pmexpr]` functions, `Record` structs and type aliases.
     pub items: Vec<RegistryItem>,
     /// The `accelerate!` sites.
     pub sites: Vec<SiteSource>,
@@ -176,10 +181,7 @@ impl Registry {
         self.items
             .iter()
             .filter(|i| i.kind == ItemKind::Fn)
-            .filter(|i| match file {
-                Some(f) if is_crate_of_its_own(&i.file) => f.ends_with(&i.file),
-                _ => true,
-            })
+            .filter(|i| seen_from(i, file))
             .map(|i| crate::site::PreludeItem {
                 name: i.name.clone(),
                 location: i.location(),
@@ -188,15 +190,25 @@ impl Registry {
             .collect()
     }
 
-    /// The `Record` structs as record definitions. A struct that cannot be a record is left out:
-    /// its derive reports why, at its tokens.
+    /// The `Record` structs as record definitions, with the crate's type aliases: all of them.
     pub fn records(&self) -> crate::record::Records {
+        self.records_for(None)
+    }
+
+    /// The `Record` structs and type aliases that a site in `file` sees, scoped as
+    /// [`Registry::prelude_for`] scopes functions (a test file's struct is not another test's).
+    /// A struct that cannot be a record is left out: its derive reports why, at its tokens. An
+    /// alias of a type that is not a PMExpr type is kept as such, for the message where a site
+    /// names it.
+    pub fn records_for(&self, file: Option<&Path>) -> crate::record::Records {
+        let parsed =
+            |i: &RegistryItem| -> Option<proc_macro2::TokenStream> { i.source.parse().ok() };
         let defs = self
             .items
             .iter()
-            .filter(|i| i.kind == ItemKind::Record)
+            .filter(|i| i.kind == ItemKind::Record && seen_from(i, file))
             .filter_map(|i| {
-                let tokens: proc_macro2::TokenStream = i.source.parse().ok()?;
+                let tokens = parsed(i)?;
                 let def = crate::parse::nesting::with_parse_stack(&tokens, || {
                     let item = syn::parse2::<syn::ItemStruct>(tokens.clone()).ok()?;
                     crate::parse::record_def(&item, &i.location()).ok()
@@ -204,7 +216,25 @@ impl Registry {
                 def.ok().flatten()
             })
             .collect();
-        crate::record::Records::new(defs)
+        let aliases = self
+            .items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Alias && seen_from(i, file))
+            .filter_map(|i| {
+                let tokens = parsed(i)?;
+                let def = crate::parse::nesting::with_parse_stack(&tokens, || {
+                    let item = syn::parse2::<syn::ItemType>(tokens.clone()).ok()?;
+                    Some(crate::record::AliasDef {
+                        name: item.ident.to_string(),
+                        ty: crate::parse::parse_field_type(&item.ty)
+                            .map_err(|_| quote::ToTokens::to_token_stream(&item.ty).to_string()),
+                        location: i.location(),
+                    })
+                });
+                def.ok().flatten()
+            })
+            .collect();
+        crate::record::Records::new(defs).with_aliases(aliases)
     }
 
     fn find(&self, kind: ItemKind, name: &str) -> Vec<&RegistryItem> {
@@ -213,6 +243,21 @@ impl Registry {
             .filter(|item| item.kind == kind && item.name == name)
             .collect()
     }
+}
+
+/// Whether a site or function in `file` (`None`: anywhere) sees `item`: an item in a crate of its
+/// own only from that file.
+fn seen_from(item: &RegistryItem, file: Option<&Path>) -> bool {
+    match file {
+        Some(f) if is_crate_of_its_own(&item.file) => f.ends_with(&item.file),
+        _ => true,
+    }
+}
+
+/// Whether a site's file is a crate of its own, whose own items it sees beside the others':
+/// the key under which sites share what they see.
+pub fn own_crate_key(file: &str) -> Option<&str> {
+    is_crate_of_its_own(file).then_some(file)
 }
 
 /// Whether a package-relative file is the root of a crate of its own that no other file

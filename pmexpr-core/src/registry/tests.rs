@@ -65,6 +65,13 @@ fn round_trip_awkward_sources() {
             ),
             item(ItemKind::Fn, "h", "src/lib.rs", 9, ""),
             item(ItemKind::Fn, "crlf", "src/lib.rs", 12, "a\r\nb\n\n\n"),
+            item(
+                ItemKind::Alias,
+                "Real",
+                "src/lib.rs",
+                14,
+                "type Real = f64 ;",
+            ),
         ],
         vec![
             site("src/lib.rs", 7, 13, "x + 1"),
@@ -73,7 +80,7 @@ fn round_trip_awkward_sources() {
         ],
     );
     let text = registry.to_text();
-    assert!(text.starts_with("pmexpr-registry 2\n"));
+    assert!(text.starts_with("pmexpr-registry 3\n"));
     assert_eq!(Registry::from_text(&text), Ok(registry));
 }
 
@@ -104,7 +111,7 @@ fn from_text_rejects_damaged_files() {
         assert!(Registry::from_text(&text[..cut]).is_err(), "cut at {cut}");
     }
     assert!(Registry::from_text(&text.replace("fn 3", "fn x")).is_err());
-    assert!(Registry::from_text(&text.replace("registry 2", "registry 1")).is_err());
+    assert!(Registry::from_text(&text.replace("registry 3", "registry 2")).is_err());
     assert!(Registry::from_text(&text.replace(" 4\n", " 99\n")).is_err());
     assert!(Registry::from_text(&format!("{text}more")).is_err());
     assert!(Registry::from_text(&text.replace("fn 3", "enum 3")).is_err());
@@ -206,4 +213,48 @@ fn a_test_or_example_file_keeps_its_functions_to_itself() {
     assert_eq!(seen("examples/b.rs"), 3);
     assert_eq!(seen("src/lib.rs"), 2);
     assert_eq!(registry.prelude().len(), 4);
+}
+
+#[test]
+fn a_test_file_keeps_its_structs_and_aliases_to_itself() {
+    let registry = Registry::new(
+        vec![
+            item(
+                ItemKind::Record,
+                "B",
+                "tests/a.rs",
+                1,
+                "struct B { x : i64 }",
+            ),
+            item(
+                ItemKind::Record,
+                "B",
+                "tests/b.rs",
+                1,
+                "struct B { y : f64 }",
+            ),
+            item(ItemKind::Alias, "R", "tests/a.rs", 2, "type R = f64 ;"),
+            item(ItemKind::Alias, "R", "tests/b.rs", 2, "type R = i64 ;"),
+            item(
+                ItemKind::Alias,
+                "L",
+                "src/lib.rs",
+                2,
+                "type L = Vec < R > ;",
+            ),
+        ],
+        Vec::new(),
+    );
+    use crate::types::TypeAnn;
+    let a = registry.records_for(Some(Path::new("tests/a.rs")));
+    assert_eq!(
+        a.expand("B").unwrap(),
+        TypeAnn::Record(vec![("x".into(), TypeAnn::Int)])
+    );
+    assert_eq!(a.expand("R").unwrap(), TypeAnn::Float);
+    let b = registry.records_for(Some(Path::new("/pkg/tests/b.rs")));
+    assert_eq!(b.expand("L").unwrap(), TypeAnn::Seq(Box::new(TypeAnn::Int)));
+    // Seen from everywhere, the two are ambiguous.
+    assert!(registry.records().expand("B").is_err());
+    assert!(registry.records().expand("R").is_err());
 }

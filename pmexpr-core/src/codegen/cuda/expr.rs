@@ -453,15 +453,20 @@ impl<'a> Gen<'a> {
                     &callee,
                 )
             }
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Flatten | Keyword::Hist => {
-                unsupported(
-                    e.span,
-                    format!(
-                        "`{}` in CUDA code (a Futhark-class keyword: use a separate `accelerate!`)",
-                        kw.name()
-                    ),
-                )
-            }
+            Keyword::Map
+            | Keyword::Map2
+            | Keyword::Reduce
+            | Keyword::Flatten
+            | Keyword::Scan
+            | Keyword::Filter
+            | Keyword::Scatter
+            | Keyword::Hist => unsupported(
+                e.span,
+                format!(
+                    "`{}` in CUDA code (a Futhark-class keyword: use a separate `accelerate!`)",
+                    kw.name()
+                ),
+            ),
         }
     }
 

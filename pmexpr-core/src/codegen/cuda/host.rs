@@ -107,10 +107,11 @@ impl<'a> Gen<'a> {
     /// The functions (extracted definitions) whose value refers to a definition.
     pub(super) fn refs(&self, e: &Expr) -> Vec<VarId> {
         let mut out = Vec::new();
+        let mut seen = HashSet::new();
         e.walk(&mut |x| {
             if let ExprKind::Var { ident, .. } = &x.kind
                 && self.defs.contains_key(&ident.id)
-                && !out.contains(&ident.id)
+                && seen.insert(ident.id)
             {
                 out.push(ident.id);
             }
@@ -136,31 +137,31 @@ impl<'a> Gen<'a> {
     /// Finds the host code: the accelerated binding and the functions it calls (or passes to a
     /// sequential loop) that launch kernels; the `par_loop`s in them become kernels.
     pub(super) fn host_analysis(&mut self, accelerated: &'a Def) -> Result<HostAnalysis<'a>> {
-        // The definitions that contain a `par_loop`, directly or through what they reference.
-        let mut launching: HashSet<VarId> = self
+        // The definitions that contain a `par_loop`, directly or through what they reference:
+        // a worklist over the references reversed (each definition walked once; repeating the
+        // walk of every definition until nothing changed cost k² on a chain of k).
+        let mut referrers: HashMap<VarId, Vec<VarId>> = HashMap::new();
+        for id in &self.order {
+            for r in self.refs(&self.defs[id].value) {
+                referrers.entry(r).or_default().push(*id);
+            }
+        }
+        let mut todo: Vec<VarId> = self
             .order
             .iter()
             .copied()
             .filter(|id| has_launch(&self.defs[id].value))
             .collect();
-        loop {
-            let more: Vec<VarId> = self
-                .order
-                .iter()
-                .copied()
-                .filter(|id| !launching.contains(id))
-                .filter(|id| {
-                    self.refs(&self.defs[id].value)
-                        .iter()
-                        .any(|r| launching.contains(r))
-                })
-                .collect();
-            if more.is_empty() {
-                break;
+        let mut launching: HashSet<VarId> = todo.iter().copied().collect();
+        while let Some(id) = todo.pop() {
+            for r in referrers.get(&id).into_iter().flatten() {
+                if launching.insert(*r) {
+                    todo.push(*r);
+                }
             }
-            launching.extend(more);
         }
         let mut functions = vec![accelerated.ident.id];
+        let mut listed: HashSet<VarId> = functions.iter().copied().collect();
         let mut loops = Vec::new();
         let mut host_refs: HashMap<VarId, Vec<VarId>> = HashMap::new();
         let mut k = 0;
@@ -211,18 +212,19 @@ impl<'a> Gen<'a> {
                 });
             }
             let mut uses = Vec::new();
+            let mut seen = HashSet::new();
             def.value.walk(&mut |x| {
                 if let ExprKind::Var { ident, .. } = &x.kind
                     && launching.contains(&ident.id)
                     && ident.id != id
                     && !heads.contains(&x.id)
-                    && !uses.contains(&ident.id)
+                    && seen.insert(ident.id)
                 {
                     uses.push(ident.id);
                 }
             });
             for u in &uses {
-                if !functions.contains(u) {
+                if listed.insert(*u) {
                     functions.push(*u);
                 }
             }
@@ -261,7 +263,7 @@ impl<'a> Gen<'a> {
                 binding: *f,
                 kernel_of: &kernel_of,
                 launches: &launches,
-                host_fns: &functions,
+                host_fns: &listed,
                 names: &self.defs,
             };
             cx.walk(&def.value, &mut notes);
@@ -464,7 +466,7 @@ pub(super) struct NoteCx<'a, 'b> {
     pub(super) binding: VarId,
     pub(super) kernel_of: &'b HashMap<NodeId, usize>,
     pub(super) launches: &'b HashMap<VarId, BTreeSet<usize>>,
-    pub(super) host_fns: &'b [VarId],
+    pub(super) host_fns: &'b HashSet<VarId>,
     pub(super) names: &'b HashMap<VarId, &'a Def>,
 }
 
@@ -472,8 +474,16 @@ impl NoteCx<'_, '_> {
     /// The kernels launched while `e` runs; records a note for each construct that launches some
     /// in a way other than once, in order.
     pub(super) fn walk(&self, e: &Expr, notes: &mut Vec<HostNote>) -> BTreeSet<usize> {
+        // The children's sets merged smaller into larger: a chain of k `let`s that launch
+        // would otherwise copy its sets k times.
         let mut out = BTreeSet::new();
-        e.children(&mut |c| out.extend(self.walk(c, notes)));
+        e.children(&mut |c| {
+            let mut s = self.walk(c, notes);
+            if s.len() > out.len() {
+                std::mem::swap(&mut s, &mut out);
+            }
+            out.extend(s);
+        });
         if let Some(k) = self.kernel_of.get(&e.id) {
             out.insert(*k);
         }

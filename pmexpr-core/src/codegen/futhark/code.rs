@@ -231,19 +231,44 @@ pub(super) fn record_code(tys: &[(Label, Type)], parts: Vec<(String, Code)>) -> 
     }
 }
 
-/// `if c then a else b`, on one line when it is short.
-pub(super) fn if_code(c: &Code, a: &Code, b: &Code) -> Code {
-    let (c, a, b2) = (c.closed_text(), a.closed_text(), b.text.clone());
-    let one = format!("if {c} then {a} else {b2}");
-    if !one.contains('\n') && one.len() <= 80 {
-        return Code::open(one);
+/// `if c1 then a1 else if c2 then a2 … else b`: the innermost tests on one line while the
+/// whole of them is short, the others one `if`, `then` and `else` per line, each `else if` at
+/// the first one's indentation (nested, a chain of k tests was indented k levels deep: k² text).
+pub(super) fn if_chain(branches: Vec<(Code, Code)>, last: Code) -> Code {
+    let mut tail = last.text;
+    let mut tail_is_if = false;
+    let mut n = branches.len();
+    while n > 0 {
+        let (c, a) = &branches[n - 1];
+        let one = format!(
+            "if {} then {} else {tail}",
+            c.closed_text(),
+            a.closed_text()
+        );
+        if one.contains('\n') || one.len() > 80 {
+            break;
+        }
+        tail = one;
+        tail_is_if = true;
+        n -= 1;
     }
-    Code::open(format!(
-        "if {}\nthen {}\nelse {}",
-        indent(&c, 3),
-        indent(&a, 5),
-        indent(&b2, 5)
-    ))
+    if n == 0 {
+        return Code::open(tail);
+    }
+    let mut text = String::new();
+    for (c, a) in &branches[..n] {
+        text.push_str("if ");
+        text.push_str(&indent(&c.closed_text(), 3));
+        text.push_str("\nthen ");
+        text.push_str(&indent(&a.closed_text(), 5));
+        text.push_str("\nelse ");
+    }
+    if tail_is_if {
+        text.push_str(&tail);
+    } else {
+        text.push_str(&indent(&tail, 5));
+    }
+    Code::open(text)
 }
 
 /// The suffixes of an integer and of a float literal of number type `prim` (`i64`, `f64` when

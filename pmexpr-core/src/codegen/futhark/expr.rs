@@ -1,9 +1,9 @@
 //! The generator of one definition: expressions, patterns, parallel keywords and intrinsics.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::code::{
-    Code, apply_text, binop, field_name, if_code, indent, is_one_tuple, let_line, lit,
+    Code, apply_text, binop, field_name, if_chain, indent, is_one_tuple, let_line, lit,
     literal_suffixes, nan_safe, record_code, var_name, with_lets,
 };
 use super::{Context, FutType, GenError, Helper, Instantiation};
@@ -218,6 +218,9 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     pub(super) fn let_chain(&mut self, mut e: &Expr, tail: bool) -> R<Code> {
         let mut lines = Vec::new();
+        // The uses of every variable in the rest of the chain: counted once, then the parts the
+        // chain leaves behind subtracted (counting in each `let`'s body cost k² on k `let`s).
+        let mut uses = use_counts(e);
         loop {
             match &e.kind {
                 ExprKind::Let {
@@ -236,7 +239,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                         self.no_inplace -= 1;
                     }
                     let v = v?;
-                    if !guard && is_fresh(value) && count_uses(body, binder.ident.id) == 1 {
+                    forget_uses(value, &mut uses);
+                    if !guard
+                        && is_fresh(value)
+                        && uses.get(&binder.ident.id).copied().unwrap_or(0) == 1
+                    {
                         self.once.insert(binder.ident.id);
                     }
                     lines.push(let_line(&self.binder(binder), &v));
@@ -246,10 +253,12 @@ impl<'a, 'b> Gen<'a, 'b> {
                     scrutinee,
                     pat,
                     then,
-                    ..
+                    otherwise,
                 } if pat.irrefutable() => {
                     let s = self.expr(scrutinee)?;
                     lines.push(let_line(&self.pat(pat)?, &s));
+                    forget_uses(scrutinee, &mut uses);
+                    forget_uses(otherwise, &mut uses);
                     e = then;
                 }
                 _ => break,
@@ -263,37 +272,59 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// arms of the chain on the same variable (the parser writes `match x { … }` as nested
     /// matches on `x`), ending with `case _` unless an arm matches everything.
     pub(super) fn match_(&mut self, e: &Expr, tail: bool) -> R<Code> {
-        let ExprKind::Match {
-            scrutinee,
-            pat,
-            then,
-            otherwise,
-        } = &e.kind
-        else {
+        let ExprKind::Match { scrutinee, pat, .. } = &e.kind else {
             unreachable!("match_ is called on matches")
         };
-        let s = self.expr(scrutinee)?;
-        if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
-            // `match b { true => x, false => y }`: the second arm is the else-branch.
-            let other = match &otherwise.kind {
-                ExprKind::Match {
-                    scrutinee: s2,
-                    pat: p2,
-                    then: t2,
-                    ..
-                } if same_var(scrutinee, s2)
-                    && (matches!(p2.kind, PatKind::Wild)
-                        || matches!(p2.kind, PatKind::Lit(Lit::Bool(c)) if c != b)) =>
-                {
-                    t2
+        if let PatKind::Lit(Lit::Bool(_)) = pat.kind {
+            // `match b { true => x, false => y }`: the second arm is the else-branch. An
+            // else-branch that is itself such a match continues the chain (`else if`), generated
+            // in this loop: `match x { 0 => …, 1 => …, … }` on integers is a chain of k of them.
+            let mut branches = Vec::new();
+            let mut cur = e;
+            loop {
+                let ExprKind::Match {
+                    scrutinee,
+                    pat,
+                    then,
+                    otherwise,
+                } = &cur.kind
+                else {
+                    unreachable!("the chain holds matches on bool literals")
+                };
+                let PatKind::Lit(Lit::Bool(b)) = pat.kind else {
+                    unreachable!("the chain holds matches on bool literals")
+                };
+                let s = self.expr(scrutinee)?;
+                let other = match &otherwise.kind {
+                    ExprKind::Match {
+                        scrutinee: s2,
+                        pat: p2,
+                        then: t2,
+                        ..
+                    } if same_var(scrutinee, s2)
+                        && (matches!(p2.kind, PatKind::Wild)
+                            || matches!(p2.kind, PatKind::Lit(Lit::Bool(c)) if c != b)) =>
+                    {
+                        t2
+                    }
+                    _ => otherwise,
+                };
+                let (yes, no) = if b { (then, other) } else { (other, then) };
+                branches.push((s, self.at(yes, tail)?));
+                match &no.kind {
+                    ExprKind::Match { pat, .. }
+                        if matches!(pat.kind, PatKind::Lit(Lit::Bool(_))) =>
+                    {
+                        cur = no;
+                    }
+                    _ => {
+                        let last = self.at(no, tail)?;
+                        return Ok(if_chain(branches, last));
+                    }
                 }
-                _ => otherwise,
-            };
-            let (yes, no) = if b { (then, other) } else { (other, then) };
-            let yes = self.at(yes, tail)?;
-            let no = self.at(no, tail)?;
-            return Ok(if_code(&s, &yes, &no));
+            }
         }
+        let s = self.expr(scrutinee)?;
         let mut arms = Vec::new();
         let mut rest: &Expr = e;
         while let ExprKind::Match {
@@ -516,6 +547,45 @@ impl<'a, 'b> Gen<'a, 'b> {
             (Keyword::Flatten, [s]) => {
                 let s = self.expr(s)?;
                 Ok(apply_text("flatten", &[s]))
+            }
+            (Keyword::Scan, [f, ne, s]) => {
+                let fc = self.fn_value(f)?;
+                let nc = self.expr(ne)?;
+                let sc = self.expr(s)?;
+                if !is_rows(&s.ty) {
+                    return Ok(apply_text("scan", &[fc, nc, sc]));
+                }
+                // Rows: the neutral element takes the size of the rows, as for `reduce`.
+                let mut lines = Vec::new();
+                let sc = self.share(sc, "s", &mut lines);
+                self.helpers.insert(Helper::RowSize);
+                let nc = apply_text(Helper::RowSize.name(), &[sc.clone(), nc]);
+                Ok(with_lets(lines, apply_text("scan", &[fc, nc, sc])))
+            }
+            (Keyword::Filter, [p, s]) => {
+                let pc = self.fn_value(p)?;
+                let sc = self.expr(s)?;
+                Ok(apply_text("filter", &[pc, sc]))
+            }
+            (Keyword::Scatter, [dest, is, vs]) => {
+                let mut dc = self.expr(dest)?;
+                let ic = self.expr(is)?;
+                let mut vc = self.expr(vs)?;
+                let mut lines = Vec::new();
+                if is_rows(&dest.ty) {
+                    // Rows of values take the size of the destination's rows (the original's:
+                    // the copy below is consumed).
+                    dc = self.share(dc, "dest", &mut lines);
+                    self.helpers.insert(Helper::RowsLike);
+                    vc = apply_text(Helper::RowsLike.name(), &[dc.clone(), vc]);
+                }
+                // Futhark's `scatter` consumes its destination: it writes into a copy.
+                let dc = apply_text("copy", &[dc]);
+                // The values take the size of the indices (checked), as for `hist`.
+                let ic = self.share(ic, "is", &mut lines);
+                self.helpers.insert(Helper::SameSize);
+                let vc = apply_text(Helper::SameSize.name(), &[ic.clone(), vc]);
+                Ok(with_lets(lines, apply_text("scatter", &[dc, ic, vc])))
             }
             (Keyword::Hist, [f, ne, k, is, vs]) => {
                 let fc = self.fn_value(f)?;
@@ -1088,17 +1158,26 @@ pub(super) fn is_fresh(e: &Expr) -> bool {
     }
 }
 
-/// How many times variable `id` occurs in `e`.
-pub(super) fn count_uses(e: &Expr, id: VarId) -> usize {
-    let mut n = 0;
+/// How many times each variable occurs in `e`.
+pub(super) fn use_counts(e: &Expr) -> HashMap<VarId, usize> {
+    let mut n = HashMap::new();
     e.walk(&mut |x| {
-        if let ExprKind::Var { ident, .. } = &x.kind
-            && ident.id == id
-        {
-            n += 1;
+        if let ExprKind::Var { ident, .. } = &x.kind {
+            *n.entry(ident.id).or_insert(0) += 1;
         }
     });
     n
+}
+
+/// Takes the uses in `e` off `counts`.
+fn forget_uses(e: &Expr, counts: &mut HashMap<VarId, usize>) {
+    e.walk(&mut |x| {
+        if let ExprKind::Var { ident, .. } = &x.kind
+            && let Some(c) = counts.get_mut(&ident.id)
+        {
+            *c = c.saturating_sub(1);
+        }
+    });
 }
 
 /// Whether evaluating `e` cannot fail (no indexing, no integer division, no allocation of a

@@ -540,6 +540,42 @@ fn hist() {
     assert!(names.contains(&"site_src_hist_rs_2_1_i32"), "{names:?}");
 }
 
+/// `scan`, `filter` and `scatter` become Futhark's own (the neutral element of a scan of rows
+/// takes the rows' size; `scatter` writes into a copy of its destination, the values taking the
+/// indices' size, rows of values the destination's row size); `create` alone is `tabulate`.
+#[test]
+fn scan_filter_scatter_create() {
+    let p = program(
+        &[
+            (
+                "src/keywords.rs:1:1",
+                quote!(scan(addi, 0, map(|x| x * x, s))),
+            ),
+            (
+                "src/keywords.rs:2:1",
+                quote!(reduce(addi, 0, filter(|y| y > 0, map(|x| x - 5, s)))),
+            ),
+            (
+                "src/keywords.rs:3:1",
+                quote!(scatter(d, create(length(vs), |i| i * 2), vs)),
+            ),
+            ("src/keywords.rs:4:1", quote!(create(n, |i| i * i))),
+            (
+                "src/keywords.rs:5:1",
+                quote!({
+                    let rows: Vec<Vec<f64>> = rows;
+                    (
+                        scan(|a, b| map2(addf, a, b), [0.0; length(rows[0])], rows),
+                        scatter(rows, is, map(|r| map(|x| x * 2.0, r), rows)),
+                    )
+                }),
+            ),
+        ],
+        &[],
+    );
+    golden_crate("scan_filter_scatter", &p);
+}
+
 /// Number types fixed by the captured values: one entry per instantiation.
 #[test]
 fn numeric_instantiations() {
@@ -1086,4 +1122,35 @@ fn bits_casts_and_methods() {
     assert!(src.contains("& 31i32"), "{src}");
     assert!(src.contains("i64.highest"), "{src}");
     assert!(src.contains("copysign"), "{src}");
+}
+
+/// A `match` of many integer arms is an `if` chain whose `else if`s stay at the first `if`'s
+/// indentation: nested, each arm indented the rest five more columns (k² text for k arms).
+#[test]
+fn long_if_chains_stay_flat() {
+    let arms: Vec<TokenStream> = (0..60i64)
+        .map(|i| {
+            let (pat, v) = (
+                proc_macro2::Literal::i64_unsuffixed(i),
+                proc_macro2::Literal::i64_unsuffixed(i * 10 + 1),
+            );
+            quote!(#pat => x + #v,)
+        })
+        .collect();
+    let p = program(
+        &[(
+            "s",
+            quote!({ let s: Vec<i64> = s; map(|x| match x { #(#arms)* _ => 0 }, s) }),
+        )],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    let source = &f.program.source;
+    assert_eq!(source.matches("else if").count(), 59, "{source}");
+    let widest = source
+        .lines()
+        .map(|l| l.len() - l.trim_start().len())
+        .max()
+        .unwrap_or(0);
+    assert!(widest <= 8, "indented {widest} columns:\n{source}");
 }

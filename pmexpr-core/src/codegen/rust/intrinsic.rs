@@ -169,7 +169,7 @@ impl Gen<'_> {
                 let n = v(self, 0);
                 let nv = self.fresh("n");
                 let (pre, f) = self.adaptor(args[1], &[(Type::Int, false, true)]);
-                let out = quote!({ let #nv = #n; #pre #rt::rt::create(#site, #nv, #f) });
+                let out = quote!({ let #nv = #n; #pre #rt::create::<B, _, _>(#site, #nv, #f) });
                 self.checked(out, ty, "the result of `create`")
             }
             // The optimizer makes every `foldl` a `Soac`; one that reaches here is printed as

@@ -25,7 +25,12 @@ impl Gen<'_> {
         let rt = self.rt.clone();
         // The runtime may run these functions on several threads: they cannot launch.
         let parallel_fn = match kw {
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Hist => Some(&args[0]),
+            Keyword::Map
+            | Keyword::Map2
+            | Keyword::Reduce
+            | Keyword::Hist
+            | Keyword::Scan
+            | Keyword::Filter => Some(&args[0]),
             Keyword::ParLoop => Some(&args[1]),
             _ => None,
         };
@@ -47,7 +52,13 @@ impl Gen<'_> {
             }
             // The optimizer makes every other consumer a `Soac`; one that reaches here as a
             // keyword is printed as one all the same.
-            Keyword::Map | Keyword::Map2 | Keyword::Reduce | Keyword::Hist => {
+            Keyword::Map
+            | Keyword::Map2
+            | Keyword::Reduce
+            | Keyword::Hist
+            | Keyword::Scan
+            | Keyword::Filter
+            | Keyword::Scatter => {
                 let mut e = Expr::typed(
                     ExprKind::Keyword {
                         kw,

@@ -1,19 +1,21 @@
-//! The consumers of sequences — `map`, `map2`, `reduce`, `foldl`, `hist` — as the optimizer left
-//! them ([`Soac`]: fused with the producers of their inputs or not), printed as one call of the
-//! backend or the runtime. Which call depends only on the form and on how each input is read
-//! (a slice, positions `0..n`, or flattened rows read by ranges); the functions of the absorbed
-//! producers are applied to each element where it is read.
+//! The consumers of sequences — `map`, `map2`, `reduce`, `foldl`, `hist`, `scan`, `filter`,
+//! `scatter` — as the optimizer left them ([`Soac`]: fused with the producers of their inputs or
+//! not), printed as one call of the backend or the runtime. Which call depends only on the form
+//! and on how each input is read (a slice, positions `0..n`, or flattened rows read by ranges;
+//! by ranges too where a stage drops elements); the stages of the absorbed producers are applied
+//! to each element where it is read.
 //!
 //! Everything is evaluated in the order [`Soac`] gives (the unfused program's): the form's own
-//! arguments, then each input's maps (outermost first, their bound arguments evaluated once) and
-//! its source (`create`'s count checked before its function).
+//! arguments, then each input's stages (outermost first, their bound arguments evaluated once)
+//! and its source (`create`'s count checked before its function).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Gen;
 use super::types::result_type;
-use crate::ast::{Form, Input, NodeId, Soac, Source};
+use super::windows::Run;
+use crate::ast::{Form, Input, NodeId, Soac, Source, Stage};
 use crate::types::Type;
 
 /// An input, ready to be read: the statements that evaluate its parts, and how its elements are
@@ -21,8 +23,15 @@ use crate::types::Type;
 struct Ready {
     /// Its maps' bound arguments and its source, evaluated in order; then its closures bound.
     pre: TokenStream,
-    /// The variables holding its maps' closures, innermost first.
+    /// The variables holding its stages' closures, innermost first (all maps unless the input
+    /// is `filtered`).
     maps: Vec<Ident>,
+    /// Which of them filter (a predicate), as [`Stage::Filter`].
+    filters: Vec<bool>,
+    /// Whether some stage drops elements (read by ranges then).
+    filtered: bool,
+    /// Whether the elements are cheap to read twice ([`Input::cheap`]).
+    cheap: bool,
     /// Where the elements come from.
     from: Elems,
 }
@@ -43,6 +52,14 @@ impl Gen<'_> {
         let rt = self.rt.clone();
         let site = self.site();
         match (&s.form, &s.inputs[..]) {
+            (Form::Map { f: None }, [input]) if input.filtered() => {
+                // A compaction: `filter` and the maps around it.
+                let ready = self.ready(input);
+                let pre = &ready.pre;
+                let (n, read) = self.ranges(&ready, false);
+                let out = quote!({ #pre B::filter(#n, #read) });
+                self.checked(out, ty, "the result of `filter`")
+            }
             (Form::Map { f: None }, [input]) => {
                 let ready = self.ready(input);
                 let pre = &ready.pre;
@@ -89,6 +106,15 @@ impl Gen<'_> {
                 let nev = self.fresh("ne");
                 let head = quote!(#pre_op let #nev = #ne;);
                 match (f, inputs) {
+                    (None, [input]) if input.filtered() => {
+                        let ready = self.ready(input);
+                        let pre = &ready.pre;
+                        let (n, read) = self.ranges(&ready, false);
+                        quote!({
+                            #head #pre
+                            #rt::read_reduce::<B, _, _, _, _>(#site, #name, #n, #nev, #read, #opa)
+                        })
+                    }
                     (None, [input]) => {
                         let ready = self.ready(input);
                         let pre = &ready.pre;
@@ -140,6 +166,39 @@ impl Gen<'_> {
                     }
                     _ => unsupported("a `reduce` of this shape"),
                 }
+            }
+            (Form::Foldl { f, acc }, [input])
+                if let Some(facts) = self.facts.loops.get(&id).cloned()
+                    && crate::opt::counted_fold(s).is_some() =>
+            {
+                // A fold over the positions themselves is a counted loop with the optimizer's
+                // facts: printed as `seq_loop_acc`, versioned for its lines and reads.
+                let a0 = self.value(acc);
+                let accv = self.fresh("acc");
+                let ready = self.ready(input);
+                let pre = &ready.pre;
+                let Elems::Range(n, _) = &ready.from else {
+                    return unsupported("a counted `foldl` that is not over positions");
+                };
+                let settled = self.facts.settled.get(&id).cloned();
+                let acc_ty = acc.ty.clone();
+                let lines = (&facts.accesses[..], &facts.reads[..]);
+                let run = self.windowed_loop(f, lines, false, n, Run::Sequential, |g| {
+                    let (pre_f, fa) =
+                        g.adaptor(f, &[(acc_ty.clone(), false, true), (Type::Int, false, true)]);
+                    match &settled {
+                        Some(t) => {
+                            let (pre_t, t) = g.adaptor(t, &[(acc_ty.clone(), true, false)]);
+                            quote!({ #pre_f #pre_t #rt::rt::seq_loop_acc_until(#accv, #n, #t, #fa) })
+                        }
+                        None => quote!({ #pre_f #rt::rt::seq_loop_acc(#accv, #n, #fa) }),
+                    }
+                });
+                quote!({
+                    let #accv = #a0;
+                    #pre
+                    #run
+                })
             }
             (Form::Foldl { f, acc }, [input]) => {
                 let acc_ty = acc.ty.clone();
@@ -204,6 +263,66 @@ impl Gen<'_> {
                     #rt::hist::<B, _, _, _, _, _, _>(#site, #name, #kv, #nev, #ni, #nv, #index, #value, #opa)
                 })
             }
+            (Form::Scan { op, ne, post }, [input]) => {
+                let name = self.operator_name(op);
+                let acc = ne.ty.clone();
+                // The consuming maps, outermost first, as they were written; bound last.
+                let mut posts = Vec::new();
+                let mut elem = acc.clone();
+                for m in post {
+                    let (pre, f) = self.adaptor(m, &[(elem.clone(), true, false)]);
+                    posts.push((pre, f, self.fresh("post")));
+                    elem = result_type(&m.ty, 1);
+                }
+                let pre_post = posts.iter().rev().map(|(p, _, _)| p);
+                let bind_post = posts
+                    .iter()
+                    .map(|(_, f, v)| quote!(let #v = #f; let #v = &#v;));
+                let post_maps: Vec<Ident> = posts.iter().map(|(_, _, v)| v.clone()).collect();
+                let post = apply(&post_maps, quote!(__pm_x), true);
+                let call = if post_maps.is_empty() {
+                    quote!(scan::<B, _, _, _, _>)
+                } else {
+                    quote!(scan_map::<B, _, _, _, _, _, _>)
+                };
+                let post = if post_maps.is_empty() {
+                    quote!()
+                } else {
+                    quote!(, move |__pm_x| #post)
+                };
+                let (pre_op, opa) =
+                    self.adaptor(op, &[(acc.clone(), false, true), (acc, false, true)]);
+                let ne = self.value(ne);
+                let nev = self.fresh("ne");
+                let ready = self.ready(input);
+                let pre = &ready.pre;
+                let (exact, cheap) = (!ready.filtered, ready.cheap);
+                let (n, read) = self.ranges(&ready, false);
+                let out = quote!({
+                    #(#pre_post)*
+                    #pre_op
+                    let #nev = #ne;
+                    #pre
+                    #(#bind_post)*
+                    #rt::#call(#site, #name, #n, #exact, #cheap, #nev, #read, #opa #post)
+                });
+                self.checked(out, ty, "the result of `scan`")
+            }
+            (Form::Scatter { dest }, [is, vs]) => {
+                let d = self.value(dest);
+                let dv = self.fresh("dest");
+                let (ri, rv) = (self.ready(is), self.ready(vs));
+                let (pi, pv) = (&ri.pre, &rv.pre);
+                let (ni, index) = self.ranges(&ri, true);
+                let (nv, value) = self.ranges(&rv, false);
+                let out = quote!({
+                    let #dv = #d;
+                    #pi
+                    #pv
+                    #rt::scatter::<B, _, _, _, _, _>(#site, #dv, #ni, #nv, #index, #value)
+                });
+                self.checked(out, ty, "the result of `scatter`")
+            }
             _ => unsupported("a composition of this shape"),
         }
     }
@@ -212,15 +331,21 @@ impl Gen<'_> {
     fn ready(&mut self, input: &Input) -> Ready {
         let rt = self.rt.clone();
         let site = self.site();
-        // The element type each map takes, innermost first.
+        // The element type each stage takes, innermost first.
         let mut elem = source_elem(&input.source);
         let mut closures = Vec::new();
-        for m in &input.maps {
+        for st in &input.stages {
+            let m = st.func();
             let (pre, f) = self.adaptor(m, &[(elem.clone(), true, false)]);
-            closures.push((pre, f, self.fresh("m")));
-            elem = result_type(&m.ty, 1);
+            let filter = matches!(st, Stage::Filter(_));
+            closures.push((pre, f, self.fresh(if filter { "p" } else { "m" }), filter));
+            if !filter {
+                elem = result_type(&m.ty, 1);
+            }
         }
-        let mut pre: Vec<TokenStream> = closures.iter().rev().map(|(p, _, _)| p.clone()).collect();
+        let mut pre: Vec<TokenStream> = (closures.iter().rev())
+            .map(|(p, _, _, _)| p.clone())
+            .collect();
         let from = match &input.source {
             Source::Seq(s) => {
                 let v = self.arg(s);
@@ -252,16 +377,20 @@ impl Gen<'_> {
         };
         let binds = closures
             .iter()
-            .map(|(_, f, v)| quote!(let #v = #f; let #v = &#v;));
+            .map(|(_, f, v, _)| quote!(let #v = #f; let #v = &#v;));
         Ready {
             pre: quote!(#(#pre)* #(#binds)*),
-            maps: closures.into_iter().map(|(_, _, v)| v).collect(),
+            filters: closures.iter().map(|c| c.3).collect(),
+            maps: closures.into_iter().map(|(_, _, v, _)| v).collect(),
+            filtered: input.filtered(),
+            cheap: input.cheap,
             from,
         }
     }
 
-    /// A `hist` input as the runtime takes it: its length (`usize`) and a closure from a range
-    /// `lo..hi` of positions to an iterator over those elements (`i64`s for the indices).
+    /// An input read by ranges (`hist`, `scatter`, a filtered input) as the runtime takes it: its
+    /// number of positions (`usize`) and a closure from a range `lo..hi` of positions to an
+    /// iterator over the elements they give (`i64`s for the indices), each through the stages.
     fn ranges(&mut self, ready: &Ready, index: bool) -> (TokenStream, TokenStream) {
         let rt = &self.rt;
         let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
@@ -278,15 +407,35 @@ impl Gen<'_> {
                 false,
             ),
         };
-        let iter = if ready.maps.is_empty() {
-            if by_ref {
-                quote!(#read.map(::core::clone::Clone::clone))
-            } else {
-                read
+        // Consecutive maps are applied in one closure; a filter takes the element by reference.
+        let (mut iter, mut by_ref) = (read, by_ref);
+        let mut run: Vec<Ident> = Vec::new();
+        let flush = |iter: TokenStream, run: &mut Vec<Ident>, by_ref: &mut bool| {
+            if run.is_empty() {
+                return iter;
             }
+            let body = apply(run, quote!(__pm_x), *by_ref);
+            run.clear();
+            *by_ref = false;
+            quote!(#iter.map(move |__pm_x| #body))
+        };
+        for (m, &filter) in ready.maps.iter().zip(&ready.filters) {
+            if filter {
+                iter = flush(iter, &mut run, &mut by_ref);
+                let x = if by_ref {
+                    quote!(*__pm_x)
+                } else {
+                    quote!(__pm_x)
+                };
+                iter = quote!(#iter.filter(move |__pm_x| #m(#x)));
+            } else {
+                run.push(m.clone());
+            }
+        }
+        let iter = if run.is_empty() && by_ref {
+            quote!(#iter.map(::core::clone::Clone::clone))
         } else {
-            let body = apply(&ready.maps, quote!(__pm_x), by_ref);
-            quote!(#read.map(move |__pm_x| #body))
+            flush(iter, &mut run, &mut by_ref)
         };
         let iter = if index {
             quote!(#iter.map(::core::convert::Into::<i64>::into))
@@ -303,9 +452,13 @@ impl Gen<'_> {
             Form::Map { f } => f.iter().collect(),
             Form::Reduce { op, f, .. } => std::iter::once(op).chain(f).collect(),
             Form::Hist { op, .. } => vec![op],
-            Form::Foldl { .. } => Vec::new(),
+            Form::Scan { op, post, .. } => std::iter::once(op).chain(post).collect(),
+            Form::Foldl { .. } | Form::Scatter { .. } => Vec::new(),
         };
-        let maps = s.inputs.iter().flat_map(|i| &i.maps);
+        let maps = s
+            .inputs
+            .iter()
+            .flat_map(|i| i.stages.iter().map(Stage::func));
         let launches = parallel
             .into_iter()
             .chain(maps)
@@ -362,12 +515,13 @@ fn reference(maps: &[Ident], x: TokenStream, by_ref: bool) -> TokenStream {
     }
 }
 
-/// The type of the elements an input gives (after its maps).
+/// The type of the elements an input gives (after its stages).
 fn elem_type(input: &Input) -> Type {
-    input
-        .maps
-        .last()
-        .map(|m| result_type(&m.ty, 1))
+    (input.stages.iter().rev())
+        .find_map(|s| match s {
+            Stage::Map(m) => Some(result_type(&m.ty, 1)),
+            Stage::Filter(_) => None,
+        })
         .unwrap_or_else(|| source_elem(&input.source))
 }
 

@@ -268,3 +268,26 @@ fn generated_code_does_not_defeat_the_optimizer() {
     )));
     assert!(!code.contains("black_box"), "{code}");
 }
+
+/// `scan`, `filter` and `scatter` print one call of the runtime each, reading their fused inputs
+/// by ranges.
+#[test]
+fn scan_filter_and_scatter_are_one_call_each() {
+    let code = generated(quote!(map(|y| y + 1, scan(addi, 0, map(|x| x * 2, s)))));
+    assert!(code.contains("scan_map :: < B"), "{code}");
+    assert!(!code.contains("B :: map ("), "{code}");
+    let code = generated(quote!(scan(addi, 0, s)));
+    assert!(code.contains("scan :: < B"), "{code}");
+    let code = generated(quote!(reduce(
+        addi,
+        0,
+        filter(|y| y > 0, map(|x| x - 1, s))
+    )));
+    assert!(code.contains("read_reduce :: < B"), "{code}");
+    assert!(code.contains(". filter (move | __pm_x |"), "{code}");
+    let code = generated(quote!(filter(|y| y > 0, s)));
+    assert!(code.contains("B :: filter ("), "{code}");
+    let code = generated(quote!(scatter(d, create(length(d), |i| i), d)));
+    assert!(code.contains("scatter :: < B"), "{code}");
+    assert!(code.contains("(__pm_lo .. __pm_hi) . map"), "{code}");
+}

@@ -33,15 +33,15 @@ def lambda2_12_i64 (i_13: i64) =
   if (if !(i_13 < 0i64) then i_13 <= 10i64 else false)
   then true
   else if (if i_13 > 100i64 then i_13 >= 200i64 else false)
-       then i_13 != 7i64
-       else false
+  then i_13 != 7i64
+  else false
 
 def lambda2_12_i32 (i_13: i32) =
   if (if !(i_13 < 0i32) then i_13 <= 10i32 else false)
   then true
   else if (if i_13 > 100i32 then i_13 >= 200i32 else false)
-       then i_13 != 7i32
-       else false
+  then i_13 != 7i32
+  else false
 
 -- accelerate! at src/math.rs:4:1 with captured numbers of type i64
 entry site_src_math_rs_4_1_i64 (s_15: []i64) : []bool =

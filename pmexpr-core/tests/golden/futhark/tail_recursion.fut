@@ -25,8 +25,8 @@ def steps_12 (n_13: i64) (count_14: i64) =
       if n_13 <= 1i64
       then (false, n_13, count_14, count_14)
       else if (n_13 %% 2i64) == 0i64
-           then (true, n_13 // 2i64, count_14 + 1i64, pm_r2)
-           else (true, (3i64 * n_13) + 1i64, count_14 + 1i64, pm_r2)
+      then (true, n_13 // 2i64, count_14 + 1i64, pm_r2)
+      else (true, (3i64 * n_13) + 1i64, count_14 + 1i64, pm_r2)
   in pm_r2
 
 def lambda5_15 (n_16: i64) =
