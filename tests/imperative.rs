@@ -144,6 +144,19 @@ fn mutable_locals_and_compound_assignment() {
         odd ^= b > 3;
         (all, any, odd)
     }));
+    // Integers: the bit operators' compound assignments, shifts by any integer amount.
+    same!([] accelerate!(backend = cpu, {
+        let mut h = a;
+        h <<= 3;
+        h |= b;
+        h ^= 0x55;
+        h &= 0xff0;
+        h >>= b - 3;
+        let mut w = -a;
+        w >>= 2;
+        w <<= 60;
+        (h, w)
+    }));
 }
 
 #[test]

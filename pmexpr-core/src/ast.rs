@@ -382,14 +382,8 @@ pub struct Place {
 /// The operator of a compound assignment (`x op= e` is `x = x op e`, `e` evaluated first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AssignOp {
-    /// `+= -= *= /= %=`: the arithmetic operator.
+    /// `+= -= *= /= %= &= |= ^= <<= >>=`: the binary operator.
     Num(BinOp),
-    /// `&=` on `bool`s.
-    And,
-    /// `|=` on `bool`s.
-    Or,
-    /// `^=` on `bool`s.
-    Xor,
 }
 
 /// What a `for` loop runs over.

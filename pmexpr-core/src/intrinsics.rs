@@ -38,6 +38,42 @@ intrinsics! {
     NumAdd "__num_add", NumSub "__num_sub", NumMul "__num_mul", NumDiv "__num_div", NumRem "__num_rem", NumNeg "__num_neg", NumAbs "__num_abs",
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
     SetField "__set_field",
+    NumAnd "__num_and", NumOr "__num_or", NumXor "__num_xor", NumShl "__num_shl", NumShr "__num_shr", NumNot "__num_not",
+    AsI64 "__as_i64", AsF64 "__as_f64",
+    MCountOnes "__m_count_ones", MLeadingZeros "__m_leading_zeros", MTrailingZeros "__m_trailing_zeros",
+    MReverseBits "__m_reverse_bits", MSwapBytes "__m_swap_bytes",
+    MRotateLeft "__m_rotate_left", MRotateRight "__m_rotate_right", MWrappingAdd "__m_wrapping_add",
+    MWrappingSub "__m_wrapping_sub", MWrappingMul "__m_wrapping_mul", MWrappingNeg "__m_wrapping_neg",
+    MSaturatingAdd "__m_saturating_add", MSaturatingSub "__m_saturating_sub", MSaturatingMul "__m_saturating_mul",
+    MSignum "__m_signum",
+    MFloor "__m_floor", MCeil "__m_ceil", MRound "__m_round", MTrunc "__m_trunc", MFract "__m_fract",
+    MCbrt "__m_cbrt", MExp2 "__m_exp2", MLog2 "__m_log2", MLog10 "__m_log10",
+    MTan "__m_tan", MAsin "__m_asin", MAcos "__m_acos", MAtan "__m_atan",
+    MAtan2 "__m_atan2", MSinh "__m_sinh", MCosh "__m_cosh", MTanh "__m_tanh", MHypot "__m_hypot",
+    MIsNan "__m_is_nan", MIsFinite "__m_is_finite", MToRadians "__m_to_radians",
+    MToDegrees "__m_to_degrees", MMulAdd "__m_mul_add",
+}
+
+/// What a numeric method (`x.count_ones()`, `x.floor()`) takes and gives: see [`Intrinsic::method`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodType {
+    /// Of an integer (`i64` or `i32`): `args` more of the receiver's type, a result of it.
+    Int {
+        /// How many arguments besides the receiver.
+        args: usize,
+    },
+    /// Of an integer, with one argument of any integer type (`rotate_left`): the receiver's
+    /// type.
+    IntAmount,
+    /// Of a float (`f64` or `f32`): `args` more of the receiver's type, a result of it.
+    Float {
+        /// How many arguments besides the receiver.
+        args: usize,
+    },
+    /// Of a float, a `bool` (`is_nan`).
+    FloatTest,
+    /// Of any number, its type (`signum`).
+    Num,
 }
 
 impl Intrinsic {
@@ -61,6 +97,38 @@ impl Intrinsic {
     /// Whether this is the compiler's own (`__num_add`, `__set_field`): no user can name it.
     pub fn is_internal(self) -> bool {
         self.name().starts_with("__")
+    }
+
+    /// A numeric method written as Rust writes it (`x.count_ones()`): its Rust name and what it
+    /// takes and gives. The compiler's own intrinsics (`__m_*`): users call them as methods.
+    pub fn method(self) -> Option<(&'static str, MethodType)> {
+        use Intrinsic::*;
+        use MethodType as M;
+        let t = match self {
+            MCountOnes | MLeadingZeros | MTrailingZeros | MReverseBits | MSwapBytes
+            | MWrappingNeg => M::Int { args: 0 },
+            MSignum => M::Num,
+            MWrappingAdd | MWrappingSub | MWrappingMul | MSaturatingAdd | MSaturatingSub
+            | MSaturatingMul => M::Int { args: 1 },
+            MRotateLeft | MRotateRight => M::IntAmount,
+            MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
+            | MAsin | MAcos | MAtan | MSinh | MCosh | MTanh | MToRadians | MToDegrees => {
+                M::Float { args: 0 }
+            }
+            MAtan2 | MHypot => M::Float { args: 1 },
+            MMulAdd => M::Float { args: 2 },
+            MIsNan | MIsFinite => M::FloatTest,
+            _ => return None,
+        };
+        Some((self.name().strip_prefix("__m_")?, t))
+    }
+
+    /// The numeric method intrinsic of Rust method `name`, if any.
+    pub fn method_named(name: &str) -> Option<Intrinsic> {
+        Intrinsic::ALL
+            .iter()
+            .copied()
+            .find(|i| i.method().is_some_and(|(n, _)| n == name))
     }
 
     /// Whether this is an operator on a number whose type comes from the captured values.
@@ -182,6 +250,36 @@ impl Intrinsic {
                 let (r, a) = (fresh(), fresh());
                 (vec![r.clone(), a.clone(), a], r)
             }
+            NumAnd | NumOr | NumXor => {
+                let a = fresh();
+                (vec![a.clone(), a.clone()], a)
+            }
+            NumShl | NumShr => {
+                let a = fresh();
+                (vec![a.clone(), fresh()], a)
+            }
+            NumNot => {
+                let a = fresh();
+                (vec![a.clone()], a)
+            }
+            // Inference gives the operand its kind (a number or `bool`).
+            AsI64 => (vec![fresh()], Int),
+            AsF64 => (vec![fresh()], Float),
+            // Inference gives these their kinds (`infer`): an integer or a float receiver.
+            _ => match self.method() {
+                Some((_, t)) => {
+                    let a = fresh();
+                    match t {
+                        MethodType::Int { args } | MethodType::Float { args } => {
+                            (vec![a.clone(); args + 1], a)
+                        }
+                        MethodType::IntAmount => (vec![a.clone(), fresh()], a),
+                        MethodType::FloatTest => (vec![a], Bool),
+                        MethodType::Num => (vec![a.clone()], a),
+                    }
+                }
+                None => unreachable!("every intrinsic has a signature"),
+            },
         }
     }
 
@@ -193,6 +291,9 @@ impl Intrinsic {
     /// The counterpart for the other numeric type (`addi` ↔ `addf`), for suggestions.
     pub fn numeric_twin(self) -> Option<Intrinsic> {
         let name = self.name();
+        if name.starts_with("__") {
+            return None;
+        }
         let twin = if let Some(stem) = name.strip_suffix('i') {
             format!("{stem}f")
         } else {
@@ -211,6 +312,10 @@ pub enum Operands {
     Equality,
     /// `i64` only.
     Int,
+    /// Integers of one type (`i64 i32`), or `bool`s (`& | ^`).
+    Bits,
+    /// An integer of any type shifted by an integer of any type (`<< >>`).
+    Shift,
 }
 
 /// A binary operator, resolved by the type of its operands after inference (`+` on `i64` is
@@ -239,6 +344,16 @@ pub enum BinOp {
     Gt,
     /// `>=`
     Ge,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
 }
 
 /// One binary operator of the source language: its spelling, what its operands must be, and the
@@ -311,6 +426,11 @@ pub const OPERATORS: &[Operator] = {
         row(B::Le,  "<=", Numbers,  true,  LeqI, Some(LeqF), None,       NumLe),
         row(B::Gt,  ">",  Numbers,  true,  GtI,  Some(GtF),  None,       NumGt),
         row(B::Ge,  ">=", Numbers,  true,  GeqI, Some(GeqF), None,       NumGe),
+        row(B::BitAnd, "&", Bits,   false, NumAnd, None,     Some(NumAnd), NumAnd),
+        row(B::BitOr,  "|", Bits,   false, NumOr,  None,     Some(NumOr),  NumOr),
+        row(B::BitXor, "^", Bits,   false, NumXor, None,     Some(NumXor), NumXor),
+        row(B::Shl,  "<<", Shift,   false, NumShl, None,     None,         NumShl),
+        row(B::Shr,  ">>", Shift,   false, NumShr, None,     None,         NumShr),
     ]
 };
 
@@ -341,6 +461,9 @@ impl Intrinsic {
             } else {
                 Intrinsic::NegI
             };
+        }
+        if self == Intrinsic::NumNot && boolean {
+            return Intrinsic::Not;
         }
         if self == Intrinsic::NumAbs {
             return if float {
@@ -622,7 +745,9 @@ mod tests {
     #[test]
     fn operator_table_is_consistent() {
         use BinOp::*;
-        let ops = [Add, Sub, Mul, Div, Rem, Eq, Ne, Lt, Le, Gt, Ge];
+        let ops = [
+            Add, Sub, Mul, Div, Rem, Eq, Ne, Lt, Le, Gt, Ge, BitAnd, BitOr, BitXor, Shl, Shr,
+        ];
         assert_eq!(OPERATORS.len(), ops.len());
         for op in ops {
             let o = operator(op);

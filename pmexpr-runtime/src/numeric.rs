@@ -180,26 +180,72 @@ pub trait Scalar:
     /// Which primitive type it is: how each backend implements its own traits for every scalar.
     #[doc(hidden)]
     const WHICH: Which<Self>;
+    /// `self as i64`, as Rust means it: sign extension, a float truncated toward zero and
+    /// saturated (NaN is 0), `true` is 1.
+    fn as_i64(self) -> i64;
+    /// `self as f64`, as Rust means it: an integer rounded to the nearest, an `f32` exactly,
+    /// `true` is 1.0.
+    fn as_f64(self) -> f64;
 }
 
 impl Scalar for i64 {
     const NUMBER: Number = Number::I64;
+    #[inline]
+    fn as_i64(self) -> i64 {
+        self
+    }
+    #[inline]
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
     const WHICH: Which<Self> = Which::I64(Same::REFL);
 }
 impl Scalar for f64 {
     const NUMBER: Number = Number::F64;
+    #[inline]
+    fn as_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline]
+    fn as_f64(self) -> f64 {
+        self
+    }
     const WHICH: Which<Self> = Which::F64(Same::REFL);
 }
 impl Scalar for i32 {
     const NUMBER: Number = Number::I32;
+    #[inline]
+    fn as_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline]
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
     const WHICH: Which<Self> = Which::I32(Same::REFL);
 }
 impl Scalar for f32 {
     const NUMBER: Number = Number::F32;
+    #[inline]
+    fn as_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline]
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
     const WHICH: Which<Self> = Which::F32(Same::REFL);
 }
 impl Scalar for bool {
     const NUMBER: Number = Number::Bool;
+    #[inline]
+    fn as_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline]
+    fn as_f64(self) -> f64 {
+        if self { 1.0 } else { 0.0 }
+    }
     const WHICH: Which<Self> = Which::Bool(Same::REFL);
 }
 
@@ -222,6 +268,9 @@ pub trait Num: Scalar + Element {
     fn neg(self) -> Self;
     /// `abs` (wrapping for integers: `MIN` stays `MIN`, as `wrapping_abs`).
     fn abs(self) -> Self;
+    /// Rust's `signum`: of an integer -1, 0 or 1; of a float 1.0 for `+0.0` and positive
+    /// numbers, -1.0 for `-0.0` and negative ones, NaN for NaN.
+    fn signum(self) -> Self;
 }
 
 /// An integer: `i64` or `i32` (what an integer literal may be; `Into<i64>` is how `hist` reads an
@@ -232,10 +281,64 @@ pub trait Num: Scalar + Element {
     note = "integers inside `accelerate!` are i64 or i32; an integer literal like `2` makes the \
             values it is used with integers: write `2.0` for a float"
 )]
-pub trait Int: Num + Into<i64> {
+pub trait Int: Num + Into<i64> + Bits {
     /// The literal `v`, which must fit (checked at `site`).
     fn from_lit(site: &Site, v: i64) -> Self;
+    /// `a << n` as a Rust release build computes it: the amount masked to the width
+    /// (`wrapping_shl`); with `checks` (debug mode) an amount outside `0..BITS` fails at `site`
+    /// as a Rust debug build panics.
+    fn shl<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self;
+    /// `a >> n` (arithmetic: the sign is shifted in), masked and checked as [`Int::shl`].
+    fn shr<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self;
+    /// `count_ones`, as the receiver's type (Rust's is a `u32`, always in range).
+    fn count_ones(self) -> Self;
+    /// `leading_zeros`, as the receiver's type.
+    fn leading_zeros(self) -> Self;
+    /// `trailing_zeros`, as the receiver's type.
+    fn trailing_zeros(self) -> Self;
+    /// `reverse_bits`.
+    fn reverse_bits(self) -> Self;
+    /// `swap_bytes`.
+    fn swap_bytes(self) -> Self;
+    /// `rotate_left(n as u32)` (an amount of any integer type; its low bits count).
+    fn rotate_left<N: Int>(self, n: N) -> Self;
+    /// `rotate_right(n as u32)`.
+    fn rotate_right<N: Int>(self, n: N) -> Self;
+    /// `wrapping_add`.
+    fn wrapping_add(self, o: Self) -> Self;
+    /// `wrapping_sub`.
+    fn wrapping_sub(self, o: Self) -> Self;
+    /// `wrapping_mul`.
+    fn wrapping_mul(self, o: Self) -> Self;
+    /// `wrapping_neg`.
+    fn wrapping_neg(self) -> Self;
+    /// `saturating_add`.
+    fn saturating_add(self, o: Self) -> Self;
+    /// `saturating_sub`.
+    fn saturating_sub(self, o: Self) -> Self;
+    /// `saturating_mul`.
+    fn saturating_mul(self, o: Self) -> Self;
 }
+
+/// An integer or a `bool`: what `&`, `|`, `^` and `!` apply to (bitwise on integers, logical
+/// on `bool`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no bit operators inside `accelerate!`",
+    label = "`accelerate!` applies `&`, `|`, `^` or `!` to values of this type",
+    note = "`&`, `|`, `^` and `!` apply to i64, i32 and bool"
+)]
+pub trait Bits:
+    Scalar
+    + core::ops::BitAnd<Output = Self>
+    + core::ops::BitOr<Output = Self>
+    + core::ops::BitXor<Output = Self>
+    + core::ops::Not<Output = Self>
+{
+}
+
+impl Bits for i64 {}
+impl Bits for i32 {}
+impl Bits for bool {}
 
 /// A floating-point number: `f64` or `f32` (what a float literal may be).
 #[diagnostic::on_unimplemented(
@@ -263,6 +366,52 @@ pub trait Float: Num {
     fn from_i64(i: i64) -> Self;
     /// `floorfi`: the largest integer not above the value (saturating; NaN gives 0).
     fn floorfi(self) -> i64;
+    /// `floor`.
+    fn floor(self) -> Self;
+    /// `ceil`.
+    fn ceil(self) -> Self;
+    /// `round`: half way cases away from zero.
+    fn round(self) -> Self;
+    /// `trunc`.
+    fn trunc(self) -> Self;
+    /// `fract`: `self - self.trunc()`.
+    fn fract(self) -> Self;
+    /// `cbrt`.
+    fn cbrt(self) -> Self;
+    /// `exp2`.
+    fn exp2(self) -> Self;
+    /// `log2`.
+    fn log2(self) -> Self;
+    /// `log10`.
+    fn log10(self) -> Self;
+    /// `tan`.
+    fn tan(self) -> Self;
+    /// `asin`.
+    fn asin(self) -> Self;
+    /// `acos`.
+    fn acos(self) -> Self;
+    /// `atan`.
+    fn atan(self) -> Self;
+    /// `atan2`.
+    fn atan2(self, x: Self) -> Self;
+    /// `sinh`.
+    fn sinh(self) -> Self;
+    /// `cosh`.
+    fn cosh(self) -> Self;
+    /// `tanh`.
+    fn tanh(self) -> Self;
+    /// `hypot`.
+    fn hypot(self, o: Self) -> Self;
+    /// `is_nan`.
+    fn is_nan(self) -> bool;
+    /// `is_finite`.
+    fn is_finite(self) -> bool;
+    /// `to_radians`.
+    fn to_radians(self) -> Self;
+    /// `to_degrees`.
+    fn to_degrees(self) -> Self;
+    /// `mul_add`: `self * a + b` with one rounding (fused).
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 macro_rules! ints {
@@ -289,8 +438,54 @@ macro_rules! ints {
             fn neg(self) -> Self { self.wrapping_neg() }
             #[inline]
             fn abs(self) -> Self { self.wrapping_abs() }
+            #[inline]
+            fn signum(self) -> Self { <$t>::signum(self) }
         }
         impl Int for $t {
+            #[inline]
+            fn shl<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self {
+                let n: i64 = n.into();
+                if checks && !(0..i64::from(<$t>::BITS)).contains(&n) {
+                    site.fail("attempt to shift left with overflow");
+                }
+                a.wrapping_shl(n as u32)
+            }
+            #[inline]
+            fn shr<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self {
+                let n: i64 = n.into();
+                if checks && !(0..i64::from(<$t>::BITS)).contains(&n) {
+                    site.fail("attempt to shift right with overflow");
+                }
+                a.wrapping_shr(n as u32)
+            }
+            #[inline]
+            fn count_ones(self) -> Self { <$t>::count_ones(self) as $t }
+            #[inline]
+            fn leading_zeros(self) -> Self { <$t>::leading_zeros(self) as $t }
+            #[inline]
+            fn trailing_zeros(self) -> Self { <$t>::trailing_zeros(self) as $t }
+            #[inline]
+            fn reverse_bits(self) -> Self { <$t>::reverse_bits(self) }
+            #[inline]
+            fn swap_bytes(self) -> Self { <$t>::swap_bytes(self) }
+            #[inline]
+            fn rotate_left<N: Int>(self, n: N) -> Self { <$t>::rotate_left(self, n.into() as u32) }
+            #[inline]
+            fn rotate_right<N: Int>(self, n: N) -> Self { <$t>::rotate_right(self, n.into() as u32) }
+            #[inline]
+            fn wrapping_add(self, o: Self) -> Self { <$t>::wrapping_add(self, o) }
+            #[inline]
+            fn wrapping_sub(self, o: Self) -> Self { <$t>::wrapping_sub(self, o) }
+            #[inline]
+            fn wrapping_mul(self, o: Self) -> Self { <$t>::wrapping_mul(self, o) }
+            #[inline]
+            fn wrapping_neg(self) -> Self { <$t>::wrapping_neg(self) }
+            #[inline]
+            fn saturating_add(self, o: Self) -> Self { <$t>::saturating_add(self, o) }
+            #[inline]
+            fn saturating_sub(self, o: Self) -> Self { <$t>::saturating_sub(self, o) }
+            #[inline]
+            fn saturating_mul(self, o: Self) -> Self { <$t>::saturating_mul(self, o) }
             #[inline]
             fn from_lit(site: &Site, v: i64) -> Self {
                 match <$t>::try_from(v) {
@@ -320,6 +515,8 @@ macro_rules! floats {
             fn neg(self) -> Self { -self }
             #[inline]
             fn abs(self) -> Self { <$t>::abs(self) }
+            #[inline]
+            fn signum(self) -> Self { <$t>::signum(self) }
         }
         impl Float for $t {
             #[inline]
@@ -339,7 +536,53 @@ macro_rules! floats {
             #[inline]
             fn from_i64(i: i64) -> Self { i as $t }
             #[inline]
-            fn floorfi(self) -> i64 { self.floor() as i64 }
+            fn floorfi(self) -> i64 { <$t>::floor(self) as i64 }
+            #[inline]
+            fn floor(self) -> Self { <$t>::floor(self) }
+            #[inline]
+            fn ceil(self) -> Self { <$t>::ceil(self) }
+            #[inline]
+            fn round(self) -> Self { <$t>::round(self) }
+            #[inline]
+            fn trunc(self) -> Self { <$t>::trunc(self) }
+            #[inline]
+            fn fract(self) -> Self { <$t>::fract(self) }
+            #[inline]
+            fn cbrt(self) -> Self { <$t>::cbrt(self) }
+            #[inline]
+            fn exp2(self) -> Self { <$t>::exp2(self) }
+            #[inline]
+            fn log2(self) -> Self { <$t>::log2(self) }
+            #[inline]
+            fn log10(self) -> Self { <$t>::log10(self) }
+            #[inline]
+            fn tan(self) -> Self { <$t>::tan(self) }
+            #[inline]
+            fn asin(self) -> Self { <$t>::asin(self) }
+            #[inline]
+            fn acos(self) -> Self { <$t>::acos(self) }
+            #[inline]
+            fn atan(self) -> Self { <$t>::atan(self) }
+            #[inline]
+            fn sinh(self) -> Self { <$t>::sinh(self) }
+            #[inline]
+            fn cosh(self) -> Self { <$t>::cosh(self) }
+            #[inline]
+            fn tanh(self) -> Self { <$t>::tanh(self) }
+            #[inline]
+            fn to_radians(self) -> Self { <$t>::to_radians(self) }
+            #[inline]
+            fn to_degrees(self) -> Self { <$t>::to_degrees(self) }
+            #[inline]
+            fn atan2(self, x: Self) -> Self { <$t>::atan2(self, x) }
+            #[inline]
+            fn hypot(self, o: Self) -> Self { <$t>::hypot(self, o) }
+            #[inline]
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            #[inline]
+            fn is_finite(self) -> bool { <$t>::is_finite(self) }
+            #[inline]
+            fn mul_add(self, a: Self, b: Self) -> Self { <$t>::mul_add(self, a, b) }
         }
     )*};
 }

@@ -6,7 +6,7 @@ fn method(s: &[i64]) -> i64 {
 }
 
 fn cast(s: &[f64]) -> i64 {
-    accelerate!(s[0] as i64)
+    accelerate!(s[0] as u16)
 }
 
 fn cast_f32(s: &[i64]) -> f64 {

@@ -255,5 +255,134 @@ __device__ void pm_gemm(pm_tensor<T> c, pm_tensor<T> a, bool ta, pm_tensor<T> b,
         c.data[idx] = beta == T(0) ? alpha * acc : alpha * acc + beta * c.data[idx];
     }
 }
+// ---- Rust's bit operators, `as` and numeric methods (`pm_shl`, `pm_as_i64`, `pm_m_*`), with
+// Rust's results: shifts masked to the width as a release build does (C's shift by the width or
+// more is undefined, and so is a left shift of a negative number: done on the unsigned type);
+// `>>` on a signed integer is arithmetic.
+#define PM_INT_OPS(T, U, BITS, MINV, MAXV)                                                      \
+template <typename N> __device__ __forceinline__ T pm_shl(T a, N n) {                          \
+    return (T)((U)a << ((unsigned)n & (BITS - 1)));                                             \
+}                                                                                               \
+template <typename N> __device__ __forceinline__ T pm_shr(T a, N n) {                          \
+    return a >> ((unsigned)n & (BITS - 1));                                                     \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_count_ones(T a) {                                             \
+    U x = (U)a; T c = 0;                                                                        \
+    while (x) { c += (T)(x & 1u); x >>= 1; }                                                    \
+    return c;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_leading_zeros(T a) {                                          \
+    U x = (U)a; T c = 0;                                                                        \
+    for (int k = BITS - 1; k >= 0 && !((x >> k) & 1u); --k) ++c;                                \
+    return c;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_trailing_zeros(T a) {                                         \
+    U x = (U)a; T c = 0;                                                                        \
+    for (int k = 0; k < BITS && !((x >> k) & 1u); ++k) ++c;                                     \
+    return c;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_reverse_bits(T a) {                                           \
+    U x = (U)a, r = 0;                                                                          \
+    for (int k = 0; k < BITS; ++k) { r = (r << 1) | (x & 1u); x >>= 1; }                        \
+    return (T)r;                                                                                \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_swap_bytes(T a) {                                             \
+    U x = (U)a, r = 0;                                                                          \
+    for (int k = 0; k < BITS / 8; ++k) { r = (r << 8) | (x & 0xffu); x >>= 8; }                 \
+    return (T)r;                                                                                \
+}                                                                                               \
+template <typename N> __device__ __forceinline__ T pm_m_rotate_left(T a, N n) {                \
+    unsigned k = (unsigned)n & (BITS - 1);                                                      \
+    U x = (U)a;                                                                                 \
+    return k == 0 ? a : (T)((x << k) | (x >> (BITS - k)));                                      \
+}                                                                                               \
+template <typename N> __device__ __forceinline__ T pm_m_rotate_right(T a, N n) {               \
+    unsigned k = (unsigned)n & (BITS - 1);                                                      \
+    U x = (U)a;                                                                                 \
+    return k == 0 ? a : (T)((x >> k) | (x << (BITS - k)));                                      \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_wrapping_add(T a, T b) { return (T)((U)a + (U)b); }           \
+__device__ __forceinline__ T pm_m_wrapping_sub(T a, T b) { return (T)((U)a - (U)b); }           \
+__device__ __forceinline__ T pm_m_wrapping_mul(T a, T b) { return (T)((U)a * (U)b); }           \
+__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }                  \
+__device__ __forceinline__ T pm_m_saturating_add(T a, T b) {                                    \
+    T r = (T)((U)a + (U)b);                                                                     \
+    if (((a ^ r) & (b ^ r)) < 0) return a < 0 ? MINV : MAXV;                                    \
+    return r;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_saturating_sub(T a, T b) {                                    \
+    T r = (T)((U)a - (U)b);                                                                     \
+    if (((a ^ b) & (a ^ r)) < 0) return a < 0 ? MINV : MAXV;                                    \
+    return r;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_saturating_mul(T a, T b) {                                    \
+    if (a == 0 || b == 0) return 0;                                                             \
+    T sat = ((a < 0) != (b < 0)) ? MINV : MAXV;                                                 \
+    if ((a == -1 && b == MINV) || (b == -1 && a == MINV)) return sat;                           \
+    T r = (T)((U)a * (U)b);                                                                     \
+    if (r / b != a) return sat;                                                                 \
+    return r;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_signum(T a) { return a > 0 ? 1 : (a < 0 ? -1 : 0); }
+PM_INT_OPS(long long, unsigned long long, 64, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
+PM_INT_OPS(int, unsigned, 32, (-2147483647 - 1), 2147483647)
+#undef PM_INT_OPS
+
+// `as i64`: sign extension; a float truncated toward zero and saturated, NaN giving 0 (the C++
+// conversion of a value out of range is undefined); `true` is 1.
+__device__ __forceinline__ long long pm_as_i64(long long x) { return x; }
+__device__ __forceinline__ long long pm_as_i64(int x) { return (long long)x; }
+__device__ __forceinline__ long long pm_as_i64(bool x) { return x ? 1LL : 0LL; }
+__device__ __forceinline__ long long pm_as_i64(double x) {
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0) return 9223372036854775807LL;
+    if (x <= -9223372036854775808.0) return -9223372036854775807LL - 1LL;
+    return (long long)x;
+}
+__device__ __forceinline__ long long pm_as_i64(float x) { return pm_as_i64((double)x); }
+// `as f64`: an integer rounded to the nearest (the default rounding of the conversion), an
+// `f32` exactly, `true` 1.0.
+__device__ __forceinline__ double pm_as_f64(long long x) { return (double)x; }
+__device__ __forceinline__ double pm_as_f64(int x) { return (double)x; }
+__device__ __forceinline__ double pm_as_f64(bool x) { return x ? 1.0 : 0.0; }
+__device__ __forceinline__ double pm_as_f64(double x) { return x; }
+__device__ __forceinline__ double pm_as_f64(float x) { return (double)x; }
+
+// The float methods: C's functions of the same meaning (`round` is half away from zero as
+// Rust's, `fma` fused as `mul_add`), and Rust's definitions where C has none.
+#define PM_FLOAT_OPS(T, SUF, PI_OVER_180, D180_OVER_PI)                                          \
+__device__ __forceinline__ T pm_m_floor(T x) { return floor##SUF(x); }                          \
+__device__ __forceinline__ T pm_m_ceil(T x) { return ceil##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_round(T x) { return round##SUF(x); }                          \
+__device__ __forceinline__ T pm_m_trunc(T x) { return trunc##SUF(x); }                          \
+__device__ __forceinline__ T pm_m_fract(T x) { return x - trunc##SUF(x); }                      \
+__device__ __forceinline__ T pm_m_cbrt(T x) { return cbrt##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_exp2(T x) { return exp2##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_log2(T x) { return log2##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_log10(T x) { return log10##SUF(x); }                          \
+__device__ __forceinline__ T pm_m_tan(T x) { return tan##SUF(x); }                              \
+__device__ __forceinline__ T pm_m_asin(T x) { return asin##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_acos(T x) { return acos##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_atan(T x) { return atan##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_atan2(T y, T x) { return atan2##SUF(y, x); }                  \
+__device__ __forceinline__ T pm_m_sinh(T x) { return sinh##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_cosh(T x) { return cosh##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_tanh(T x) { return tanh##SUF(x); }                            \
+__device__ __forceinline__ T pm_m_hypot(T x, T y) { return hypot##SUF(x, y); }                  \
+__device__ __forceinline__ T pm_m_mul_add(T x, T a, T b) { return fma##SUF(x, a, b); }          \
+__device__ __forceinline__ bool pm_m_is_nan(T x) { return x != x; }                             \
+__device__ __forceinline__ bool pm_m_is_finite(T x) { return (x - x) == (T)0; }                 \
+__device__ __forceinline__ T pm_m_to_radians(T x) { return x * (PI_OVER_180); }                 \
+__device__ __forceinline__ T pm_m_to_degrees(T x) { return x * (D180_OVER_PI); }                \
+__device__ __forceinline__ T pm_m_signum(T x) {                                                 \
+    if (x != x) return x;                                                                       \
+    return copysign##SUF((T)1, x);                                                              \
+}
+// Rust's constants: `PI / 180.0` and `180.0 / PI` in `f64`; in `f32` `PI / 180.0` computed in
+// `f32` and `180/π` rounded to `f32`.
+PM_FLOAT_OPS(double, , (3.141592653589793 / 180.0), (180.0 / 3.141592653589793))
+PM_FLOAT_OPS(float, f, (3.14159265358979323846f / 180.0f), 57.2957795130823208767981548141051703f)
+#undef PM_FLOAT_OPS
+
 #endif  // PMEXPR_PRELUDE
 // ---- end of the prelude ----

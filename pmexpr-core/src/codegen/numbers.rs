@@ -59,6 +59,7 @@ pub fn choices(kind: Numeric) -> Vec<Number> {
         // for it and the site runs on the CPU: `rust::generate_site`).
         Numeric::Scalar | Numeric::Open => true,
         Numeric::Int => n.is_int(),
+        Numeric::Bits => n.is_int() || n == Number::Bool,
         Numeric::Float => n.is_float(),
     };
     Number::ALL.into_iter().filter(|n| fits(*n)).collect()

@@ -30,28 +30,59 @@ impl Infer<'_> {
         i: Intrinsic,
         args: &mut [Expr],
         span: SpanRange,
-    ) -> (Type, Type) {
+    ) -> (Vec<Type>, Type) {
         let Some(row) = i.operator() else {
-            // `-a`, the one unary operator on numbers.
+            // `-a` on numbers; `!a` on `bool` (logical) or an integer (bitwise).
             let tx = match args {
                 [x] => self.expr(x),
                 _ => self.fresh(),
             };
+            if i == Intrinsic::NumNot {
+                if self.constrain(&tx, Kind::Bits).is_err() {
+                    let f = self.shown(&tx);
+                    self.errors.push(
+                        Error::new(
+                            span,
+                            format!("`!` cannot be applied to `{f}`: it needs bool or an integer"),
+                        )
+                        .help("`!` is logical on bool and bitwise on integers (i64, i32)"),
+                    );
+                }
+                return (vec![tx.clone()], tx);
+            }
             if self.constrain(&tx, Kind::Num).is_err() {
                 let f = self.shown(&tx);
                 self.errors.push(Error::new(
                     span,
-                    format!("`-` cannot be applied to `{f}`: it needs a number (i64 or f64)"),
+                    format!(
+                        "`-` cannot be applied to `{f}`: it needs a number (i64, i32, f64 or f32)"
+                    ),
                 ));
             }
-            return (tx.clone(), tx);
+            return (vec![tx.clone()], tx);
         };
         let [lhs, rhs] = args else {
-            return (self.fresh(), self.fresh());
+            return (vec![self.fresh(), self.fresh()], self.fresh());
         };
         let tl = self.expr(lhs);
         let tr = self.expr(rhs);
         let sym = row.symbol;
+        if row.operands == Operands::Shift {
+            // As in Rust, the amount may be of another integer type than the shifted value.
+            for (t, what) in [(&tl, "the shifted value"), (&tr, "the shift amount")] {
+                if self.constrain(t, Kind::IntNum).is_err() {
+                    let shown = self.shown(t);
+                    self.errors.push(
+                        Error::new(
+                            span,
+                            format!("`{sym}` cannot be applied to `{shown}`: {what} must be an integer"),
+                        )
+                        .help("`<<` and `>>` shift integers (i64, i32) by an integer; convert a float first with `x as i64`"),
+                    );
+                }
+            }
+            return (vec![tl.clone(), tr], tl);
+        }
         if let Err(why) = self.unify(&tl, &tr) {
             let (l, r) = (self.shown(&tl), self.shown(&tr));
             let mut err = match why {
@@ -65,14 +96,25 @@ impl Infer<'_> {
                 (&l, &r),
                 (Type::Int, Type::Float) | (Type::Float, Type::Int)
             ) {
-                err = err.help("convert the i64 operand with `int2float(x)`");
+                err = err.help("convert the i64 operand with `x as f64`");
             }
             self.errors.push(err);
+        } else if row.operands == Operands::Bits {
+            if self.constrain(&tl, Kind::Bits).is_err() {
+                let l = self.shown(&tl);
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!("`{sym}` cannot be applied to `{l}`: it needs integers or bool"),
+                    )
+                    .help("`&`, `|` and `^` are bitwise on integers (i64, i32) and logical on bool; floats have no bit operators"),
+                );
+            }
         } else {
             let kind = match row.operands {
                 Operands::Equality => Kind::Eq,
-                Operands::Int => Kind::Any,
                 Operands::Numbers => Kind::Num,
+                _ => Kind::Any,
             };
             let ok = if row.operands == Operands::Int {
                 self.unify(&tl, &Type::Int).is_ok()
@@ -97,12 +139,17 @@ impl Infer<'_> {
         } else {
             tl.clone()
         };
-        (tl, result)
+        (vec![tl.clone(), tl], result)
     }
 
     pub(super) fn callee_name(&self, f: &Expr) -> String {
         match &f.kind {
-            ExprKind::Intrinsic(i) => format!("`{}`", i.name()),
+            ExprKind::Intrinsic(i) => match (i.method(), i) {
+                (Some((name, _)), _) => format!("`.{name}()`"),
+                (None, Intrinsic::AsI64) => "`as i64`".into(),
+                (None, Intrinsic::AsF64) => "`as f64`".into(),
+                _ => format!("`{}`", i.name()),
+            },
             ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
             _ => "this function".into(),
         }
@@ -115,8 +162,9 @@ impl Infer<'_> {
         callee_span: SpanRange,
         mut tf: Type,
         args: &mut [Expr],
-        twin: Option<Intrinsic>,
+        intrinsic: Option<Intrinsic>,
     ) -> Type {
+        let twin = intrinsic.and_then(Intrinsic::numeric_twin);
         let total = args.len();
         for (i, arg) in args.iter_mut().enumerate() {
             let ta = self.expr(arg);
@@ -164,12 +212,35 @@ impl Infer<'_> {
                         err = err.help(format!("use `{}` for `{a}` values", t.name()));
                     }
                 }
+                if let Some(help) = intrinsic.and_then(method_help) {
+                    err = err.help(help);
+                }
                 self.errors.push(err);
             }
             tf = result;
         }
         tf
     }
+}
+
+/// What a numeric method or a cast applies to, for the help of a mismatch.
+fn method_help(i: Intrinsic) -> Option<String> {
+    use crate::intrinsics::MethodType as M;
+    if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {
+        return Some("`as i64` and `as f64` convert i64, i32, f64, f32 and bool".into());
+    }
+    let (name, t) = i.method()?;
+    let of = match t {
+        M::Int { .. } | M::IntAmount => "integers (i64, i32)",
+        M::Float { .. } | M::FloatTest => "floats (f64, f32)",
+        M::Num => "numbers (i64, i32, f64, f32)",
+    };
+    Some(match t {
+        M::IntAmount => format!("`.{name}(n)` is a method of {of}, `n` an integer of any type"),
+        _ => format!(
+            "`.{name}()` is a method of {of}, as in Rust; its arguments are of the receiver's type"
+        ),
+    })
 }
 
 #[cfg(test)]

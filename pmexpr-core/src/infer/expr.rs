@@ -54,6 +54,29 @@ impl Infer<'_> {
                     // values) is the float type its context wants (`f64` by default).
                     ps[0] = self.fresh_kind(Kind::IntNum);
                     r = self.fresh_kind(Kind::FloatNum);
+                } else if let Some((_, t)) = i.method() {
+                    // A numeric method (`x.count_ones()`): the receiver's kind; an amount
+                    // (`x.rotate_left(n)`) of any integer type.
+                    use crate::intrinsics::MethodType as M;
+                    let kind = match t {
+                        M::Int { .. } | M::IntAmount => Kind::IntNum,
+                        M::Num => Kind::Num,
+                        _ => Kind::FloatNum,
+                    };
+                    let a = self.fresh_kind(kind);
+                    for (k, p) in ps.iter_mut().enumerate() {
+                        *p = if k == 1 && t == M::IntAmount {
+                            self.fresh_kind(Kind::IntNum)
+                        } else {
+                            a.clone()
+                        };
+                    }
+                    if t != M::FloatTest {
+                        r = a;
+                    }
+                } else if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {
+                    // `x as i64`, `x as f64` of a number or a `bool`.
+                    ps[0] = self.fresh_kind(Kind::Eq);
                 } else if i == Intrinsic::FloorFI {
                     ps[0] = self.fresh_kind(Kind::FloatNum);
                 } else if i == Intrinsic::TensorGemm {
@@ -97,17 +120,17 @@ impl Infer<'_> {
                     unreachable!("matched above")
                 };
                 let (operands, result) = self.operator(i, args, span);
-                func.ty = Type::arrows(vec![operands; args.len()], result.clone());
+                func.ty = Type::arrows(operands, result.clone());
                 result
             }
             ExprKind::App { func, args } => {
                 let tf = self.expr(func);
                 let name = self.callee_name(func);
-                let twin = match &func.kind {
-                    ExprKind::Intrinsic(i) => i.numeric_twin(),
+                let callee = match &func.kind {
+                    ExprKind::Intrinsic(i) => Some(*i),
                     _ => None,
                 };
-                self.apply(&name, func.span, tf, args, twin)
+                self.apply(&name, func.span, tf, args, callee)
             }
             ExprKind::Let {
                 binder,

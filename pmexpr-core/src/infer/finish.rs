@@ -60,6 +60,9 @@ impl Infer<'_> {
                 Kind::Num => (Numeric::Num, Type::Int),
                 Kind::Eq => (Numeric::Scalar, Type::Int),
                 Kind::IntNum => (Numeric::Int, Type::Int),
+                // Only `&`, `|`, `^` or `!` applied: `bool`, as `!` always was, unless an
+                // integer (a literal, a captured value) says otherwise.
+                Kind::Bits => (Numeric::Bits, Type::Bool),
                 Kind::FloatNum => (Numeric::Float, Type::Float),
                 // A value of any type that a captured value fixes: kept open, for rustc to fix.
                 Kind::Any if reachable.contains(&v) => (Numeric::Open, Type::unit()),

@@ -53,6 +53,8 @@ pub enum Numeric {
     Scalar,
     /// An integer (`i64`, `i32`): an integer literal is one.
     Int,
+    /// An integer or `bool`: only an operand of `&`, `|`, `^` or `!`.
+    Bits,
     /// A floating-point number (`f64`, `f32`): a float literal is one.
     Float,
     /// Any value (an element type the expression only moves, stores or counts, as in
@@ -169,6 +171,8 @@ enum Kind {
     FloatNum,
     /// `i64`, `f64` or `bool`.
     Eq,
+    /// An integer or `bool` (an operand of `&`, `|`, `^`, `!`).
+    Bits,
     /// A record with at least these fields.
     Record(BTreeMap<Label, Type>),
 }

@@ -63,7 +63,12 @@ impl Infer<'_> {
                         walk.pinned.insert(*v);
                     }
                     Kind::Any if info.level > self.level => walk.candidates.push(*v),
-                    Kind::Any | Kind::Num | Kind::Eq | Kind::IntNum | Kind::FloatNum => {}
+                    Kind::Any
+                    | Kind::Num
+                    | Kind::Eq
+                    | Kind::Bits
+                    | Kind::IntNum
+                    | Kind::FloatNum => {}
                     Kind::Record(_) => {
                         if walk.pinned.insert(*v) {
                             // Taken out likewise (a field cannot hold the record itself).

@@ -114,6 +114,42 @@ fn operators_default_to_i64_and_follow_use() {
 }
 
 #[test]
+fn bit_operators_methods_and_casts() {
+    // `&` `|` `^` `!`: integers or `bool`, the operands' type; a shift the shifted value's.
+    assert_eq!(typed(quote!(true ^ (false | true))).expr.ty, Type::Bool);
+    assert_eq!(typed(quote!(!(1 & 3))).expr.ty, Type::Int);
+    assert_eq!(
+        typed(quote!({
+            let f = |b| !b;
+            f(true)
+        }))
+        .expr
+        .ty,
+        Type::Bool
+    );
+    assert_eq!(
+        typed(quote!({
+            let f = |b| b & 1;
+            f(2)
+        }))
+        .expr
+        .ty,
+        Type::Int
+    );
+    assert_eq!(typed(quote!(1 << 70)).expr.ty, Type::Int);
+    // The methods: the receiver's type, a test `bool`.
+    assert_eq!(typed(quote!(7.count_ones())).expr.ty, Type::Int);
+    assert_eq!(typed(quote!(1.5.floor())).expr.ty, Type::Float);
+    assert_eq!(typed(quote!(1.5.is_nan())).expr.ty, Type::Bool);
+    assert_eq!(typed(quote!(1.5.atan2(2.0))).expr.ty, Type::Float);
+    // The casts, of numbers and `bool`.
+    assert_eq!(typed(quote!(true as i64)).expr.ty, Type::Int);
+    assert_eq!(typed(quote!(1.5 as i64)).expr.ty, Type::Int);
+    assert_eq!(typed(quote!(3 as f64)).expr.ty, Type::Float);
+    assert!(errors(quote!([1] as f64))[0].contains("`as f64`"));
+}
+
+#[test]
 fn tuples_and_projection() {
     assert_eq!(
         typed(quote!({
@@ -221,9 +257,22 @@ fn operator_mismatch() {
     assert_eq!(
         e,
         [
-            "`+` needs operands of the same type, found `i64` and `f64`\nhelp: convert the i64 operand with `int2float(x)`"
+            "`+` needs operands of the same type, found `i64` and `f64`\nhelp: convert the i64 operand with `x as f64`"
         ]
     );
+    // The bit operators: integers and `bool`; shifts by an integer of any type.
+    assert!(
+        errors(quote!(1.5 & 2.0))[0]
+            .contains("`&` cannot be applied to `f64`: it needs integers or bool")
+    );
+    assert!(errors(quote!(1.5 << 2))[0].contains("the shifted value must be an integer"));
+    assert!(errors(quote!(1 >> 2.0))[0].contains("the shift amount must be an integer"));
+    assert!(
+        errors(quote!(!1.5))[0]
+            .contains("`!` cannot be applied to `f64`: it needs bool or an integer")
+    );
+    assert!(errors(quote!(1.5.count_ones()))[0].contains("`.count_ones()`"));
+    assert!(errors(quote!(1.floor()))[0].contains("`.floor()`"));
     assert!(errors(quote!([1] + [2]))[0].contains("`+` cannot be applied to `Vec<i64>`"));
     assert!(
         errors(quote!(if 1 { 2 } else { 3 }))[0]

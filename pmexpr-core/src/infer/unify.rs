@@ -19,10 +19,11 @@ pub(super) enum Mismatch {
 pub(super) fn kind_name(k: &Kind) -> &'static str {
     match k {
         Kind::Any => "any type",
-        Kind::Num => "a number (i64 or f64)",
+        Kind::Num => "a number (i64, i32, f64 or f32)",
         Kind::IntNum => "an integer",
         Kind::FloatNum => "a floating-point number",
-        Kind::Eq => "i64, f64 or bool",
+        Kind::Eq => "a number or bool",
+        Kind::Bits => "an integer or bool",
         Kind::Record(fs) if matches!(fs.keys().next(), Some(Label::Name(_))) => "a record",
         Kind::Record(_) => "a tuple",
     }
@@ -272,6 +273,12 @@ impl Infer<'_> {
                     (Kind::IntNum, Kind::FloatNum) | (Kind::FloatNum, Kind::IntNum) => {
                         return Err(Mismatch::Types);
                     }
+                    (Kind::Bits, Kind::Bits | Kind::Eq) | (Kind::Eq, Kind::Bits) => Kind::Bits,
+                    (Kind::Bits, Kind::IntNum | Kind::Num)
+                    | (Kind::IntNum | Kind::Num, Kind::Bits) => Kind::IntNum,
+                    (Kind::Bits, Kind::FloatNum) | (Kind::FloatNum, Kind::Bits) => {
+                        return Err(Mismatch::Types);
+                    }
                     (Kind::Record(mut a), Kind::Record(b)) => {
                         for (l, tb) in b {
                             match a.get(&l).cloned() {
@@ -293,6 +300,7 @@ impl Infer<'_> {
             (Kind::Num, Type::Int | Type::Float) => Ok(()),
             (Kind::IntNum, Type::Int) | (Kind::FloatNum, Type::Float) => Ok(()),
             (Kind::Eq, Type::Int | Type::Float | Type::Bool) => Ok(()),
+            (Kind::Bits, Type::Int | Type::Bool) => Ok(()),
             (Kind::Record(req), Type::Record(fs)) => {
                 for (l, tr) in req {
                     match fs.iter().find(|(fl, _)| *fl == l) {

@@ -289,20 +289,11 @@ impl<'a> Lower<'a> {
                     place.root.span.to(*lsp),
                 ));
             }
-            // `a &= b` evaluates `b` whatever `a` is: a value that is not an atom is bound first.
-            let mut first = None;
-            let v = match aop {
-                Some((AssignOp::And | AssignOp::Or, _)) if !super::is_atom(&v) => {
-                    let t = s.fresh("t");
-                    let tv = var(&t, v.span);
-                    first = Some((t, v));
-                    tv
-                }
-                _ => v,
-            };
             let mut new = match aop {
                 None => v,
-                Some((o, osp)) => compound(o, parts.last().expect("place").clone(), v, osp, sp),
+                Some((AssignOp::Num(o), osp)) => {
+                    op(o, parts.last().expect("place").clone(), v, osp, sp)
+                }
             };
             for depth in (0..place.path.len()).rev() {
                 let f = intrinsic(Intrinsic::SetField, place.span);
@@ -316,11 +307,7 @@ impl<'a> Lower<'a> {
             let ann = s.muts[m].ann.clone();
             s.set_version(m, x.clone());
             let rest = s.resume(&k, unit(sp));
-            let out = let_in(param(&x, place.root.span, ann), new, rest, sp);
-            match first {
-                Some((t, v)) => let_in(param(&t, v.span, None), v, out, sp),
-                None => out,
-            }
+            let_in(param(&x, place.root.span, ann), new, rest, sp)
         });
         self.lower(value, &kv)
     }
@@ -452,18 +439,6 @@ fn matched(s: Expr, p: Pat, t: Expr, o: Expr, span: SpanRange) -> Expr {
         },
         span,
     )
-}
-
-/// `cur op v` for a compound assignment: `v` is evaluated after the read of `cur`, which has no
-/// effect, so the effects keep Rust's order (the right-hand side first).
-fn compound(o: AssignOp, cur: Expr, v: Expr, osp: SpanRange, sp: SpanRange) -> Expr {
-    match o {
-        AssignOp::Num(b) => op(b, cur, v, osp, sp),
-        // `a & b` on `bool`s evaluates both: `b` is already a value here.
-        AssignOp::And => if_then_else(cur, v, lit(Lit::Bool(false), osp), sp),
-        AssignOp::Or => if_then_else(cur, lit(Lit::Bool(true), osp), v, sp),
-        AssignOp::Xor => op(BinOp::Ne, cur, v, osp, sp),
-    }
 }
 
 /// The `help:` for assigning a variable declared outside a parallel keyword's function.

@@ -43,7 +43,7 @@ fn assignments_are_new_versions() {
         })),
         "{ let x'1 = 0; { let x'2 = 10; { let x'3 = (x'2 + 1); x'3 } } }"
     );
-    // `&=` evaluates its right-hand side whatever the left one is.
+    // `&=` and `|=` are the bit operators (on `bool`s too), which evaluate both sides.
     assert_eq!(
         lowered(quote!({
             let mut f = true;
@@ -51,8 +51,7 @@ fn assignments_are_new_versions() {
             f |= h;
             f
         })),
-        "{ let f'1 = true; { let t'2 = g(1); { let f'3 = match f'1 { true => t'2, _ => false }; \
-         { let f'4 = match f'3 { true => true, _ => h }; f'4 } } } }"
+        "{ let f'1 = true; { let f'2 = (f'1 & g(1)); { let f'3 = (f'2 | h); f'3 } } }"
     );
     // A `mut` parameter is a mutable local of the body.
     assert_eq!(

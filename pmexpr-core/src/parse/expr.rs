@@ -68,8 +68,10 @@ impl Parser<'_> {
                     }
                 },
                 UnOp::Not(_) => {
+                    // Logical on `bool`, bitwise on integers: resolved by its operand's type in
+                    // `mono` (`not` on `bool`).
                     let inner = self.expr(&u.expr);
-                    app(mk(ExprKind::Intrinsic(Intrinsic::Not), span(&u.op)), vec![inner], sp)
+                    app(mk(ExprKind::Intrinsic(Intrinsic::NumNot), span(&u.op)), vec![inner], sp)
                 }
                 _ => self.error_help(
                     span(&u.op),
@@ -245,6 +247,11 @@ impl Parser<'_> {
             SynBinOp::Le(_) => BinOp::Le,
             SynBinOp::Gt(_) => BinOp::Gt,
             SynBinOp::Ge(_) => BinOp::Ge,
+            SynBinOp::BitAnd(_) => BinOp::BitAnd,
+            SynBinOp::BitOr(_) => BinOp::BitOr,
+            SynBinOp::BitXor(_) => BinOp::BitXor,
+            SynBinOp::Shl(_) => BinOp::Shl,
+            SynBinOp::Shr(_) => BinOp::Shr,
             SynBinOp::And(_) | SynBinOp::Or(_) => {
                 // Short-circuit, as in Rust: `a && b` is `if a { b } else { false }`.
                 let lhs = self.expr(&b.left);
@@ -259,8 +266,11 @@ impl Parser<'_> {
             _ => {
                 return self.error_help(
                     span(&b.op),
-                    format!("the operator `{}` is not supported inside `accelerate!`", b.op.to_token_stream_string()),
-                    "PMExpr has + - * / % == != < <= > >= && || ! on i64, f64 and bool; values are immutable",
+                    format!(
+                        "the operator `{}` is not supported inside `accelerate!`",
+                        b.op.to_token_stream_string()
+                    ),
+                    OPERATOR_HELP,
                 );
             }
         };
@@ -382,6 +392,9 @@ impl Parser<'_> {
         }
     }
 }
+
+/// The operators inside `accelerate!` and their types, for the help of an operator error.
+pub(crate) const OPERATOR_HELP: &str = "inside `accelerate!`: + - * / on i64, i32, f64 and f32; % on i64; == != on numbers and bool; < <= > >= on numbers; & | ^ on integers and bool; << >> and ! on integers (! also on bool); && || on bool; values are immutable";
 
 trait TokenString {
     fn to_token_stream_string(&self) -> String;

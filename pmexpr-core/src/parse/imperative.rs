@@ -118,16 +118,11 @@ impl Parser<'_> {
             SynBinOp::MulAssign(_) => AssignOp::Num(BinOp::Mul),
             SynBinOp::DivAssign(_) => AssignOp::Num(BinOp::Div),
             SynBinOp::RemAssign(_) => AssignOp::Num(BinOp::Rem),
-            SynBinOp::BitAndAssign(_) => AssignOp::And,
-            SynBinOp::BitOrAssign(_) => AssignOp::Or,
-            SynBinOp::BitXorAssign(_) => AssignOp::Xor,
-            SynBinOp::ShlAssign(_) | SynBinOp::ShrAssign(_) => {
-                return Some(self.error_help(
-                    span(&b.op),
-                    "shifts are not supported inside `accelerate!`",
-                    "multiply or divide by a power of two: `x *= 2` for `x <<= 1`",
-                ));
-            }
+            SynBinOp::BitAndAssign(_) => AssignOp::Num(BinOp::BitAnd),
+            SynBinOp::BitOrAssign(_) => AssignOp::Num(BinOp::BitOr),
+            SynBinOp::BitXorAssign(_) => AssignOp::Num(BinOp::BitXor),
+            SynBinOp::ShlAssign(_) => AssignOp::Num(BinOp::Shl),
+            SynBinOp::ShrAssign(_) => AssignOp::Num(BinOp::Shr),
             _ => return None,
         };
         let Some(place) = self.place(&b.left) else {

@@ -9,6 +9,7 @@ use super::span::span;
 use crate::ast::{Expr, ExprKind, Ident, Lit};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
+use quote::ToTokens;
 
 impl Parser<'_> {
     /// `x.sqrt()`, `s.len()` and the other methods whose PMExpr function means the same: the
@@ -45,11 +46,31 @@ impl Parser<'_> {
                     return app(f, vec![x], sp);
                 }
                 ("min" | "max", 1) => return self.min_max(m, method == "min", sp),
+                ("clamp", 2) => return self.clamp(m, sp),
                 _ => {}
+            }
+            // The other numeric methods (`x.count_ones()`, `x.floor()` …): an intrinsic each,
+            // typed by `infer` (an integer or a float receiver) and printed by each generator
+            // with Rust's result.
+            if let Some(f) = Intrinsic::method_named(&method) {
+                let arity = f.arity() - 1;
+                if m.args.len() != arity {
+                    return self.error_help(
+                        sp,
+                        format!(
+                            "`.{method}()` takes {arity} argument{} besides its receiver, but {} were supplied",
+                            if arity == 1 { "" } else { "s" },
+                            m.args.len()
+                        ),
+                        "as Rust's method of the same name",
+                    );
+                }
+                let mut args = vec![self.expr(&m.receiver)];
+                args.extend(m.args.iter().map(|a| self.expr(a)));
+                return app(mk(ExprKind::Intrinsic(f), span(&m.method)), args, sp);
             }
         }
         let suggestion = match method.as_str() {
-            "floor" => Some("floorfi(x)"),
             "iter" | "into_iter" | "par_iter" | "map" => Some("map(f, s)"),
             "sum" | "fold" | "reduce" => Some("reduce(addi, 0, s)"),
             "concat" | "flatten" => Some("flatten(s)"),
@@ -63,7 +84,7 @@ impl Parser<'_> {
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`; `len`, `is_empty`, `sqrt`, `exp`, `ln`, `sin`, `cos`, `powf`, `abs`, `min` and `max` may be called as methods",
+                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow count_ones wrapping_add floor round sqrt atan2 mul_add` …, see the README) may be called as methods",
             ),
         }
     }
@@ -92,35 +113,75 @@ impl Parser<'_> {
         let_in(param(a, None), x, inner, sp)
     }
 
-    /// `e as f64` of an integer: `int2float(e)` as an `f64` (Rust's `as` rounds to the nearest
-    /// float, as `int2float` does). Other casts are errors: PMExpr has no conversion between
-    /// integer types, `as i64` truncates where `floorfi` rounds down, and an `f32` is a type
-    /// that captured values give, not one an annotation names.
+    /// `x.clamp(lo, hi)` as Rust means it on integers and floats: `lo` when `x < lo`, `hi` when
+    /// `x > hi`, else `x` (a NaN `x` stays NaN); Rust's `assert!(min <= max)` (which a NaN bound
+    /// fails too) is a failure at the site on every target (`never`).
+    fn clamp(&mut self, m: &syn::ExprMethodCall, sp: SpanRange) -> Expr {
+        let (x, lo, hi) = (
+            self.expr(&m.receiver),
+            self.expr(&m.args[0]),
+            self.expr(&m.args[1]),
+        );
+        let (a, l, h) = (
+            self.fresh_ident("clamped", x.span),
+            self.fresh_ident("lo", lo.span),
+            self.fresh_ident("hi", hi.span),
+        );
+        let op = |op: BinOp, p: &Ident, q: &Ident| {
+            let f = mk(
+                ExprKind::Intrinsic(crate::intrinsics::operator(op).generic),
+                sp,
+            );
+            app(f, vec![var(&p.name, sp), var(&q.name, sp)], sp)
+        };
+        let inner = if_then_else(
+            op(BinOp::Lt, &a, &l),
+            var(&l.name, sp),
+            if_then_else(
+                op(BinOp::Gt, &a, &h),
+                var(&h.name, sp),
+                var(&a.name, sp),
+                sp,
+            ),
+            sp,
+        );
+        let checked = if_then_else(
+            op(BinOp::Le, &l, &h),
+            inner,
+            mk(ExprKind::Never(crate::ast::NeverKind::User), sp),
+            sp,
+        );
+        let body = let_in(param(h, None), hi, checked, sp);
+        let body = let_in(param(l, None), lo, body, sp);
+        let_in(param(a, None), x, body, sp)
+    }
+
+    /// `e as i64` and `e as f64` of a number or a `bool`, with Rust's meaning on every target
+    /// (`__as_i64`, `__as_f64`): an `i32` sign-extends, a float to an integer truncates toward
+    /// zero and saturates (NaN is 0), an integer to a float rounds to the nearest, `f32` widens
+    /// exactly, `true` is 1. `as i32` and `as f32` are errors: those types come from captured
+    /// values and cannot be named inside `accelerate!` yet.
     pub(super) fn cast(&mut self, c: &syn::ExprCast, sp: SpanRange) -> Expr {
         let named = |name: &str| matches!(&*c.ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(name));
         let at = span(&c.as_token).to(span(&c.ty));
-        if named("f32") {
+        let f = if named("i64") {
+            Intrinsic::AsI64
+        } else if named("f64") {
+            Intrinsic::AsF64
+        } else if named("i32") || named("f32") {
             return self.error_help(
                 at,
-                "`as f32` is not supported inside `accelerate!`",
-                "write `int2float(x)`: its result is the float type its use needs (`f32` beside captured `f32` values)",
+                format!("`as {}` is not supported inside `accelerate!`", c.ty.to_token_stream()),
+                "`i32` and `f32` values come from captured variables and cannot be named here yet: convert with `as` outside `accelerate!`, or compute in `i64`/`f64` (`x as i64`, `x as f64`)",
             );
-        }
-        if !named("f64") {
+        } else {
             return self.error_help(
                 at,
-                "only `as f64` casts (of integers) are supported inside `accelerate!`",
-                "a float to an integer is `floorfi(x)`, which rounds down (`as` rounds toward zero)",
+                format!("`as {}` is not supported inside `accelerate!`", c.ty.to_token_stream()),
+                "the casts inside `accelerate!` are `as i64` and `as f64`, of i64, i32, f64, f32 and bool",
             );
-        }
-        let ann = self.annotation(&c.ty);
+        };
         let x = self.expr(&c.expr);
-        let conv = app(
-            mk(ExprKind::Intrinsic(Intrinsic::Int2Float), span(&c.as_token)),
-            vec![x],
-            sp,
-        );
-        let r = self.fresh_ident("cast", sp);
-        let_in(param(r.clone(), Some(ann)), conv, var(&r.name, sp), sp)
+        app(mk(ExprKind::Intrinsic(f), span(&c.as_token)), vec![x], sp)
     }
 }

@@ -100,12 +100,30 @@ fn rust_spellings_are_the_pmexpr_functions() {
     assert!(matches!(value.kind, ExprKind::Var { ref ident, .. } if ident.name == "a"));
     assert!(matches!(body.kind, ExprKind::Let { .. }));
     assert!(matches!(parse(quote!(&s)).kind, ExprKind::Var { .. }));
-    // `as f64`: `int2float` bound to a name annotated `f64`.
-    let ExprKind::Let { binder, value, .. } = parse(quote!(k as f64)).kind else {
-        panic!("not a let")
-    };
-    assert_eq!(call(&value), (Intrinsic::Int2Float, 1));
-    assert!(binder.ann.is_some());
+    // `as i64`, `as f64`: Rust's casts, of any number or `bool`.
+    assert_eq!(call(&parse(quote!(k as f64))), (Intrinsic::AsF64, 1));
+    assert_eq!(call(&parse(quote!(x as i64))), (Intrinsic::AsI64, 1));
+    // The numeric methods: the receiver first.
+    assert_eq!(
+        call(&parse(quote!(x.count_ones()))),
+        (Intrinsic::MCountOnes, 1)
+    );
+    assert_eq!(
+        call(&parse(quote!(x.rotate_left(3)))),
+        (Intrinsic::MRotateLeft, 2)
+    );
+    assert_eq!(
+        call(&parse(quote!(x.mul_add(a, b)))),
+        (Intrinsic::MMulAdd, 3)
+    );
+    assert_eq!(call(&parse(quote!(x.signum()))), (Intrinsic::MSignum, 1));
+    // The bit operators: their generic intrinsics, resolved by type in `mono`.
+    assert_eq!(call(&parse(quote!(a & b))), (Intrinsic::NumAnd, 2));
+    assert_eq!(call(&parse(quote!(a | b))), (Intrinsic::NumOr, 2));
+    assert_eq!(call(&parse(quote!(a ^ b))), (Intrinsic::NumXor, 2));
+    assert_eq!(call(&parse(quote!(a << b))), (Intrinsic::NumShl, 2));
+    assert_eq!(call(&parse(quote!(a >> b))), (Intrinsic::NumShr, 2));
+    assert_eq!(call(&parse(quote!(!a))), (Intrinsic::NumNot, 1));
 }
 
 #[test]
@@ -151,8 +169,13 @@ fn number_patterns_are_comparisons() {
 #[test]
 fn rust_only_syntax_is_explained() {
     assert_eq!(
-        errors(quote!(s.signum())),
-        ["method calls are not PMExpr: `.signum(…)`"]
+        errors(quote!(s.chunks())),
+        ["method calls are not PMExpr: `.chunks(…)`"]
+    );
+    // A numeric method with the wrong number of arguments.
+    assert_eq!(
+        errors(quote!(x.rotate_left())),
+        ["`.rotate_left()` takes 1 argument besides its receiver, but 0 were supplied"]
     );
     // A method PMExpr has, called with the wrong number of arguments.
     assert_eq!(
@@ -160,8 +183,12 @@ fn rust_only_syntax_is_explained() {
         ["method calls are not PMExpr: `.len(…)`"]
     );
     assert_eq!(
-        errors(quote!(x as i64)),
-        ["only `as f64` casts (of integers) are supported inside `accelerate!`"]
+        errors(quote!(x as u8)),
+        ["`as u8` is not supported inside `accelerate!`"]
+    );
+    assert_eq!(
+        errors(quote!(x as i32)),
+        ["`as i32` is not supported inside `accelerate!`"]
     );
     assert_eq!(
         errors(quote!(&mut x)),
@@ -180,7 +207,7 @@ fn rust_only_syntax_is_explained() {
     );
     assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
     assert_eq!(
-        errors(quote!((s.iter(), x as i64))).len(),
+        errors(quote!((s.iter(), x as u64))).len(),
         2,
         "errors are collected"
     );

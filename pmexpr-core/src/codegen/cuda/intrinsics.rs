@@ -247,6 +247,30 @@ impl<'a> Gen<'a> {
                     format!("`{}` as the function argument of a loop or fold", i.name()),
                 );
             }
+            // Both operands evaluated, on integers and `bool`s alike.
+            NumAnd | NumOr | NumXor => {
+                let op = i.operator().map_or("?", |o| o.symbol);
+                format!("({} {op} {})", a[0], a[1])
+            }
+            NumNot if operands == Some(Number::Bool) => format!("(!{})", a[0]),
+            NumNot => format!("(~{})", a[0]),
+            // The prelude's: masked to the width as Rust's release build (C's shift by the width
+            // or more is undefined).
+            NumShl => format!("pm_shl({}, {})", a[0], a[1]),
+            NumShr => format!("pm_shr({}, {})", a[0], a[1]),
+            // The prelude's, overloaded on the operand's C type: Rust's `as`.
+            AsI64 => format!("pm_as_i64({})", a[0]),
+            AsF64 => format!("pm_as_f64({})", a[0]),
+            // The prelude's `pm_m_<method>`, overloaded on the C types, with Rust's results.
+            MCountOnes | MLeadingZeros | MTrailingZeros | MReverseBits | MSwapBytes
+            | MRotateLeft | MRotateRight | MWrappingAdd | MWrappingSub | MWrappingMul
+            | MWrappingNeg | MSaturatingAdd | MSaturatingSub | MSaturatingMul | MSignum
+            | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
+            | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
+            | MIsFinite | MToRadians | MToDegrees | MMulAdd => {
+                let name = i.method().map_or("?", |(n, _)| n);
+                format!("pm_m_{name}({})", a.join(", "))
+            }
             NumAdd | NumSub | NumMul | NumDiv | NumRem | NumNeg | NumAbs | NumEq | NumNe
             | NumLt | NumLe | NumGt | NumGe => unreachable!("resolved above"),
             SetField => {

@@ -714,6 +714,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         // Futhark spells the table's operators as Rust does, except integer division and
         // remainder, which are Futhark's truncating `//` and `%%` (as Rust's `/` `%` on integers).
         Ok(Some(match i {
+            // Shifts are masked (`intrinsic_code`); `&` `|` `^` on `bool` evaluate both operands.
+            NumShl | NumShr => return Ok(None),
+            NumAnd | NumOr | NumXor if t.is_some_and(|t| *t == Type::Bool) => return Ok(None),
             DivI => "//",
             ModI | NumRem => "%%",
             NumDiv => match t {
@@ -901,6 +904,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                 &a,
             ),
             Length | Null | Head | Tail | Reverse => call(i.name(), &a),
+            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot | AsI64 | AsF64 => {
+                self.bits_code(i, a, tys, ret)
+            }
+            _ if i.method().is_some() => self.method_code(i, a, tys),
             Get => Ok(Code::closed(format!(
                 "{}[{}]",
                 a[0].arg(),
@@ -935,6 +942,157 @@ impl<'a, 'b> Gen<'a, 'b> {
             | TensorShape | TensorSub | TensorSlice | TensorGemm => Err(GenError::Tensor),
             _ => Err(GenError::Unsupported(format!("`{}`", i.name()))),
         }
+    }
+
+    /// Rust's bit operators and `as` casts: shifts masked to the width as a release build does
+    /// (Futhark's shift by the width or more is C's, undefined), `>>` arithmetic on signed
+    /// integers (Futhark's `>>`); `&` `|` `^` on `bool` with both operands evaluated; a float
+    /// to an integer saturating with NaN giving 0 (`i64.f64` is C's conversion, undefined out of
+    /// range).
+    fn bits_code(&mut self, i: Intrinsic, a: Vec<Code>, tys: &[Type], ret: &Type) -> R<Code> {
+        use Intrinsic::*;
+        let p = self.prim(&tys[0])?;
+        let pn = p.futhark_name();
+        let mut lines = Vec::new();
+        let mut it = a.into_iter();
+        let x = it.next().unwrap_or_else(|| Code::atom("0"));
+        let y = it.next();
+        let code = match i {
+            NumAnd | NumOr | NumXor => {
+                let y = y.unwrap_or_else(|| Code::atom("0"));
+                let x = self.share(x, "a", &mut lines);
+                let y = self.share(y, "b", &mut lines);
+                let op = match (i, p == Number::Bool) {
+                    (NumAnd, true) => "&&",
+                    (NumOr, true) => "||",
+                    (NumXor, true) => "!=",
+                    (NumAnd, false) => "&",
+                    (NumOr, false) => "|",
+                    _ => "^",
+                };
+                binop(&x, op, &y)
+            }
+            NumNot if p == Number::Bool => Code::closed(format!("!{}", x.arg())),
+            NumNot => binop(&x, "^", &Code::atom(format!("(-1{pn})"))),
+            NumShl | NumShr => {
+                let y = y.unwrap_or_else(|| Code::atom("0"));
+                let q = self.prim(&tys[1])?.futhark_name();
+                let bits = if p == Number::I32 { 31 } else { 63 };
+                let amount = binop(
+                    &apply_text(&format!("{pn}.{q}"), &[y]),
+                    "&",
+                    &Code::atom(format!("{bits}{pn}")),
+                );
+                let op = if i == NumShl { "<<" } else { ">>" };
+                Code::closed(format!("{} {op} ({})", x.arg(), amount.closed_text()))
+            }
+            AsI64 | AsF64 => {
+                let to = self.prim(ret)?.futhark_name();
+                if i == AsI64 && p.is_float() {
+                    let v = self.share(x, "v", &mut lines);
+                    let v = v.arg();
+                    Code::open(format!(
+                        "if {pn}.isnan {v} then 0i64 else if {v} >= 9223372036854775808{pn} then i64.highest else if {v} <= -9223372036854775808{pn} then i64.lowest else i64.{pn} {v}"
+                    ))
+                } else if pn == to {
+                    x
+                } else {
+                    apply_text(&format!("{to}.{pn}"), &[x])
+                }
+            }
+            _ => return Err(GenError::Unsupported(format!("`{}`", i.name()))),
+        };
+        Ok(with_lets(lines, code))
+    }
+
+    /// Rust's numeric methods (`x.count_ones()`, `x.round()` …) with Rust's results: Futhark's
+    /// function where it means the same, Rust's definition where Futhark's differs (`round` is
+    /// half away from zero, Futhark's half to even; `signum` of a float is ±1.0 for ±0.0) or is
+    /// missing (`reverse_bits`, `swap_bytes`, the saturating operations). The counts are of the
+    /// receiver's type.
+    fn method_code(&mut self, i: Intrinsic, a: Vec<Code>, tys: &[Type]) -> R<Code> {
+        let Some((name, _)) = i.method() else {
+            return Err(GenError::Unsupported(format!("`{}`", i.name())));
+        };
+        let p = self.prim(&tys[0])?;
+        let pn = p.futhark_name();
+        let bits = if matches!(p, Number::I32 | Number::F32) {
+            32
+        } else {
+            64
+        };
+        let mut lines = Vec::new();
+        let mut shared = Vec::new();
+        for (k, c) in a.into_iter().enumerate() {
+            shared.push(self.share(c, ["x", "y", "z"][k.min(2)], &mut lines).arg());
+        }
+        let x = shared.first().cloned().unwrap_or_default();
+        let y = shared.get(1).cloned().unwrap_or_default();
+        let z = shared.get(2).cloned().unwrap_or_default();
+        let (lo, hi) = (format!("{pn}.lowest"), format!("{pn}.highest"));
+        let text = match name {
+            "count_ones" => format!("{pn}.i32 ({pn}.popc {x})"),
+            "leading_zeros" => format!("{pn}.i32 ({pn}.clz {x})"),
+            "trailing_zeros" => format!("{pn}.i32 ({pn}.ctz {x})"),
+            "reverse_bits" => format!(
+                "(loop (r, v) = (0{pn}, {x}) for _k < {bits} do ((r << 1{pn}) | (v & 1{pn}), v >>> 1{pn})).0"
+            ),
+            "swap_bytes" => format!(
+                "(loop (r, v) = (0{pn}, {x}) for _k < {} do ((r << 8{pn}) | (v & 255{pn}), v >>> 8{pn})).0",
+                bits / 8
+            ),
+            "rotate_left" | "rotate_right" => {
+                let q = self.prim(&tys[1])?.futhark_name();
+                let (a, b) = if name == "rotate_left" {
+                    ("<<", ">>>")
+                } else {
+                    (">>>", "<<")
+                };
+                format!(
+                    "let k = {pn}.{q} {y} & {m}{pn} in if k == 0 then {x} else ({x} {a} k) | ({x} {b} ({bits}{pn} - k))",
+                    m = bits - 1
+                )
+            }
+            "wrapping_add" => format!("{x} + {y}"),
+            "wrapping_sub" => format!("{x} - {y}"),
+            "wrapping_mul" => format!("{x} * {y}"),
+            "wrapping_neg" => format!("0{pn} - {x}"),
+            "saturating_add" => format!(
+                "let r = {x} + {y} in if (({x} ^ r) & ({y} ^ r)) < 0 then (if {x} < 0 then {lo} else {hi}) else r"
+            ),
+            "saturating_sub" => format!(
+                "let r = {x} - {y} in if (({x} ^ {y}) & ({x} ^ r)) < 0 then (if {x} < 0 then {lo} else {hi}) else r"
+            ),
+            "saturating_mul" => format!(
+                "if {x} == 0 || {y} == 0 then 0 else let sat = if ({x} < 0) != ({y} < 0) then {lo} else {hi} in if ({x} == -1 && {y} == {lo}) || ({y} == -1 && {x} == {lo}) then sat else let r = {x} * {y} in if r // {y} != {x} then sat else r"
+            ),
+            "signum" if p.is_float() => {
+                format!("if {pn}.isnan {x} then {x} else {pn}.copysign 1 {x}")
+            }
+            "signum" => format!("{pn}.sgn {x}"),
+            "floor" | "ceil" | "trunc" | "cbrt" | "log2" | "log10" | "tan" | "asin" | "acos"
+            | "atan" | "sinh" | "cosh" | "tanh" => format!("{pn}.{name} {x}"),
+            "atan2" | "hypot" => format!("{pn}.{name} {x} {y}"),
+            "mul_add" => format!("{pn}.fma {x} {y} {z}"),
+            "round" => format!(
+                "let t = {pn}.trunc {x} in if {pn}.abs ({x} - t) >= 0.5 then t + {pn}.copysign 1 {x} else t"
+            ),
+            "fract" => format!("{x} - {pn}.trunc {x}"),
+            "exp2" => format!("2{pn} ** {x}"),
+            "is_nan" => format!("{pn}.isnan {x}"),
+            "is_finite" => format!("!({pn}.isnan {x} || {pn}.isinf {x})"),
+            "to_radians" | "to_degrees" => {
+                let k = match (name, p) {
+                    ("to_radians", Number::F32) => format!("{:?}", std::f32::consts::PI / 180.0),
+                    ("to_radians", _) => format!("{:?}", std::f64::consts::PI / 180.0),
+                    (_, Number::F32) => format!("{:?}", 57.295_78_f32),
+                    _ => format!("{:?}", 180.0 / std::f64::consts::PI),
+                };
+                format!("{x} * {k}{pn}")
+            }
+            _ => return Err(GenError::Unsupported(format!("`.{name}()`"))),
+        };
+        Ok(with_lets(lines, Code::open(text)))
     }
 
     /// `a ++ b`; for rows, `b`'s rows take the size of `a`'s.

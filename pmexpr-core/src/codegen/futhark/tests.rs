@@ -1048,6 +1048,82 @@ fn open_element_types_get_an_entry_per_number() {
     assert_eq!(flat.result.leaves.len(), 1);
 }
 
+/// Rust's bit operators, casts and numeric methods (issue 29): shifts masked to the width, `&`
+/// `|` `^` on `bool` with both operands bound first, casts from floats saturating, and Rust's
+/// definitions where Futhark's function differs (`round`, `signum`), at `i64`, `i32`, `f64`
+/// and `f32` (the open types' instantiations).
+#[test]
+fn bits_casts_and_methods() {
+    let p = program(
+        &[
+            (
+                "src/bits.rs:1:1",
+                quote!(map2(
+                    |x: i64, y: i64| (x & y) | (x ^ !y) | (x << y) | (x >> 3),
+                    s,
+                    t
+                )),
+            ),
+            (
+                "src/bits.rs:2:1",
+                quote!(map2(|a: bool, b: bool| (a & b, a | b, a ^ b, !a), bs, cs)),
+            ),
+            (
+                "src/bits.rs:3:1",
+                quote!(map(
+                    |x| x.count_ones()
+                        + x.leading_zeros()
+                        + x.trailing_zeros()
+                        + x.reverse_bits()
+                        + x.swap_bytes()
+                        + x.rotate_left(5)
+                        + x.rotate_right(70)
+                        + x.saturating_add(x)
+                        + x.saturating_sub(1)
+                        + x.saturating_mul(x)
+                        + x.wrapping_neg()
+                        + x.signum(),
+                    s
+                )),
+            ),
+            (
+                "src/bits.rs:4:1",
+                quote!(map(
+                    |x| (
+                        x.round()
+                            + x.signum()
+                            + x.fract()
+                            + x.mul_add(x, 1.0)
+                            + x.to_radians()
+                            + x.to_degrees()
+                            + x.exp2()
+                            + x.atan2(1.0)
+                            + x.hypot(2.0),
+                        x.is_nan() || !x.is_finite()
+                    ),
+                    fs
+                )),
+            ),
+            (
+                "src/bits.rs:5:1",
+                quote!(map(
+                    |x| (x as i64, x as f64, (x > 0.5) as i64, (x < 0.5) as f64),
+                    fs
+                )),
+            ),
+            ("src/bits.rs:6:1", quote!(map(|k| (k as f64, k as i64), s))),
+        ],
+        &[],
+    );
+    let f = golden_crate("bits", &p);
+    let src = &f.program.source;
+    // Every instantiation of an open number: the shifts masked at its width.
+    assert!(src.contains("& 63i64"), "{src}");
+    assert!(src.contains("& 31i32"), "{src}");
+    assert!(src.contains("i64.highest"), "{src}");
+    assert!(src.contains("copysign"), "{src}");
+}
+
 /// A `match` of many integer arms is an `if` chain whose `else if`s stay at the first `if`'s
 /// indentation: nested, each arm indented the rest five more columns (k² text for k arms).
 #[test]

@@ -22,6 +22,7 @@ fn runtime_numbers(kind: Numeric) -> &'static [Number] {
         Numeric::Num => &[I64, F64, I32, F32],
         Numeric::Scalar => &[I64, F64, I32, F32, Bool],
         Numeric::Int => &[I64, I32],
+        Numeric::Bits => &[I64, I32, Bool],
         Numeric::Float => &[F64, F32],
         // Any Rust type; the ones past these have no code and the runtime says so
         // (`open_instantiation`) before it looks.

@@ -264,6 +264,51 @@ impl Gen<'_> {
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!((#a #op #b))
             }
+            // `&` `|` `^` `!` on integers (bitwise) and `bool` (logical, both operands evaluated),
+            // the Rust operators: an open integer type is `rt::Int`, which has them.
+            NumAnd | NumOr | NumXor => {
+                let op: TokenStream = match i {
+                    NumAnd => quote!(&),
+                    NumOr => quote!(|),
+                    _ => quote!(^),
+                };
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!((#a #op #b))
+            }
+            NumNot => {
+                let a = v(self, 0);
+                quote!((!(#a)))
+            }
+            // Masked as a release build does; debug mode fails where a debug build panics.
+            NumShl | NumShr => {
+                let m = format_ident!("{}", if i == NumShl { "shl" } else { "shr" });
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::Int::#m(B::CHECKS, #site, #a, #b))
+            }
+            AsI64 | AsF64 => {
+                let m = format_ident!("{}", if i == AsI64 { "as_i64" } else { "as_f64" });
+                let a = v(self, 0);
+                quote!(#rt::Scalar::#m(#a))
+            }
+            MCountOnes | MLeadingZeros | MTrailingZeros | MReverseBits | MSwapBytes
+            | MRotateLeft | MRotateRight | MWrappingAdd | MWrappingSub | MWrappingMul
+            | MWrappingNeg | MSaturatingAdd | MSaturatingSub | MSaturatingMul | MSignum
+            | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
+            | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
+            | MIsFinite | MToRadians | MToDegrees | MMulAdd => {
+                use crate::intrinsics::MethodType as M;
+                let Some((name, t)) = i.method() else {
+                    unreachable!("matched above")
+                };
+                let m = format_ident!("{name}");
+                let vals: Vec<TokenStream> = (0..args.len()).map(|k| v(self, k)).collect();
+                let tr = match t {
+                    M::Int { .. } | M::IntAmount => quote!(Int),
+                    M::Num => quote!(Num),
+                    M::Float { .. } | M::FloatTest => quote!(Float),
+                };
+                quote!(#rt::#tr::#m(#(#vals),*))
+            }
             TensorLinearGet => {
                 let (t, ix) = (v(self, 0), v(self, 1));
                 let tensor = self.tensor_name(args[0]);

@@ -241,6 +241,7 @@ impl Gen<'_> {
                     Numeric::Num => quote!(#n: #rt::Num),
                     Numeric::Scalar => quote!(#n: #rt::Scalar),
                     Numeric::Int => quote!(#n: #rt::Int),
+                    Numeric::Bits => quote!(#n: #rt::Bits),
                     Numeric::Float => quote!(#n: #rt::Float),
                     Numeric::Open => quote!(#n: #rt::Value),
                 }
