@@ -36,6 +36,10 @@ mod sealed {
 }
 
 /// An element type of a tensor: `i64`, `f64`, `i32` or `f32`.
+///
+/// The trait is sealed: every `Cell` has the size, alignment and valid bit patterns of its
+/// element (an atomic of the same width), and `new_cell`/`load` move the bits unchanged. So a
+/// `Vec<T>` is a `Vec<T::Cell>` without a copy ([`Tensor::from_vec`], [`Tensor::into_vec`]).
 pub trait Element:
     Copy + Send + Sync + PartialEq + Default + fmt::Debug + 'static + sealed::Sealed
 {
@@ -135,6 +139,33 @@ pub(crate) struct Store<T: Element> {
     lock: Lock,
 }
 
+/// `data` as cells, in the same allocation.
+fn cells_of<T: Element>(data: Vec<T>) -> Vec<T::Cell> {
+    const {
+        assert!(size_of::<T>() == size_of::<T::Cell>());
+        assert!(align_of::<T>() == align_of::<T::Cell>());
+    }
+    let mut data = std::mem::ManuallyDrop::new(data);
+    let (ptr, len, cap) = (data.as_mut_ptr(), data.len(), data.capacity());
+    // SAFETY: `Element` is sealed and each `Cell` has its element's size, alignment and valid
+    // bit patterns (checked above for the first two), so the allocation's layout is the same
+    // and every element is a valid cell; `data` is forgotten, so the allocation has one owner.
+    unsafe { Vec::from_raw_parts(ptr.cast::<T::Cell>(), len, cap) }
+}
+
+/// `cells` as elements, in the same allocation: the inverse of [`cells_of`].
+fn elements_of<T: Element>(cells: Vec<T::Cell>) -> Vec<T> {
+    const {
+        assert!(size_of::<T>() == size_of::<T::Cell>());
+        assert!(align_of::<T>() == align_of::<T::Cell>());
+    }
+    let mut cells = std::mem::ManuallyDrop::new(cells);
+    let (ptr, len, cap) = (cells.as_mut_ptr(), cells.len(), cells.capacity());
+    // SAFETY: as in `cells_of`; a cell only ever holds bits of a valid element (`new_cell` and
+    // `store` write an element's bits), and the vector is owned, so no access is in flight.
+    unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) }
+}
+
 impl<T: Element> std::ops::Deref for Store<T> {
     type Target = Vec<T::Cell>;
     fn deref(&self) -> &Vec<T::Cell> {
@@ -211,7 +242,8 @@ pub struct Tensor<T: Element> {
 }
 
 impl<T: Element> Tensor<T> {
-    /// A tensor of the given shape holding `data` in row-major order.
+    /// A tensor of the given shape holding `data` in row-major order, in `data`'s own memory
+    /// (no copy).
     ///
     /// # Panics
     /// If `data.len()` is not the product of `shape`; see [`Tensor::try_from_vec`].
@@ -232,8 +264,7 @@ impl<T: Element> Tensor<T> {
                 shape: shape.to_vec(),
             });
         }
-        // Same size and alignment: the standard library collects this in place.
-        let cells: Vec<T::Cell> = data.into_iter().map(T::new_cell).collect();
+        let cells = cells_of(data);
         Ok(Tensor {
             storage: Arc::new(Store {
                 cells,
@@ -326,6 +357,34 @@ impl<T: Element> Tensor<T> {
     pub fn to_vec(&self) -> Vec<T> {
         let _held = Shared::new(&self.storage.lock);
         self.cells().iter().map(T::load).collect()
+    }
+
+    /// The elements in row-major order, without a copy when this tensor owns its storage alone
+    /// (no clone of the handle, no view made by [`Tensor::sub`] or [`Tensor::slice`] alive, and
+    /// it is not itself such a view); otherwise a copy, as [`Tensor::to_vec`].
+    ///
+    /// ```
+    /// use pmexpr_runtime::Tensor;
+    /// let v = vec![1_i64, 2, 3, 4];
+    /// let at = v.as_ptr();
+    /// let t = Tensor::from_vec(v, &[2, 2]);
+    /// let back = t.into_vec();
+    /// assert_eq!(back, [1, 2, 3, 4]);
+    /// assert_eq!(back.as_ptr(), at); // the same memory, never copied
+    /// ```
+    pub fn into_vec(self) -> Vec<T> {
+        let whole = self.offset == 0 && self.len() == self.storage.cells.len();
+        if whole {
+            match Arc::try_unwrap(self.storage) {
+                // No other handle: nobody can read or write the cells any more.
+                Ok(store) => return elements_of(store.cells),
+                Err(storage) => {
+                    let _held = Shared::new(&storage.lock);
+                    return storage.iter().map(T::load).collect();
+                }
+            }
+        }
+        self.to_vec()
     }
 
     /// The view of `len` rows starting at row `offset` of the first dimension; it shares memory
@@ -883,6 +942,36 @@ mod tests {
     use super::*;
 
     const SITE: Site = Site::new("t.rs", 1, 1);
+
+    #[test]
+    fn from_vec_and_into_vec_keep_the_memory_of_an_unshared_tensor() {
+        let v = vec![1.5_f64, -0.0, f64::NAN, 4.0];
+        let at = v.as_ptr();
+        let t = Tensor::from_vec(v, &[2, 2]);
+        t.set(&[1, 1], 9.0).unwrap();
+        let back = t.into_vec();
+        assert_eq!(back.as_ptr(), at);
+        assert_eq!(back[0], 1.5);
+        assert!(back[1] == 0.0 && back[1].is_sign_negative() && back[2].is_nan());
+        assert_eq!(back[3], 9.0);
+        let w = vec![7_i32; 6];
+        let at = w.as_ptr();
+        let back = Tensor::from_vec(w, &[3, 2]).into_vec();
+        assert_eq!(back.as_ptr(), at);
+    }
+
+    #[test]
+    fn into_vec_copies_a_shared_tensor_or_a_view() {
+        let t = Tensor::from_vec((0..6_i64).collect(), &[3, 2]);
+        let view = t.sub(1, 2).unwrap();
+        let other = t.clone();
+        // `t` shares its storage with `view`: copied, and `view` still reads it.
+        assert_eq!(t.into_vec(), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(view.get(&[0, 1]), Some(3));
+        // A view alone is only part of its storage.
+        assert_eq!(view.into_vec(), [2, 3, 4, 5]);
+        assert_eq!(other.into_vec(), [0, 1, 2, 3, 4, 5]);
+    }
 
     fn fails<R>(f: impl FnOnce() -> R) -> String {
         let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
