@@ -458,6 +458,143 @@ fn labelled_loops() {
     }));
 }
 
+#[test]
+fn jumps_to_outer_loops() {
+    let n = 7_i64;
+    // `continue 'rows` and `break 'rows` from an inner loop, with state in both loops.
+    same!([] accelerate!(backend = cpu, {
+        let mut s: i64 = 0;
+        let mut rows = 0;
+        'rows: for i in 0..n {
+            let mut k = 0;
+            for j in 0..n {
+                if j > i {
+                    continue 'rows;
+                }
+                if i * j == 20 {
+                    break 'rows;
+                }
+                k += 1;
+                s += i * 100 + j;
+            }
+            rows += k;
+        }
+        (s, rows)
+    }));
+    // Three levels: from the innermost to each loop around it, in `while` and `loop` too.
+    same!([] accelerate!(backend = cpu, {
+        let mut log: i64 = 0;
+        let mut a = 0;
+        'a: while a < n {
+            a += 1;
+            let mut b = 0;
+            'b: loop {
+                b += 1;
+                if b > a {
+                    break;
+                }
+                for c in (0..n).rev() {
+                    if c == b {
+                        continue 'b;
+                    }
+                    if c + b == 9 {
+                        continue 'a;
+                    }
+                    if a * b * c == 60 {
+                        break 'a;
+                    }
+                    if c < 2 {
+                        break 'b;
+                    }
+                    log = log * 3 % 1_000_003 + a * 49 + b * 7 + c;
+                }
+            }
+        }
+        (log, a)
+    }));
+}
+
+/// A search with `continue 'outer`, as a `#[pmexpr]` function called by `map`: every target,
+/// Futhark's and CUDA's loops included.
+#[pmexpr]
+fn first_divisor_pair(n: i64) -> i64 {
+    let mut found = -1;
+    'outer: for a in 2..n {
+        for b in 2..n {
+            if a * b > n {
+                continue 'outer;
+            }
+            if a * b == n {
+                found = a * 1000 + b;
+                break 'outer;
+            }
+        }
+    }
+    found
+}
+
+/// `return` from two and three loops deep, with a tuple result, and a `return;` of a unit `fn`
+/// inside a `fn` item of a block.
+#[pmexpr]
+fn find_pair(n: i64) -> (i64, i64) {
+    for a in 1..n {
+        let mut b = a;
+        while b < n {
+            if a * b == n && a != b {
+                return (a, b);
+            }
+            for c in 0..3 {
+                if a * b * c > 2 * n {
+                    return (-a, c);
+                }
+            }
+            b += 1;
+        }
+    }
+    (0, 0)
+}
+
+#[test]
+fn return_from_nested_loops() {
+    let xs: Vec<i64> = (1..90).collect();
+    let want: Vec<(i64, i64)> = xs.iter().map(|&x| find_pair(x)).collect();
+    let got: Vec<(i64, (i64, i64))> = on_every_target(|| {
+        accelerate!(map(
+            |x| {
+                fn smallest_square_above(n: i64) -> i64 {
+                    let mut k = 0;
+                    loop {
+                        for d in 0..2 {
+                            if (k + d) * (k + d) > n {
+                                return k + d;
+                            }
+                        }
+                        k += 2;
+                    }
+                }
+                (smallest_square_above(x), find_pair(x))
+            },
+            xs
+        ))
+    });
+    let squares: Vec<i64> = xs
+        .iter()
+        .map(|&x| (0..).find(|k: &i64| k * k > x).expect("some square"))
+        .collect();
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), squares);
+    assert_eq!(got.iter().map(|g| g.1).collect::<Vec<_>>(), want);
+    assert_eq!(find_pair(12), (2, 6));
+}
+
+#[test]
+fn jumps_to_outer_loops_in_functions_on_every_target() {
+    let xs: Vec<i64> = (1..120).collect();
+    let want: Vec<i64> = xs.iter().map(|&x| first_divisor_pair(x)).collect();
+    let got: Vec<i64> = on_every_target(|| accelerate!(map(first_divisor_pair, xs)));
+    assert_eq!(got, want);
+    assert_eq!(first_divisor_pair(91), 7013);
+}
+
 // ----- `return` -----
 
 #[test]

@@ -1,5 +1,5 @@
-// `break`, `continue` and `return` need somewhere to go, and this compiler does not send them
-// out of an inner loop to an outer one.
+// `break`, `continue` and `return` need somewhere to go; a `break 'outer` with a value, and a
+// `return` from nested loops of a closure, are not carried out of an inner loop.
 use pmexpr::accelerate;
 
 fn main() {
@@ -29,28 +29,27 @@ fn main() {
         s
     });
     let _d: i64 = accelerate!(backend = cpu, {
-        let mut s = 0;
-        'rows: for i in 0..n {
+        'rows: loop {
             for j in 0..n {
-                if j > i {
-                    continue 'rows;
+                if j > 3 {
+                    break 'rows j;
                 }
-                s += j;
             }
         }
-        s
     });
-    let _e: i64 = accelerate!(backend = cpu, {
-        fn pair(n: i64) -> i64 {
-            for i in 0..n {
-                for j in 0..n {
-                    if i * j == 12 {
-                        return i;
+    let _e: Vec<i64> = accelerate!(backend = cpu, {
+        map(
+            |m: i64| {
+                for i in 0..m {
+                    for j in 0..m {
+                        if i * j == 12 {
+                            return i;
+                        }
                     }
                 }
-            }
-            -1
-        }
-        pair(n)
+                -1
+            },
+            [n],
+        )
     });
 }

@@ -3,16 +3,26 @@
 //! (`continue`), the loop's exit (`break`: its state, or the rest of the function when a `return`
 //! leaves the loop), or the value of the function (`return`).
 //!
-//! A `break` or `continue` to an outer loop from inside an inner one, and a `return` from inside
-//! nested loops, would make the inner loop's function call the outer one's, which is not a loop
-//! any backend runs: they are errors that say how to write them.
+//! A `break 'outer` or `continue 'outer` from inside an inner loop ends the inner loop with a
+//! tag that says which jump it took (`loops::escape_to`); the code after the inner loop's call,
+//! in the outer loop, takes the jump there, so each loop stays its own tail-recursive function.
+//! A `return` from inside nested loops, and `break 'outer value`, are errors that say how to
+//! write them.
 
+use super::info::Jump;
 use super::{FrameKind, Ident, Lower, mk, unit};
 use crate::ast::{Expr, ExprKind, NeverKind};
 
 impl<'a> Lower<'a> {
-    /// The open loop a jump goes to, or the error that says why there is none.
-    fn jump_target(&mut self, e: &Expr, label: Option<&Ident>, what: &str) -> Option<usize> {
+    /// The open loop a jump goes to, or the error that says why there is none; with `outer`, a
+    /// labelled jump may go to a loop around the innermost (see `loops::escape_to`).
+    fn jump_target(
+        &mut self,
+        e: &Expr,
+        label: Option<&Ident>,
+        what: &str,
+        outer: bool,
+    ) -> Option<usize> {
         let found = match label {
             None => self.loops.len().checked_sub(1),
             Some(l) => self
@@ -22,12 +32,13 @@ impl<'a> Lower<'a> {
         };
         match found {
             Some(li) if li + 1 == self.loops.len() => Some(li),
+            Some(li) if outer => Some(li),
             Some(_) => {
                 let l = label.map(|l| l.name.clone()).unwrap_or_default();
                 self.error(
                     e.span,
-                    format!("`{what} '{l}` out of an inner loop is not supported inside `accelerate!`"),
-                    format!("set a flag, `break` the inner loop, and test the flag in the outer one: `if found {{ {what}; }}`"),
+                    format!("`{what} '{l}` with a value out of an inner loop is not supported inside `accelerate!`"),
+                    format!("assign the value to a mutable local declared before `'{l}`, then `{what} '{l};`"),
                 );
                 None
             }
@@ -63,9 +74,15 @@ impl<'a> Lower<'a> {
         value: Option<&'a Expr>,
         _k: &super::K<'a>,
     ) -> Expr {
-        let Some(li) = self.jump_target(e, label, "break") else {
+        let Some(li) = self.jump_target(e, label, "break", value.is_none()) else {
             return failed(e);
         };
+        if li + 1 < self.loops.len() {
+            let l = label
+                .map(|l| l.name.clone())
+                .expect("only a labelled jump goes further");
+            return self.escape_to(&Jump::Break(Some(l)), e.span);
+        }
         let kind = self.loops[li].kind;
         match value {
             Some(v) if kind != "loop" => {
@@ -86,7 +103,13 @@ impl<'a> Lower<'a> {
 
     /// `continue`.
     pub(super) fn continue_(&mut self, e: &'a Expr, label: Option<&Ident>) -> Expr {
-        match self.jump_target(e, label, "continue") {
+        match self.jump_target(e, label, "continue", true) {
+            Some(li) if li + 1 < self.loops.len() => {
+                let l = label
+                    .map(|l| l.name.clone())
+                    .expect("only a labelled jump goes further");
+                self.escape_to(&Jump::Continue(Some(l)), e.span)
+            }
             Some(li) => self.next(li, e.span),
             None => failed(e),
         }
@@ -102,13 +125,43 @@ impl<'a> Lower<'a> {
             );
             return failed(e);
         }
-        if self.loops.len() > 1 || self.loops.first().is_some_and(|l| l.exit.is_none()) {
-            self.error(
-                e.span,
-                "`return` from inside nested loops is not supported inside `accelerate!`",
-                "`break` out of the inner loop with a flag that says to return, then `return` from the outer one",
-            );
+        let carried = self
+            .loops
+            .last()
+            .is_some_and(|l| l.escapes.contains(&Jump::Return));
+        if (self.loops.len() > 1 && !carried)
+            || self.loops.first().is_some_and(|l| l.exit.is_none())
+        {
+            let (message, help) = if self.frames[self.frame()].kind == FrameKind::Fn {
+                (
+                    "`return` from inside nested loops needs the `fn`'s result type to be numbers, `bool`, tuples, sequences or records",
+                    "`break` out of the inner loop with a flag that says to return, then `return` from the outer one",
+                )
+            } else {
+                (
+                    "`return` from inside nested loops of a closure is not supported inside `accelerate!`",
+                    "write the closure as a `fn` item with its result type, or `break` out of the inner loop with a flag and `return` from the outer one",
+                )
+            };
+            self.error(e.span, message, help);
             return failed(e);
+        }
+        if self.loops.len() > 1 {
+            let sp = e.span;
+            return match value {
+                Some(v) => {
+                    let k = self.kont(move |s, v| {
+                        if super::is_atom(&v) {
+                            return s.escape_return(v, sp);
+                        }
+                        let r = s.fresh("r");
+                        let out = s.escape_return(super::var(&r, sp), sp);
+                        super::let_in(super::param(&r, sp, None), v, out, sp)
+                    });
+                    self.lower(v, &k)
+                }
+                None => self.escape_return(unit(sp), sp),
+            };
         }
         match value {
             Some(v) => {

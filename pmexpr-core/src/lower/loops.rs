@@ -49,6 +49,13 @@ pub(super) struct LoopCx<'a> {
     /// function or return its state but end the arm with a tag (`1` for `continue`, `2` for
     /// `break`) and the versions of these mutable locals, which the join dispatches on.
     pub(super) tagged: Option<Rc<Vec<usize>>>,
+    /// The jumps out of it to loops around it (`continue 'outer`, `break 'outer`): its exits
+    /// return a tag first, `0` for its own exit and `k + 1` for `escapes[k]`, which the code
+    /// after its call dispatches on, in the loop around it.
+    pub(super) escapes: Vec<Jump>,
+    /// When a `return` is among the escapes: the value its other exits carry in the returned
+    /// value's place (never read), made from the `fn`'s declared result type.
+    placeholder: Option<Expr>,
 }
 
 /// A `for`'s counter: its parameter, and how the next iteration's value is made.
@@ -276,6 +283,37 @@ impl<'a> Lower<'a> {
         let jumps = &self.facts.get(e).jumps;
         let exit = (jumps.contains(&Jump::Return) && self.loops.is_empty()).then(|| k.clone());
         let value = self.facts.get(e).break_value;
+        let label_name = label.as_ref().map(|l| l.name.clone());
+        let mut escapes: Vec<Jump> = Vec::new();
+        for j in jumps {
+            let out = match j {
+                // To a loop around this one (a label of no open loop is reported at the jump).
+                Jump::Break(Some(l)) | Jump::Continue(Some(l)) => {
+                    Some(l) != label_name.as_ref()
+                        && self.loops.iter().any(|c| c.label.as_ref() == Some(l))
+                }
+                _ => false,
+            };
+            if out && !escapes.contains(j) {
+                escapes.push(j.clone());
+            }
+        }
+        // A `return` from inside this loop and one around it: carried out as an escape too.
+        let placeholder = match jumps.contains(&Jump::Return) && !self.loops.is_empty() {
+            true => self.return_placeholder(sp),
+            false => None,
+        };
+        if placeholder.is_some() {
+            escapes.push(Jump::Return);
+        }
+        if value && !escapes.is_empty() {
+            self.error(
+                sp,
+                "a `loop` that `break`s with a value and also jumps to a loop around it is not supported inside `accelerate!`",
+                "set a flag and `break` with the value, then test the flag after the loop",
+            );
+            return mk(ExprKind::Never(NeverKind::User), sp);
+        }
         let f = self.fresh(kind);
         // A counter that is the element takes the element's name.
         let counter = match &over {
@@ -320,6 +358,8 @@ impl<'a> Lower<'a> {
             value,
             exit,
             tagged: None,
+            escapes: escapes.clone(),
+            placeholder: placeholder.clone(),
         });
         let li = self.loops.len() - 1;
         // The end of the body: its value is dropped, the next iteration runs.
@@ -407,10 +447,33 @@ impl<'a> Lower<'a> {
             }
             None => {
                 let call = match pre {
-                    Some(p) => if_then_else(p, call, pack(outside, sp), sp),
+                    Some(p) => {
+                        let mut none = outside;
+                        if let Some(p) = &placeholder {
+                            none.insert(0, p.clone());
+                        }
+                        if !escapes.is_empty() {
+                            none.insert(0, lit(Lit::Int(0), sp));
+                        }
+                        if_then_else(p, call, pack(none, sp), sp)
+                    }
                     None => call,
                 };
                 let mut names = Vec::new();
+                let tag = match escapes.is_empty() {
+                    true => String::new(),
+                    false => self.fresh("tag"),
+                };
+                if !escapes.is_empty() {
+                    names.push(tag.clone());
+                }
+                let returned = match placeholder {
+                    Some(_) => self.fresh("r"),
+                    None => String::new(),
+                };
+                if placeholder.is_some() {
+                    names.push(returned.clone());
+                }
                 let r = self.fresh("v");
                 if value {
                     names.push(r.clone());
@@ -421,7 +484,22 @@ impl<'a> Lower<'a> {
                     names.push(v);
                 }
                 let result = if value { var(&r, sp) } else { unit(sp) };
-                let rest = self.resume(k, result);
+                let mut rest = self.resume(k, result);
+                // The jumps out of the loop, taken here, in the loop around it: the last first.
+                for (n, j) in escapes.iter().enumerate().rev() {
+                    let is = op(
+                        BinOp::Eq,
+                        var(&tag, sp),
+                        lit(Lit::Int(n as i64 + 1), sp),
+                        sp,
+                        sp,
+                    );
+                    let jump = match j {
+                        Jump::Return => self.escape_return(var(&returned, sp), sp),
+                        _ => self.escape_to(j, sp),
+                    };
+                    rest = if_then_else(is, jump, rest, sp);
+                }
                 unpack(&names, call, rest, sp)
             }
         };
@@ -533,6 +611,10 @@ impl<'a> Lower<'a> {
         }
         let cx = &self.loops[li];
         let mut items = Vec::new();
+        if !cx.escapes.is_empty() {
+            items.push(lit(Lit::Int(0), sp));
+        }
+        items.extend(cx.placeholder.clone());
         let dropped = if cx.value {
             items.push(v);
             None
@@ -551,6 +633,68 @@ impl<'a> Lower<'a> {
 }
 
 impl Lower<'_> {
+    /// A `continue 'l` or `break 'l` (`j`) to loop `'l` around the innermost open one: taken
+    /// directly when `'l` is the innermost, else the innermost's exit with the jump's tag,
+    /// which the code after that loop takes on (see `build_loop`).
+    pub(super) fn escape_to(&mut self, j: &Jump, sp: SpanRange) -> Expr {
+        let (Jump::Break(Some(l)) | Jump::Continue(Some(l))) = j else {
+            unreachable!("only labelled jumps escape a loop")
+        };
+        let target = self
+            .loops
+            .iter()
+            .rposition(|c| c.label.as_deref() == Some(l.as_str()))
+            .expect("the label was found when the jump was lowered");
+        let li = self.loops.len() - 1;
+        if target == li {
+            return match j {
+                Jump::Continue(_) => self.next(li, sp),
+                _ => self.exit(li, unit(sp)),
+            };
+        }
+        let cx = &self.loops[li];
+        let n = cx
+            .escapes
+            .iter()
+            .position(|e| e == j)
+            .expect("every jump out of a loop is among its escapes");
+        let mut items = vec![lit(Lit::Int(n as i64 + 1), sp)];
+        items.extend(cx.placeholder.clone());
+        items.extend(cx.state.iter().map(|m| self.current(*m, sp)));
+        pack(items, sp)
+    }
+
+    /// `return v` (`v` an atom or evaluated once): the function's value where no loop is left
+    /// around, else the innermost loop's exit with the tag of its `return` escape.
+    pub(super) fn escape_return(&mut self, v: Expr, sp: SpanRange) -> Expr {
+        if self.loops.len() <= 1 {
+            // The only loop's exits run the rest of the function: `v` is its value.
+            return v;
+        }
+        let cx = &self.loops[self.loops.len() - 1];
+        let n = cx
+            .escapes
+            .iter()
+            .position(|e| *e == Jump::Return)
+            .expect("a `return` from nested loops is an escape of each");
+        let mut items = vec![lit(Lit::Int(n as i64 + 1), sp), v];
+        items.extend(cx.state.iter().map(|m| self.current(*m, sp)));
+        pack(items, sp)
+    }
+
+    /// A value of the current `fn`'s declared result type, if it has one that can be written as
+    /// a literal (numbers, `bool`, tuples, sequences, records of those).
+    fn return_placeholder(&self, sp: SpanRange) -> Option<Expr> {
+        let frame = &self.frames[self.frame()];
+        if frame.kind != super::FrameKind::Fn {
+            return None;
+        }
+        match &frame.ret {
+            None => Some(unit(sp)),
+            Some(t) => placeholder(t, sp),
+        }
+    }
+
     /// The end of an arm of a tagged join: `(tag, versions of the locals)`.
     pub(super) fn tag(&self, tag: i64, muts: &[usize], sp: SpanRange) -> Expr {
         let mut items = vec![lit(Lit::Int(tag), sp)];
@@ -613,6 +757,33 @@ fn rename_counter(test: &Expr, c: &str) -> Expr {
 
 fn is_positive_literal(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Lit(Lit::Int(n)) if n > 0)
+}
+
+/// A literal of type `t`, if there is one to write.
+fn placeholder(t: &crate::types::TypeAnn, sp: SpanRange) -> Option<Expr> {
+    use crate::types::{Label, TypeAnn as T};
+    let e = match t {
+        T::Int => lit(Lit::Int(0), sp),
+        T::Float => lit(Lit::Float(0.0), sp),
+        T::Bool => lit(Lit::Bool(false), sp),
+        T::Seq(_) => mk(ExprKind::Seq(Vec::new()), sp),
+        T::Tuple(ts) => pack(
+            ts.iter()
+                .map(|t| placeholder(t, sp))
+                .collect::<Option<Vec<_>>>()?,
+            sp,
+        ),
+        T::Record(fs) => mk(
+            ExprKind::Record(
+                fs.iter()
+                    .map(|(n, t)| Some((Label::Name(n.clone()), placeholder(t, sp)?)))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            sp,
+        ),
+        _ => return None,
+    };
+    Some(e)
 }
 
 /// `fn def … ; body`.

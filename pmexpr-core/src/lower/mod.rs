@@ -20,7 +20,9 @@
 //!   stops where Rust's loop would.
 //! - **Jumps are continuations** (`jumps`): the rest of a block is lowered at each place control
 //!   reaches it, so that `if c { continue; } rest` is `if c { next } else { rest }` and `return v`
-//!   inside a loop of a `fn` makes the loop's exits run the rest of the function.
+//!   inside a loop of a `fn` makes the loop's exits run the rest of the function. A jump out
+//!   of an inner loop to one around it (`continue 'outer`, `break 'outer`, `return` from
+//!   nested loops) ends the inner loop with a tag that the code after its call takes on.
 //!
 //! The lowering is in continuation-passing style: [`Lower::lower`] lowers an expression and hands
 //! its value to a continuation, which builds what follows. User binders inside imperative code
@@ -31,8 +33,9 @@
 //! line: assigning a variable captured from outside `accelerate!`, an immutable one, or one
 //! declared outside the closure or `fn` that assigns it (the function of a parallel keyword
 //! included); a closure holding a mutable local that outlives the local's block; a jump with no
-//! loop to go to, or one this lowering does not support (out of an inner loop to an outer one,
-//! `return` from inside nested loops).
+//! loop to go to, or one this lowering does not support (`break 'outer value` out of an inner loop,
+//! `return` from inside nested loops of a closure, or of a `fn` whose result type has no
+//! literal to stand in for it).
 
 mod info;
 mod jumps;
@@ -48,7 +51,7 @@ use std::rc::Rc;
 use crate::ast::{Expr, ExprKind, FnDef, Ident, Imp, Lit, Param, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword};
-use crate::types::{Annotation, Label, Type};
+use crate::types::{Annotation, Label, Type, TypeAnn};
 
 use info::Facts;
 
@@ -71,6 +74,7 @@ pub fn lower_fn(f: FnDef) -> Result<FnDef, Errors> {
     }
     let facts = Facts::of(&f.body);
     let mut l = Lower::new(&facts, FrameKind::Fn);
+    l.frames[0].ret = f.ret.as_ref().map(|a| a.ann.clone());
     for p in &f.params {
         l.bind_as(&p.ident.name, &p.ident.name);
     }
@@ -144,6 +148,9 @@ struct Frame {
     kind: FrameKind,
     /// The parallel keyword whose function this closure is, for messages.
     keyword: Option<String>,
+    /// A `fn`'s declared result type: what a `return` from inside nested loops carries out of
+    /// the inner ones (see `loops::placeholder`).
+    ret: Option<TypeAnn>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +191,7 @@ impl<'a> Lower<'a> {
             frames: vec![Frame {
                 kind,
                 keyword: None,
+                ret: None,
             }],
             loops: Vec::new(),
         }
@@ -531,6 +539,7 @@ impl<'a> Lower<'a> {
         self.frames.push(Frame {
             kind: FrameKind::Closure,
             keyword,
+            ret: None,
         });
         let loops = std::mem::take(&mut self.loops);
         for p in params {
@@ -556,6 +565,7 @@ impl<'a> Lower<'a> {
         self.frames.push(Frame {
             kind: FrameKind::Fn,
             keyword: None,
+            ret: f.ret.as_ref().map(|a| a.ann.clone()),
         });
         let loops = std::mem::take(&mut self.loops);
         for p in &f.params {
@@ -606,6 +616,7 @@ impl<'a> Lower<'a> {
                 self.frames.push(Frame {
                     kind: FrameKind::Closure,
                     keyword: None,
+                    ret: None,
                 });
                 for p in params.iter() {
                     self.bind_as(&p.ident.name, &p.ident.name);
@@ -622,6 +633,7 @@ impl<'a> Lower<'a> {
                     self.frames.push(Frame {
                         kind: FrameKind::Fn,
                         keyword: None,
+                        ret: None,
                     });
                     for p in &f.params {
                         self.bind_as(&p.ident.name, &p.ident.name);

@@ -443,3 +443,33 @@ fn the_site_dump_shows_the_lowered_loop() {
     // Futhark's `loop … while`, which stops when the condition fails.
     assert!(dump.contains("while pm_go1 do"), "{dump}");
 }
+
+#[test]
+fn a_jump_to_an_outer_loop_is_a_tag_the_outer_loop_takes() {
+    let out = lowered(quote!({
+        let mut s = 0;
+        'o: for i in 0..n {
+            for j in 0..n {
+                if j > i {
+                    continue 'o;
+                }
+                s += j;
+            }
+        }
+        s
+    }));
+    // The inner loop's exits: tag 0 at its own end, tag 1 for `continue 'o`, then its state.
+    assert!(out.contains("(1, s'"), "{out}");
+    assert!(out.contains("(0, s'"), "{out}");
+    // The outer loop takes the jump after the inner loop's call: a call of its own function.
+    assert!(out.contains("match (tag'"), "{out}");
+    // Each loop stays its own function, and neither calls the other's.
+    assert_eq!(out.matches("fn for'").count(), 2, "{out}");
+    let inner = &out[out.rfind("fn for'").expect("two loops")..];
+    let inner = &inner[..inner.find("match for'").expect("the inner call")];
+    assert_eq!(
+        inner.matches("for'").count(),
+        2,
+        "only its own name and its own call: {inner}"
+    );
+}
