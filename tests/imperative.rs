@@ -459,6 +459,28 @@ fn labelled_loops() {
 }
 
 #[test]
+fn while_let_loops() {
+    let n = 40_i64;
+    // Runs while the pattern matches: a literal in a tuple, its other parts bound.
+    same!([] accelerate!(backend = cpu, {
+        let mut state = (true, n, 0_i64);
+        let mut steps = 0;
+        'run: while let (true, x, acc) = state {
+            steps += 1;
+            if steps > 1_000 {
+                break 'run;
+            }
+            if x % 7 == 3 {
+                state = (true, x - 1, acc);
+                continue;
+            }
+            state = (x > 1, x / 2 + x % 3, acc + x);
+        }
+        (state, steps)
+    }));
+}
+
+#[test]
 fn jumps_to_outer_loops() {
     let n = 7_i64;
     // `continue 'rows` and `break 'rows` from an inner loop, with state in both loops.

@@ -17,10 +17,13 @@ fn borrow_mut(s: &[i64]) -> i64 {
     accelerate!(length(&mut s))
 }
 
-fn while_let(s: &[i64]) -> i64 {
+fn for_windows(s: &[i64]) -> i64 {
     accelerate!(backend = cpu, {
-        while let 1 = length(s) {}
-        0
+        let mut t = 0;
+        for w in s.windows(2) {
+            t += 1;
+        }
+        t
     })
 }
 
@@ -34,6 +37,6 @@ fn main() {
     cast(&[1.5]);
     cast_f32(&s);
     borrow_mut(&s);
-    while_let(&s);
+    for_windows(&s);
     nested(&s);
 }

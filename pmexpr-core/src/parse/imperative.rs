@@ -339,13 +339,35 @@ impl Parser<'_> {
         }
     }
 
-    /// `while cond { body }`.
+    /// `while cond { body }`; `while let pat = e { body }` is Rust's
+    /// `loop { match e { pat => body, _ => break } }`.
     pub(super) fn while_loop(&mut self, w: &syn::ExprWhile, sp: SpanRange) -> Expr {
         if let SynExpr::Let(l) = &*w.cond {
-            return self.error_help(
+            let scrutinee = self.expr(&l.expr);
+            let pat = self.pat(&l.pat);
+            let body = self.block(&w.body);
+            let stop = imp(
+                Imp::Break {
+                    label: None,
+                    value: None,
+                },
                 span(&l.let_token),
-                "`while let` is not supported inside `accelerate!`",
-                "write `loop { match … { pattern => …, _ => break } }`",
+            );
+            let step = mk(
+                ExprKind::Match {
+                    scrutinee: Box::new(scrutinee),
+                    pat,
+                    then: Box::new(body),
+                    otherwise: Box::new(stop),
+                },
+                sp,
+            );
+            return imp(
+                Imp::Loop {
+                    label: label(w.label.as_ref()),
+                    body: step,
+                },
+                sp,
             );
         }
         let cond = self.expr(&w.cond);
