@@ -2,8 +2,10 @@
 //! `pmexpr_suite::imperative`): a table of median times on one target (`cpu` by default) of each
 //! workload written with `let mut`, `+=` and `for`/`while`, beside the same workload written with
 //! `foldl` or a tail-recursive `fn`, and of a search that stops at its first hit (`break`) beside
-//! the same loop without the `break`. Every pair is checked to agree first; the two versions run
-//! in turn, one run of each per round, so that the machine's load falls on both alike.
+//! the same loop without the `break`; then each imperative site beside the same algorithm written
+//! by hand with rayon and as a sequential loop (`pmexpr_suite::imperative::hand`). Every version
+//! is checked to agree first; the versions of a row run in turn, one run of each per round, so
+//! that the machine's load falls on all alike.
 //!
 //! ```text
 //! cargo run --release --example imperative [-- --runs 21] [-- --target seq]
@@ -18,25 +20,34 @@ use pmexpr_suite::imperative::*;
 /// A workload's name, its imperative spelling and its functional one.
 type Row<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn());
 
-/// The median milliseconds of `a` and of `b`, run in turn.
-fn pair(target: Target, rounds: usize, a: &dyn Fn(), b: &dyn Fn()) -> (f64, f64) {
+/// The median milliseconds of each of `fs`, run in turn.
+fn timed(target: Target, rounds: usize, fs: &[&dyn Fn()]) -> Vec<f64> {
     let time = |f: &dyn Fn()| {
         let start = Instant::now();
         with_target(target, f);
         start.elapsed().as_secs_f64() * 1e3
     };
-    time(a);
-    time(b);
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    fs.iter().for_each(|f| {
+        time(f);
+    });
+    let mut ts = vec![Vec::new(); fs.len()];
     for _ in 0..rounds {
-        ta.push(time(a));
-        tb.push(time(b));
+        for (f, t) in fs.iter().zip(&mut ts) {
+            t.push(time(f));
+        }
     }
-    let median = |mut t: Vec<f64>| {
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
-    (median(ta), median(tb))
+    ts.into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+/// The median milliseconds of `a` and of `b`, run in turn.
+fn pair(target: Target, rounds: usize, a: &dyn Fn(), b: &dyn Fn()) -> (f64, f64) {
+    let t = timed(target, rounds, &[a, b]);
+    (t[0], t[1])
 }
 
 fn main() {
@@ -71,6 +82,17 @@ fn main() {
             && search_with_break(&sorted, &queries) == search_without_break(&sorted, &queries)
     });
     assert!(agree, "the two spellings of a workload differ");
+    let by_hand = with_target(target, || {
+        nbody_imperative(&xs, &ys) == hand::nbody_seq(&xs, &ys)
+            && hand::nbody_rayon(&xs, &ys) == hand::nbody_seq(&xs, &ys)
+            && horner_imperative(&cs, &points) == hand::horner_rayon(&cs, &points)
+            && hand::horner_seq(&cs, &points) == hand::horner_rayon(&cs, &points)
+            && collatz_imperative(&starts) == hand::collatz_rayon(&starts)
+            && hand::collatz_seq(&starts) == hand::collatz_rayon(&starts)
+            && search_with_break(&sorted, &queries) == hand::search_rayon(&sorted, &queries)
+            && hand::search_seq(&sorted, &queries) == hand::search_rayon(&sorted, &queries)
+    });
+    assert!(by_hand, "a site differs from its hand-written version");
 
     println!(
         "{target}, median of {rounds} rounds, ms; {} threads",
@@ -128,4 +150,48 @@ fn main() {
         "| first of 2*10^4 sorted values >= each of 2*10^4 queries | {ta:.2} | {tb:.2} | **{:.2}** |",
         ta / tb
     );
+
+    println!();
+    println!(
+        "| imperative site against Rust by hand | site | rayon | sequential | site / rayon | site / sequential |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    type Hand<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a dyn Fn());
+    let rows: [Hand; 4] = [
+        (
+            "n-body",
+            &|| drop(nbody_imperative(&xs, &ys)),
+            &|| drop(hand::nbody_rayon(&xs, &ys)),
+            &|| drop(hand::nbody_seq(&xs, &ys)),
+        ),
+        (
+            "Horner",
+            &|| drop(horner_imperative(&cs, &points)),
+            &|| drop(hand::horner_rayon(&cs, &points)),
+            &|| drop(hand::horner_seq(&cs, &points)),
+        ),
+        (
+            "Collatz",
+            &|| drop(collatz_imperative(&starts)),
+            &|| drop(hand::collatz_rayon(&starts)),
+            &|| drop(hand::collatz_seq(&starts)),
+        ),
+        (
+            "search with `break`",
+            &|| drop(search_with_break(&sorted, &queries)),
+            &|| drop(hand::search_rayon(&sorted, &queries)),
+            &|| drop(hand::search_seq(&sorted, &queries)),
+        ),
+    ];
+    for (name, site, par, seq) in rows {
+        let t = timed(target, rounds, &[site, par, seq]);
+        println!(
+            "| {name} | {:.2} | {:.2} | {:.2} | **{:.2}** | {:.2} |",
+            t[0],
+            t[1],
+            t[2],
+            t[0] / t[1],
+            t[0] / t[2]
+        );
+    }
 }

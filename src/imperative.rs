@@ -2,7 +2,8 @@
 //! an `accelerate!` site — once with `let mut`, `+=` and `for`/`while`, once as a PMExpr user
 //! writes it without them (`foldl`, a tail-recursive `fn`) — and a search that stops at its first
 //! hit (`break`) against the same loop without the `break`. `examples/imperative.rs` times them
-//! in turn; `tests/imperative.rs` checks that each pair agrees.
+//! in turn, beside the same algorithm written by hand in Rust ([`hand`]: rayon, and a
+//! sequential loop); `tests/imperative.rs` checks that they all agree.
 
 use pmexpr::accelerate;
 
@@ -137,4 +138,94 @@ pub fn search_without_break(s: &[i64], queries: &[i64]) -> Vec<i64> {
         },
         queries
     ))
+}
+
+/// The workloads written by hand in plain Rust, the baselines of the `imperative` example:
+/// `*_rayon` with rayon's `par_iter`, `*_seq` with a sequential loop, each the same algorithm as
+/// the `accelerate!` sites above.
+pub mod hand {
+    use rayon::prelude::*;
+
+    fn accel(xs: &[f64], ys: &[f64], i: usize) -> (f64, f64) {
+        let (xi, yi) = (xs[i], ys[i]);
+        let (mut ax, mut ay) = (0.0, 0.0);
+        for j in 0..xs.len() {
+            let dx = xs[j] - xi;
+            let dy = ys[j] - yi;
+            let d2 = dx * dx + dy * dy + 0.01;
+            let inv = 1.0 / (d2 * d2.sqrt());
+            ax += dx * inv;
+            ay += dy * inv;
+        }
+        (ax, ay)
+    }
+
+    /// [`super::nbody_imperative`] with rayon.
+    pub fn nbody_rayon(xs: &[f64], ys: &[f64]) -> Vec<(f64, f64)> {
+        (0..xs.len())
+            .into_par_iter()
+            .map(|i| accel(xs, ys, i))
+            .collect()
+    }
+
+    /// [`super::nbody_imperative`], sequentially.
+    pub fn nbody_seq(xs: &[f64], ys: &[f64]) -> Vec<(f64, f64)> {
+        (0..xs.len()).map(|i| accel(xs, ys, i)).collect()
+    }
+
+    fn horner(cs: &[f64], x: f64) -> f64 {
+        let mut y = 0.0;
+        for &c in cs {
+            y = y * x + c;
+        }
+        y
+    }
+
+    /// [`super::horner_imperative`] with rayon.
+    pub fn horner_rayon(cs: &[f64], xs: &[f64]) -> Vec<f64> {
+        xs.par_iter().map(|&x| horner(cs, x)).collect()
+    }
+
+    /// [`super::horner_imperative`], sequentially.
+    pub fn horner_seq(cs: &[f64], xs: &[f64]) -> Vec<f64> {
+        xs.iter().map(|&x| horner(cs, x)).collect()
+    }
+
+    fn collatz(n: i64) -> i64 {
+        let (mut x, mut steps) = (n, 0);
+        while x != 1 {
+            x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+            steps += 1;
+        }
+        steps
+    }
+
+    /// [`super::collatz_imperative`] with rayon.
+    pub fn collatz_rayon(s: &[i64]) -> Vec<i64> {
+        s.par_iter().map(|&n| collatz(n)).collect()
+    }
+
+    /// [`super::collatz_imperative`], sequentially.
+    pub fn collatz_seq(s: &[i64]) -> Vec<i64> {
+        s.iter().map(|&n| collatz(n)).collect()
+    }
+
+    fn first_at_least(s: &[i64], q: i64) -> i64 {
+        for (i, &v) in s.iter().enumerate() {
+            if v >= q {
+                return i as i64;
+            }
+        }
+        -1
+    }
+
+    /// [`super::search_with_break`] with rayon.
+    pub fn search_rayon(s: &[i64], queries: &[i64]) -> Vec<i64> {
+        queries.par_iter().map(|&q| first_at_least(s, q)).collect()
+    }
+
+    /// [`super::search_with_break`], sequentially.
+    pub fn search_seq(s: &[i64], queries: &[i64]) -> Vec<i64> {
+        queries.iter().map(|&q| first_at_least(s, q)).collect()
+    }
 }

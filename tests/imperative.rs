@@ -1069,5 +1069,14 @@ fn the_benchmark_pairs_agree() {
         assert_eq!(collatz_imperative(&starts), collatz_functional(&starts));
         assert_eq!(search_with_break(&sorted, &queries), want);
         assert_eq!(search_without_break(&sorted, &queries), want);
+        assert_eq!(nbody_imperative(&xs, &ys), hand::nbody_rayon(&xs, &ys));
+        assert_eq!(
+            horner_imperative(&cs, &points),
+            hand::horner_seq(&cs, &points)
+        );
+        assert_eq!(collatz_imperative(&starts), hand::collatz_rayon(&starts));
+        assert_eq!(hand::search_rayon(&sorted, &queries), want);
+        assert_eq!(hand::search_seq(&sorted, &queries), want);
     });
+    assert_eq!(hand::nbody_seq(&xs, &ys), hand::nbody_rayon(&xs, &ys));
 }
