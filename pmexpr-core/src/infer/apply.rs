@@ -239,6 +239,7 @@ fn method_help(i: Intrinsic) -> Option<String> {
         M::IntAmount | M::FloatAmount => {
             format!("`.{name}(n)` is a method of {of}, `n` an integer of any type")
         }
+        M::IntTest => format!("`.{name}()` is a method of {of}, as in Rust, giving a `bool`"),
         _ => format!(
             "`.{name}()` is a method of {of}, as in Rust; its arguments are of the receiver's type"
         ),

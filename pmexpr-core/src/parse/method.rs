@@ -58,9 +58,10 @@ impl Parser<'_> {
                     return self.error_help(
                         sp,
                         format!(
-                            "`.{method}()` takes {arity} argument{} besides its receiver, but {} were supplied",
+                            "`.{method}()` takes {arity} argument{} besides its receiver, but {} {} supplied",
                             if arity == 1 { "" } else { "s" },
-                            m.args.len()
+                            m.args.len(),
+                            if m.args.len() == 1 { "was" } else { "were" }
                         ),
                         "as Rust's method of the same name",
                     );
