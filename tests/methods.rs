@@ -352,14 +352,7 @@ fn f32_methods_are_rust_s_bit_for_bit() {
         .collect();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         let e = k % xs.len();
-        assert_eq!(
-            g,
-            w,
-            "row {}: x = {}, k = {}",
-            k / xs.len(),
-            xs[e],
-            ks[e]
-        );
+        assert_eq!(g, w, "row {}: x = {}, k = {}", k / xs.len(), xs[e], ks[e]);
     }
 }
 
@@ -369,7 +362,10 @@ fn fails_everywhere(what: &str, run: impl Fn()) {
     same_failure("tests/methods.rs", what, &run);
     for t in common::accelerated_targets() {
         let m = failure(t, &run);
-        assert!(m.starts_with("pmexpr: accelerate! at tests/methods.rs:"), "on {t}: {m}");
+        assert!(
+            m.starts_with("pmexpr: accelerate! at tests/methods.rs:"),
+            "on {t}: {m}"
+        );
         if t != Target::Futhark {
             // Futhark's own words: "division by zero", its assertion's.
             assert!(m.contains(what), "on {t}: {m}");

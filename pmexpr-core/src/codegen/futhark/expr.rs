@@ -1150,9 +1150,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 } else {
                     format!("{y} <= {z}")
                 };
-                format!(
-                    "assert ({ok}) (if {x} < {y} then {y} else if {x} > {z} then {z} else {x})"
-                )
+                format!("assert ({ok}) (if {x} < {y} then {y} else if {x} > {z} then {z} else {x})")
             }
             "to_radians" | "to_degrees" => {
                 let k = match (name, p) {
@@ -1268,6 +1266,8 @@ pub(super) fn cannot_fail(e: &Expr) -> bool {
         ExprKind::Let { value, body, .. } => cannot_fail(value) && cannot_fail(body),
         ExprKind::App { func, args } => {
             let safe = match func.kind {
+                // `isqrt` of a negative number, `rem_euclid` by zero, `clamp`'s bounds …
+                ExprKind::Intrinsic(i) if i.method_may_fail() => false,
                 ExprKind::Intrinsic(i) => !matches!(
                     i,
                     DivI | ModI
@@ -1289,7 +1289,7 @@ pub(super) fn cannot_fail(e: &Expr) -> bool {
                         | TensorSub
                         | TensorSlice
                         | TensorGemm
-                ) && !i.method_may_fail(),
+                ),
                 _ => false,
             };
             safe && args.iter().all(cannot_fail)

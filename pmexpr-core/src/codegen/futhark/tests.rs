@@ -1153,11 +1153,21 @@ fn more_methods() {
                 "src/methods.rs:2:1",
                 quote!(map2(|x, k| x.powi(k) + x.clamp(-1.0, x), fs, ks)),
             ),
+            // A method that can fail is not computed once for `replicate`: `n` may be 0.
+            (
+                "src/methods.rs:3:1",
+                quote!(create(n, |_k| {
+                    let x: i64 = x;
+                    x.isqrt()
+                })),
+            ),
         ],
         &[],
     );
     let f = golden_crate("methods", &p);
     let src = &f.program.source;
+    assert!(src.contains("tabulate"), "{src}");
+    assert!(!src.contains("replicate"), "{src}");
     assert!(!src.contains("**"), "{src}");
     assert!(src.contains("u32.i32"), "{src}");
     assert!(src.contains("f64.isnan"), "{src}");
