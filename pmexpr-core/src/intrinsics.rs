@@ -52,6 +52,10 @@ intrinsics! {
     MAtan2 "__m_atan2", MSinh "__m_sinh", MCosh "__m_cosh", MTanh "__m_tanh", MHypot "__m_hypot",
     MIsNan "__m_is_nan", MIsFinite "__m_is_finite", MToRadians "__m_to_radians",
     MToDegrees "__m_to_degrees", MMulAdd "__m_mul_add",
+    MPow "__m_pow", MIsqrt "__m_isqrt", MAbsDiff "__m_abs_diff", MDivCeil "__m_div_ceil",
+    MRemEuclid "__m_rem_euclid", MDivEuclid "__m_div_euclid",
+    MIsPowerOfTwo "__m_is_power_of_two", MNextPowerOfTwo "__m_next_power_of_two",
+    MPowi "__m_powi", MClamp "__m_clamp",
 }
 
 /// What a numeric method (`x.count_ones()`, `x.floor()`) takes and gives: see [`Intrinsic::method`].
@@ -74,6 +78,15 @@ pub enum MethodType {
     FloatTest,
     /// Of any number, its type (`signum`).
     Num,
+    /// Of an integer, a `bool` (`is_power_of_two`).
+    IntTest,
+    /// Of a float, with one argument of any integer type (`powi`): the receiver's type.
+    FloatAmount,
+    /// Of any number, `args` more of its type, a result of it (`clamp`).
+    NumWith {
+        /// How many arguments besides the receiver.
+        args: usize,
+    },
 }
 
 impl Intrinsic {
@@ -118,9 +131,23 @@ impl Intrinsic {
             MAtan2 | MHypot => M::Float { args: 1 },
             MMulAdd => M::Float { args: 2 },
             MIsNan | MIsFinite => M::FloatTest,
+            MIsqrt | MNextPowerOfTwo => M::Int { args: 0 },
+            MAbsDiff | MDivCeil | MRemEuclid | MDivEuclid => M::Int { args: 1 },
+            MPow => M::IntAmount,
+            MIsPowerOfTwo => M::IntTest,
+            MPowi => M::FloatAmount,
+            MClamp => M::NumWith { args: 2 },
             _ => return None,
         };
         Some((self.name().strip_prefix("__m_")?, t))
+    }
+
+    /// Whether a numeric method can fail at the site, where Rust panics: `isqrt` of a negative
+    /// number, `rem_euclid`, `div_euclid` and `div_ceil` by zero, `clamp` with a minimum above
+    /// the maximum (or a NaN bound). Each generator checks it on every target, as `/` is.
+    pub fn method_may_fail(self) -> bool {
+        use Intrinsic::*;
+        matches!(self, MIsqrt | MRemEuclid | MDivEuclid | MDivCeil | MClamp)
     }
 
     /// The numeric method intrinsic of Rust method `name`, if any.
@@ -270,11 +297,13 @@ impl Intrinsic {
                 Some((_, t)) => {
                     let a = fresh();
                     match t {
-                        MethodType::Int { args } | MethodType::Float { args } => {
-                            (vec![a.clone(); args + 1], a)
+                        MethodType::Int { args }
+                        | MethodType::Float { args }
+                        | MethodType::NumWith { args } => (vec![a.clone(); args + 1], a),
+                        MethodType::IntAmount | MethodType::FloatAmount => {
+                            (vec![a.clone(), fresh()], a)
                         }
-                        MethodType::IntAmount => (vec![a.clone(), fresh()], a),
-                        MethodType::FloatTest => (vec![a], Bool),
+                        MethodType::FloatTest | MethodType::IntTest => (vec![a], Bool),
                         MethodType::Num => (vec![a.clone()], a),
                     }
                 }

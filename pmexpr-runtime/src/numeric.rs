@@ -271,6 +271,9 @@ pub trait Num: Scalar + Element {
     /// Rust's `signum`: of an integer -1, 0 or 1; of a float 1.0 for `+0.0` and positive
     /// numbers, -1.0 for `-0.0` and negative ones, NaN for NaN.
     fn signum(self) -> Self;
+    /// Rust's `x.clamp(lo, hi)`: `lo` below it, `hi` above it, else `x` (a NaN `x` stays NaN).
+    /// Where Rust panics — `lo > hi`, or a NaN bound — it fails at `site` with Rust's message.
+    fn clamp(site: &Site, x: Self, lo: Self, hi: Self) -> Self;
 }
 
 /// An integer: `i64` or `i32` (what an integer literal may be; `Into<i64>` is how `hist` reads an
@@ -318,6 +321,35 @@ pub trait Int: Num + Into<i64> + Bits {
     fn saturating_sub(self, o: Self) -> Self;
     /// `saturating_mul`.
     fn saturating_mul(self, o: Self) -> Self;
+    /// `pow(n as u32)` as a Rust release build computes it (`wrapping_pow`); the exponent an
+    /// integer of any type, taken as `n as u32` as rotate amounts are (a negative `i64` is a
+    /// large exponent).
+    fn pow<N: Int>(self, n: N) -> Self;
+    /// `isqrt`: the largest integer whose square is at most `x`; a negative `x` fails at `site`,
+    /// where Rust panics.
+    fn isqrt(site: &Site, x: Self) -> Self;
+    /// `abs_diff`, as the receiver's type: Rust's result is the unsigned type of the same width,
+    /// which PMExpr does not have yet, so its bits are read as the receiver's type, as `as`
+    /// converts (`i64::MIN.abs_diff(i64::MAX)` is `u64::MAX`, here -1). Once the unsigned types
+    /// exist, the result becomes that unsigned type.
+    fn abs_diff(self, o: Self) -> Self;
+    /// `div_ceil`: the quotient rounded toward +∞ (Rust's, stable on unsigned integers; on signed
+    /// ones the `int_roundings` definition: `a / b`, plus 1 when the remainder is not zero and
+    /// `a` and `b` have the same sign). Division by zero fails at `site`; `MIN / -1` wraps.
+    fn div_ceil(site: &Site, a: Self, b: Self) -> Self;
+    /// `rem_euclid`: the remainder that is never negative (`wrapping_rem_euclid`: `MIN % -1` is
+    /// 0). Division by zero fails at `site`.
+    fn rem_euclid(site: &Site, a: Self, b: Self) -> Self;
+    /// `div_euclid`: the quotient of [`Int::rem_euclid`] (`wrapping_div_euclid`: `MIN / -1` is
+    /// `MIN`). Division by zero fails at `site`.
+    fn div_euclid(site: &Site, a: Self, b: Self) -> Self;
+    /// `is_power_of_two`. Rust has it on unsigned integers; on a signed one it is
+    /// `x > 0 && x & (x - 1) == 0` (`MIN`, whose bits are a power of two's, is not one).
+    fn is_power_of_two(self) -> bool;
+    /// `next_power_of_two`: the smallest power of two at least `x` (1 for every `x <= 1`), and
+    /// 0 when that is not representable — what a Rust release build gives on an unsigned
+    /// integer's overflow (on a signed one, above `2^(BITS-2)`).
+    fn next_power_of_two(self) -> Self;
 }
 
 /// An integer or a `bool`: what `&`, `|`, `^` and `!` apply to (bitwise on integers, logical
@@ -412,6 +444,10 @@ pub trait Float: Num {
     fn to_degrees(self) -> Self;
     /// `mul_add`: `self * a + b` with one rounding (fused).
     fn mul_add(self, a: Self, b: Self) -> Self;
+    /// `powi(n as i32)`: the exponent an integer of any type, taken as `n as i32`. Rust's
+    /// (compiler-builtins' `__powidf2`: square-and-multiply, then the reciprocal for a negative
+    /// exponent), which the CUDA and Futhark targets compute the same way.
+    fn powi<N: Int>(self, n: N) -> Self;
 }
 
 macro_rules! ints {
@@ -440,6 +476,14 @@ macro_rules! ints {
             fn abs(self) -> Self { self.wrapping_abs() }
             #[inline]
             fn signum(self) -> Self { <$t>::signum(self) }
+            #[inline]
+            fn clamp(site: &Site, x: Self, lo: Self, hi: Self) -> Self {
+                if lo > hi {
+                    // Rust's `Ord::clamp` message.
+                    site.fail(format!("min > max. min = {lo:?}, max = {hi:?}"));
+                }
+                if x < lo { lo } else if x > hi { hi } else { x }
+            }
         }
         impl Int for $t {
             #[inline]
@@ -487,6 +531,57 @@ macro_rules! ints {
             #[inline]
             fn saturating_mul(self, o: Self) -> Self { <$t>::saturating_mul(self, o) }
             #[inline]
+            fn pow<N: Int>(self, n: N) -> Self { <$t>::wrapping_pow(self, n.into() as u32) }
+            #[inline]
+            fn isqrt(site: &Site, x: Self) -> Self {
+                if x < 0 {
+                    site.fail("argument of integer square root cannot be negative");
+                }
+                <$t>::isqrt(x)
+            }
+            #[inline]
+            fn abs_diff(self, o: Self) -> Self {
+                // Rust's result is the unsigned type of this width; the bits of it, until the
+                // unsigned types exist here (then this is `<$t>::abs_diff` itself).
+                <$t>::abs_diff(self, o) as $t
+            }
+            #[inline]
+            fn div_ceil(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
+                }
+                let (d, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+                // Unstable `int_roundings` on signed integers; an unsigned type would add 1
+                // whenever `r != 0` (its stable `div_ceil`).
+                if r != 0 && (a < 0) == (b < 0) { d.wrapping_add(1) } else { d }
+            }
+            #[inline]
+            fn rem_euclid(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
+                }
+                a.wrapping_rem_euclid(b)
+            }
+            #[inline]
+            fn div_euclid(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
+                }
+                a.wrapping_div_euclid(b)
+            }
+            #[inline]
+            fn is_power_of_two(self) -> bool { self > 0 && self & (self - 1) == 0 }
+            #[inline]
+            fn next_power_of_two(self) -> Self {
+                if self <= 1 {
+                    return 1;
+                }
+                // The exponent of the power; `BITS - 1` is the sign bit's (an unsigned type's
+                // limit would be `BITS`).
+                let e = <$t>::BITS - (self - 1).leading_zeros();
+                if e >= <$t>::BITS - 1 { 0 } else { 1 << e }
+            }
+            #[inline]
             fn from_lit(site: &Site, v: i64) -> Self {
                 match <$t>::try_from(v) {
                     Ok(x) => x,
@@ -517,6 +612,16 @@ macro_rules! floats {
             fn abs(self) -> Self { <$t>::abs(self) }
             #[inline]
             fn signum(self) -> Self { <$t>::signum(self) }
+            #[inline]
+            fn clamp(site: &Site, x: Self, lo: Self, hi: Self) -> Self {
+                // A NaN bound fails too, as Rust's `assert!(min <= max)`.
+                if lo.is_nan() || hi.is_nan() || lo > hi {
+                    site.fail(format!(
+                        "min > max, or either was NaN. min = {lo:?}, max = {hi:?}"
+                    ));
+                }
+                <$t>::clamp(x, lo, hi)
+            }
         }
         impl Float for $t {
             #[inline]
@@ -583,6 +688,8 @@ macro_rules! floats {
             fn is_finite(self) -> bool { <$t>::is_finite(self) }
             #[inline]
             fn mul_add(self, a: Self, b: Self) -> Self { <$t>::mul_add(self, a, b) }
+            #[inline]
+            fn powi<N: Int>(self, n: N) -> Self { <$t>::powi(self, n.into() as i32) }
         }
     )*};
 }

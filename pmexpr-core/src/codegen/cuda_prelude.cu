@@ -40,7 +40,11 @@ enum pm_error_code {
     PM_SUB_OUT_OF_BOUNDS = 10,
     PM_NEVER = 11,
     PM_NO_MATCH = 12,
-    PM_LITERAL_TOO_BIG = 13
+    PM_LITERAL_TOO_BIG = 13,
+    PM_ISQRT_NEGATIVE = 14,
+    PM_CLAMP_BOUNDS = 15,
+    PM_CLAMP_BOUNDS_F64 = 16,
+    PM_CLAMP_BOUNDS_F32 = 17
 };
 
 __device__ __noinline__ void pm_fail(int code, int check, long long a, long long b) {
@@ -383,6 +387,93 @@ __device__ __forceinline__ T pm_m_signum(T x) {                                 
 PM_FLOAT_OPS(double, , (3.141592653589793 / 180.0), (180.0 / 3.141592653589793))
 PM_FLOAT_OPS(float, f, (3.14159265358979323846f / 180.0f), 57.2957795130823208767981548141051703f)
 #undef PM_FLOAT_OPS
+
+// ---- More of Rust's numeric methods (`pm_m_pow`, `pm_m_isqrt` …), with Rust's results on
+// signed integers; where Rust panics (`isqrt` of a negative number, division by zero, `clamp`
+// with `min > max`) a failed check, as `pm_divi`'s. Unsigned arithmetic where Rust's wraps.
+#define PM_INT_METHODS(T, U, BITS)                                                              \
+template <typename N> __device__ __forceinline__ T pm_m_pow(T a, N n) {                         \
+    /* `wrapping_pow(n as u32)`: square and multiply, modular in U. */                          \
+    unsigned e = (unsigned)n;                                                                   \
+    U b = (U)a, r = 1;                                                                          \
+    while (e) { if (e & 1u) r = (U)(r * b); b = (U)(b * b); e >>= 1; }                          \
+    return (T)r;                                                                                \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_isqrt(int check, T a) {                                       \
+    if (a < 0) { pm_fail(PM_ISQRT_NEGATIVE, check, (long long)a, 0); return 0; }                 \
+    /* Digit by digit from the highest power of four: exact, no overflow, no float. */         \
+    U x = (U)a, c = 0, d = (U)1 << (BITS - 2);                                                  \
+    while (d) {                                                                                 \
+        if (x >= c + d) { x -= c + d; c = (c >> 1) + d; } else { c >>= 1; }                    \
+        d >>= 2;                                                                                \
+    }                                                                                           \
+    return (T)c;                                                                                \
+}                                                                                               \
+/* Rust's is the unsigned type of the width; its bits as T (PMExpr has no unsigned type yet). */\
+__device__ __forceinline__ T pm_m_abs_diff(T a, T b) {                                          \
+    return a > b ? (T)((U)a - (U)b) : (T)((U)b - (U)a);                                         \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_div_ceil(int check, T a, T b) {                               \
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
+    if (b == -1) return (T)(0u - (U)a);                                                         \
+    T d = a / b, r = a % b;                                                                     \
+    return (r != 0 && ((a < 0) == (b < 0))) ? (T)(d + 1) : d;                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_rem_euclid(int check, T a, T b) {                             \
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
+    if (b == -1) return 0;                                                                      \
+    T r = a % b;                                                                                \
+    /* `r.wrapping_add(b.wrapping_abs())`: at b = MIN, modular. */                              \
+    return r < 0 ? (T)((U)r + (b < 0 ? 0u - (U)b : (U)b)) : r;                                  \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_div_euclid(int check, T a, T b) {                             \
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
+    if (b == -1) return (T)(0u - (U)a);                                                         \
+    T q = a / b;                                                                                \
+    if (a % b < 0) return b > 0 ? (T)(q - 1) : (T)(q + 1);                                      \
+    return q;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ bool pm_m_is_power_of_two(T a) { return a > 0 && (a & (a - 1)) == 0; } \
+__device__ __forceinline__ T pm_m_next_power_of_two(T a) {                                      \
+    if (a <= 1) return 1;                                                                       \
+    /* Not representable (past the sign bit): 0, as Rust's release build on overflow. */       \
+    int e = BITS - (int)pm_m_leading_zeros((T)(a - 1));                                         \
+    return e >= BITS - 1 ? (T)0 : (T)((U)1 << e);                                               \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_clamp(int check, T x, T lo, T hi) {                           \
+    if (lo > hi) { pm_fail(PM_CLAMP_BOUNDS, check, (long long)lo, (long long)hi); return x; }   \
+    return x < lo ? lo : (x > hi ? hi : x);                                                     \
+}
+PM_INT_METHODS(long long, unsigned long long, 64)
+PM_INT_METHODS(int, unsigned, 32)
+#undef PM_INT_METHODS
+
+// `powi` as Rust computes it (compiler-builtins' `__powidf2`, `__powisf2`: square and multiply
+// in T, then the reciprocal for a negative exponent), so the results agree bit for bit; `clamp`
+// failing where Rust's `assert!(min <= max)` does (a NaN bound too), recording the bounds' bits.
+#define PM_FLOAT_METHODS(T, CODE, BITS_OF)                                                      \
+template <typename N> __device__ __forceinline__ T pm_m_powi(T a, N n) {                        \
+    int e = (int)n;                                                                             \
+    unsigned p = e < 0 ? 0u - (unsigned)e : (unsigned)e;                                        \
+    T r = (T)1;                                                                                 \
+    while (true) {                                                                              \
+        if (p & 1u) r *= a;                                                                     \
+        p >>= 1;                                                                                \
+        if (p == 0) break;                                                                      \
+        a *= a;                                                                                 \
+    }                                                                                           \
+    return e < 0 ? (T)1 / r : r;                                                                \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_clamp(int check, T x, T lo, T hi) {                           \
+    if (!(lo <= hi)) { pm_fail(CODE, check, (long long)BITS_OF(lo), (long long)BITS_OF(hi)); return x; } \
+    T r = x;                                                                                    \
+    if (r < lo) r = lo;                                                                         \
+    if (r > hi) r = hi;                                                                         \
+    return r;                                                                                   \
+}
+PM_FLOAT_METHODS(double, PM_CLAMP_BOUNDS_F64, __double_as_longlong)
+PM_FLOAT_METHODS(float, PM_CLAMP_BOUNDS_F32, __float_as_int)
+#undef PM_FLOAT_METHODS
 
 #endif  // PMEXPR_PRELUDE
 // ---- end of the prelude ----

@@ -231,12 +231,15 @@ fn method_help(i: Intrinsic) -> Option<String> {
     }
     let (name, t) = i.method()?;
     let of = match t {
-        M::Int { .. } | M::IntAmount => "integers (i64, i32)",
-        M::Float { .. } | M::FloatTest => "floats (f64, f32)",
-        M::Num => "numbers (i64, i32, f64, f32)",
+        M::Int { .. } | M::IntAmount | M::IntTest => "integers (i64, i32)",
+        M::Float { .. } | M::FloatTest | M::FloatAmount => "floats (f64, f32)",
+        M::Num | M::NumWith { .. } => "numbers (i64, i32, f64, f32)",
     };
     Some(match t {
-        M::IntAmount => format!("`.{name}(n)` is a method of {of}, `n` an integer of any type"),
+        M::IntAmount | M::FloatAmount => {
+            format!("`.{name}(n)` is a method of {of}, `n` an integer of any type")
+        }
+        M::IntTest => format!("`.{name}()` is a method of {of}, as in Rust, giving a `bool`"),
         _ => format!(
             "`.{name}()` is a method of {of}, as in Rust; its arguments are of the receiver's type"
         ),

@@ -59,19 +59,19 @@ impl Infer<'_> {
                     // (`x.rotate_left(n)`) of any integer type.
                     use crate::intrinsics::MethodType as M;
                     let kind = match t {
-                        M::Int { .. } | M::IntAmount => Kind::IntNum,
-                        M::Num => Kind::Num,
+                        M::Int { .. } | M::IntAmount | M::IntTest => Kind::IntNum,
+                        M::Num | M::NumWith { .. } => Kind::Num,
                         _ => Kind::FloatNum,
                     };
                     let a = self.fresh_kind(kind);
                     for (k, p) in ps.iter_mut().enumerate() {
-                        *p = if k == 1 && t == M::IntAmount {
+                        *p = if k == 1 && matches!(t, M::IntAmount | M::FloatAmount) {
                             self.fresh_kind(Kind::IntNum)
                         } else {
                             a.clone()
                         };
                     }
-                    if t != M::FloatTest {
+                    if !matches!(t, M::FloatTest | M::IntTest) {
                         r = a;
                     }
                 } else if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {

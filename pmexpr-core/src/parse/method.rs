@@ -1,6 +1,7 @@
 //! The Rust spellings of PMExpr functions: a method call whose function means the same
 //! (`x.sqrt()` is `sqrt(x)`, `s.len()` is `length(s)`), `x.abs()`, `x.min(y)` and `x.max(y)` as
-//! Rust means them on numbers, and `e as f64` of an integer. Other methods and casts are errors
+//! Rust means them on numbers, Rust's other numeric methods (`x.clamp(a, b)`, `x.pow(n)` …: an
+//! intrinsic each), and `e as f64` of an integer. Other methods and casts are errors
 //! that name the PMExpr function to call instead.
 
 use super::Parser;
@@ -46,7 +47,6 @@ impl Parser<'_> {
                     return app(f, vec![x], sp);
                 }
                 ("min" | "max", 1) => return self.min_max(m, method == "min", sp),
-                ("clamp", 2) => return self.clamp(m, sp),
                 _ => {}
             }
             // The other numeric methods (`x.count_ones()`, `x.floor()` …): an intrinsic each,
@@ -58,9 +58,10 @@ impl Parser<'_> {
                     return self.error_help(
                         sp,
                         format!(
-                            "`.{method}()` takes {arity} argument{} besides its receiver, but {} were supplied",
+                            "`.{method}()` takes {arity} argument{} besides its receiver, but {} {} supplied",
                             if arity == 1 { "" } else { "s" },
-                            m.args.len()
+                            m.args.len(),
+                            if m.args.len() == 1 { "was" } else { "were" }
                         ),
                         "as Rust's method of the same name",
                     );
@@ -84,7 +85,7 @@ impl Parser<'_> {
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow count_ones wrapping_add floor round sqrt atan2 mul_add` …, see the README) may be called as methods",
+                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, see the README) may be called as methods",
             ),
         }
     }
@@ -111,49 +112,6 @@ impl Parser<'_> {
         let pick = if_then_else(test, var(&a.name, sp), var(&b.name, sp), sp);
         let inner = let_in(param(b, None), y, pick, sp);
         let_in(param(a, None), x, inner, sp)
-    }
-
-    /// `x.clamp(lo, hi)` as Rust means it on integers and floats: `lo` when `x < lo`, `hi` when
-    /// `x > hi`, else `x` (a NaN `x` stays NaN); Rust's `assert!(min <= max)` (which a NaN bound
-    /// fails too) is a failure at the site on every target (`never`).
-    fn clamp(&mut self, m: &syn::ExprMethodCall, sp: SpanRange) -> Expr {
-        let (x, lo, hi) = (
-            self.expr(&m.receiver),
-            self.expr(&m.args[0]),
-            self.expr(&m.args[1]),
-        );
-        let (a, l, h) = (
-            self.fresh_ident("clamped", x.span),
-            self.fresh_ident("lo", lo.span),
-            self.fresh_ident("hi", hi.span),
-        );
-        let op = |op: BinOp, p: &Ident, q: &Ident| {
-            let f = mk(
-                ExprKind::Intrinsic(crate::intrinsics::operator(op).generic),
-                sp,
-            );
-            app(f, vec![var(&p.name, sp), var(&q.name, sp)], sp)
-        };
-        let inner = if_then_else(
-            op(BinOp::Lt, &a, &l),
-            var(&l.name, sp),
-            if_then_else(
-                op(BinOp::Gt, &a, &h),
-                var(&h.name, sp),
-                var(&a.name, sp),
-                sp,
-            ),
-            sp,
-        );
-        let checked = if_then_else(
-            op(BinOp::Le, &l, &h),
-            inner,
-            mk(ExprKind::Never(crate::ast::NeverKind::User), sp),
-            sp,
-        );
-        let body = let_in(param(h, None), hi, checked, sp);
-        let body = let_in(param(l, None), lo, body, sp);
-        let_in(param(a, None), x, body, sp)
     }
 
     /// `e as i64` and `e as f64` of a number or a `bool`, with Rust's meaning on every target

@@ -117,6 +117,21 @@ fn rust_spellings_are_the_pmexpr_functions() {
         (Intrinsic::MMulAdd, 3)
     );
     assert_eq!(call(&parse(quote!(x.signum()))), (Intrinsic::MSignum, 1));
+    for (m, i, n) in [
+        (quote!(x.pow(n)), Intrinsic::MPow, 2),
+        (quote!(x.isqrt()), Intrinsic::MIsqrt, 1),
+        (quote!(x.abs_diff(y)), Intrinsic::MAbsDiff, 2),
+        (quote!(x.div_ceil(y)), Intrinsic::MDivCeil, 2),
+        (quote!(x.rem_euclid(y)), Intrinsic::MRemEuclid, 2),
+        (quote!(x.div_euclid(y)), Intrinsic::MDivEuclid, 2),
+        (quote!(x.is_power_of_two()), Intrinsic::MIsPowerOfTwo, 1),
+        (quote!(x.next_power_of_two()), Intrinsic::MNextPowerOfTwo, 1),
+        (quote!(x.powi(n)), Intrinsic::MPowi, 2),
+        // An intrinsic, so that `min > max` fails with Rust's message on every target.
+        (quote!(x.clamp(a, b)), Intrinsic::MClamp, 3),
+    ] {
+        assert_eq!(call(&parse(m.clone())), (i, n), "{m}");
+    }
     // The bit operators: their generic intrinsics, resolved by type in `mono`.
     assert_eq!(call(&parse(quote!(a & b))), (Intrinsic::NumAnd, 2));
     assert_eq!(call(&parse(quote!(a | b))), (Intrinsic::NumOr, 2));

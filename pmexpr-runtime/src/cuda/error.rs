@@ -27,6 +27,22 @@ pub fn describe(record: [u64; 4]) -> Option<String> {
         }
         // Worded as `Int::from_lit` words it on the CPU.
         13 => return Some(format!("the integer literal {a} does not fit in i{b}")),
+        // Rust's panic messages, as the CPU targets give them (`Int::isqrt`, `Num::clamp`);
+        // a float clamp's bounds are recorded as their bits.
+        14 => "argument of integer square root cannot be negative",
+        15 => return Some(format!("min > max. min = {a}, max = {b}")),
+        16 => {
+            let (lo, hi) = (f64::from_bits(a as u64), f64::from_bits(b as u64));
+            return Some(format!(
+                "min > max, or either was NaN. min = {lo:?}, max = {hi:?}"
+            ));
+        }
+        17 => {
+            let (lo, hi) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            return Some(format!(
+                "min > max, or either was NaN. min = {lo:?}, max = {hi:?}"
+            ));
+        }
         other => return Some(format!("unknown device error code {other}")),
     };
     Some(match code {
@@ -61,6 +77,20 @@ mod tests {
             describe([13, 1, 3_000_000_000, 32]).as_deref(),
             Some("the integer literal 3000000000 does not fit in i32")
         );
+        assert_eq!(
+            describe([15, 1, 3, (-2_i64) as u64]).as_deref(),
+            Some("min > max. min = 3, max = -2")
+        );
+        assert_eq!(
+            describe([16, 1, 2.0_f64.to_bits(), f64::NAN.to_bits()]).as_deref(),
+            Some("min > max, or either was NaN. min = 2.0, max = NaN")
+        );
+        // An `f32`'s bits, sign-extended from the device's `int`.
+        assert_eq!(
+            describe([17, 1, (-0.1_f32).to_bits() as i32 as i64 as u64, 0]).as_deref(),
+            Some("min > max, or either was NaN. min = -0.1, max = 0.0")
+        );
+        assert!(describe([14, 1, 0, 0]).unwrap().contains("square root"));
         assert!(describe([99, 0, 0, 0]).unwrap().contains("99"));
     }
 }

@@ -166,11 +166,19 @@ pub enum DeviceError {
     NoMatch = 12,
     /// An integer literal does not fit the site's integer type (`i32`).
     LiteralTooBig = 13,
+    /// `isqrt` of a negative number.
+    IsqrtNegative = 14,
+    /// An integer `clamp` with `min > max` (the bounds recorded).
+    ClampBounds = 15,
+    /// An `f64` `clamp` with `min > max` or a NaN bound (the bounds' bits recorded).
+    ClampBoundsF64 = 16,
+    /// An `f32` `clamp` with `min > max` or a NaN bound (the bounds' bits recorded).
+    ClampBoundsF32 = 17,
 }
 
 impl DeviceError {
     /// Every error, by code.
-    pub const ALL: [DeviceError; 13] = [
+    pub const ALL: [DeviceError; 17] = [
         DeviceError::DivisionByZero,
         DeviceError::SeqNegativeIndex,
         DeviceError::SeqOutOfBounds,
@@ -184,6 +192,10 @@ impl DeviceError {
         DeviceError::Never,
         DeviceError::NoMatch,
         DeviceError::LiteralTooBig,
+        DeviceError::IsqrtNegative,
+        DeviceError::ClampBounds,
+        DeviceError::ClampBoundsF64,
+        DeviceError::ClampBoundsF32,
     ];
 
     /// The code stored in `pmexpr_error[0]`.

@@ -267,9 +267,22 @@ impl<'a> Gen<'a> {
             | MWrappingNeg | MSaturatingAdd | MSaturatingSub | MSaturatingMul | MSignum
             | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
             | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
-            | MIsFinite | MToRadians | MToDegrees | MMulAdd => {
+            | MIsFinite | MToRadians | MToDegrees | MMulAdd | MPow | MAbsDiff | MIsPowerOfTwo
+            | MNextPowerOfTwo | MPowi => {
                 let name = i.method().map_or("?", |(n, _)| n);
                 format!("pm_m_{name}({})", a.join(", "))
+            }
+            // Where Rust panics, a check of the site, as `divi`'s.
+            MIsqrt | MDivCeil | MRemEuclid | MDivEuclid | MClamp => {
+                let name = i.method().map_or("?", |(n, _)| n);
+                let chk = self.check(&format!(".{name}()"), span);
+                return self.bind(
+                    b,
+                    ty,
+                    format!("pm_m_{name}({chk}, {})", a.join(", ")),
+                    dest,
+                    span,
+                );
             }
             NumAdd | NumSub | NumMul | NumDiv | NumRem | NumNeg | NumAbs | NumEq | NumNe
             | NumLt | NumLe | NumGt | NumGe => unreachable!("resolved above"),

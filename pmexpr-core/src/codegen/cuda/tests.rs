@@ -444,6 +444,10 @@ fn error_codes_match_the_prelude() {
         "PM_NEVER",
         "PM_NO_MATCH",
         "PM_LITERAL_TOO_BIG",
+        "PM_ISQRT_NEGATIVE",
+        "PM_CLAMP_BOUNDS",
+        "PM_CLAMP_BOUNDS_F64",
+        "PM_CLAMP_BOUNDS_F32",
     ];
     for (name, e) in names.iter().zip(DeviceError::ALL) {
         assert!(

@@ -1081,6 +1081,77 @@ impl<'a, 'b> Gen<'a, 'b> {
             "exp2" => format!("2{pn} ** {x}"),
             "is_nan" => format!("{pn}.isnan {x}"),
             "is_finite" => format!("!({pn}.isnan {x} || {pn}.isinf {x})"),
+            // Square and multiply in `u32` steps (`wrapping_pow(n as u32)`): Futhark's `**`
+            // loops forever on a negative exponent.
+            "pow" => {
+                let q = self.prim(&tys[1])?.futhark_name();
+                let (r, b, e) = (self.fresh("r"), self.fresh("b"), self.fresh("e"));
+                format!(
+                    "(loop ({r}, {b}, {e}) = (1{pn}, {x}, u32.{q} {y}) while {e} != 0u32 do ((if ({e} & 1u32) == 1u32 then {r} * {b} else {r}), {b} * {b}, {e} >> 1u32)).0"
+                )
+            }
+            // Digit by digit from the highest power of four: exact, without floats or overflow.
+            "isqrt" => {
+                let (v, c, d) = (self.fresh("v"), self.fresh("c"), self.fresh("d"));
+                format!(
+                    "assert ({x} >= 0{pn}) ((loop ({v}, {c}, {d}) = ({x}, 0{pn}, 1{pn} << {s}{pn}) while {d} != 0{pn} do if {v} >= {c} + {d} then ({v} - {c} - {d}, ({c} >> 1{pn}) + {d}, {d} >> 2{pn}) else ({v}, {c} >> 1{pn}, {d} >> 2{pn})).1)",
+                    s = bits - 2
+                )
+            }
+            // Rust's is the unsigned type of the width: its bits as the receiver's type.
+            "abs_diff" => format!("if {x} > {y} then {x} - {y} else {y} - {x}"),
+            // Division by zero is Futhark's error; `MIN / -1` wraps, as `/` does here.
+            "div_ceil" => {
+                let (d, r) = (self.fresh("d"), self.fresh("r"));
+                format!(
+                    "if {y} == (-1{pn}) then 0{pn} - {x} else let {d} = {x} // {y} in let {r} = {x} %% {y} in if {r} != 0{pn} && (({x} < 0{pn}) == ({y} < 0{pn})) then {d} + 1{pn} else {d}"
+                )
+            }
+            "rem_euclid" => {
+                let r = self.fresh("r");
+                format!(
+                    "if {y} == (-1{pn}) then 0{pn} else let {r} = {x} %% {y} in if {r} < 0{pn} then {r} + (if {y} < 0{pn} then 0{pn} - {y} else {y}) else {r}"
+                )
+            }
+            "div_euclid" => {
+                let q = self.fresh("q");
+                format!(
+                    "if {y} == (-1{pn}) then 0{pn} - {x} else let {q} = {x} // {y} in if ({x} %% {y}) < 0{pn} then (if {y} > 0{pn} then {q} - 1{pn} else {q} + 1{pn}) else {q}"
+                )
+            }
+            "is_power_of_two" => format!("{x} > 0{pn} && ({x} & ({x} - 1{pn})) == 0{pn}"),
+            // 0 where the power is not representable, as Rust's release build on overflow.
+            "next_power_of_two" => {
+                let e = self.fresh("e");
+                format!(
+                    "if {x} <= 1{pn} then 1{pn} else let {e} = {bits}i32 - {pn}.clz ({x} - 1{pn}) in if {e} >= {s}i32 then 0{pn} else 1{pn} << {pn}.i32 {e}",
+                    s = bits - 1
+                )
+            }
+            // Rust's (compiler-builtins' `__powidf2`): square and multiply, then the reciprocal
+            // for a negative exponent, so that the results agree bit for bit.
+            "powi" => {
+                let q = self.prim(&tys[1])?.futhark_name();
+                let (e, m, a, k) = (
+                    self.fresh("e"),
+                    self.fresh("m"),
+                    self.fresh("a"),
+                    self.fresh("k"),
+                );
+                format!(
+                    "let {e} = i32.{q} {y} in let ({m}, _, _) = loop ({m}, {a}, {k}) = (1{pn}, {x}, u32.i32 (if {e} < 0i32 then 0i32 - {e} else {e})) while {k} != 0u32 do ((if ({k} & 1u32) == 1u32 then {m} * {a} else {m}), {a} * {a}, {k} >> 1u32) in if {e} < 0i32 then 1{pn} / {m} else {m}"
+                )
+            }
+            // Rust's `assert!(min <= max)`, which a NaN bound fails too (tested apart: Futhark
+            // folds `y <= y` to true).
+            "clamp" => {
+                let ok = if p.is_float() {
+                    format!("!({pn}.isnan {y} || {pn}.isnan {z}) && {y} <= {z}")
+                } else {
+                    format!("{y} <= {z}")
+                };
+                format!("assert ({ok}) (if {x} < {y} then {y} else if {x} > {z} then {z} else {x})")
+            }
             "to_radians" | "to_degrees" => {
                 let k = match (name, p) {
                     ("to_radians", Number::F32) => format!("{:?}", std::f32::consts::PI / 180.0),
@@ -1195,6 +1266,8 @@ pub(super) fn cannot_fail(e: &Expr) -> bool {
         ExprKind::Let { value, body, .. } => cannot_fail(value) && cannot_fail(body),
         ExprKind::App { func, args } => {
             let safe = match func.kind {
+                // `isqrt` of a negative number, `rem_euclid` by zero, `clamp`'s bounds …
+                ExprKind::Intrinsic(i) if i.method_may_fail() => false,
                 ExprKind::Intrinsic(i) => !matches!(
                     i,
                     DivI | ModI

@@ -1124,6 +1124,58 @@ fn bits_casts_and_methods() {
     assert!(src.contains("copysign"), "{src}");
 }
 
+/// The numeric methods beyond the first set (issue 29): `pow` and `powi` as square and
+/// multiply (Futhark's `**` loops forever on a negative integer exponent), `isqrt` digit by
+/// digit, the Euclidean and ceiling divisions with `MIN / -1` wrapping, and the failures where
+/// Rust panics as `assert`s (`clamp`'s testing a float bound for NaN apart), at every
+/// instantiation of an open number.
+#[test]
+fn more_methods() {
+    let p = program(
+        &[
+            (
+                "src/methods.rs:1:1",
+                quote!(map2(
+                    |x, n| x.pow(n)
+                        + x.isqrt()
+                        + x.abs_diff(n)
+                        + x.div_ceil(n)
+                        + x.rem_euclid(n)
+                        + x.div_euclid(n)
+                        + x.next_power_of_two()
+                        + x.clamp(-3, n)
+                        + if x.is_power_of_two() { 1 } else { 0 },
+                    s,
+                    t
+                )),
+            ),
+            (
+                "src/methods.rs:2:1",
+                quote!(map2(|x, k| x.powi(k) + x.clamp(-1.0, x), fs, ks)),
+            ),
+            // A method that can fail is not computed once for `replicate`: `n` may be 0.
+            (
+                "src/methods.rs:3:1",
+                quote!(create(n, |_k| {
+                    let x: i64 = x;
+                    x.isqrt()
+                })),
+            ),
+        ],
+        &[],
+    );
+    let f = golden_crate("methods", &p);
+    let src = &f.program.source;
+    assert!(src.contains("tabulate"), "{src}");
+    assert!(!src.contains("replicate"), "{src}");
+    assert!(!src.contains("**"), "{src}");
+    assert!(src.contains("u32.i32"), "{src}");
+    assert!(src.contains("f64.isnan"), "{src}");
+    assert!(src.contains("f32.isnan"), "{src}");
+    assert!(src.contains("1i32 << 30i32"), "{src}");
+    assert!(src.contains("1i64 << 62i64"), "{src}");
+}
+
 /// A `match` of many integer arms is an `if` chain whose `else if`s stay at the first `if`'s
 /// indentation: nested, each arm indented the rest five more columns (k² text for k arms).
 #[test]

@@ -295,7 +295,9 @@ impl Gen<'_> {
             | MWrappingNeg | MSaturatingAdd | MSaturatingSub | MSaturatingMul | MSignum
             | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
             | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
-            | MIsFinite | MToRadians | MToDegrees | MMulAdd => {
+            | MIsFinite | MToRadians | MToDegrees | MMulAdd | MPow | MIsqrt | MAbsDiff
+            | MDivCeil | MRemEuclid | MDivEuclid | MIsPowerOfTwo | MNextPowerOfTwo | MPowi
+            | MClamp => {
                 use crate::intrinsics::MethodType as M;
                 let Some((name, t)) = i.method() else {
                     unreachable!("matched above")
@@ -303,11 +305,17 @@ impl Gen<'_> {
                 let m = format_ident!("{name}");
                 let vals: Vec<TokenStream> = (0..args.len()).map(|k| v(self, k)).collect();
                 let tr = match t {
-                    M::Int { .. } | M::IntAmount => quote!(Int),
-                    M::Num => quote!(Num),
-                    M::Float { .. } | M::FloatTest => quote!(Float),
+                    M::Int { .. } | M::IntAmount | M::IntTest => quote!(Int),
+                    M::Num | M::NumWith { .. } => quote!(Num),
+                    M::Float { .. } | M::FloatTest | M::FloatAmount => quote!(Float),
                 };
-                quote!(#rt::#tr::#m(#(#vals),*))
+                // Where Rust panics (`isqrt` of a negative, `rem_euclid` by zero …), the
+                // runtime fails at the site.
+                if i.method_may_fail() {
+                    quote!(#rt::#tr::#m(#site, #(#vals),*))
+                } else {
+                    quote!(#rt::#tr::#m(#(#vals),*))
+                }
             }
             TensorLinearGet => {
                 let (t, ix) = (v(self, 0), v(self, 1));

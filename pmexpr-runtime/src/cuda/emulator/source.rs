@@ -46,6 +46,11 @@ static inline long long __double_as_longlong(double x) {
     std::memcpy(&i, &x, sizeof i);
     return i;
 }
+static inline int __float_as_int(float x) {
+    int i;
+    std::memcpy(&i, &x, sizeof i);
+    return i;
+}
 using std::sqrt;
 using std::exp;
 using std::log;
