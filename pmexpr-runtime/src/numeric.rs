@@ -318,6 +318,14 @@ pub trait Int: Num + Into<i64> + Bits {
     fn saturating_sub(self, o: Self) -> Self;
     /// `saturating_mul`.
     fn saturating_mul(self, o: Self) -> Self;
+    /// The value as an index or a count of the runtime, which counts in `i64`: exact for every
+    /// value of a type that fits in `i64`, [`i64::MAX`] for a larger one (out of range of every
+    /// sequence and tensor all the same), so that an index of any integer type is checked, and
+    /// fails, as an `i64` one.
+    fn to_index(self) -> i64;
+    /// A position `i` of a loop or `create` whose count is of this type (`0 <= i < count`, so it
+    /// fits): the loop variable, of the count's type as in Rust's `for i in 0..n`.
+    fn from_index(i: i64) -> Self;
 }
 
 /// An integer or a `bool`: what `&`, `|`, `^` and `!` apply to (bitwise on integers, logical
@@ -486,6 +494,10 @@ macro_rules! ints {
             fn saturating_sub(self, o: Self) -> Self { <$t>::saturating_sub(self, o) }
             #[inline]
             fn saturating_mul(self, o: Self) -> Self { <$t>::saturating_mul(self, o) }
+            #[inline]
+            fn to_index(self) -> i64 { i64::try_from(self).unwrap_or(i64::MAX) }
+            #[inline]
+            fn from_index(i: i64) -> Self { i as $t }
             #[inline]
             fn from_lit(site: &Site, v: i64) -> Self {
                 match <$t>::try_from(v) {

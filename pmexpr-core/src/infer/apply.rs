@@ -148,6 +148,7 @@ impl Infer<'_> {
                 (Some((name, _)), _) => format!("`.{name}()`"),
                 (None, Intrinsic::AsI64) => "`as i64`".into(),
                 (None, Intrinsic::AsF64) => "`as f64`".into(),
+                (None, Intrinsic::Len) => "`.len()`".into(),
                 _ => format!("`{}`", i.name()),
             },
             ExprKind::Var { ident, .. } => format!("`{}`", ident.name),

@@ -212,12 +212,15 @@ pub fn counted_fold(s: &Soac) -> Option<&Expr> {
 }
 
 /// The loop variable (the last of `arity` parameters) and the body of the loop function `f`, a
-/// lambda; `None` for anything else.
+/// lambda; `None` for anything else, and for a loop variable that is not an `i64` (the lines,
+/// reads and grids are made and indexed in `i64`; a loop over a count of another integer type
+/// runs as written).
 fn loop_parts(f: &Expr, arity: usize) -> Option<(VarId, &Expr)> {
     let ExprKind::Lam { params, body } = &f.kind else {
         return None;
     };
-    (params.len() == arity).then(|| (params[arity - 1].ident.id, &**body))
+    (params.len() == arity && params[arity - 1].ty == Type::Int)
+        .then(|| (params[arity - 1].ident.id, &**body))
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -485,6 +488,9 @@ fn grid(f: &Expr) -> Option<Grid> {
     let [k] = &params[..] else {
         return None;
     };
+    if k.ty != Type::Int {
+        return None;
+    }
     let free = f.free_vars();
     let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k.ident.id);
     // Fixed for the whole loop: a literal or an integer variable bound outside it.

@@ -200,11 +200,15 @@ fn indexed_only(g: &Expr) -> Vec<VarId> {
         .collect()
 }
 
-/// Whether `value` is `create(n, |k| k)`: a sequence whose element `k` is `k`.
+/// Whether `value` is `create(n, |k| k)` of `i64`s: a sequence whose element `k` is `k` (the
+/// fills of rows count in `i64`; a count of another type is left as written).
 pub fn is_iota(value: &Expr) -> bool {
     let ExprKind::App { func, args } = &value.kind else {
         return false;
     };
+    if value.ty != Type::seq(Type::Int) {
+        return false;
+    }
     if !matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create)) || args.len() != 2 {
         return false;
     }

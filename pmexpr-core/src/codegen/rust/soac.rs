@@ -360,9 +360,9 @@ impl Gen<'_> {
                 Elems::Flat(src)
             }
             Source::Range { n, g } => {
-                let nx = self.value(n);
+                let nx = self.index_value(n);
                 let (nv, gv) = (self.fresh("n"), self.fresh("g"));
-                let (pre_g, ga) = self.adaptor(g, &[(Type::Int, false, true)]);
+                let (pre_g, ga) = self.index_adaptor(g, &[], &n.ty);
                 pre.push(quote!(
                     let #nv: i64 = #nx;
                     if #nv < 0 {
@@ -438,7 +438,7 @@ impl Gen<'_> {
             flush(iter, &mut run, &mut by_ref)
         };
         let iter = if index {
-            quote!(#iter.map(::core::convert::Into::<i64>::into))
+            quote!(#iter.map(#rt::Int::to_index))
         } else {
             iter
         };
