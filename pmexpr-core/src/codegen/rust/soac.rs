@@ -180,12 +180,14 @@ impl Gen<'_> {
                 let Elems::Range(n, _) = &ready.from else {
                     return unsupported("a counted `foldl` that is not over positions");
                 };
+                // The positions' type: the count's.
+                let k_ty = elem_type(input);
                 let settled = self.facts.settled.get(&id).cloned();
                 let acc_ty = acc.ty.clone();
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let run = self.windowed_loop(f, lines, false, n, Run::Sequential, |g| {
                     let (pre_f, fa) =
-                        g.adaptor(f, &[(acc_ty.clone(), false, true), (Type::Int, false, true)]);
+                        g.index_adaptor(f, &[(acc_ty.clone(), false, true)], &k_ty);
                     match &settled {
                         Some(t) => {
                             let (pre_t, t) = g.adaptor(t, &[(acc_ty.clone(), true, false)]);
