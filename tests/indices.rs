@@ -36,12 +36,21 @@ fn create_gives_indices_of_the_counts_type() {
     let r: Vec<f64> = on_every_target(|| accelerate!(create(n, |k| s[n - 1 - k] * 2.0)));
     assert_eq!(r, (0..6).map(|k| s[5 - k] * 2.0).collect::<Vec<_>>());
     let big: Vec<i32> = on_every_target(|| accelerate!(create(n, |k| k + 2147483645)));
-    assert_eq!(big, (0..n).map(|k| k.wrapping_add(2147483645)).collect::<Vec<_>>());
+    assert_eq!(
+        big,
+        (0..n)
+            .map(|k| k.wrapping_add(2147483645))
+            .collect::<Vec<_>>()
+    );
     // A negative count fails as an `i64` one does.
     let m: i32 = -2;
-    same_failure("tests/indices.rs", "create with negative length: -2", || {
-        let _: Vec<i32> = accelerate!(create(m, |k| k));
-    });
+    same_failure(
+        "tests/indices.rs",
+        "create with negative length: -2",
+        || {
+            let _: Vec<i32> = accelerate!(create(m, |k| k));
+        },
+    );
 }
 
 #[test]
@@ -77,7 +86,11 @@ fn sequential_loops_over_i32_counts() {
         let u = Tensor::<i32>::zeros(&[4, 7]);
         accelerate!(par_loop(n, |r| {
             // The loop variables are `i32`s: `j * j` wraps as `i32`, and `u` holds `i32`s.
-            tensor_set(t, [r], seq_loop_acc(0, k, |a, j| a + tensor_get(src, [r, j]) * (j as i64)));
+            tensor_set(
+                t,
+                [r],
+                seq_loop_acc(0, k, |a, j| a + tensor_get(src, [r, j]) * (j as i64)),
+            );
             seq_loop(k, |j| tensor_set(u, [r, j], j * j + r))
         }));
         (t.to_vec(), u.to_vec())
@@ -85,7 +98,9 @@ fn sequential_loops_over_i32_counts() {
     let sums: Vec<i64> = (0..4)
         .map(|r| (0..7).map(|j| (r * 7 + j) * j).sum())
         .collect();
-    let squares: Vec<i32> = (0..4).flat_map(|r| (0..7).map(move |j| j * j + r)).collect();
+    let squares: Vec<i32> = (0..4)
+        .flat_map(|r| (0..7).map(move |j| j * j + r))
+        .collect();
     assert_eq!(out, (sums, squares));
 }
 

@@ -716,12 +716,19 @@ impl Keyword {
             // The count, and the index it gives, of any integer type (`index_type`).
             Keyword::ParLoop | Keyword::SeqLoop => {
                 let ix = fresh();
-                (vec![ix.clone(), Type::arrow(ix, Type::unit())], Type::unit())
+                (
+                    vec![ix.clone(), Type::arrow(ix, Type::unit())],
+                    Type::unit(),
+                )
             }
             Keyword::SeqLoopAcc => {
                 let (a, ix) = (fresh(), fresh());
                 (
-                    vec![a.clone(), ix.clone(), Type::arrows([a.clone(), ix], a.clone())],
+                    vec![
+                        a.clone(),
+                        ix.clone(),
+                        Type::arrows([a.clone(), ix], a.clone()),
+                    ],
                     a,
                 )
             }

@@ -280,3 +280,26 @@ fn operator_mismatch() {
             .contains("this condition must be a `bool`, but it is `i64`")
     );
 }
+
+#[test]
+fn a_reinterpreted_method_says_what_it_took_the_call_for() {
+    // `.len()` is the length of a sequence; the receiver here is a tuple.
+    let e = errors(quote!({
+        let board = (s, 3);
+        board.len()
+    }));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with(
+            "`.len()` inside `accelerate!` is the length of a sequence, and `board` is `(_, i64)`"
+        ),
+        "{e:?}"
+    );
+    let e = errors(quote!(map(|x: f64| x.count_ones(), s)));
+    assert!(
+        e[0].starts_with(
+            "`.count_ones()` inside `accelerate!` is Rust's method of integers, and `x` is `f64`"
+        ),
+        "{e:?}"
+    );
+}

@@ -221,7 +221,7 @@ fn loop_parts(f: &Expr, arity: usize) -> Option<(VarId, &Expr)> {
     };
     let k = params.get(arity.checked_sub(1)?)?;
     (params.len() == arity && matches!(k.ty, Type::Int | Type::Var(_)))
-        .then(|| (k.ident.id, &**body))
+        .then_some((k.ident.id, &**body))
 }
 
 /// Whether `t` may be an index's type: `i64`, or an integer type the captured values fix (only

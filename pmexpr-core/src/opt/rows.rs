@@ -241,12 +241,8 @@ fn offsets(g: &Expr, rows: &[VarId]) -> Vec<(VarId, i64, i64)> {
         };
         match (&func.kind, &args[..]) {
             // `+` and `-` on `i64`, or on the count's integer type.
-            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(a) => {
-                lit(b)
-            }
-            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(b) => {
-                lit(a)
-            }
+            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(a) => lit(b),
+            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(b) => lit(a),
             (ExprKind::Intrinsic(Intrinsic::SubI | Intrinsic::NumSub), [a, b]) if is_k(a) => {
                 lit(b).map(|c| -c)
             }

@@ -823,7 +823,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             // converted back to the count's type for `f`.
             let k = self.fresh("k");
             let pn = p.futhark_name();
-            let fc = self.apply(f, vec![Code::atom(format!("({pn}.i64 {k})"))], &[n.ty.clone()])?;
+            let fc = self.apply(
+                f,
+                vec![Code::atom(format!("({pn}.i64 {k})"))],
+                std::slice::from_ref(&n.ty),
+            )?;
             return Ok(Code::open(format!(
                 "tabulate {} (\\{k} -> {})",
                 apply_text(&format!("i64.{pn}"), &[nc]).arg(),

@@ -326,7 +326,11 @@ impl Gen<'_> {
         for (ty, by_ref, _) in before {
             let a = self.fresh("a");
             let ty = self.rty(ty);
-            params.push(if *by_ref { quote!(#a: &#ty) } else { quote!(#a: #ty) });
+            params.push(if *by_ref {
+                quote!(#a: &#ty)
+            } else {
+                quote!(#a: #ty)
+            });
             passed.push(quote!(#a));
         }
         let g = quote!({

@@ -85,7 +85,13 @@ impl Gen<'_> {
                 } else {
                     let pos = a.pos;
                     let index: Vec<TokenStream> = (index.iter().enumerate())
-                        .map(|(j, e)| if j == pos { quote!(0) } else { self.index_value(e) })
+                        .map(|(j, e)| {
+                            if j == pos {
+                                quote!(0)
+                            } else {
+                                self.index_value(e)
+                            }
+                        })
                         .collect();
                     quote!((#t).strided(&[#(#index),*], #pos, #n))
                 };

@@ -457,7 +457,11 @@ fn a_wrong_param_layout_fails_to_load() {
     let base = axpy_module();
     let mut params = base.kernels[0].params.to_vec();
     params[0].size = 40;
-    let wrong = module("pm_axpy_i64", base.source, vec![kernel("pm_axpy_i64_k0", params)]);
+    let wrong = module(
+        "pm_axpy_i64",
+        base.source,
+        vec![kernel("pm_axpy_i64_k0", params)],
+    );
     let e = emu.load(wrong).err().expect("a wrong size loads").0;
     assert!(e.contains("module `pm_axpy_i64`"), "{e}");
     assert!(
@@ -466,7 +470,11 @@ fn a_wrong_param_layout_fails_to_load() {
     );
     let mut params = base.kernels[0].params.to_vec();
     params[1].align = 16;
-    let wrong = module("pm_axpy_i64", base.source, vec![kernel("pm_axpy_i64_k0", params)]);
+    let wrong = module(
+        "pm_axpy_i64",
+        base.source,
+        vec![kernel("pm_axpy_i64_k0", params)],
+    );
     let e = emu.load(wrong).err().expect("a wrong alignment loads").0;
     assert!(
         e.contains("parameter `t2_13` of kernel `pm_axpy_i64_k0`: its ParamData says align 16"),
@@ -475,7 +483,11 @@ fn a_wrong_param_layout_fails_to_load() {
     // A wrong type with the right layout: the kernel's signature does not match.
     let mut params = base.kernels[0].params.to_vec();
     params[1].c_type = "pm_tensor<double>";
-    let wrong = module("pm_axpy_i64", base.source, vec![kernel("pm_axpy_i64_k0", params)]);
+    let wrong = module(
+        "pm_axpy_i64",
+        base.source,
+        vec![kernel("pm_axpy_i64_k0", params)],
+    );
     let e = emu.load(wrong).err().expect("a wrong type loads").0;
     assert!(
         e.contains("kernel `pm_axpy_i64_k0` does not take the parameter types"),
