@@ -182,7 +182,7 @@ fn stencil() {
     check(
         "stencil",
         "stencil",
-        "_f32",
+        "_f32_i64_i64",
         "entry main [ny][nz] (iterations: i32) (nx: i32) (A0_slice: [ny][nz]f32) : [][]f32 =\n  stencil_pmexpr A0_slice (i64.i32 nx) (i64.i32 iterations)",
     );
 }

@@ -458,15 +458,17 @@ mod tests {
         let listing: Vec<_> = fs::read_dir(out.join("pmexpr/cuda"))
             .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
             .unwrap_or_default();
-        let cu = out.join("pmexpr/cuda/pm_src_lib_rs_1_16.cu");
+        // The count `n` is a captured integer, of whatever type rustc gives it: a module per
+        // integer type, `i64` first.
+        let cu = out.join("pmexpr/cuda/pm_src_lib_rs_1_16_i64.cu");
         assert!(cu.exists(), "{lines:?} {listing:?}");
         let source = fs::read_to_string(&cu).unwrap();
         assert!(
-            source.contains("__global__ void pm_src_lib_rs_1_16_k0("),
+            source.contains("__global__ void pm_src_lib_rs_1_16_i64_k0("),
             "{source}"
         );
         // With NVRTC (CI installs it) the PTX is there too; an unchanged module is not recompiled.
-        let ptx = out.join("pmexpr/cuda/pm_src_lib_rs_1_16.ptx");
+        let ptx = out.join("pmexpr/cuda/pm_src_lib_rs_1_16_i64.ptx");
         assert_eq!(ptx.exists(), nvrtc::nvrtc().is_ok());
         // The manifest names both files, for the macro to embed.
         let text = fs::read_to_string(out.join(CudaManifest::FILE)).unwrap();
@@ -477,8 +479,9 @@ mod tests {
         let registry = registry_in(&out);
         assert_eq!(site.key, registry.sites[0].key);
         let modules = &site.cuda.as_ref().unwrap().modules;
-        assert_eq!(modules.len(), 1);
-        assert_eq!(modules[0].source, "pmexpr/cuda/pm_src_lib_rs_1_16.cu");
+        assert_eq!(modules.len(), 2);
+        assert_eq!(modules[0].source, "pmexpr/cuda/pm_src_lib_rs_1_16_i64.cu");
+        assert_eq!(modules[1].source, "pmexpr/cuda/pm_src_lib_rs_1_16_i32.cu");
         assert_eq!(
             modules[0].ptx.is_some(),
             ptx.exists(),

@@ -39,7 +39,7 @@ intrinsics! {
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
     SetField "__set_field",
     NumAnd "__num_and", NumOr "__num_or", NumXor "__num_xor", NumShl "__num_shl", NumShr "__num_shr", NumNot "__num_not",
-    AsI64 "__as_i64", AsF64 "__as_f64",
+    AsI64 "__as_i64", AsF64 "__as_f64", Len "__len",
     MCountOnes "__m_count_ones", MLeadingZeros "__m_leading_zeros", MTrailingZeros "__m_trailing_zeros",
     MReverseBits "__m_reverse_bits", MSwapBytes "__m_swap_bytes",
     MRotateLeft "__m_rotate_left", MRotateRight "__m_rotate_right", MWrappingAdd "__m_wrapping_add",
@@ -178,19 +178,20 @@ impl Intrinsic {
             Not => (vec![Bool], Bool),
             Int2Float => (vec![Int], Float),
             FloorFI => (vec![Float], Int),
+            // The count, and the index it gives, of any integer type (`index_type`).
             Create => {
-                let a = fresh();
-                (vec![Int, Type::arrow(Int, a.clone())], Type::seq(a))
+                let (ix, a) = (fresh(), fresh());
+                (vec![ix.clone(), Type::arrow(ix, a.clone())], Type::seq(a))
             }
             Length => (vec![Type::seq(fresh())], Int),
             Null => (vec![Type::seq(fresh())], Bool),
             Get => {
                 let a = fresh();
-                (vec![Type::seq(a.clone()), Int], a)
+                (vec![Type::seq(a.clone()), fresh()], a)
             }
             Set => {
                 let a = fresh();
-                (vec![Type::seq(a.clone()), Int, a.clone()], Type::seq(a))
+                (vec![Type::seq(a.clone()), fresh(), a.clone()], Type::seq(a))
             }
             Foldl => {
                 let (a, b) = (fresh(), fresh());
@@ -216,17 +217,17 @@ impl Intrinsic {
                 (vec![a.clone(), a.clone()], a)
             }
             Subsequence => {
-                let a = Type::seq(fresh());
-                (vec![a.clone(), Int, Int], a)
+                let (a, ix) = (Type::seq(fresh()), fresh());
+                (vec![a.clone(), ix.clone(), ix], a)
             }
             TensorGet => {
                 let a = fresh();
-                (vec![Type::tensor(a.clone()), Type::seq(Int)], a)
+                (vec![Type::tensor(a.clone()), Type::seq(fresh())], a)
             }
             TensorSet => {
                 let a = fresh();
                 (
-                    vec![Type::tensor(a.clone()), Type::seq(Int), a],
+                    vec![Type::tensor(a.clone()), Type::seq(fresh()), a],
                     Type::unit(),
                 )
             }
@@ -292,6 +293,8 @@ impl Intrinsic {
             // Inference gives the operand its kind (a number or `bool`).
             AsI64 => (vec![fresh()], Int),
             AsF64 => (vec![fresh()], Float),
+            // `s.len()`: inference makes the result Rust's type of a length ([`len_type`]).
+            Len => (vec![Type::seq(fresh())], fresh()),
             // Inference gives these their kinds (`infer`): an integer or a float receiver.
             _ => match self.method() {
                 Some((_, t)) => {
@@ -309,6 +312,19 @@ impl Intrinsic {
                 }
                 None => unreachable!("every intrinsic has a signature"),
             },
+        }
+    }
+
+    /// The type of this intrinsic's index or count in its parameter types `params` (from
+    /// [`Intrinsic::signature`]), if it has one: a fresh variable that inference makes an integer
+    /// of any type (`i64` when nothing fixes it), so that `s[i]` takes an `i: i32` as Rust's
+    /// indexing takes a `usize`, and `create(n, f)` gives `f` an index of `n`'s type.
+    pub fn index_type(self, params: &[Type]) -> Option<Type> {
+        use Intrinsic::*;
+        match (self, params) {
+            (Get | Set | Subsequence, [_, ix, ..]) | (Create, [ix, ..]) => Some(ix.clone()),
+            (TensorGet | TensorSet, [_, Type::Seq(ix), ..]) => Some((**ix).clone()),
+            _ => None,
         }
     }
 
@@ -632,11 +648,18 @@ impl Keyword {
                 "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
                  values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`"
             }
-            Keyword::ParLoop => "`par_loop(n, f)` takes an `i64` count and a function of `i64`",
-            Keyword::SeqLoop => "`seq_loop(n, f)` takes an `i64` count and a function of `i64`",
+            Keyword::ParLoop => {
+                "`par_loop(n, f)` takes a count `n` of an integer type and a function of an index \
+                 of that type"
+            }
+            Keyword::SeqLoop => {
+                "`seq_loop(n, f)` takes a count `n` of an integer type and a function of an index \
+                 of that type"
+            }
             Keyword::SeqLoopAcc => {
-                "`seq_loop_acc(acc, n, f)` takes an accumulator, an `i64` count and a function \
-                 of the accumulator and an `i64` returning the accumulator"
+                "`seq_loop_acc(acc, n, f)` takes an accumulator, a count `n` of an integer type \
+                 and a function of the accumulator and an index of `n`'s type returning the \
+                 accumulator"
             }
         }
     }
@@ -719,16 +742,39 @@ impl Keyword {
                     Type::seq(a),
                 )
             }
+            // The count, and the index it gives, of any integer type (`index_type`).
             Keyword::ParLoop | Keyword::SeqLoop => {
-                (vec![Int, Type::arrow(Int, Type::unit())], Type::unit())
+                let ix = fresh();
+                (
+                    vec![ix.clone(), Type::arrow(ix, Type::unit())],
+                    Type::unit(),
+                )
             }
             Keyword::SeqLoopAcc => {
-                let a = fresh();
+                let (a, ix) = (fresh(), fresh());
                 (
-                    vec![a.clone(), Int, Type::arrows([a.clone(), Int], a.clone())],
+                    vec![
+                        a.clone(),
+                        ix.clone(),
+                        Type::arrows([a.clone(), ix], a.clone()),
+                    ],
                     a,
                 )
             }
+        }
+    }
+
+    /// The type of this keyword's count or indices in its parameter types `params` (from
+    /// [`Keyword::signature`]), if it has one: a fresh variable that inference makes an integer
+    /// of any type (`i64` when nothing fixes it). The loop variable of `par_loop(n, |i| …)` has
+    /// `n`'s type, as in Rust's `for i in 0..n`.
+    pub fn index_type(self, params: &[Type]) -> Option<Type> {
+        match (self, params) {
+            (Keyword::ParLoop | Keyword::SeqLoop, [n, ..]) | (Keyword::SeqLoopAcc, [_, n, ..]) => {
+                Some(n.clone())
+            }
+            (Keyword::Hist, [_, _, _, Type::Seq(ix), ..]) => Some((**ix).clone()),
+            _ => None,
         }
     }
 

@@ -350,6 +350,14 @@ pub trait Int: Num + Into<i64> + Bits {
     /// 0 when that is not representable — what a Rust release build gives on an unsigned
     /// integer's overflow (on a signed one, above `2^(BITS-2)`).
     fn next_power_of_two(self) -> Self;
+    /// The value as an index or a count of the runtime, which counts in `i64`: exact for every
+    /// value of a type that fits in `i64`, [`i64::MAX`] for a larger one (out of range of every
+    /// sequence and tensor all the same), so that an index of any integer type is checked, and
+    /// fails, as an `i64` one.
+    fn to_index(self) -> i64;
+    /// A position `i` of a loop or `create` whose count is of this type (`0 <= i < count`, so it
+    /// fits): the loop variable, of the count's type as in Rust's `for i in 0..n`.
+    fn from_index(i: i64) -> Self;
 }
 
 /// An integer or a `bool`: what `&`, `|`, `^` and `!` apply to (bitwise on integers, logical
@@ -581,6 +589,9 @@ macro_rules! ints {
                 let e = <$t>::BITS - (self - 1).leading_zeros();
                 if e >= <$t>::BITS - 1 { 0 } else { 1 << e }
             }
+            fn to_index(self) -> i64 { i64::try_from(self).unwrap_or(i64::MAX) }
+            #[inline]
+            fn from_index(i: i64) -> Self { i as $t }
             #[inline]
             fn from_lit(site: &Site, v: i64) -> Self {
                 match <$t>::try_from(v) {

@@ -136,17 +136,18 @@ template <typename T> __device__ __forceinline__ T pm_get(int check, pm_seq<T> s
     return s.data[i];
 }
 
-// The row-major position of a full index, or -1 after recording the error.
-template <typename T>
-__device__ long long pm_tensor_offset(int check, const pm_tensor<T>& t, const long long* ix, long long k) {
+// The row-major position of a full index (of any integer type), or -1 after recording the error.
+template <typename T, typename I>
+__device__ long long pm_tensor_offset(int check, const pm_tensor<T>& t, const I* ix, long long k) {
     if (k != t.rank) { pm_fail(PM_TENSOR_WRONG_RANK, check, k, t.rank); return -1; }
     long long ofs = 0;
     for (long long d = 0; d < k; ++d) {
-        if ((unsigned long long)ix[d] >= (unsigned long long)t.dims[d]) {
-            pm_fail(PM_TENSOR_BAD_INDEX, check, d, ix[d]);
+        const long long i = (long long)ix[d];
+        if ((unsigned long long)i >= (unsigned long long)t.dims[d]) {
+            pm_fail(PM_TENSOR_BAD_INDEX, check, d, i);
             return -1;
         }
-        ofs = ofs * t.dims[d] + ix[d];
+        ofs = ofs * t.dims[d] + i;
     }
     return ofs;
 }
@@ -155,7 +156,7 @@ template <typename T, typename... I> __device__ __forceinline__ T pm_tensor_get(
     long long o = pm_tensor_offset(check, t, idx, (long long)sizeof...(I));
     return o < 0 ? T() : t.data[o];
 }
-template <typename T> __device__ __forceinline__ T pm_tensor_get_seq(int check, pm_tensor<T> t, pm_seq<long long> ix) {
+template <typename T, typename I> __device__ __forceinline__ T pm_tensor_get_seq(int check, pm_tensor<T> t, pm_seq<I> ix) {
     long long o = pm_tensor_offset(check, t, ix.data, ix.len);
     return o < 0 ? T() : t.data[o];
 }
@@ -164,7 +165,7 @@ template <typename T, typename... I> __device__ __forceinline__ void pm_tensor_s
     long long o = pm_tensor_offset(check, t, idx, (long long)sizeof...(I));
     if (o >= 0) t.data[o] = v;
 }
-template <typename T> __device__ __forceinline__ void pm_tensor_set_seq(int check, pm_tensor<T> t, pm_seq<long long> ix, typename pm_same<T>::type v) {
+template <typename T, typename I> __device__ __forceinline__ void pm_tensor_set_seq(int check, pm_tensor<T> t, pm_seq<I> ix, typename pm_same<T>::type v) {
     long long o = pm_tensor_offset(check, t, ix.data, ix.len);
     if (o >= 0) t.data[o] = v;
 }

@@ -148,6 +148,8 @@ impl Infer<'_> {
                 (Some((name, _)), _) => format!("`.{name}()`"),
                 (None, Intrinsic::AsI64) => "`as i64`".into(),
                 (None, Intrinsic::AsF64) => "`as f64`".into(),
+                (None, Intrinsic::Len) => "`.len()`".into(),
+                (None, Intrinsic::NumAbs) => "`.abs()`".into(),
                 _ => format!("`{}`", i.name()),
             },
             ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
@@ -196,6 +198,28 @@ impl Infer<'_> {
                 }
             };
             if let Err(why) = self.unify(&param, &ta) {
+                if i == 0
+                    && let Some((what, help)) = intrinsic.and_then(reinterpreted)
+                {
+                    // A Rust method PMExpr reads as its own function: say what it took the
+                    // call for, at the receiver.
+                    let receiver = match &arg.kind {
+                        ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
+                        _ => "the receiver".to_string(),
+                    };
+                    let found = self.described(&ta);
+                    self.errors.push(
+                        Error::new(
+                            arg.span,
+                            format!(
+                                "{callee} inside `accelerate!` is {what}, and {receiver} is {found}"
+                            ),
+                        )
+                        .help(help),
+                    );
+                    tf = result;
+                    continue;
+                }
                 let mut err = self.mismatch(
                     why,
                     arg.span,
@@ -221,6 +245,57 @@ impl Infer<'_> {
         }
         tf
     }
+}
+
+impl Infer<'_> {
+    /// A type as the reinterpretation message names it: a record known only by its fields as
+    /// such, others as shown.
+    fn described(&self, t: &Type) -> String {
+        let t = self.find(t);
+        if let Type::Var(v) = t
+            && let Kind::Record(fs) = &self.vars[v.0 as usize].kind
+        {
+            let names: Vec<String> = fs.keys().map(|l| format!("`{l}`")).collect();
+            return match fs.keys().next() {
+                Some(crate::types::Label::Index(_)) => "a tuple".to_string(),
+                _ => format!(
+                    "a record (it has the field{} {})",
+                    if names.len() == 1 { "" } else { "s" },
+                    names.join(", ")
+                ),
+            };
+        }
+        format!("`{}`", self.shown(&t))
+    }
+}
+
+/// For a Rust method that PMExpr reads as one of its own functions (`s.len()` is the length of
+/// a sequence, `x.count_ones()` Rust's method of integers): what the call was taken for, and the
+/// help of a receiver that is not what it needs.
+fn reinterpreted(i: Intrinsic) -> Option<(String, String)> {
+    use crate::intrinsics::MethodType as M;
+    if i == Intrinsic::Len {
+        return Some((
+            "the length of a sequence".into(),
+            "`.len()` applies to sequences (`Vec`s, slices, arrays); for a struct, call it on the \
+             sequence field it means (`b.cells.len()`), or compute the length outside \
+             `accelerate!`"
+                .into(),
+        ));
+    }
+    if i == Intrinsic::NumAbs {
+        return Some((
+            "Rust's method of numbers".into(),
+            "`.abs()` is a method of numbers (i64, i32, f64, f32), as in Rust".into(),
+        ));
+    }
+    let (_, t) = i.method()?;
+    let what = match t {
+        M::Int { .. } | M::IntAmount | M::IntTest => "Rust's method of integers",
+        M::Float { .. } | M::FloatTest | M::FloatAmount => "Rust's method of floats",
+        M::Num | M::NumWith { .. } => "Rust's method of numbers",
+    };
+    Some((what.into(), method_help(i)?))
 }
 
 /// What a numeric method or a cast applies to, for the help of a mismatch.

@@ -7,7 +7,7 @@ use super::unify::Mismatch;
 use super::{Infer, Kind, Scheme};
 use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind};
 use crate::error::Error;
-use crate::intrinsics::{Intrinsic, Keyword};
+use crate::intrinsics::Intrinsic;
 use crate::types::{Label, Type};
 
 impl Infer<'_> {
@@ -44,7 +44,13 @@ impl Infer<'_> {
             ExprKind::Intrinsic(i) => {
                 let i = *i;
                 let (mut ps, mut r) = i.signature(&mut || self.fresh());
-                if i.is_float_math() {
+                if let Some(ix) = i.index_type(&ps) {
+                    // An index or count of any integer type (`i64` when nothing fixes it).
+                    let _ = self.constrain(&ix, Kind::IntNum);
+                }
+                if i == Intrinsic::Len {
+                    r = self.len_type();
+                } else if i.is_float_math() {
                     // `sqrt(x)` on captured `f32` values computes in `f32`; `f64` by default.
                     let a = self.fresh_kind(Kind::FloatNum);
                     ps.iter_mut().for_each(|p| *p = a.clone());
@@ -315,9 +321,10 @@ impl Infer<'_> {
             ExprKind::Keyword { kw, args } => {
                 let kw = *kw;
                 let (ps, r) = kw.signature(&mut || self.fresh());
-                if let (Keyword::Hist, Some(Type::Seq(ix))) = (kw, ps.get(3)) {
-                    // `hist`'s bin indices are `i64` or `i32` (the signature's fresh variable).
-                    let _ = self.constrain(ix, Kind::IntNum);
+                if let Some(ix) = kw.index_type(&ps) {
+                    // A count or indices of any integer type (`i64` when nothing fixes it):
+                    // `hist`'s bins, the loops' counts and so their loop variables.
+                    let _ = self.constrain(&ix, Kind::IntNum);
                 }
                 let name = format!("`{}`", kw.name());
                 let before = self.errors.len();
@@ -339,6 +346,14 @@ impl Infer<'_> {
         let t = self.share(t);
         e.ty = t.clone();
         t
+    }
+
+    /// The type of `s.len()` written as a Rust method: Rust's is a `usize`. Until `usize` is a
+    /// number of the project, it is an integer of the type its context needs, `i64` when nothing
+    /// fixes it, as an unsuffixed integer literal's; this is the one place that says which type a
+    /// Rust length has (make it `usize` here once that type exists).
+    fn len_type(&mut self) -> Type {
+        self.fresh_kind(Kind::IntNum)
     }
 
     fn pat(&mut self, p: &mut Pat, t: &Type) {

@@ -42,8 +42,9 @@ fn captured_types_come_from_use() {
             [i],
             tensor_get(t, [i]) * 2.0
         )))),
-        // A float tensor: `Tensor<f64>` or `Tensor<f32>`, as the captured tensor says.
-        ["i64", "Tensor<_>"]
+        // A count of any integer type, and a float tensor (`Tensor<f64>` or `Tensor<f32>`), as
+        // the captured values say.
+        ["_", "Tensor<_>"]
     );
     let typed =
         infer(resolve(parse_tokens(quote!(map(|x| x * 2.0, s))).unwrap()).unwrap()).unwrap();
@@ -277,5 +278,28 @@ fn operator_mismatch() {
     assert!(
         errors(quote!(if 1 { 2 } else { 3 }))[0]
             .contains("this condition must be a `bool`, but it is `i64`")
+    );
+}
+
+#[test]
+fn a_reinterpreted_method_says_what_it_took_the_call_for() {
+    // `.len()` is the length of a sequence; the receiver here is a tuple.
+    let e = errors(quote!({
+        let board = (s, 3);
+        board.len()
+    }));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with(
+            "`.len()` inside `accelerate!` is the length of a sequence, and `board` is `(_, i64)`"
+        ),
+        "{e:?}"
+    );
+    let e = errors(quote!(map(|x: f64| x.count_ones(), s)));
+    assert!(
+        e[0].starts_with(
+            "`.count_ones()` inside `accelerate!` is Rust's method of integers, and `x` is `f64`"
+        ),
+        "{e:?}"
     );
 }

@@ -212,12 +212,22 @@ pub fn counted_fold(s: &Soac) -> Option<&Expr> {
 }
 
 /// The loop variable (the last of `arity` parameters) and the body of the loop function `f`, a
-/// lambda; `None` for anything else.
+/// lambda; `None` for anything else. The loop variable is an `i64` or of an integer type the
+/// captured values fix (the count's): the runtime counts in `i64` either way, and the generated
+/// code makes the variable from the position.
 fn loop_parts(f: &Expr, arity: usize) -> Option<(VarId, &Expr)> {
     let ExprKind::Lam { params, body } = &f.kind else {
         return None;
     };
-    (params.len() == arity).then(|| (params[arity - 1].ident.id, &**body))
+    let k = params.get(arity.checked_sub(1)?)?;
+    (params.len() == arity && matches!(k.ty, Type::Int | Type::Var(_)))
+        .then_some((k.ident.id, &**body))
+}
+
+/// Whether `t` may be an index's type: `i64`, or an integer type the captured values fix (only
+/// integers index, by inference).
+fn index_type(t: &Type) -> bool {
+    matches!(t, Type::Int | Type::Var(_))
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -247,7 +257,7 @@ pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
             let ExprKind::Seq(idx) = &args[1].kind else {
                 return;
             };
-            let int_outside = |x: &Expr| outside(x, |t| *t == Type::Int);
+            let int_outside = |x: &Expr| outside(x, index_type);
             let fixed = |x: &Expr| pure_fixed(x, &int_outside);
             let Some((pos, offset)) = idx
                 .iter()
@@ -377,10 +387,12 @@ fn offset_of(x: &Expr, k: VarId, fixed: &dyn Fn(&Expr) -> bool) -> Option<Option
         _ if fixed(e) => Some(None),
         _ => None,
     };
+    // `+` and `-` on `i64`, or on the integer type of the loop variable.
+    use Intrinsic::{AddI, NumAdd, NumSub, SubI};
     match (&func.kind, &args[..]) {
-        (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
-        (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
-        (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => {
+        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(a) => lit(b),
+        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(b) => lit(a),
+        (ExprKind::Intrinsic(SubI | NumSub), [a, b]) if is_k(a) => {
             lit(b).map(|c| c.and_then(i64::checked_neg))
         }
         _ => None,
@@ -396,7 +408,14 @@ pub fn pure_fixed(x: &Expr, outside: &dyn Fn(&Expr) -> bool) -> bool {
         ExprKind::App { func, args } => {
             matches!(
                 func.kind,
-                ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::SubI | Intrinsic::MulI)
+                ExprKind::Intrinsic(
+                    Intrinsic::AddI
+                        | Intrinsic::SubI
+                        | Intrinsic::MulI
+                        | Intrinsic::NumAdd
+                        | Intrinsic::NumSub
+                        | Intrinsic::NumMul
+                )
             ) && args.iter().all(|a| pure_fixed(a, outside))
         }
         _ => outside(x),
@@ -485,6 +504,9 @@ fn grid(f: &Expr) -> Option<Grid> {
     let [k] = &params[..] else {
         return None;
     };
+    if k.ty != Type::Int {
+        return None;
+    }
     let free = f.free_vars();
     let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k.ident.id);
     // Fixed for the whole loop: a literal or an integer variable bound outside it.

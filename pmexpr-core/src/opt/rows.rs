@@ -200,7 +200,8 @@ fn indexed_only(g: &Expr) -> Vec<VarId> {
         .collect()
 }
 
-/// Whether `value` is `create(n, |k| k)`: a sequence whose element `k` is `k`.
+/// Whether `value` is `create(n, |k| k)`: a sequence whose element `k` is `k` (of the count's
+/// integer type).
 pub fn is_iota(value: &Expr) -> bool {
     let ExprKind::App { func, args } = &value.kind else {
         return false;
@@ -239,9 +240,12 @@ fn offsets(g: &Expr, rows: &[VarId]) -> Vec<(VarId, i64, i64)> {
             return None;
         };
         match (&func.kind, &args[..]) {
-            (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(a) => lit(b),
-            (ExprKind::Intrinsic(Intrinsic::AddI), [a, b]) if is_k(b) => lit(a),
-            (ExprKind::Intrinsic(Intrinsic::SubI), [a, b]) if is_k(a) => lit(b).map(|c| -c),
+            // `+` and `-` on `i64`, or on the count's integer type.
+            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(a) => lit(b),
+            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(b) => lit(a),
+            (ExprKind::Intrinsic(Intrinsic::SubI | Intrinsic::NumSub), [a, b]) if is_k(a) => {
+                lit(b).map(|c| -c)
+            }
             _ => None,
         }
     };

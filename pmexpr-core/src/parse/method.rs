@@ -20,7 +20,8 @@ impl Parser<'_> {
         let method = m.method.to_string();
         let sp = span(&m.method).to(span(m));
         let same = match method.as_str() {
-            "len" => Some((Intrinsic::Length, 0)),
+            // Rust's length (a `usize` in Rust), not PMExpr's `length` (an `i64`).
+            "len" => Some((Intrinsic::Len, 0)),
             "is_empty" => Some((Intrinsic::Null, 0)),
             "sqrt" => Some((Intrinsic::Sqrt, 0)),
             "exp" => Some((Intrinsic::Exp, 0)),

@@ -88,7 +88,8 @@ fn rust_spellings_are_the_pmexpr_functions() {
         },
         _ => panic!("not a call"),
     };
-    assert_eq!(call(&parse(quote!(s.len()))), (Intrinsic::Length, 1));
+    // Rust's length, not PMExpr's `length` (an `i64`): an integer of its context's type.
+    assert_eq!(call(&parse(quote!(s.len()))), (Intrinsic::Len, 1));
     assert_eq!(call(&parse(quote!(s.is_empty()))), (Intrinsic::Null, 1));
     assert_eq!(call(&parse(quote!(x.ln()))), (Intrinsic::Log, 1));
     assert_eq!(call(&parse(quote!(x.powf(2.0)))), (Intrinsic::Pow, 2));

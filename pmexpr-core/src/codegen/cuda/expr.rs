@@ -473,14 +473,17 @@ impl<'a> Gen<'a> {
         match kw {
             // Inside device code a `par_loop` runs sequentially: its iterations are independent
             // by the language's contract, so any order is a correct one.
+            // The loop variable has the count's type, as in Rust's `for i in 0..n`.
             Keyword::ParLoop | Keyword::SeqLoop => {
+                let ix = self.ity(&args[0].ty, args[0].span)?;
+                let cty = self.c_type(&ix, args[0].span)?;
                 let n = self.value(b, &args[0], None)?;
-                let n = self.atom(b, &Type::Int, n, "n", args[0].span)?;
+                let n = self.atom(b, &ix, n, "n", args[0].span)?;
                 let callee = self.callee(b, &args[1])?;
                 let i = b.fresh("i");
-                b.emit(format!("for (long long {i} = 0; {i} < {n}; ++{i}) {{"));
+                b.emit(format!("for ({cty} {i} = 0; {i} < {n}; ++{i}) {{"));
                 b.depth += 1;
-                let call = self.apply(b, &callee, vec![i], &[Type::Int], &Type::unit(), e.span)?;
+                let call = self.apply(b, &callee, vec![i], &[ix], &Type::unit(), e.span)?;
                 if call != UNIT {
                     b.emit(format!("{call};"));
                 }
@@ -490,8 +493,10 @@ impl<'a> Gen<'a> {
             }
             Keyword::SeqLoopAcc => {
                 let acc0 = self.value(b, &args[0], None)?;
+                let ix = self.ity(&args[1].ty, args[1].span)?;
+                let cty = self.c_type(&ix, args[1].span)?;
                 let n = self.value(b, &args[1], None)?;
-                let n = self.atom(b, &Type::Int, n, "n", args[1].span)?;
+                let n = self.atom(b, &ix, n, "n", args[1].span)?;
                 let callee = self.callee(b, &args[2])?;
                 self.accumulate(
                     b,
@@ -501,9 +506,9 @@ impl<'a> Gen<'a> {
                     dest,
                     |i| {
                         (
-                            format!("for (long long {i} = 0; {i} < {n}; ++{i}) {{"),
+                            format!("for ({cty} {i} = 0; {i} < {n}; ++{i}) {{"),
                             i.to_string(),
-                            Type::Int,
+                            ix.clone(),
                         )
                     },
                     &callee,

@@ -309,11 +309,14 @@ impl<'a> Gen<'a> {
         }
         kparams.push(n_param(n.clone()));
         let index_ty = self.ity(&params[params.len() - 1].ty, f.span)?;
-        if index_ty != Type::Int || !self.ity(&body.ty, f.span)?.is_unit() {
+        // The index is of the count's integer type: each thread's `long long` index, below
+        // `n`, converts to it exactly.
+        let integer = self.num(&index_ty).is_some_and(Number::is_int);
+        if !integer || !self.ity(&body.ty, f.span)?.is_unit() {
             return unsupported(
                 f.span,
                 format!(
-                    "`par_loop` needs a function from the index (`i64`) to `()`; `{}` is `{}`",
+                    "`par_loop` needs a function from the index (an integer) to `()`; `{}` is `{}`",
                     def.ident.name, def.value.ty
                 ),
             );

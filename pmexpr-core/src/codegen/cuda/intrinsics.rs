@@ -200,6 +200,8 @@ impl<'a> Gen<'a> {
             Pow if operands == Some(Number::F32) => format!("powf({}, {})", a[0], a[1]),
             Pow => format!("pow({}, {})", a[0], a[1]),
             Length => format!("{}.len", a[0]),
+            // `s.len()`: the length as the integer type inference gave it.
+            Len => format!("(({}){}.len)", self.c_type(ty, span)?, a[0]),
             Null => format!("({}.len == 0)", a[0]),
             Get => {
                 let chk = self.check("get", span);

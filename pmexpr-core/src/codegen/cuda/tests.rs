@@ -176,10 +176,11 @@ fn kernels_are_described_as_data() {
         par_loop(n, |i| scale(3, i))
     }))
     .unwrap();
-    assert_eq!(m.namespace, "pm_src_lib_rs_1_1");
+    // The captured count `n` is an integer the Rust value fixes: `i64` by default.
+    assert_eq!(m.namespace, "pm_src_lib_rs_1_1_i64");
     assert_eq!(m.kernels.len(), 1);
     let k = &m.kernels[0];
-    assert_eq!(k.name, "pm_src_lib_rs_1_1_k0");
+    assert_eq!(k.name, "pm_src_lib_rs_1_1_i64_k0");
     assert_eq!(k.binding_name, "accelerate");
     assert_eq!(k.ordinal, 0);
     let params: Vec<(&str, &str)> = k
@@ -260,9 +261,9 @@ fn unsupported_constructs_are_errors_not_panics() {
     })))
     .unwrap_err();
     assert!(e.message.contains("sequence literal"), "{}", e.message);
-    // A numeric type variable without an instantiation.
+    // A numeric type variable without an instantiation (the literal count is an `i64`).
     let site = crate::site::compile_for_test(
-        quote!(par_loop(n, |i| tensor_set(y, [i], a * tensor_get(y, [i])))),
+        quote!(par_loop(8, |i| tensor_set(y, [i], a * tensor_get(y, [i])))),
         &[],
     )
     .unwrap();
@@ -355,12 +356,13 @@ fn narrow_numbers_are_not_widened() {
     )
     .unwrap();
     let program = site.program.as_ref().unwrap();
-    let [(v, Numeric::Int)] = site.mono.numeric[..] else {
+    // The elements, and the count `n` (the index `i` has its type).
+    let [(v, Numeric::Int), (w, Numeric::Int)] = site.mono.numeric[..] else {
         panic!("{:?}", site.mono.numeric)
     };
-    let i32_inst = Instantiation::from([(v, Number::I32)]);
+    let i32_inst = Instantiation::from([(v, Number::I32), (w, Number::I32)]);
     let m = generate(program, &i32_inst, &CudaOptions::for_site("x")).unwrap();
-    assert_eq!(m.namespace, "pm_x_i32");
+    assert_eq!(m.namespace, "pm_x_i32_i32");
     let params: Vec<(&str, &CLayout)> = m.kernels[0]
         .params
         .iter()

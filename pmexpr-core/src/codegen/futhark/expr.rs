@@ -758,6 +758,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                         || matches!(&s.kind, ExprKind::Var { ident, .. } if self.once.contains(&ident.id)));
                 let sc = self.expr(s)?;
                 let ic = self.expr(ix)?;
+                let ic = self.index(ic, &ix.ty)?;
                 let vc = self.expr(v)?;
                 Ok(self.set(sc, ic, vc, &s.ty, in_place))
             }
@@ -816,6 +817,23 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// the index and cannot fail (it is then evaluated once even when `n` is 0), else `tabulate`.
     pub(super) fn create(&mut self, n: &Expr, f: &Expr) -> R<Code> {
         let nc = self.expr(n)?;
+        let p = self.prim(&n.ty)?;
+        if p != Number::I64 {
+            // A count of another integer type: Futhark's sizes are `i64`, and each index is
+            // converted back to the count's type for `f`.
+            let k = self.fresh("k");
+            let pn = p.futhark_name();
+            let fc = self.apply(
+                f,
+                vec![Code::atom(format!("({pn}.i64 {k})"))],
+                std::slice::from_ref(&n.ty),
+            )?;
+            return Ok(Code::open(format!(
+                "tabulate {} (\\{k} -> {})",
+                apply_text(&format!("i64.{pn}"), &[nc]).arg(),
+                fc.text
+            )));
+        }
         if let Some((def_params, body, bound)) = self.lifted_fn(f)
             && def_params.len() == bound + 1
         {
@@ -908,22 +926,59 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.bits_code(i, a, tys, ret)
             }
             _ if i.method().is_some() => self.method_code(i, a, tys),
-            Get => Ok(Code::closed(format!(
-                "{}[{}]",
-                a[0].arg(),
-                a[1].closed_text()
-            ))),
+            Get => {
+                let mut a = a.into_iter();
+                let (s, ix) = (a.next(), a.next());
+                let (Some(s), Some(ix)) = (s, ix) else {
+                    return Err(GenError::Unsupported("`get` with missing arguments".into()));
+                };
+                let ix = self.index(ix, &tys[1])?;
+                Ok(Code::closed(format!("{}[{}]", s.arg(), ix.closed_text())))
+            }
+            // `s.len()`: the length as the integer type inference gave it.
+            Len => {
+                let p = self.prim(ret)?;
+                let len = apply_text("length", &a);
+                Ok(match p {
+                    Number::I64 => len,
+                    _ => apply_text(&format!("{}.i64", p.futhark_name()), &[len]),
+                })
+            }
             Concat => self.concat(a, &tys[0]),
-            Subsequence => Ok(self.subsequence(a)),
+            Subsequence => {
+                let mut a = a.into_iter();
+                let s = a.next().unwrap_or_else(|| Code::atom("()"));
+                let mut rest = vec![s];
+                for (c, t) in a.zip(&tys[1..]) {
+                    rest.push(self.index(c, t)?);
+                }
+                Ok(self.subsequence(rest))
+            }
             Set => {
                 let mut a = a.into_iter();
                 let (s, ix, v) = (a.next(), a.next(), a.next());
                 match (s, ix, v) {
-                    (Some(s), Some(ix), Some(v)) => Ok(self.set(s, ix, v, &tys[0], false)),
+                    (Some(s), Some(ix), Some(v)) => {
+                        let ix = self.index(ix, &tys[1])?;
+                        Ok(self.set(s, ix, v, &tys[0], false))
+                    }
                     _ => Err(GenError::Unsupported("`set` with missing arguments".into())),
                 }
             }
-            Create => call("tabulate", &a),
+            Create => match self.prim(&tys[0])? {
+                Number::I64 => call("tabulate", &a),
+                p => {
+                    let pn = p.futhark_name();
+                    let k = self.fresh("k");
+                    let n = apply_text(&format!("i64.{pn}"), &a[..1]);
+                    let f = apply_text(&a[1].arg(), &[Code::atom(format!("({pn}.i64 {k})"))]);
+                    Ok(Code::open(format!(
+                        "tabulate {} (\\{k} -> {})",
+                        n.arg(),
+                        f.text
+                    )))
+                }
+            },
             Foldl => {
                 let acc = self.fresh("acc");
                 let x = self.fresh("x");
@@ -1182,6 +1237,14 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.helpers.insert(Helper::RowsLike);
         let y = apply_text(Helper::RowsLike.name(), &[x.clone(), y]);
         Ok(with_lets(lines, binop(&x, "++", &y)))
+    }
+
+    /// An index or a count `c` of integer type `t` as Futhark's `i64`.
+    pub(super) fn index(&self, c: Code, t: &Type) -> R<Code> {
+        Ok(match self.prim(t)? {
+            Number::I64 => c,
+            p => apply_text(&format!("i64.{}", p.futhark_name()), &[c]),
+        })
     }
 
     /// `subsequence s o n`: at most `n` elements from `o`, clamped to the end of `s` as in PMExpr

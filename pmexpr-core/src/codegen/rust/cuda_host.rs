@@ -779,8 +779,9 @@ mod tests {
     /// (nor reads the files: they need not exist until rustc includes them).
     #[test]
     fn the_expansion_embeds_the_manifests_files_and_generates_no_cuda() {
-        // A float the captured tensors fix: two modules, `f64` and `f32`.
-        let tokens = quote!(par_loop(n, |i| tensor_set(
+        // A float the captured tensors fix: two modules, `f64` and `f32` (the literal count is an
+        // `i64`; a captured one would be a number type variable too).
+        let tokens = quote!(par_loop(8, |i| tensor_set(
             y,
             [i],
             tensor_get(x, [i]) * 2.0

@@ -132,7 +132,7 @@ impl Gen<'_> {
                 }
                 ExprKind::Intrinsic(Intrinsic::Get) => {
                     let s = self.arg(&args[0]);
-                    let i = self.value(&args[1]);
+                    let i = self.index_value(&args[1]);
                     quote!(#rt::rt::get(#site, (#s).as_slice(), #i))
                 }
                 ExprKind::Intrinsic(Intrinsic::Head) => {

@@ -137,7 +137,7 @@ impl Gen<'_> {
     /// The launch of kernel `k` by a `par_loop` of host code (`args`: the loop's `n` and
     /// function): the kernel's parameters marshaled in order, then `n`.
     pub(super) fn launch(&mut self, k: usize, args: &[Expr]) -> TokenStream {
-        let n = self.value(&args[0]);
+        let n = self.index_value(&args[0]);
         let nv = self.fresh("n");
         let (stmts, vals) = self.kernel_params(k);
         let call = self.launch_call(k, &quote!(#nv), &vals);

@@ -107,6 +107,16 @@ impl Gen<'_> {
                 let s = p(self, 0);
                 quote!(((#s).len() as i64))
             }
+            // `s.len()`: the length as the integer type inference gave it.
+            Len => {
+                let s = p(self, 0);
+                if *ty == Type::Int {
+                    quote!(((#s).len() as i64))
+                } else {
+                    let t = self.rty(ty);
+                    quote!(<#t as #rt::Int>::from_index((#s).len() as i64))
+                }
+            }
             Null => {
                 let s = p(self, 0);
                 quote!((#s).is_empty())
@@ -122,7 +132,7 @@ impl Gen<'_> {
             Get | Head => {
                 let s = p(self, 0);
                 let r = if i == Get {
-                    let ix = v(self, 1);
+                    let ix = self.index_value(args[1]);
                     quote!(#rt::rt::get(#site, (#s).as_slice(), #ix))
                 } else {
                     quote!(#rt::rt::head(#site, (#s).as_slice()))
@@ -135,7 +145,7 @@ impl Gen<'_> {
             }
             Set => {
                 let s = v(self, 0);
-                let ix = v(self, 1);
+                let ix = self.index_value(args[1]);
                 let x = v(self, 2);
                 self.checked(
                     quote!(#rt::rt::set(#site, #s, #ix, #x)),
@@ -161,14 +171,14 @@ impl Gen<'_> {
             }
             Subsequence => {
                 let s = p(self, 0);
-                let (o, l) = (v(self, 1), v(self, 2));
+                let (o, l) = (self.index_value(args[1]), self.index_value(args[2]));
                 quote!(#rt::rt::subsequence(#site, #s, #o, #l))
             }
             Create => {
                 // Arguments are evaluated in the order they are written.
-                let n = v(self, 0);
+                let n = self.index_value(args[0]);
                 let nv = self.fresh("n");
-                let (pre, f) = self.adaptor(args[1], &[(Type::Int, false, true)]);
+                let (pre, f) = self.index_adaptor(args[1], &[], &args[0].ty);
                 let out = quote!({ let #nv = #n; #pre #rt::create::<B, _, _>(#site, #nv, #f) });
                 self.checked(out, ty, "the result of `create`")
             }
@@ -209,12 +219,17 @@ impl Gen<'_> {
                 // A literal index needs no sequence: it becomes an array on the stack.
                 let idx = match &args[1].kind {
                     ExprKind::Seq(es) => {
-                        let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
+                        let vs: Vec<TokenStream> = es.iter().map(|e| self.index_value(e)).collect();
                         quote!(&[#(#vs),*])
                     }
-                    _ => {
+                    _ if args[1].ty == Type::seq(Type::Int) => {
                         let s = p(self, 1);
                         quote!((#s).as_slice())
+                    }
+                    // Indices of another integer type, as the runtime's `i64`s.
+                    _ => {
+                        let s = p(self, 1);
+                        quote!(&(#s).as_slice().iter().map(|x| #rt::Int::to_index(*x)).collect::<::std::vec::Vec<i64>>())
                     }
                 };
                 let tensor = self.tensor_name(args[0]);

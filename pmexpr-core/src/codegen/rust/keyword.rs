@@ -114,7 +114,8 @@ impl Gen<'_> {
                 })
             }
             Keyword::ParLoop | Keyword::SeqLoop => {
-                let n = self.value(&args[0]);
+                let n = self.index_value(&args[0]);
+                let ix = args[0].ty.clone();
                 let nv = self.fresh("n");
                 let facts = self.loop_facts(id);
                 let (run, how) = if kw == Keyword::ParLoop {
@@ -124,23 +125,22 @@ impl Gen<'_> {
                 };
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let run = self.windowed_loop(&args[1], lines, facts.plain, &nv, how, |g| {
-                    let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
+                    let (pre, f) = g.index_adaptor(&args[1], &[], &ix);
                     quote!({ #pre #run(#nv, #f) })
                 });
                 quote!({ let #nv = #n; #run })
             }
             Keyword::SeqLoopAcc => {
                 let acc = self.value(&args[0]);
-                let n = self.value(&args[1]);
+                let n = self.index_value(&args[1]);
+                let ix = args[1].ty.clone();
                 let (accv, nv) = (self.fresh("acc"), self.fresh("n"));
                 let facts = self.loop_facts(id);
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let settled = self.facts.settled.get(&id).cloned();
                 let run = self.windowed_loop(&args[2], lines, false, &nv, Run::Sequential, |g| {
-                    let (pre, f) = g.adaptor(
-                        &args[2],
-                        &[(args[0].ty.clone(), false, true), (Type::Int, false, true)],
-                    );
+                    let (pre, f) =
+                        g.index_adaptor(&args[2], &[(args[0].ty.clone(), false, true)], &ix);
                     match &settled {
                         Some(test) => {
                             let (pre_t, t) = g.adaptor(test, &[(args[0].ty.clone(), true, false)]);
@@ -290,6 +290,54 @@ impl Gen<'_> {
             quote!(#(#pre)*),
             quote!({ #(#refs)* move |#(#params),*| #body }),
         )
+    }
+
+    /// An index or a count `e` of any integer type as the runtime's `i64` (`rt::Int::to_index`:
+    /// exact, or past every length), so that it is checked, and fails, as an `i64` one.
+    pub(super) fn index_value(&mut self, e: &Expr) -> TokenStream {
+        let v = self.value(e);
+        if e.ty == Type::Int {
+            v
+        } else {
+            let rt = &self.rt;
+            quote!(#rt::Int::to_index(#v))
+        }
+    }
+
+    /// [`Gen::adaptor`] for the function of a loop or of `create`, which takes `before` and then
+    /// an index of type `ix` (the count's): a closure the runtime calls with `i64` positions, each
+    /// converted to `ix` (`rt::Int::from_index`) where it is not `i64`.
+    pub(super) fn index_adaptor(
+        &mut self,
+        f: &Expr,
+        before: &[(Type, bool, bool)],
+        ix: &Type,
+    ) -> (TokenStream, TokenStream) {
+        let mut incoming = before.to_vec();
+        incoming.push((ix.clone(), false, true));
+        let (pre, g) = self.adaptor(f, &incoming);
+        if *ix == Type::Int {
+            return (pre, g);
+        }
+        let rt = self.rt.clone();
+        let t = self.rty(ix);
+        let mut params = Vec::new();
+        let mut passed = Vec::new();
+        for (ty, by_ref, _) in before {
+            let a = self.fresh("a");
+            let ty = self.rty(ty);
+            params.push(if *by_ref {
+                quote!(#a: &#ty)
+            } else {
+                quote!(#a: #ty)
+            });
+            passed.push(quote!(#a));
+        }
+        let g = quote!({
+            let __pm_g = #g;
+            move |#(#params,)* __pm_i: i64| __pm_g(#(#passed,)* <#t as #rt::Int>::from_index(__pm_i))
+        });
+        (pre, g)
     }
 
     /// How debug mode's failures name `reduce`'s operator: the intrinsic or function it applies

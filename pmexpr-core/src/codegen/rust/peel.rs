@@ -30,8 +30,12 @@ impl Gen<'_> {
             limits.push(quote!(.min((#x).as_slice().len().saturating_sub(#above))));
             cuts.push(quote!(let #x = #rt::SliceSeq(&(#x).as_slice()[..#hi + #above]);));
         }
+        // The positions' type: the count's.
+        let elem = match &ks.ty {
+            crate::types::Type::Seq(e) => (**e).clone(),
+            t => t.clone(),
+        };
         let ks = self.arg(ks);
-        let elem = crate::types::Type::Int;
         let (pre, outer) = self.adaptor(g, &[(elem.clone(), true, false)]);
         let (pre2, inner) = self.adaptor(g, &[(elem, true, false)]);
         quote!({

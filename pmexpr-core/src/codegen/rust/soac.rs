@@ -180,12 +180,14 @@ impl Gen<'_> {
                 let Elems::Range(n, _) = &ready.from else {
                     return unsupported("a counted `foldl` that is not over positions");
                 };
+                // The positions' type: the count's.
+                let k_ty = elem_type(input);
                 let settled = self.facts.settled.get(&id).cloned();
                 let acc_ty = acc.ty.clone();
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let run = self.windowed_loop(f, lines, false, n, Run::Sequential, |g| {
                     let (pre_f, fa) =
-                        g.adaptor(f, &[(acc_ty.clone(), false, true), (Type::Int, false, true)]);
+                        g.index_adaptor(f, &[(acc_ty.clone(), false, true)], &k_ty);
                     match &settled {
                         Some(t) => {
                             let (pre_t, t) = g.adaptor(t, &[(acc_ty.clone(), true, false)]);
@@ -360,9 +362,9 @@ impl Gen<'_> {
                 Elems::Flat(src)
             }
             Source::Range { n, g } => {
-                let nx = self.value(n);
+                let nx = self.index_value(n);
                 let (nv, gv) = (self.fresh("n"), self.fresh("g"));
-                let (pre_g, ga) = self.adaptor(g, &[(Type::Int, false, true)]);
+                let (pre_g, ga) = self.index_adaptor(g, &[], &n.ty);
                 pre.push(quote!(
                     let #nv: i64 = #nx;
                     if #nv < 0 {
@@ -438,7 +440,7 @@ impl Gen<'_> {
             flush(iter, &mut run, &mut by_ref)
         };
         let iter = if index {
-            quote!(#iter.map(::core::convert::Into::<i64>::into))
+            quote!(#iter.map(#rt::Int::to_index))
         } else {
             iter
         };

@@ -80,12 +80,18 @@ impl Gen<'_> {
                 let t = self.value(tensor);
                 let make = if a.pos + 1 == index.len() {
                     let lead: Vec<TokenStream> =
-                        index[..a.pos].iter().map(|e| self.value(e)).collect();
+                        index[..a.pos].iter().map(|e| self.index_value(e)).collect();
                     quote!((#t).window(&[#(#lead),*], #n))
                 } else {
                     let pos = a.pos;
                     let index: Vec<TokenStream> = (index.iter().enumerate())
-                        .map(|(j, e)| if j == pos { quote!(0) } else { self.value(e) })
+                        .map(|(j, e)| {
+                            if j == pos {
+                                quote!(0)
+                            } else {
+                                self.index_value(e)
+                            }
+                        })
                         .collect();
                     quote!((#t).strided(&[#(#index),*], #pos, #n))
                 };
@@ -230,21 +236,30 @@ impl Gen<'_> {
             self.slices.insert(r.key, (part, j.clone()));
         }
         let rt = self.rt.clone();
+        let (guard, lo, len) = (self.fresh("plain"), self.fresh("lo"), self.fresh("len"));
         let (refs, mut scope) = self.move_captures(f);
         let k = &params[0].ident;
         let kx = self.local(k.id);
+        // The loop variable, of the count's type, from the position.
+        let kty = params[0].ty.clone();
+        let k_of = if kty == Type::Int {
+            quote!(let #kx: i64 = #lo + #j as i64;)
+        } else {
+            let t = self.rty(&kty);
+            quote!(let #kx: #t = <#t as #rt::Int>::from_index(#lo + #j as i64);)
+        };
         scope.push((
             k.id,
             super::Binding::Value {
                 by_ref: false,
-                ty: Type::Int,
+                ty: kty,
             },
         ));
         let b = self.with_scope(scope, |g| g.value(body));
         for r in reads {
             self.slices.remove(&r.key);
         }
-        let (guard, lo, len) = (self.fresh("plain"), self.fresh("lo"), self.fresh("len"));
+
         let full_slices = fulls.iter().map(|(v, full)| {
             let x = self.local(*v);
             quote!(let #full = (#x).as_slice();)
@@ -297,7 +312,7 @@ impl Gen<'_> {
                             #(#cuts)*
                             #(#part_slices)*
                             for #j in 0..#len {
-                                let #kx: i64 = #lo + #j as i64;
+                                #k_of
                                 #b;
                             }
                         });
@@ -342,7 +357,7 @@ impl Gen<'_> {
                 }
             });
         }
-        let k = self.value(es.get(pos)?);
+        let k = self.index_value(es.get(pos)?);
         if offset != Some(0) {
             // The index is pure (wrapping `k ± c`), so computing it twice changes nothing.
             let saved = self.windows.remove(&idx.id);
@@ -412,7 +427,13 @@ mod generated {
         // checked body is still there.
         assert_eq!(code.matches(". window (& [").count(), 2, "{code}");
         assert!(code.contains("if B :: CHECKS"), "{code}");
-        assert_eq!(code.matches(". get (k_").count(), 2, "{code}");
+        // (`k` has the type of the captured count `n`: the runtime's position is made from it.)
+        assert_eq!(
+            code.matches(". get (:: pmexpr :: __private :: Int :: to_index (k_")
+                .count(),
+            2,
+            "{code}"
+        );
         assert_eq!(code.matches("tensor_get (B :: CHECKS").count(), 2, "{code}");
         // The outer loop, which contains a loop, keeps its checked write.
         assert_eq!(code.matches("tensor_set (B :: CHECKS").count(), 1, "{code}");

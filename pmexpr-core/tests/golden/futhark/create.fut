@@ -4,15 +4,25 @@
 -- `ys` with the size of `xs` (map2 needs equal sizes).
 def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 
-def lambda3_0 (x_1: i64) =
+def lambda3_0_i64 (x_1: i64) =
   x_1
 
-def lambda4_2 (i_3: i64) =
+def lambda3_0_i32 (x_1: i32) =
+  x_1
+
+def lambda4_2_i64 (i_3: i64) =
   i_3
 
--- accelerate! at src/create.rs:1:1
-entry site_src_create_rs_1_1 (n_5: i64) : []i64 =
-  map lambda3_0 (iota n_5)
+def lambda4_2_i32 (i_3: i32) =
+  i_3
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type i64
+entry site_src_create_rs_1_1_i64 (n_5: i64) : []i64 =
+  map lambda3_0_i64 (iota n_5)
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type i32
+entry site_src_create_rs_1_1_i32 (n_5: i32) : []i32 =
+  map lambda3_0_i32 (tabulate (i64.i32 n_5) (\pm_k1 -> lambda4_2_i32 (i32.i64 pm_k1)))
 
 def lambda4_6 (i_7: i64) =
   i_7
@@ -24,23 +34,38 @@ entry site_src_create_rs_2_1 (s_9: []i64) : []i64 =
 def lambda4_10 (x_11: i64) =
   x_11
 
-def lambda5_12 (k_13: i64) (_: i64) =
+def lambda5_12_i64 (k_13: i64) (_: i64) =
   k_13 * 2i64
 
--- accelerate! at src/create.rs:3:1
-entry site_src_create_rs_3_1 (n_16: i64) (k_17: i64) : []i64 =
-  map lambda4_10 (replicate n_16 (lambda5_12 k_17 0i64))
+def lambda5_12_i32 (k_13: i64) (_: i32) =
+  k_13 * 2i64
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type i64
+entry site_src_create_rs_3_1_i64 (n_16: i64) (k_17: i64) : []i64 =
+  map lambda4_10 (replicate n_16 (lambda5_12_i64 k_17 0i64))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type i32
+entry site_src_create_rs_3_1_i32 (n_16: i32) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.i32 n_16) (\pm_k1 -> lambda5_12_i32 k_17 (i32.i64 pm_k1)))
 
 def lambda5_18 (x_19: f64) =
   x_19
 
-def lambda6_20 (s_21: []f64) (_: i64) =
+def lambda6_20_i64 (s_21: []f64) (_: i64) =
   head s_21
 
--- accelerate! at src/create.rs:4:1
-entry site_src_create_rs_4_1 (s_24: []f64) (n_25: i64) : []f64 =
+def lambda6_20_i32 (s_21: []f64) (_: i32) =
+  head s_21
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type i64
+entry site_src_create_rs_4_1_i64 (s_24: []f64) (n_25: i64) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate n_25 (lambda6_20 s_26))
+  in map lambda5_18 (tabulate n_25 (lambda6_20_i64 s_26))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type i32
+entry site_src_create_rs_4_1_i32 (s_24: []f64) (n_25: i32) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.i32 n_25) (\pm_k1 -> lambda6_20_i32 s_26 (i32.i64 pm_k1)))
 
 def lambda3_27 (x_28: i64) =
   x_28
@@ -52,6 +77,10 @@ def lambda4_29 (i_30: i64) =
 entry site_src_create_rs_5_1 (n_32: i64) : []i64 =
   map lambda3_27 (tabulate n_32 lambda4_29)
 
--- accelerate! at src/create.rs:6:1
-entry site_src_create_rs_6_1 (n_34: i64) : []f64 =
+-- accelerate! at src/create.rs:6:1 with captured numbers of type i64
+entry site_src_create_rs_6_1_i64 (n_34: i64) : []f64 =
   map f64.sqrt (tabulate n_34 f64.i64)
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type i32
+entry site_src_create_rs_6_1_i32 (n_34: i32) : []f64 =
+  map f64.sqrt (tabulate (i64.i32 n_34) (\pm_k1 -> f64.i32 (i32.i64 pm_k1)))

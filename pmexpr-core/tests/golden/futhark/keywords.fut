@@ -29,12 +29,19 @@ entry site_src_keywords_rs_4_1 (fs_12: []f64) : f64 =
 def lambda7_13 (a_14: []i64) (b_15: []i64) =
   map2 (+) a_14 (pm_same_size a_14 b_15)
 
-def lambda8_16 (_: i64) =
+def lambda8_16_i64 (_: i64) =
   0i64
 
--- accelerate! at src/keywords.rs:5:1
-entry site_src_keywords_rs_5_1 (m_19: i64) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (replicate m_19 (lambda8_16 0i64))) rows_20
+def lambda8_16_i32 (_: i32) =
+  0i64
+
+-- accelerate! at src/keywords.rs:5:1 with captured numbers of type i64
+entry site_src_keywords_rs_5_1_i64 (m_19: i64) (rows_20: [][]i64) : []i64 =
+  reduce lambda7_13 (pm_row_size rows_20 (replicate m_19 (lambda8_16_i64 0i64))) rows_20
+
+-- accelerate! at src/keywords.rs:5:1 with captured numbers of type i32
+entry site_src_keywords_rs_5_1_i32 (m_19: i32) (rows_20: [][]i64) : []i64 =
+  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.i32 m_19) (\pm_k1 -> lambda8_16_i32 (i32.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:6:1
 entry site_src_keywords_rs_6_1 (rows_22: [][]f64) : []f64 =

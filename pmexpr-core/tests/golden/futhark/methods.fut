@@ -52,10 +52,18 @@ entry site_src_methods_rs_2_1_i64_f32 (fs_10: []f32) (ks_11: []i64) : []f32 =
 entry site_src_methods_rs_2_1_i32_f64 (fs_10: []f64) (ks_11: []i32) : []f64 =
   map2 lambda4_6_i32_f64 fs_10 (pm_same_size fs_10 ks_11)
 
-def lambda4_12 (x_13: i64) (k_14: i64) =
+def lambda4_12_i64 (x_13: i64) (k_14: i64) =
   let x_15 = x_13
   in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
 
--- accelerate! at src/methods.rs:3:1
-entry site_src_methods_rs_3_1 (n_17: i64) (x_18: i64) : []i64 =
-  tabulate n_17 (lambda4_12 x_18)
+def lambda4_12_i32 (x_13: i64) (k_14: i32) =
+  let x_15 = x_13
+  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+-- accelerate! at src/methods.rs:3:1 with captured numbers of type i64
+entry site_src_methods_rs_3_1_i64 (n_17: i64) (x_18: i64) : []i64 =
+  tabulate n_17 (lambda4_12_i64 x_18)
+
+-- accelerate! at src/methods.rs:3:1 with captured numbers of type i32
+entry site_src_methods_rs_3_1_i32 (n_17: i32) (x_18: i64) : []i64 =
+  tabulate (i64.i32 n_17) (\pm_k1 -> lambda4_12_i32 x_18 (i32.i64 pm_k1))

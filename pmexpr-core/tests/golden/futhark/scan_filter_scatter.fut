@@ -55,12 +55,19 @@ entry site_src_keywords_rs_3_1_bool (d_13: []bool) (vs_14: []bool) : []bool =
   let pm_is1 = tabulate (length vs_14) lambda3_10
   in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
 
-def lambda2_15 (i_16: i64) =
+def lambda2_15_i64 (i_16: i64) =
   i_16 * i_16
 
--- accelerate! at src/keywords.rs:4:1
-entry site_src_keywords_rs_4_1 (n_18: i64) : []i64 =
-  tabulate n_18 lambda2_15
+def lambda2_15_i32 (i_16: i32) =
+  i_16 * i_16
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type i64
+entry site_src_keywords_rs_4_1_i64 (n_18: i64) : []i64 =
+  tabulate n_18 lambda2_15_i64
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type i32
+entry site_src_keywords_rs_4_1_i32 (n_18: i32) : []i32 =
+  tabulate (i64.i32 n_18) (\pm_k1 -> lambda2_15_i32 (i32.i64 pm_k1))
 
 def lambda10_19 (a_20: []f64) (b_21: []f64) =
   map2 (+) a_20 (pm_same_size a_20 b_21)

@@ -8,16 +8,27 @@ def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 def pm_set_row [n] [m] 't (xss: *[n][m]t) (i: i64) (v: []t) : *[n][m]t =
   xss with [i] = (v :> [m]t)
 
-def lambda4_0 (i_1: i64) =
+def lambda4_0_i64 (i_1: i64) =
   i_1
 
-def lambda5_2 (x_3: i64) =
+def lambda4_0_i32 (i_1: i32) =
+  i_1
+
+def lambda5_2_i64 (x_3: i64) =
   x_3
 
--- accelerate! at src/set.rs:1:1
-entry site_src_set_rs_1_1 (n_5: i64) : []i64 =
+def lambda5_2_i32 (x_3: i32) =
+  x_3
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type i64
+entry site_src_set_rs_1_1_i64 (n_5: i64) : []i64 =
   let a_6 = iota n_5
-  in map lambda5_2 (a_6 with [0i64] = 42i64)
+  in map lambda5_2_i64 (a_6 with [0i64] = 42i64)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type i32
+entry site_src_set_rs_1_1_i32 (n_5: i32) : []i32 =
+  let a_6 = tabulate (i64.i32 n_5) (\pm_k1 -> lambda4_0_i32 (i32.i64 pm_k1))
+  in map lambda5_2_i32 (a_6 with [0i64] = 42i32)
 
 def lambda5_7 (x_8: i64) =
   x_8 * 2i64
@@ -54,12 +65,22 @@ entry site_src_set_rs_4_1 (n_22: i64) : []i64 =
   let b_24 = (copy a_23) with [0i64] = 5i64
   in map2 (+) a_23 (pm_same_size a_23 b_24)
 
-def lambda3_25 (r_26: []i64) =
+def lambda3_25_i64 (r_26: []i64) =
   r_26
 
-def lambda4_27 (j_28: i64) =
+def lambda3_25_i32 (r_26: []i32) =
+  r_26
+
+def lambda4_27_i64 (j_28: i64) =
   j_28
 
--- accelerate! at src/set.rs:5:1
-entry site_src_set_rs_5_1 (rows_30: [][]i64) : [][]i64 =
-  map lambda3_25 (pm_set_row (copy rows_30) 0i64 (iota 3i64))
+def lambda4_27_i32 (j_28: i32) =
+  j_28
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type i64
+entry site_src_set_rs_5_1_i64 (rows_30: [][]i64) : [][]i64 =
+  map lambda3_25_i64 (pm_set_row (copy rows_30) 0i64 (iota 3i64))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type i32
+entry site_src_set_rs_5_1_i32 (rows_30: [][]i32) : [][]i32 =
+  map lambda3_25_i32 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.i32 3i32) (\pm_k1 -> lambda4_27_i32 (i32.i64 pm_k1))))

@@ -88,10 +88,10 @@ fn axpy_module() -> &'static ModuleData {
     static M: OnceLock<&'static ModuleData> = OnceLock::new();
     M.get_or_init(|| {
         module(
-            "pm_axpy",
+            "pm_axpy_i64",
             with_prelude(AXPY),
             vec![kernel(
-                "pm_axpy_k0",
+                "pm_axpy_i64_k0",
                 vec![
                     param("t1_12", "pm_tensor<long long>"),
                     param("t2_13", "pm_tensor<long long>"),
@@ -104,10 +104,10 @@ fn axpy_module() -> &'static ModuleData {
 
 fn checks_module() -> &'static ModuleData {
     module(
-        "pm_checks_i64",
+        "pm_checks_i64_i64_i64",
         with_prelude(CHECKS),
         vec![kernel(
-            "pm_checks_i64_k0",
+            "pm_checks_i64_i64_i64_k0",
             vec![
                 param("s_11", "pm_seq<long long>"),
                 param("indices_12", "pm_seq<pm_seq<long long>>"),
@@ -403,10 +403,10 @@ fn division_by_zero_and_wrapping_arithmetic() {
 fn records_in_sequences_and_doubles() {
     let Some(emu) = emu() else { return };
     let module = module(
-        "pm_records",
+        "pm_records_i64",
         with_prelude(RECORDS),
         vec![kernel(
-            "pm_records_k0",
+            "pm_records_i64_k0",
             vec![
                 param("ps_24", "pm_seq<record1>"),
                 param("dt_25", "double"),
@@ -457,28 +457,40 @@ fn a_wrong_param_layout_fails_to_load() {
     let base = axpy_module();
     let mut params = base.kernels[0].params.to_vec();
     params[0].size = 40;
-    let wrong = module("pm_axpy", base.source, vec![kernel("pm_axpy_k0", params)]);
+    let wrong = module(
+        "pm_axpy_i64",
+        base.source,
+        vec![kernel("pm_axpy_i64_k0", params)],
+    );
     let e = emu.load(wrong).err().expect("a wrong size loads").0;
-    assert!(e.contains("module `pm_axpy`"), "{e}");
+    assert!(e.contains("module `pm_axpy_i64`"), "{e}");
     assert!(
-        e.contains("parameter `t1_12` of kernel `pm_axpy_k0`: its ParamData says size 40"),
+        e.contains("parameter `t1_12` of kernel `pm_axpy_i64_k0`: its ParamData says size 40"),
         "{e}"
     );
     let mut params = base.kernels[0].params.to_vec();
     params[1].align = 16;
-    let wrong = module("pm_axpy", base.source, vec![kernel("pm_axpy_k0", params)]);
+    let wrong = module(
+        "pm_axpy_i64",
+        base.source,
+        vec![kernel("pm_axpy_i64_k0", params)],
+    );
     let e = emu.load(wrong).err().expect("a wrong alignment loads").0;
     assert!(
-        e.contains("parameter `t2_13` of kernel `pm_axpy_k0`: its ParamData says align 16"),
+        e.contains("parameter `t2_13` of kernel `pm_axpy_i64_k0`: its ParamData says align 16"),
         "{e}"
     );
     // A wrong type with the right layout: the kernel's signature does not match.
     let mut params = base.kernels[0].params.to_vec();
     params[1].c_type = "pm_tensor<double>";
-    let wrong = module("pm_axpy", base.source, vec![kernel("pm_axpy_k0", params)]);
+    let wrong = module(
+        "pm_axpy_i64",
+        base.source,
+        vec![kernel("pm_axpy_i64_k0", params)],
+    );
     let e = emu.load(wrong).err().expect("a wrong type loads").0;
     assert!(
-        e.contains("kernel `pm_axpy_k0` does not take the parameter types"),
+        e.contains("kernel `pm_axpy_i64_k0` does not take the parameter types"),
         "{e}"
     );
 }
@@ -499,20 +511,20 @@ fn bad_input_is_an_error_not_a_panic() {
     let bad_ns = module("pm axpy", axpy_module().source, vec![]);
     assert!(emu.load(bad_ns).is_err());
     let no_n = module(
-        "pm_axpy",
+        "pm_axpy_i64",
         axpy_module().source,
         vec![kernel(
-            "pm_axpy_k0",
+            "pm_axpy_i64_k0",
             vec![param("t1_12", "pm_tensor<long long>")],
         )],
     );
     let e = emu.load(no_n).err().unwrap().0;
     assert!(e.contains("not `long long n`"), "{e}");
     let quote = module(
-        "pm_axpy",
+        "pm_axpy_i64",
         axpy_module().source,
         vec![kernel(
-            "pm_axpy_k0",
+            "pm_axpy_i64_k0",
             vec![
                 ParamData {
                     c_type: "long long\"",
