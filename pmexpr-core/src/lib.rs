@@ -47,6 +47,7 @@ pub mod lower;
 pub mod mangle;
 pub mod merge;
 pub mod mono;
+mod node;
 pub mod opt;
 pub mod parse;
 pub mod pretty;

@@ -460,20 +460,9 @@ impl<'a> Lower<'a> {
                     None => call,
                 };
                 let mut names = Vec::new();
-                let tag = match escapes.is_empty() {
-                    true => String::new(),
-                    false => self.fresh("tag"),
-                };
-                if !escapes.is_empty() {
-                    names.push(tag.clone());
-                }
-                let returned = match placeholder {
-                    Some(_) => self.fresh("r"),
-                    None => String::new(),
-                };
-                if placeholder.is_some() {
-                    names.push(returned.clone());
-                }
+                let tag = (!escapes.is_empty()).then(|| self.fresh("tag"));
+                let returned = placeholder.as_ref().map(|_| self.fresh("r"));
+                names.extend(tag.iter().chain(&returned).cloned());
                 let r = self.fresh("v");
                 if value {
                     names.push(r.clone());
@@ -487,15 +476,21 @@ impl<'a> Lower<'a> {
                 let mut rest = self.resume(k, result);
                 // The jumps out of the loop, taken here, in the loop around it: the last first.
                 for (n, j) in escapes.iter().enumerate().rev() {
+                    let tag = tag.as_deref().expect("a loop with escapes has a tag");
                     let is = op(
                         BinOp::Eq,
-                        var(&tag, sp),
+                        var(tag, sp),
                         lit(Lit::Int(n as i64 + 1), sp),
                         sp,
                         sp,
                     );
                     let jump = match j {
-                        Jump::Return => self.escape_return(var(&returned, sp), sp),
+                        Jump::Return => {
+                            let r = returned
+                                .as_deref()
+                                .expect("a `return` escape has a payload");
+                            self.escape_return(var(r, sp), sp)
+                        }
                         _ => self.escape_to(j, sp),
                     };
                     rest = if_then_else(is, jump, rest, sp);
@@ -652,14 +647,21 @@ impl Lower<'_> {
                 _ => self.exit(li, unit(sp)),
             };
         }
-        let cx = &self.loops[li];
+        let payload = self.loops[li].placeholder.clone();
+        self.escape(j, payload, sp)
+    }
+
+    /// The innermost loop's exit by its escape `j`: `(tag, payload, state)`, the payload being
+    /// the returned value or its placeholder (none when no `return` escapes the loop).
+    fn escape(&self, j: &Jump, payload: Option<Expr>, sp: SpanRange) -> Expr {
+        let cx = self.loops.last().expect("an open loop");
         let n = cx
             .escapes
             .iter()
             .position(|e| e == j)
             .expect("every jump out of a loop is among its escapes");
         let mut items = vec![lit(Lit::Int(n as i64 + 1), sp)];
-        items.extend(cx.placeholder.clone());
+        items.extend(payload);
         items.extend(cx.state.iter().map(|m| self.current(*m, sp)));
         pack(items, sp)
     }
@@ -671,15 +673,7 @@ impl Lower<'_> {
             // The only loop's exits run the rest of the function: `v` is its value.
             return v;
         }
-        let cx = &self.loops[self.loops.len() - 1];
-        let n = cx
-            .escapes
-            .iter()
-            .position(|e| *e == Jump::Return)
-            .expect("a `return` from nested loops is an escape of each");
-        let mut items = vec![lit(Lit::Int(n as i64 + 1), sp), v];
-        items.extend(cx.state.iter().map(|m| self.current(*m, sp)));
-        pack(items, sp)
+        self.escape(&Jump::Return, Some(v), sp)
     }
 
     /// A value of the current `fn`'s declared result type, if it has one that can be written as

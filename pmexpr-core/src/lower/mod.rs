@@ -53,6 +53,7 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::{Annotation, Label, Type, TypeAnn};
 
+use crate::node::{app, if_then_else, let_in, lit, mk, var};
 use info::Facts;
 
 /// Lowers the imperative syntax of an expression (the body of an `accelerate!`).
@@ -722,25 +723,7 @@ fn is_atom(e: &Expr) -> bool {
     )
 }
 
-// ----- the nodes the lowering builds -----
-
-fn mk(kind: ExprKind, span: SpanRange) -> Expr {
-    Expr::new(kind, span)
-}
-
-fn var(name: &str, span: SpanRange) -> Expr {
-    mk(
-        ExprKind::Var {
-            ident: Ident::new(name, span),
-            inst: Vec::new(),
-        },
-        span,
-    )
-}
-
-fn lit(l: Lit, span: SpanRange) -> Expr {
-    mk(ExprKind::Lit(l), span)
-}
+// ----- the nodes the lowering builds (beside those of `crate::node`) -----
 
 fn unit(span: SpanRange) -> Expr {
     lit(Lit::Unit, span)
@@ -748,16 +731,6 @@ fn unit(span: SpanRange) -> Expr {
 
 fn intrinsic(i: Intrinsic, span: SpanRange) -> Expr {
     mk(ExprKind::Intrinsic(i), span)
-}
-
-fn app(func: Expr, args: Vec<Expr>, span: SpanRange) -> Expr {
-    mk(
-        ExprKind::App {
-            func: Box::new(func),
-            args,
-        },
-        span,
-    )
 }
 
 /// The operator `op` (its generic intrinsic, resolved by type after inference) applied.
@@ -772,35 +745,6 @@ fn param(name: &str, span: SpanRange, ann: Option<Annotation>) -> Param {
         ann,
         ty: Type::unit(),
     }
-}
-
-fn let_in(binder: Param, value: Expr, body: Expr, span: SpanRange) -> Expr {
-    mk(
-        ExprKind::Let {
-            binder,
-            value: Box::new(value),
-            body: Box::new(body),
-            scheme: Vec::new(),
-        },
-        span,
-    )
-}
-
-fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRange) -> Expr {
-    let pat = Pat {
-        kind: PatKind::Lit(Lit::Bool(true)),
-        span: cond.span,
-        ty: Type::Bool,
-    };
-    mk(
-        ExprKind::Match {
-            scrutinee: Box::new(cond),
-            pat,
-            then: Box::new(then),
-            otherwise: Box::new(otherwise),
-        },
-        span,
-    )
 }
 
 /// `match value { pat => body }` for an irrefutable `pat`.

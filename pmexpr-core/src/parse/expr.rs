@@ -7,11 +7,11 @@
 use syn::{BinOp as SynBinOp, Expr as SynExpr, UnOp};
 
 use super::Parser;
-use super::node::{app, if_then_else, let_in, lit, mk, param, var};
 use super::span::{expr_span, span};
 use crate::ast::{Expr, ExprKind, Ident, Lit, NeverKind};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
+use crate::node::{app, if_then_else, let_in, lit, mk, param, var};
 use crate::record::field_name;
 use crate::types::{Label, MAX_TUPLE};
 

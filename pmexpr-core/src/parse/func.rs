@@ -4,10 +4,10 @@
 use syn::Pat as SynPat;
 
 use super::Parser;
-use super::node::{let_in, mk, param, var};
 use super::span::span;
 use crate::ast::{Expr, ExprKind, FnDef, Ident, NeverKind, Param, Pat, PatKind};
 use crate::error::SpanRange;
+use crate::node::{let_in, mk, param, var};
 use crate::record::field_name;
 use crate::types::{Annotation, Type, TypeAnn};
 

@@ -6,11 +6,11 @@
 use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat};
 
 use super::Parser;
-use super::node::{lit, mk, var};
 use super::span::{expr_span, span};
 use crate::ast::{AssignOp, Expr, ExprKind, Ident, Imp, Iter, Lit, Pat, Place};
 use crate::error::SpanRange;
 use crate::intrinsics::BinOp;
+use crate::node::{lit, mk, var};
 use crate::record::field_name;
 use crate::types::{Label, MAX_TUPLE};
 

@@ -5,11 +5,11 @@
 //! that name the PMExpr function to call instead.
 
 use super::Parser;
-use super::node::{app, if_then_else, let_in, lit, mk, param, var};
 use super::span::span;
 use crate::ast::{Expr, ExprKind, Ident, Lit};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
+use crate::node::{app, if_then_else, let_in, lit, mk, param, var};
 use quote::ToTokens;
 
 impl Parser<'_> {

@@ -23,7 +23,6 @@ mod func;
 mod imperative;
 mod method;
 pub mod nesting;
-mod node;
 mod pat;
 mod span;
 mod stmt;
@@ -36,8 +35,8 @@ use syn::Expr as SynExpr;
 
 use crate::ast::{Expr, ExprKind, FnDef, Ident, NeverKind};
 use crate::error::{Error, Errors, SpanRange};
+use crate::node::mk;
 use crate::record::Records;
-use node::mk;
 
 /// Parses a PMExpr expression; `records` are the derived structs it can name (`None` when the
 /// crate has no build hook).

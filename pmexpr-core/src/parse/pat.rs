@@ -5,11 +5,11 @@
 use syn::{Expr as SynExpr, Pat as SynPat, UnOp};
 
 use super::Parser;
-use super::node::{app, if_then_else, lit, mk, var};
 use super::span::span;
 use crate::ast::{Expr, ExprKind, Ident, Lit, NeverKind, Pat, PatKind};
 use crate::error::{Error, SpanRange};
 use crate::intrinsics::BinOp;
+use crate::node::{app, if_then_else, lit, mk, var};
 use crate::record::field_name;
 use crate::types::{Label, Type};
 

@@ -4,10 +4,10 @@
 use syn::{Pat as SynPat, Stmt};
 
 use super::Parser;
-use super::node::{let_in, lit, mk, param, var};
 use super::span::span;
 use crate::ast::{Expr, ExprKind, Ident, Lit, NeverKind, PatKind};
 use crate::error::SpanRange;
+use crate::node::{let_in, lit, mk, param, var};
 
 impl Parser<'_> {
     pub(super) fn block(&mut self, b: &syn::Block) -> Expr {

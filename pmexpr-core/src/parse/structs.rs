@@ -3,10 +3,10 @@
 //! build hook tells `accelerate!`).
 
 use super::Parser;
-use super::node::{let_in, mk, param, var};
 use super::span::span;
 use crate::ast::{Expr, ExprKind, Pat, PatKind};
 use crate::error::{Error, Errors, SpanRange};
+use crate::node::{let_in, mk, param, var};
 use crate::record::{RecordDef, field_name};
 use crate::types::{Annotation, Label, MAX_TUPLE, TypeAnn};
 

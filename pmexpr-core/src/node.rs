@@ -1,15 +1,16 @@
-//! The PMExpr nodes the parser builds from Rust syntax: variables, literals, applications, `let`,
+//! The PMExpr nodes the parser (`crate::parse`) builds from Rust syntax: variables, literals, applications, `let`,
 //! and `if` as the `match` on `true` it means. Each takes the span of the syntax it stands for.
+//! The lowering of imperative code (`crate::lower`) builds its nodes with them too.
 
 use crate::ast::{Expr, ExprKind, Ident, Lit, Param, Pat, PatKind};
 use crate::error::SpanRange;
 use crate::types::{Annotation, Type};
 
-pub(super) fn mk(kind: ExprKind, span: SpanRange) -> Expr {
+pub(crate) fn mk(kind: ExprKind, span: SpanRange) -> Expr {
     Expr::new(kind, span)
 }
 
-pub(super) fn var(name: &str, span: SpanRange) -> Expr {
+pub(crate) fn var(name: &str, span: SpanRange) -> Expr {
     mk(
         ExprKind::Var {
             ident: Ident::new(name, span),
@@ -19,11 +20,11 @@ pub(super) fn var(name: &str, span: SpanRange) -> Expr {
     )
 }
 
-pub(super) fn lit(l: Lit, span: SpanRange) -> Expr {
+pub(crate) fn lit(l: Lit, span: SpanRange) -> Expr {
     mk(ExprKind::Lit(l), span)
 }
 
-pub(super) fn app(func: Expr, args: Vec<Expr>, span: SpanRange) -> Expr {
+pub(crate) fn app(func: Expr, args: Vec<Expr>, span: SpanRange) -> Expr {
     mk(
         ExprKind::App {
             func: Box::new(func),
@@ -33,7 +34,7 @@ pub(super) fn app(func: Expr, args: Vec<Expr>, span: SpanRange) -> Expr {
     )
 }
 
-pub(super) fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRange) -> Expr {
+pub(crate) fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRange) -> Expr {
     let pat = Pat {
         kind: PatKind::Lit(Lit::Bool(true)),
         span: cond.span,
@@ -50,7 +51,7 @@ pub(super) fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRa
     )
 }
 
-pub(super) fn param(ident: Ident, ann: Option<Annotation>) -> Param {
+pub(crate) fn param(ident: Ident, ann: Option<Annotation>) -> Param {
     Param {
         ident,
         ann,
@@ -58,7 +59,7 @@ pub(super) fn param(ident: Ident, ann: Option<Annotation>) -> Param {
     }
 }
 
-pub(super) fn let_in(binder: Param, value: Expr, body: Expr, span: SpanRange) -> Expr {
+pub(crate) fn let_in(binder: Param, value: Expr, body: Expr, span: SpanRange) -> Expr {
     mk(
         ExprKind::Let {
             binder,
