@@ -87,7 +87,7 @@ struct Monomorphizer {
 fn ground(t: &Type, s: &Subst) -> Type {
     match t {
         Type::Var(v) => s.get(v).cloned().unwrap_or_else(Type::unit),
-        Type::Int | Type::Float | Type::Bool => t.clone(),
+        Type::Int | Type::Float | Type::Bool | Type::Num(_) => t.clone(),
         Type::Seq(a) => Type::seq(ground(a, s)),
         Type::Tensor(a) => Type::tensor(ground(a, s)),
         Type::Arrow(a, b) => Type::arrow(ground(a, s), ground(b, s)),

@@ -110,6 +110,57 @@ __device__ __forceinline__ int pm_divi32(int check, int a, int b) {
     if (b == -1) return pm_negi32(a);
     return a / b;
 }
+// The limits of each integer C type (`isize` and `usize` are `long long` and
+// `unsigned long long`), and the unsigned type its wrapping arithmetic is done in: at least
+// `unsigned`, since C++ promotes a narrower operand to a signed `int`, whose overflow (of
+// `unsigned short * unsigned short`, say) is undefined.
+template <typename T> struct pm_int;
+#define PM_INT(T, ARITH, MINV, MAXV)                                                             \
+template <> struct pm_int<T> {                                                                  \
+    typedef ARITH arith;                                                                        \
+    static __device__ __forceinline__ T min() { return MINV; }                                  \
+    static __device__ __forceinline__ T max() { return MAXV; }                                  \
+};
+PM_INT(signed char, unsigned, (-127 - 1), 127)
+PM_INT(short, unsigned, (-32767 - 1), 32767)
+PM_INT(int, unsigned, (-2147483647 - 1), 2147483647)
+PM_INT(long long, unsigned long long, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
+PM_INT(unsigned char, unsigned, 0, 255)
+PM_INT(unsigned short, unsigned, 0, 65535)
+PM_INT(unsigned int, unsigned, 0U, 4294967295U)
+PM_INT(unsigned long long, unsigned long long, 0ULL, 18446744073709551615ULL)
+#undef PM_INT
+// The other integer types' arithmetic (`i8`, `u16`, `usize`, …): wrapping as Rust's release
+// build; `MIN / -1` wraps (a signed type: `T(-1)` is negative), `/ 0` and `% 0` are errors.
+template <typename T> __device__ __forceinline__ T pm_wadd(T a, T b) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)a + (U)b);
+}
+template <typename T> __device__ __forceinline__ T pm_wsub(T a, T b) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)a - (U)b);
+}
+template <typename T> __device__ __forceinline__ T pm_wmul(T a, T b) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)a * (U)b);
+}
+template <typename T> __device__ __forceinline__ T pm_wneg(T a) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)0 - (U)a);
+}
+template <typename T> __device__ __forceinline__ T pm_wabs(T a) {
+    return a < (T)0 ? pm_wneg(a) : a;
+}
+template <typename T> __device__ __forceinline__ T pm_wdiv(int check, T a, T b) {
+    if (b == (T)0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }
+    if ((T)-1 < (T)0 && b == (T)-1) return pm_wneg(a);
+    return (T)(a / b);
+}
+template <typename T> __device__ __forceinline__ T pm_wmod(int check, T a, T b) {
+    if (b == (T)0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }
+    if ((T)-1 < (T)0 && b == (T)-1) return 0;
+    return (T)(a % b);
+}
 // An integer literal that does not fit the number type the captured values gave it (the CPU
 // targets check it when they evaluate it, too): [2] the literal, [3] the type's bits.
 template <typename T> __device__ __forceinline__ T pm_literal_too_big(int check, long long v) {
@@ -259,7 +310,9 @@ __device__ void pm_gemm(pm_tensor<T> c, pm_tensor<T> a, bool ta, pm_tensor<T> b,
 // Rust's results: shifts masked to the width as a release build does (C's shift by the width or
 // more is undefined, and so is a left shift of a negative number: done on the unsigned type);
 // `>>` on a signed integer is arithmetic.
-#define PM_INT_OPS(T, U, BITS, MINV, MAXV)                                                      \
+// `T`'s bits are read zero-extended (`(U)(UT)a`: `UT` is the unsigned type of `T`'s width, `U`
+// the type of its arithmetic), so that a narrow negative value has only its own bits.
+#define PM_INT_OPS(T, UT, U, BITS)                                                              \
 template <typename N> __device__ __forceinline__ T pm_shl(T a, N n) {                          \
     return (T)((U)a << ((unsigned)n & (BITS - 1)));                                             \
 }                                                                                               \
@@ -267,44 +320,46 @@ template <typename N> __device__ __forceinline__ T pm_shr(T a, N n) {           
     return a >> ((unsigned)n & (BITS - 1));                                                     \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_count_ones(T a) {                                             \
-    U x = (U)a; T c = 0;                                                                        \
+    U x = (U)(UT)a; T c = 0;                                                                        \
     while (x) { c += (T)(x & 1u); x >>= 1; }                                                    \
     return c;                                                                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_leading_zeros(T a) {                                          \
-    U x = (U)a; T c = 0;                                                                        \
+    U x = (U)(UT)a; T c = 0;                                                                        \
     for (int k = BITS - 1; k >= 0 && !((x >> k) & 1u); --k) ++c;                                \
     return c;                                                                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_trailing_zeros(T a) {                                         \
-    U x = (U)a; T c = 0;                                                                        \
+    U x = (U)(UT)a; T c = 0;                                                                        \
     for (int k = 0; k < BITS && !((x >> k) & 1u); ++k) ++c;                                     \
     return c;                                                                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_reverse_bits(T a) {                                           \
-    U x = (U)a, r = 0;                                                                          \
+    U x = (U)(UT)a, r = 0;                                                                          \
     for (int k = 0; k < BITS; ++k) { r = (r << 1) | (x & 1u); x >>= 1; }                        \
     return (T)r;                                                                                \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_swap_bytes(T a) {                                             \
-    U x = (U)a, r = 0;                                                                          \
+    U x = (U)(UT)a, r = 0;                                                                          \
     for (int k = 0; k < BITS / 8; ++k) { r = (r << 8) | (x & 0xffu); x >>= 8; }                 \
     return (T)r;                                                                                \
 }                                                                                               \
 template <typename N> __device__ __forceinline__ T pm_m_rotate_left(T a, N n) {                \
     unsigned k = (unsigned)n & (BITS - 1);                                                      \
-    U x = (U)a;                                                                                 \
+    U x = (U)(UT)a;                                                                             \
     return k == 0 ? a : (T)((x << k) | (x >> (BITS - k)));                                      \
 }                                                                                               \
 template <typename N> __device__ __forceinline__ T pm_m_rotate_right(T a, N n) {               \
     unsigned k = (unsigned)n & (BITS - 1);                                                      \
-    U x = (U)a;                                                                                 \
+    U x = (U)(UT)a;                                                                             \
     return k == 0 ? a : (T)((x >> k) | (x << (BITS - k)));                                      \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_wrapping_add(T a, T b) { return (T)((U)a + (U)b); }           \
 __device__ __forceinline__ T pm_m_wrapping_sub(T a, T b) { return (T)((U)a - (U)b); }           \
 __device__ __forceinline__ T pm_m_wrapping_mul(T a, T b) { return (T)((U)a * (U)b); }           \
-__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }                  \
+__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }
+// Saturating arithmetic and `signum` of a signed type ...
+#define PM_SIGNED_OPS(T, U, MINV, MAXV)                                                         \
 __device__ __forceinline__ T pm_m_saturating_add(T a, T b) {                                    \
     T r = (T)((U)a + (U)b);                                                                     \
     if (((a ^ r) & (b ^ r)) < 0) return a < 0 ? MINV : MAXV;                                    \
@@ -324,29 +379,75 @@ __device__ __forceinline__ T pm_m_saturating_mul(T a, T b) {                    
     return r;                                                                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_signum(T a) { return a > 0 ? 1 : (a < 0 ? -1 : 0); }
-PM_INT_OPS(long long, unsigned long long, 64, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
-PM_INT_OPS(int, unsigned, 32, (-2147483647 - 1), 2147483647)
+// ... and of an unsigned one (no `signum` in Rust; the generic one gives 0 or 1).
+#define PM_UNSIGNED_OPS(T, U, MAXV)                                                             \
+__device__ __forceinline__ T pm_m_saturating_add(T a, T b) {                                    \
+    T r = (T)((U)a + (U)b);                                                                     \
+    return r < a ? MAXV : r;                                                                    \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_saturating_sub(T a, T b) { return a < b ? 0 : (T)(a - b); }   \
+__device__ __forceinline__ T pm_m_saturating_mul(T a, T b) {                                    \
+    T r = (T)((U)a * (U)b);                                                                     \
+    if (a != 0 && (T)(r / a) != b) return MAXV;                                                 \
+    return r;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_signum(T a) { return a > 0 ? 1 : 0; }
+PM_INT_OPS(long long, unsigned long long, unsigned long long, 64)
+PM_INT_OPS(int, unsigned, unsigned, 32)
+PM_INT_OPS(signed char, unsigned char, unsigned, 8)
+PM_INT_OPS(short, unsigned short, unsigned, 16)
+PM_INT_OPS(unsigned char, unsigned char, unsigned, 8)
+PM_INT_OPS(unsigned short, unsigned short, unsigned, 16)
+PM_INT_OPS(unsigned int, unsigned int, unsigned, 32)
+PM_INT_OPS(unsigned long long, unsigned long long, unsigned long long, 64)
+PM_SIGNED_OPS(long long, unsigned long long, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
+PM_SIGNED_OPS(int, unsigned, (-2147483647 - 1), 2147483647)
+PM_SIGNED_OPS(signed char, unsigned, (-127 - 1), 127)
+PM_SIGNED_OPS(short, unsigned, (-32767 - 1), 32767)
+PM_UNSIGNED_OPS(unsigned char, unsigned, 255)
+PM_UNSIGNED_OPS(unsigned short, unsigned, 65535)
+PM_UNSIGNED_OPS(unsigned int, unsigned, 4294967295U)
+PM_UNSIGNED_OPS(unsigned long long, unsigned long long, 18446744073709551615ULL)
 #undef PM_INT_OPS
+#undef PM_SIGNED_OPS
+#undef PM_UNSIGNED_OPS
 
-// `as i64`: sign extension; a float truncated toward zero and saturated, NaN giving 0 (the C++
-// conversion of a value out of range is undefined); `true` is 1.
-__device__ __forceinline__ long long pm_as_i64(long long x) { return x; }
-__device__ __forceinline__ long long pm_as_i64(int x) { return (long long)x; }
-__device__ __forceinline__ long long pm_as_i64(bool x) { return x ? 1LL : 0LL; }
-__device__ __forceinline__ long long pm_as_i64(double x) {
+// `as`, Rust's: between integers truncation, sign or zero extension (C++'s conversions, modular
+// on every compiler pmexpr uses); an integer to a float rounded to the nearest (the default
+// rounding of the conversion); `f64` to `f32` rounded to the nearest; `true` is 1. A float to
+// an integer truncates toward zero and saturates, NaN giving 0: the C++ conversion of a value
+// out of range is undefined, so the bounds are tested first (`MAX + 1` is a power of two, so
+// exactly a float; `MIN` is 0 or minus one).
+template <typename T, typename F> __device__ __forceinline__ T pm_sat(F x) {
     if (x != x) return 0;
-    if (x >= 9223372036854775808.0) return 9223372036854775807LL;
-    if (x <= -9223372036854775808.0) return -9223372036854775807LL - 1LL;
-    return (long long)x;
+    if (x <= (F)pm_int<T>::min()) return pm_int<T>::min();
+    if (x >= (F)(pm_int<T>::max() / 2 + 1) * (F)2) return pm_int<T>::max();
+    return (T)x;
 }
-__device__ __forceinline__ long long pm_as_i64(float x) { return pm_as_i64((double)x); }
-// `as f64`: an integer rounded to the nearest (the default rounding of the conversion), an
-// `f32` exactly, `true` 1.0.
-__device__ __forceinline__ double pm_as_f64(long long x) { return (double)x; }
-__device__ __forceinline__ double pm_as_f64(int x) { return (double)x; }
-__device__ __forceinline__ double pm_as_f64(bool x) { return x ? 1.0 : 0.0; }
-__device__ __forceinline__ double pm_as_f64(double x) { return x; }
-__device__ __forceinline__ double pm_as_f64(float x) { return (double)x; }
+template <typename T, typename F> struct pm_cast {
+    static __device__ __forceinline__ T of(F x) { return (T)x; }
+};
+template <typename T> struct pm_cast<T, double> {
+    static __device__ __forceinline__ T of(double x) { return pm_sat<T, double>(x); }
+};
+template <typename T> struct pm_cast<T, float> {
+    static __device__ __forceinline__ T of(float x) { return pm_sat<T, float>(x); }
+};
+template <> struct pm_cast<double, double> {
+    static __device__ __forceinline__ double of(double x) { return x; }
+};
+template <> struct pm_cast<float, double> {
+    static __device__ __forceinline__ float of(double x) { return (float)x; }
+};
+template <> struct pm_cast<double, float> {
+    static __device__ __forceinline__ double of(float x) { return (double)x; }
+};
+template <> struct pm_cast<float, float> {
+    static __device__ __forceinline__ float of(float x) { return x; }
+};
+template <typename T, typename F> __device__ __forceinline__ T pm_as(F x) {
+    return pm_cast<T, F>::of(x);
+}
 
 // The float methods: C's functions of the same meaning (`round` is half away from zero as
 // Rust's, `fma` fused as `mul_add`), and Rust's definitions where C has none.

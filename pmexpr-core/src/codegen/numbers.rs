@@ -21,22 +21,15 @@ use quote::{format_ident, quote};
 use crate::infer::Numeric;
 use crate::types::{TyVar, Type};
 
-/// The number a ground PMExpr type is: `Int` is `i64`, `Float` is `f64`, `Bool` is `bool`.
+/// The number a ground PMExpr type is: `Int` is `i64`, `Float` is `f64`, `Bool` is `bool`, and
+/// [`Type::Num`] the other numbers a site names.
 pub fn of_type(t: &Type) -> Option<Number> {
-    match t {
-        Type::Int => Some(Number::I64),
-        Type::Float => Some(Number::F64),
-        Type::Bool => Some(Number::Bool),
-        _ => None,
-    }
+    t.as_number()
 }
 
-/// The ground PMExpr type that is `n` ([`of_type`]), if any: PMExpr's `Int` and `Float` are
-/// `i64` and `f64`, so the other numbers have none, and a type variable stands for them.
-pub fn ground_type(n: Number) -> Option<Type> {
-    [Type::Int, Type::Float, Type::Bool]
-        .into_iter()
-        .find(|t| of_type(t) == Some(n))
+/// The ground PMExpr type that is `n` ([`Type::number`]).
+pub fn ground_type(n: Number) -> Type {
+    Type::number(n)
 }
 
 /// `n` as a value of generated Rust code: `<i64 as rt::Scalar>::NUMBER`, the runtime's number of

@@ -74,8 +74,8 @@ impl Infer<'_> {
                     if t != M::FloatTest {
                         r = a;
                     }
-                } else if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {
-                    // `x as i64`, `x as f64` of a number or a `bool`.
+                } else if i.cast_target().is_some() {
+                    // `x as u8`, `x as f64`, … of a number or a `bool`.
                     ps[0] = self.fresh_kind(Kind::Eq);
                 } else if i == Intrinsic::FloorFI {
                     ps[0] = self.fresh_kind(Kind::FloatNum);

@@ -103,7 +103,7 @@ impl Infer<'_> {
                 self.unbound_vars(b, out, seen);
             }
             Type::Record(fs) => fs.iter().for_each(|(_, t)| self.unbound_vars(t, out, seen)),
-            Type::Int | Type::Float | Type::Bool => {}
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
         }
     }
 
@@ -116,7 +116,7 @@ impl Infer<'_> {
                 self.vars_of(b, out);
             }
             Type::Record(fs) => fs.iter().for_each(|(_, t)| self.vars_of(t, out)),
-            Type::Int | Type::Float | Type::Bool => {}
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
         }
     }
 
@@ -238,7 +238,7 @@ impl Infer<'_> {
                 }
                 m
             }
-            Type::Int | Type::Float | Type::Bool => (1, 0),
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => (1, 0),
             Type::Seq(a) | Type::Tensor(a) => {
                 let (size, depth) = measure(a);
                 (size.saturating_add(1), depth + 1)

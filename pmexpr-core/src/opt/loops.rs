@@ -449,7 +449,7 @@ fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -
 /// number.
 pub fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
-        Type::Int | Type::Float | Type::Bool => false,
+        Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
         Type::Tensor(_) => true,
         Type::Var(v) => !numeric.iter().any(|(w, k)| w == v && *k != Numeric::Open),
         Type::Seq(t) => mentions_tensor(t, numeric),

@@ -596,12 +596,12 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let kc = self.expr(k)?;
                 let mut ic = self.expr(is)?;
                 let vc = self.expr(vs)?;
-                // Futhark's bin indices are i64: an i32 index sequence is converted.
+                // Futhark's bin indices are i64: another integer index sequence is converted.
                 let ix = match &is.ty {
                     Type::Seq(e) => self.prim(e)?,
                     t => self.prim(t)?,
                 };
-                if ix != Number::I64 {
+                if ix.futhark_name() != Number::I64.futhark_name() {
                     ic = apply_text(
                         "map",
                         &[Code::atom(format!("i64.{}", ix.futhark_name())), ic],
@@ -904,9 +904,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 &a,
             ),
             Length | Null | Head | Tail | Reverse => call(i.name(), &a),
-            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot | AsI64 | AsF64 => {
-                self.bits_code(i, a, tys, ret)
-            }
+            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot => self.bits_code(i, a, tys, ret),
+            _ if i.cast_target().is_some() => self.bits_code(i, a, tys, ret),
             _ if i.method().is_some() => self.method_code(i, a, tys),
             Get => Ok(Code::closed(format!(
                 "{}[{}]",
@@ -977,7 +976,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             NumShl | NumShr => {
                 let y = y.unwrap_or_else(|| Code::atom("0"));
                 let q = self.prim(&tys[1])?.futhark_name();
-                let bits = if p == Number::I32 { 31 } else { 63 };
+                let bits = p.bits() - 1;
                 let amount = binop(
                     &apply_text(&format!("{pn}.{q}"), &[y]),
                     "&",
@@ -986,13 +985,18 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let op = if i == NumShl { "<<" } else { ">>" };
                 Code::closed(format!("{} {op} ({})", x.arg(), amount.closed_text()))
             }
-            AsI64 | AsF64 => {
-                let to = self.prim(ret)?.futhark_name();
-                if i == AsI64 && p.is_float() {
+            _ if i.cast_target().is_some() => {
+                let target = self.prim(ret)?;
+                let to = target.futhark_name();
+                if target.is_int() && p.is_float() {
+                    // The bounds are powers of two (or 0), so exactly floats of either width.
                     let v = self.share(x, "v", &mut lines);
                     let v = v.arg();
+                    let bits = target.bits() - u32::from(!target.is_unsigned());
+                    let above = 2_f64.powi(bits as i32);
+                    let min = if target.is_unsigned() { 0.0 } else { -above };
                     Code::open(format!(
-                        "if {pn}.isnan {v} then 0i64 else if {v} >= 9223372036854775808{pn} then i64.highest else if {v} <= -9223372036854775808{pn} then i64.lowest else i64.{pn} {v}"
+                        "if {pn}.isnan {v} then 0{to} else if {v} >= {above:?}{pn} then {to}.highest else if {v} <= ({min:?}{pn}) then {to}.lowest else {to}.{pn} {v}"
                     ))
                 } else if pn == to {
                     x
@@ -1016,11 +1020,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let p = self.prim(&tys[0])?;
         let pn = p.futhark_name();
-        let bits = if matches!(p, Number::I32 | Number::F32) {
-            32
-        } else {
-            64
-        };
+        let bits = p.bits();
         let mut lines = Vec::new();
         let mut shared = Vec::new();
         for (k, c) in a.into_iter().enumerate() {

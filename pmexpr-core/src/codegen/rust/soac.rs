@@ -438,7 +438,7 @@ impl Gen<'_> {
             flush(iter, &mut run, &mut by_ref)
         };
         let iter = if index {
-            quote!(#iter.map(::core::convert::Into::<i64>::into))
+            quote!(#iter.map(#rt::Scalar::as_i64))
         } else {
             iter
         };

@@ -55,6 +55,46 @@ entry site_src_keywords_rs_3_1_bool (d_13: []bool) (vs_14: []bool) : []bool =
   let pm_is1 = tabulate (length vs_14) lambda3_10
   in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
 
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type i8
+entry site_src_keywords_rs_3_1_i8 (d_13: []i8) (vs_14: []i8) : []i8 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type i16
+entry site_src_keywords_rs_3_1_i16 (d_13: []i16) (vs_14: []i16) : []i16 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type isize
+entry site_src_keywords_rs_3_1_isize (d_13: []i64) (vs_14: []i64) : []i64 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u8
+entry site_src_keywords_rs_3_1_u8 (d_13: []u8) (vs_14: []u8) : []u8 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u16
+entry site_src_keywords_rs_3_1_u16 (d_13: []u16) (vs_14: []u16) : []u16 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u32
+entry site_src_keywords_rs_3_1_u32 (d_13: []u32) (vs_14: []u32) : []u32 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u64
+entry site_src_keywords_rs_3_1_u64 (d_13: []u64) (vs_14: []u64) : []u64 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type usize
+entry site_src_keywords_rs_3_1_usize (d_13: []u64) (vs_14: []u64) : []u64 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
 def lambda2_15 (i_16: i64) =
   i_16 * i_16
 

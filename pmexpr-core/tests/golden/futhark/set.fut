@@ -37,6 +37,24 @@ def lambda2_15_i64 (x_16: i64) =
 def lambda2_15_i32 (x_16: i32) =
   x_16
 
+def lambda2_15_i8 (x_16: i8) =
+  x_16
+
+def lambda2_15_i16 (x_16: i16) =
+  x_16
+
+def lambda2_15_u8 (x_16: u8) =
+  x_16
+
+def lambda2_15_u16 (x_16: u16) =
+  x_16
+
+def lambda2_15_u32 (x_16: u32) =
+  x_16
+
+def lambda2_15_u64 (x_16: u64) =
+  x_16
+
 -- accelerate! at src/set.rs:3:1 with captured numbers of type i64
 entry site_src_set_rs_3_1_i64 (s_18: []i64) : []i64 =
   map lambda2_15_i64 ((copy s_18) with [0i64] = 1i64)
@@ -44,6 +62,38 @@ entry site_src_set_rs_3_1_i64 (s_18: []i64) : []i64 =
 -- accelerate! at src/set.rs:3:1 with captured numbers of type i32
 entry site_src_set_rs_3_1_i32 (s_18: []i32) : []i32 =
   map lambda2_15_i32 ((copy s_18) with [0i64] = 1i32)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type i8
+entry site_src_set_rs_3_1_i8 (s_18: []i8) : []i8 =
+  map lambda2_15_i8 ((copy s_18) with [0i64] = 1i8)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type i16
+entry site_src_set_rs_3_1_i16 (s_18: []i16) : []i16 =
+  map lambda2_15_i16 ((copy s_18) with [0i64] = 1i16)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type isize
+entry site_src_set_rs_3_1_isize (s_18: []i64) : []i64 =
+  map lambda2_15_i64 ((copy s_18) with [0i64] = 1i64)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u8
+entry site_src_set_rs_3_1_u8 (s_18: []u8) : []u8 =
+  map lambda2_15_u8 ((copy s_18) with [0i64] = 1u8)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u16
+entry site_src_set_rs_3_1_u16 (s_18: []u16) : []u16 =
+  map lambda2_15_u16 ((copy s_18) with [0i64] = 1u16)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u32
+entry site_src_set_rs_3_1_u32 (s_18: []u32) : []u32 =
+  map lambda2_15_u32 ((copy s_18) with [0i64] = 1u32)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u64
+entry site_src_set_rs_3_1_u64 (s_18: []u64) : []u64 =
+  map lambda2_15_u64 ((copy s_18) with [0i64] = 1u64)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type usize
+entry site_src_set_rs_3_1_usize (s_18: []u64) : []u64 =
+  map lambda2_15_u64 ((copy s_18) with [0i64] = 1u64)
 
 def lambda6_19 (i_20: i64) =
   i_20
