@@ -236,8 +236,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "i64", "f64", "i32", "f32", "bool", "i8", "i16", "isize", "u8", "u16", "u32", "u64",
-                "usize"
+                "i64", "f64", "i32", "f32", "bool", "i8", "i16", "isize", "u8", "u16", "u32",
+                "u64", "usize"
             ]
         );
         let c: Vec<&str> = Number::ALL.iter().map(|n| n.c_type()).collect();
@@ -284,7 +284,10 @@ mod tests {
             assert_eq!(back.size(), n.size());
             assert_eq!(back.is_unsigned(), n.is_unsigned());
         }
-        for n in Number::ALL.into_iter().filter(|n| !matches!(n, Number::Isize | Number::Usize)) {
+        for n in Number::ALL
+            .into_iter()
+            .filter(|n| !matches!(n, Number::Isize | Number::Usize))
+        {
             assert_eq!(Number::from_futhark_name(n.futhark_name()), Some(n));
         }
         assert_eq!(Number::from_futhark_name("i64"), Some(Number::I64));

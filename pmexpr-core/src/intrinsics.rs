@@ -295,7 +295,10 @@ impl Intrinsic {
             }
             // Inference gives the operand its kind (a number or `bool`).
             AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
-            | AsU64 | AsUsize => (vec![fresh()], Type::number(self.cast_target().unwrap_or(Number::I64))),
+            | AsU64 | AsUsize => (
+                vec![fresh()],
+                Type::number(self.cast_target().unwrap_or(Number::I64)),
+            ),
             // Inference gives these their kinds (`infer`): an integer or a float receiver.
             _ => match self.method() {
                 Some((_, t)) => {

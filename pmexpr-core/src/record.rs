@@ -292,7 +292,9 @@ impl Records {
                     .map(|(f, t)| Ok((f.clone(), go(t)?)))
                     .collect::<Result<_, _>>()?,
             ),
-            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Num(_) | TypeAnn::Infer => t.clone(),
+            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Num(_) | TypeAnn::Infer => {
+                t.clone()
+            }
         })
     }
 

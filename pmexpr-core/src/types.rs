@@ -174,7 +174,12 @@ impl Type {
     /// checks for regularity).
     pub fn has_nested_seq(&self) -> bool {
         match self {
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) | Type::Arrow(..) => false,
+            Type::Int
+            | Type::Float
+            | Type::Bool
+            | Type::Num(_)
+            | Type::Var(_)
+            | Type::Arrow(..) => false,
             Type::Seq(t) => t.has_seq() || t.has_nested_seq(),
             Type::Tensor(t) => t.has_nested_seq(),
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_nested_seq()),

@@ -153,7 +153,7 @@ pub mod __private {
     pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};
-    pub use crate::tensor::{Strided, Tensor, TensorRef, Window};
+    pub use crate::tensor::{Element, Strided, Tensor, TensorRef, Window};
 }
 
 #[cfg(test)]

@@ -105,7 +105,22 @@ macro_rules! scalar {
         }
     )*};
 }
-scalar!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize, ());
+scalar!(
+    i64,
+    f64,
+    i32,
+    f32,
+    bool,
+    i8,
+    i16,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    ()
+);
 
 /// What a Rust program holds its data in — references, `Box`, `Rc`, `Arc`, `Cow` — is captured as
 /// what it points to, borrowed through the pointer (a `Arc<Vec<f64>>` is not copied).
@@ -355,7 +370,22 @@ pub trait ResultRust {
 macro_rules! result_scalar {
     ($($t:ty),*) => {$( impl ResultRust for $t { type Out = $t; } )*};
 }
-result_scalar!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize, ());
+result_scalar!(
+    i64,
+    f64,
+    i32,
+    f32,
+    bool,
+    i8,
+    i16,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    ()
+);
 
 impl<T: ResultRust> ResultRust for Vec<T> {
     type Out = Vec<T::Out>;

@@ -120,7 +120,9 @@ macro_rules! open_scalar {
         }
     )*};
 }
-open_scalar!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize);
+open_scalar!(
+    i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize
+);
 
 impl OpenType for () {
     fn instantiation() -> Result<Number, String> {
@@ -667,7 +669,9 @@ mod tests {
             }};
         }
         assert_eq!(
-            each!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize),
+            each!(
+                i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize
+            ),
             Number::ALL,
             "every number has its scalar and element"
         );
@@ -708,7 +712,11 @@ mod tests {
         assert_eq!(i8::rem(&site, i8::MIN, -1), 0);
         assert_eq!(i16::rem(&site, -7, 2), -1);
         assert_eq!(<u8 as Int>::shr(false, &site, 0x80, 7_u64), 1, "logical");
-        assert_eq!(<i8 as Int>::shr(false, &site, -128, 7_usize), -1, "arithmetic");
+        assert_eq!(
+            <i8 as Int>::shr(false, &site, -128, 7_usize),
+            -1,
+            "arithmetic"
+        );
         assert_eq!(7_usize.signum(), 1);
         assert_eq!(0_u8.signum(), 0);
         assert_eq!(5_u16.abs(), 5);

@@ -35,7 +35,9 @@ mod sealed {
     macro_rules! sealed {
         ($($t:ty),*) => {$(impl Sealed for $t {})*};
     }
-    sealed!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize);
+    sealed!(
+        i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize
+    );
 }
 
 /// An element type of a tensor: a number (`i8` … `u64`, `isize`, `usize`, `f32`, `f64`) or

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{Infer, Kind, MAX_TYPE_DEPTH, MAX_TYPE_SIZE, Numeric};
-use crate::ast::{Expr, ExprKind, Pat, PatKind};
+use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind};
 use crate::error::{Error, SpanRange};
 use crate::types::{Label, TyVar, Type};
 
@@ -79,8 +79,35 @@ impl Infer<'_> {
         }
         if self.check_type_sizes(e) {
             self.zonk_expr(e);
+            self.check_int_literals(e);
         }
         kept
+    }
+
+    /// An integer literal whose type is known here and that does not fit it (`x + 300` with
+    /// `x: u8`) is an error at the literal, as rustc's "literal out of range"; one whose type the
+    /// captured values fix is checked when it is evaluated (`Int::from_lit`).
+    fn check_int_literals(&mut self, e: &Expr) {
+        let mut bad = Vec::new();
+        e.walk(&mut |x| {
+            if let (ExprKind::Lit(Lit::Int(i)), Type::Num(n)) = (&x.kind, &x.ty)
+                && n.is_int()
+            {
+                let (v, bits) = (i128::from(*i), n.bits());
+                let (lo, hi) = if n.is_unsigned() {
+                    (0, (1_i128 << bits) - 1)
+                } else {
+                    (-(1_i128 << (bits - 1)), (1_i128 << (bits - 1)) - 1)
+                };
+                if !(lo..=hi).contains(&v) {
+                    bad.push(
+                        Error::new(x.span, format!("the literal `{i}` does not fit in {n}"))
+                            .help(format!("the {n} values are {lo}..={hi}")),
+                    );
+                }
+            }
+        });
+        self.errors.extend(bad);
     }
 
     /// The unbound variables of `t`, through the substitution, each bound one visited once.

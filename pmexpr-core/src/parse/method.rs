@@ -8,8 +8,8 @@ use super::node::{app, if_then_else, let_in, lit, mk, param, var};
 use super::span::span;
 use crate::ast::{Expr, ExprKind, Ident, Lit};
 use crate::error::SpanRange;
-use crate::types::Number;
 use crate::intrinsics::{BinOp, Intrinsic};
+use crate::types::Number;
 use quote::ToTokens;
 
 impl Parser<'_> {

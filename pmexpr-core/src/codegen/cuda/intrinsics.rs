@@ -174,13 +174,7 @@ impl<'a> Gen<'a> {
                 } else {
                     int("mod", "mod")
                 };
-                return self.bind(
-                    b,
-                    ty,
-                    format!("{f}({chk}, {}, {})", a[0], a[1]),
-                    dest,
-                    span,
-                );
+                return self.bind(b, ty, format!("{f}({chk}, {}, {})", a[0], a[1]), dest, span);
             }
             AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
             | GtF | LeqF | GeqF | EqB | NeqB => {

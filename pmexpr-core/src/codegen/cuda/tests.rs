@@ -326,9 +326,22 @@ fn instantiations_cover_the_runtime_types() {
     assert_eq!(
         tags(instantiations(&[(a, Numeric::Int), (b, Numeric::Float)])),
         [
-            "_i64_f64", "_i32_f32", "_i8_f64", "_i16_f64", "_isize_f64", "_u8_f64", "_u16_f64",
-            "_u32_f32", "_u64_f64", "_usize_f64", "_i64_f32", "_i32_f64", "_i8_f32", "_i16_f32",
-            "_isize_f32", "_u8_f32"
+            "_i64_f64",
+            "_i32_f32",
+            "_i8_f64",
+            "_i16_f64",
+            "_isize_f64",
+            "_u8_f64",
+            "_u16_f64",
+            "_u32_f32",
+            "_u64_f64",
+            "_usize_f64",
+            "_i64_f32",
+            "_i32_f64",
+            "_i8_f32",
+            "_i16_f32",
+            "_isize_f32",
+            "_u8_f32"
         ]
     );
     assert_eq!(

@@ -351,7 +351,13 @@ fn records() {
     assert_eq!(outs, ["out0", "out1"]);
     // Nested: `Vec<(i64, Vec<i64>)>` is a `[]i64` and a `[][]i64`.
     let fourth = |e: &&EntrySignature| e.name == "site_src_records_rs_4_1";
-    let data = &f.program.entries.iter().find(fourth).expect("the fourth site's entry").params[0];
+    let data = &f
+        .program
+        .entries
+        .iter()
+        .find(fourth)
+        .expect("the fourth site's entry")
+        .params[0];
     let tys: Vec<String> = data.leaves.iter().map(|l| l.ty.to_string()).collect();
     assert_eq!(tys, ["[]i64", "[][]i64"]);
 }
@@ -683,7 +689,11 @@ fn entry_names_are_sanitized_sites() {
 fn instantiations_cover_the_runtime_types() {
     assert_eq!(instantiations(&[]), vec![Instantiation::new()]);
     let two = instantiations(&[(TyVar(0), Numeric::Int), (TyVar(1), Numeric::Float)]);
-    assert_eq!(two.len(), MAX_INSTANTIATIONS, "10 integers × 2 floats, capped");
+    assert_eq!(
+        two.len(),
+        MAX_INSTANTIATIONS,
+        "10 integers × 2 floats, capped"
+    );
     assert_eq!(
         two[0],
         Instantiation::from([(TyVar(0), Number::I64), (TyVar(1), Number::F64)])
