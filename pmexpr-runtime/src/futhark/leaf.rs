@@ -164,10 +164,11 @@ fn same_bytes<'a, A: Copy, B: Copy>(elems: Cow<'a, [A]>, to: fn(A) -> B) -> Cow<
     const { assert!(size_of::<usize>() == 8, "pmexpr's targets are 64-bit") };
     assert!(size_of::<A>() == size_of::<B>() && align_of::<A>() == align_of::<B>());
     match elems {
-        // SAFETY: `A` and `B` are `isize`/`i64` or `usize`/`u64` (the callers): the same size
-        // and alignment (checked above) and every bit pattern valid in both.
         Cow::Borrowed(s) => {
-            Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) })
+            // SAFETY: `A` and `B` are `isize`/`i64` or `usize`/`u64` (the only callers): the
+            // same size and alignment (checked above) and every bit pattern valid in both.
+            let b = unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) };
+            Cow::Borrowed(b)
         }
         Cow::Owned(v) => Cow::Owned(v.into_iter().map(to).collect()),
     }

@@ -46,9 +46,10 @@ fn with_prelude(golden: &str) -> &'static str {
 
 fn param(name: &'static str, c_type: &'static str) -> ParamData {
     let (size, align) = match c_type {
-        "long long" | "double" => (8, 8),
-        "int" | "float" => (4, 4),
-        "bool" => (1, 1),
+        "long long" | "unsigned long long" | "double" => (8, 8),
+        "int" | "unsigned int" | "float" => (4, 4),
+        "short" | "unsigned short" => (2, 2),
+        "bool" | "signed char" | "unsigned char" => (1, 1),
         t if t.starts_with("pm_seq<") => (16, 8),
         t if t.starts_with("pm_tensor<") => (8 * (3 + 3), 8),
         t => panic!("no layout for {t}"),
