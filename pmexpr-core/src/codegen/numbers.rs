@@ -41,10 +41,10 @@ pub fn rust_value(n: Number, rt: &TokenStream) -> TokenStream {
 }
 
 /// The types a variable of each kind may stand for, the default first, in the order of
-/// [`Number::ALL`]: those the runtime's trait of the kind is implemented for (`Num`: the
-/// arithmetic numbers `i64 f64 i32 f32`; `Scalar`: those and `bool`; `Int`: the integers
-/// `i64 i32`; `Float`: the floats `f64 f32`), and for a type only moved or counted (`Open`) the
-/// numbers and `bool`: other Rust types it may be (tuples, nested `Vec`s) get no code.
+/// [`Number::ALL`]: those the runtime's trait of the kind is implemented for (`Num`: the 12
+/// arithmetic numbers; `Scalar`: those and `bool`; `Int`: the 10 integers; `Float`: `f64 f32`),
+/// and for a type only moved or counted (`Open`) the numbers and `bool`: other Rust types it may
+/// be (tuples, nested `Vec`s) get no code.
 pub fn choices(kind: Numeric) -> Vec<Number> {
     let fits = |n: Number| match kind {
         Numeric::Num => n.is_arithmetic(),
@@ -86,11 +86,14 @@ pub fn uniform(numeric: &[(TyVar, Numeric)], like: Number) -> Choice {
 }
 
 /// The distinct instantiations the GPU generators emit code for, in a fixed order: first every
-/// variable alike as far as its kind allows — `i64` (the default), `f64`, `i32`, `f32`, `bool`
-/// ([`uniform`]) — then every other combination of [`choices`], the last variable varying
-/// fastest, at most [`MAX_INSTANTIATIONS`] in all. The uniform ones come first so that the cap
-/// never drops them: with three or more variables of a kind not every combination fits, and
-/// the others run on the CPU targets.
+/// variable alike as far as its kind allows, for each of the 13 numbers of [`Number::ALL`] —
+/// `i64` (the default), `f64`, `i32`, `f32`, `bool`, `i8`, `i16`, `isize`, `u8`, `u16`, `u32`,
+/// `u64`, `usize` ([`uniform`]) — then every other combination of [`choices`], the last variable
+/// varying fastest, at most [`MAX_INSTANTIATIONS`] in all. The uniform ones come first so that
+/// the cap never drops them: every number has code for a site whose variables are all of it (a
+/// site of one variable has code for each number), and with two or more variables only some
+/// mixes fit (those of `i64`, `f64`, `i32` and `f32` first); the others run on the CPU targets,
+/// said once on stderr.
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
     let mut out: Vec<Choice> = Vec::new();
     let add = |i: Choice, out: &mut Vec<Choice>| {
