@@ -279,3 +279,34 @@ fn operator_mismatch() {
             .contains("this condition must be a `bool`, but it is `i64`")
     );
 }
+
+#[test]
+fn rust_s_numbers_are_types_of_their_own() {
+    // Annotations, suffixes and casts name them; arithmetic stays in the type.
+    let t = typed(quote!(map(|x: u16| x * 2 + 1, s)));
+    assert_eq!(t.free_var_types[0].to_string(), "Vec<u16>");
+    let t = typed(quote!(map(|x| (x as usize, 3u8, 2.5f32), s)));
+    assert_eq!(
+        t.expr.ty.to_string(),
+        "Vec<(usize, u8, f32)>",
+        "{:?}",
+        t.expr.ty
+    );
+    // A literal that does not fit the type named around it is an error at the literal.
+    assert_eq!(
+        errors(quote!(map(|x: u8| x + 300, s))),
+        ["the literal `300` does not fit in u8\nhelp: the u8 values are 0..=255"]
+    );
+    assert_eq!(
+        errors(quote!(map(|x: i8| x - 129, s))),
+        ["the literal `129` does not fit in i8\nhelp: the i8 values are -128..=127"]
+    );
+    // Two different number types do not mix, as in Rust.
+    assert_eq!(
+        errors(quote!(map(|x: u8| x + 1u16, s))),
+        ["`+` needs operands of the same type, found `u8` and `u16`"]
+    );
+    // Floats and integers of the new types keep their kinds.
+    assert!(!errors(quote!(map(|x: f32| x + 1, s))).is_empty());
+    assert!(!errors(quote!(map(|x: u32| x & 1.5, s))).is_empty());
+}
