@@ -62,9 +62,9 @@ fn i64_ops(a: &[i64], b: &[i64]) -> Vec<i64> {
         tensor_set(out, [1, i], x | y);
         tensor_set(out, [2, i], x ^ y);
         tensor_set(out, [3, i], !x);
-        tensor_set(out, [4, i], x.count_ones());
-        tensor_set(out, [5, i], x.leading_zeros());
-        tensor_set(out, [6, i], x.trailing_zeros());
+        tensor_set(out, [4, i], x.count_ones() as i64);
+        tensor_set(out, [5, i], x.leading_zeros() as i64);
+        tensor_set(out, [6, i], x.trailing_zeros() as i64);
         tensor_set(out, [7, i], x.reverse_bits());
         tensor_set(out, [8, i], x.swap_bytes());
         tensor_set(out, [9, i], x.rotate_left(y));
@@ -126,7 +126,7 @@ fn i32_ops(a: &[i32], b: &[i32]) -> Vec<i32> {
         tensor_set(
             out,
             [2, i],
-            x.count_ones() + x.leading_zeros() * 64 + x.trailing_zeros() * 4096,
+            (x.count_ones() + x.leading_zeros() * 64 + x.trailing_zeros() * 4096) as i32,
         );
         tensor_set(out, [3, i], x.reverse_bits());
         tensor_set(out, [4, i], x.swap_bytes());

@@ -121,8 +121,8 @@ fn i32_arithmetic_wraps() {
         accelerate!(par_loop(length(xs), |i| {
             let x = tensor_get(t, [i]);
             let y = x * x * 3 + 2147483647 - -x;
-            // `MIN / -1` wraps; the divisor is never 0 here.
-            tensor_set(q, [i], x / (if x == 0 { 1 } else { -1 }));
+            // The divisor is never 0 here, nor -1 at `MIN` (which fails, as Rust panics).
+            tensor_set(q, [i], x / (if x == 0 || x == i32::MIN { 1 } else { -1 }));
             tensor_set(t, [i], y / 5 - get(xs, i))
         }));
         (t.to_vec(), q.to_vec())
@@ -139,7 +139,8 @@ fn i32_arithmetic_wraps() {
         })
         .collect();
     assert_eq!(r.0, want);
-    assert_eq!(r.1[7], i32::MIN, "MIN / -1 wraps");
+    assert_eq!(r.1[7], i32::MIN);
+    assert_eq!(r.1[8], i32::MAX, "(MIN + 1) / -1");
 }
 
 /// `f32` arithmetic on the device is single precision (not computed in `f64` and rounded), its

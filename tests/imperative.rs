@@ -40,8 +40,8 @@ fn like<T>(_model: &T, v: T) -> T {
     v
 }
 
-/// A sequence as PMExpr sees it, for the plain-Rust side of [`same!`]: indexed by `i64`, its
-/// length an `i64`, its `iter().enumerate()` counting in `i64`.
+/// A sequence as PMExpr sees it, for the plain-Rust side of [`same!`]: indexed by `i64` or
+/// `usize`, its length Rust's `usize`, its `iter().enumerate()` counting in `i64`.
 #[derive(Clone, Copy)]
 struct Ix<'a, T>(&'a [T]);
 
@@ -52,9 +52,16 @@ impl<T> Index<i64> for Ix<'_, T> {
     }
 }
 
+impl<T> Index<usize> for Ix<'_, T> {
+    type Output = T;
+    fn index(&self, i: usize) -> &T {
+        &self.0[i]
+    }
+}
+
 impl<'a, T> Ix<'a, T> {
-    fn len(&self) -> i64 {
-        self.0.len() as i64
+    fn len(&self) -> usize {
+        self.0.len()
     }
 
     fn iter(&self) -> Elements<'a, T> {
@@ -634,7 +641,7 @@ fn return_from_fns_and_closures() {
         let position = |x: i64| -> i64 {
             for i in 0..s.len() {
                 if s[i] == x {
-                    return i;
+                    return i as i64;
                 }
             }
             -1

@@ -146,21 +146,25 @@ fn out_of_range_and_negative_i32_indices_fail_at_the_site() {
 }
 
 #[test]
-fn len_is_rusts_length_of_the_type_its_context_needs() {
+fn len_is_rusts_usize() {
     let rows: Vec<Vec<f64>> = vec![vec![1.0, 2.0]; 3];
-    // Nothing fixes it: an `i64`.
-    let lens: Vec<i64> = on_every_target(|| accelerate!(map(|r| r.len() * 10, rows)));
+    let lens: Vec<usize> = on_every_target(|| accelerate!(map(|r| r.len() * 10, rows)));
     assert_eq!(lens, vec![20; 3]);
-    // Compared with an `i32`, it is an `i32`.
+    // Compared with a `usize`, converted where it is compared with another type, as in Rust.
     let s: Vec<i64> = vec![5, 6, 7];
     let is: Vec<i32> = vec![0, 2, 3, 9];
-    let inside: Vec<bool> = on_every_target(|| accelerate!(map(|i| i < s.len(), is)));
+    let inside: Vec<bool> = on_every_target(|| accelerate!(map(|i| (i as usize) < s.len(), is)));
     assert_eq!(inside, vec![true, true, false, false]);
+    let wide: Vec<bool> = on_every_target(|| accelerate!(map(|i| i < s.len() as i32, is)));
+    assert_eq!(wide, inside);
     // A count: the last element, and the positions of a sequence.
     let last: Vec<i64> = on_every_target(|| accelerate!(map(|r| s[s.len() - 1] + r, s)));
     assert_eq!(last, vec![12, 13, 14]);
     let rev: Vec<i64> = on_every_target(|| accelerate!(create(s.len(), |k| s[s.len() - 1 - k])));
     assert_eq!(rev, vec![7, 6, 5]);
+    // PMExpr's `length` stays an `i64`.
+    let l: Vec<i64> = on_every_target(|| accelerate!(map(|x| x - length(s), s)));
+    assert_eq!(l, vec![2, 3, 4]);
 }
 
 #[test]

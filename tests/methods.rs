@@ -57,9 +57,35 @@ fn pairs<T: Copy>(vals: &[T]) -> (Vec<T>, Vec<T>) {
 }
 
 /// `x` as a divisor: 0 replaced by 1 (division by zero is tested apart).
-fn nonzero<T: Copy + PartialEq + From<i8>>(v: &[T]) -> Vec<T> {
+/// `y` as the divisor of `x`: 1 where it is 0 or where `x / y` overflows (`MIN / -1`, tested
+/// apart: both fail at the site, as Rust panics).
+fn divisors<T: Copy + PartialEq + From<bool> + std::ops::Neg<Output = T>>(
+    a: &[T],
+    b: &[T],
+    min: T,
+) -> Vec<T> {
+    let one = T::from(true);
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            if y == T::from(false) || (x == min && y == -one) {
+                one
+            } else {
+                y
+            }
+        })
+        .collect()
+}
+
+fn nonzero<T: Copy + PartialEq + From<bool>>(v: &[T]) -> Vec<T> {
     v.iter()
-        .map(|&y| if y == T::from(0) { T::from(1) } else { y })
+        .map(|&y| {
+            if y == T::from(false) {
+                T::from(true)
+            } else {
+                y
+            }
+        })
         .collect()
 }
 
@@ -70,7 +96,7 @@ fn i64_methods(a: &[i64], b: &[i64]) -> Vec<i64> {
     let n = a.len();
     let ta = Tensor::<i64>::from_vec(a.to_vec(), &[n]);
     let tb = Tensor::<i64>::from_vec(b.to_vec(), &[n]);
-    let td = Tensor::<i64>::from_vec(nonzero(b), &[n]);
+    let td = Tensor::<i64>::from_vec(divisors(a, b, i64::MIN), &[n]);
     let tk = Tensor::<i32>::from_vec(b.iter().map(|&y| y as i32).collect(), &[n]);
     let out = Tensor::<i64>::zeros(&[I64_ROWS, n]);
     let m = n as i64;
@@ -114,9 +140,30 @@ fn i64_want(a: &[i64], b: &[i64]) -> Vec<i64> {
         |x, _| (if x < 0 { !x } else { x }).isqrt(),
         // Rust's `u64`, read as `i64` (PMExpr has no unsigned type yet).
         |x, y| x.abs_diff(y) as i64,
-        |x, y| ceil_div(x, if y == 0 { 1 } else { y }),
-        |x, y| x.wrapping_rem_euclid(if y == 0 { 1 } else { y }),
-        |x, y| x.wrapping_div_euclid(if y == 0 { 1 } else { y }),
+        |x, y| {
+            ceil_div(
+                x,
+                if y == 0 || (x == i64::MIN && y == -1) {
+                    1
+                } else {
+                    y
+                },
+            )
+        },
+        |x, y| {
+            x.wrapping_rem_euclid(if y == 0 || (x == i64::MIN && y == -1) {
+                1
+            } else {
+                y
+            })
+        },
+        |x, y| {
+            x.wrapping_div_euclid(if y == 0 || (x == i64::MIN && y == -1) {
+                1
+            } else {
+                y
+            })
+        },
         |x, _| (x > 0 && (x as u64).is_power_of_two()) as i64,
         // The smallest power of two at least `x` where it is an `i64`, else 0 (release
         // overflow).
@@ -148,7 +195,7 @@ fn i32_methods(a: &[i32], b: &[i32]) -> Vec<i32> {
     let n = a.len();
     let ta = Tensor::<i32>::from_vec(a.to_vec(), &[n]);
     let tb = Tensor::<i32>::from_vec(b.to_vec(), &[n]);
-    let td = Tensor::<i32>::from_vec(nonzero(b), &[n]);
+    let td = Tensor::<i32>::from_vec(divisors(a, b, i32::MIN), &[n]);
     let out = Tensor::<i32>::zeros(&[I32_ROWS, n]);
     let m = n as i64;
     accelerate!(par_loop(m, |i| {
@@ -173,9 +220,30 @@ fn i32_want(a: &[i32], b: &[i32]) -> Vec<i32> {
         |x, y| x.wrapping_pow(y as u32),
         |x, _| (if x < 0 { !x } else { x }).isqrt(),
         |x, y| x.abs_diff(y) as i32,
-        |x, y| ceil_div(x.into(), if y == 0 { 1 } else { y.into() }) as i32,
-        |x, y| x.wrapping_rem_euclid(if y == 0 { 1 } else { y }),
-        |x, y| x.wrapping_div_euclid(if y == 0 { 1 } else { y }),
+        |x, y| {
+            ceil_div(
+                x.into(),
+                if y == 0 || (x == i32::MIN && y == -1) {
+                    1
+                } else {
+                    y.into()
+                },
+            ) as i32
+        },
+        |x, y| {
+            x.wrapping_rem_euclid(if y == 0 || (x == i32::MIN && y == -1) {
+                1
+            } else {
+                y
+            })
+        },
+        |x, y| {
+            x.wrapping_div_euclid(if y == 0 || (x == i32::MIN && y == -1) {
+                1
+            } else {
+                y
+            })
+        },
         |x, _| (x > 0 && (x as u32).is_power_of_two()) as i32,
         |x, _| match (x.max(1) as u32).checked_next_power_of_two() {
             Some(p) if p <= i32::MAX as u32 => p as i32,
@@ -428,11 +496,120 @@ fn euclid_and_ceiling_division_by_zero_fail_at_the_site() {
         [(-7_i32).rem_euclid(2), (-7_i32).div_euclid(2), -3]
     );
     assert_eq!(
-        on_every_target(|| euclid(i32::MIN, -1)),
-        [0, i32::MIN, i32::MIN]
+        on_every_target(|| euclid(i32::MIN + 1, -1)),
+        [0, i32::MAX, i32::MAX]
     );
     fails_everywhere("Division by zero", || {
         euclid(5, 0);
+    });
+}
+
+/// `MIN / -1` and `MIN % -1` (and the Euclidean ones): Rust panics on them in every build, and
+/// they fail at the site on the CPU and CUDA targets in Rust's words (Futhark's wrap).
+fn overflows(what: &str, run: impl Fn()) {
+    same_failure("tests/methods.rs", what, &run);
+    for t in common::cuda_targets() {
+        let m = failure(t, &run);
+        assert!(
+            m.starts_with("pmexpr: accelerate! at tests/methods.rs:") && m.contains(what),
+            "on {t}: {m}"
+        );
+    }
+}
+
+fn quotient_i64(x: i64, y: i64) -> Vec<i64> {
+    let out = Tensor::<i64>::zeros(&[2]);
+    let t = Tensor::<i64>::from_vec(vec![x, y], &[2]);
+    accelerate!(par_loop(1, |i| {
+        let (a, b) = (tensor_get(t, [0]), tensor_get(t, [1]));
+        tensor_set(out, [i], a / b);
+        tensor_set(out, [1], a % b)
+    }));
+    out.to_vec()
+}
+
+fn quotient_i8(x: i8, y: i8) -> Vec<i8> {
+    let out = Tensor::<i8>::zeros(&[2]);
+    let t = Tensor::<i8>::from_vec(vec![x, y], &[2]);
+    accelerate!(par_loop(1, |i| {
+        let (a, b) = (tensor_get(t, [0]), tensor_get(t, [1]));
+        tensor_set(out, [i], a / b);
+        tensor_set(out, [1], a % b)
+    }));
+    out.to_vec()
+}
+
+fn quotient_i32(x: i32, y: i32) -> Vec<i32> {
+    let out = Tensor::<i32>::zeros(&[2]);
+    let t = Tensor::<i32>::from_vec(vec![x, y], &[2]);
+    accelerate!(par_loop(1, |i| {
+        let (a, b) = (tensor_get(t, [0]), tensor_get(t, [1]));
+        tensor_set(out, [i], a / b);
+        tensor_set(out, [1], a % b)
+    }));
+    out.to_vec()
+}
+
+fn quotient_u64(x: u64, y: u64) -> Vec<u64> {
+    let out = Tensor::<u64>::zeros(&[2]);
+    let t = Tensor::<u64>::from_vec(vec![x, y], &[2]);
+    accelerate!(par_loop(1, |i| {
+        let (a, b) = (tensor_get(t, [0]), tensor_get(t, [1]));
+        tensor_set(out, [i], a / b);
+        tensor_set(out, [1], a % b)
+    }));
+    out.to_vec()
+}
+
+fn remainder_i16(x: i16, y: i16) -> i16 {
+    let out = Tensor::<i16>::zeros(&[1]);
+    let t = Tensor::<i16>::from_vec(vec![x, y], &[2]);
+    accelerate!(par_loop(1, |i| tensor_set(
+        out,
+        [i],
+        tensor_get(t, [0]) % tensor_get(t, [1])
+    )));
+    out.to_vec()[0]
+}
+
+fn remainder_i64(x: i64, y: i64) -> i64 {
+    let out = Tensor::<i64>::zeros(&[1]);
+    let t = Tensor::<i64>::from_vec(vec![x, y], &[2]);
+    accelerate!(par_loop(1, |i| tensor_set(
+        out,
+        [i],
+        tensor_get(t, [0]) % tensor_get(t, [1])
+    )));
+    out.to_vec()[0]
+}
+
+#[test]
+fn min_divided_by_minus_one_fails_as_rust_panics() {
+    // Next to it, everything divides as Rust's does.
+    assert_eq!(
+        on_every_target(|| quotient_i64(i64::MIN + 1, -1)),
+        [i64::MAX, 0]
+    );
+    assert_eq!(on_every_target(|| quotient_i64(i64::MIN, 1)), [i64::MIN, 0]);
+    assert_eq!(on_every_target(|| quotient_i8(i8::MIN, 2)), [-64, 0]);
+    assert_eq!(on_every_target(|| quotient_u64(u64::MAX, u64::MAX)), [1, 0]);
+    overflows("attempt to divide with overflow", || {
+        quotient_i64(i64::MIN, -1);
+    });
+    overflows("attempt to divide with overflow", || {
+        quotient_i8(i8::MIN, -1);
+    });
+    overflows("attempt to divide with overflow", || {
+        quotient_i32(i32::MIN, -1);
+    });
+    overflows("attempt to calculate the remainder with overflow", || {
+        remainder_i16(i16::MIN, -1);
+    });
+    overflows("attempt to calculate the remainder with overflow", || {
+        remainder_i64(i64::MIN, -1);
+    });
+    overflows("attempt to calculate the remainder with overflow", || {
+        euclid(i32::MIN, -1);
     });
 }
 
@@ -458,4 +635,137 @@ fn clamp_with_min_above_max_fails_with_rust_s_message() {
     // A NaN receiver within valid bounds stays NaN, as in Rust.
     assert!(on_every_target(|| clamp_f64(f64::NAN, 0.0, 1.0).is_nan()));
     assert!(with_target(Target::Debug, || clamp_f32(f32::NAN, 0.0, 1.0)).is_nan());
+}
+
+/// Each of the unsigned sites written out: the build hook sees no site a `macro_rules!` writes.
+fn u64_methods(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let n = a.len();
+    let ta = Tensor::<u64>::from_vec(a.to_vec(), &[n]);
+    let tb = Tensor::<u64>::from_vec(b.to_vec(), &[n]);
+    let td = Tensor::<u64>::from_vec(nonzero(b), &[n]);
+    let out = Tensor::<u64>::zeros(&[11, n]);
+    accelerate!(par_loop(n, |i| {
+        let x = tensor_get(ta, [i]);
+        let y = tensor_get(tb, [i]);
+        let d = tensor_get(td, [i]);
+        tensor_set(out, [0, i], x.pow(y));
+        tensor_set(out, [1, i], x.isqrt());
+        tensor_set(out, [2, i], x.abs_diff(y));
+        tensor_set(out, [3, i], x.div_ceil(d));
+        tensor_set(out, [4, i], x.rem_euclid(d));
+        tensor_set(out, [5, i], x.div_euclid(d));
+        tensor_set(out, [6, i], if x.is_power_of_two() { 1 } else { 0 });
+        tensor_set(out, [7, i], x.next_power_of_two());
+        tensor_set(out, [8, i], x.wrapping_mul(3).clamp(x.min(y), x.max(y)));
+        let c: u32 = x.count_ones() + x.leading_zeros() * 100 + x.trailing_zeros();
+        tensor_set(out, [9, i], c as u64);
+        tensor_set(out, [10, i], (x >> 1) + y % d)
+    }));
+    out.to_vec()
+}
+
+fn u8_methods(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let n = a.len();
+    let ta = Tensor::<u8>::from_vec(a.to_vec(), &[n]);
+    let tb = Tensor::<u8>::from_vec(b.to_vec(), &[n]);
+    let td = Tensor::<u8>::from_vec(nonzero(b), &[n]);
+    let out = Tensor::<u8>::zeros(&[11, n]);
+    accelerate!(par_loop(n, |i| {
+        let x = tensor_get(ta, [i]);
+        let y = tensor_get(tb, [i]);
+        let d = tensor_get(td, [i]);
+        tensor_set(out, [0, i], x.pow(y));
+        tensor_set(out, [1, i], x.isqrt());
+        tensor_set(out, [2, i], x.abs_diff(y));
+        tensor_set(out, [3, i], x.div_ceil(d));
+        tensor_set(out, [4, i], x.rem_euclid(d));
+        tensor_set(out, [5, i], x.div_euclid(d));
+        tensor_set(out, [6, i], if x.is_power_of_two() { 1 } else { 0 });
+        tensor_set(out, [7, i], x.next_power_of_two());
+        tensor_set(out, [8, i], x.wrapping_mul(3).clamp(x.min(y), x.max(y)));
+        let c: u32 = x.count_ones() + x.leading_zeros() * 100 + x.trailing_zeros();
+        tensor_set(out, [9, i], c as u8);
+        tensor_set(out, [10, i], (x >> 1) + y % d)
+    }));
+    out.to_vec()
+}
+
+/// The methods on Rust's unsigned and narrow integers (after the number types of issue 29): each
+/// computed in the receiver's type with Rust's result, counts as Rust's `u32`, and `s.len()` a
+/// `usize`, on every target (the CUDA targets' `pm_m_*` instantiated per C type).
+macro_rules! unsigned_methods {
+    ($name:ident, $want:ident, $test:ident, $t:ty, $vals:expr) => {
+        fn $want(a: &[$t], b: &[$t]) -> Vec<$t> {
+            let ops: [fn($t, $t) -> $t; 11] = [
+                |x, y| x.wrapping_pow(y as u32),
+                |x, _| x.isqrt(),
+                |x, y| x.abs_diff(y),
+                |x, y| x.div_ceil(if y == 0 { 1 } else { y }),
+                |x, y| x.rem_euclid(if y == 0 { 1 } else { y }),
+                |x, y| x.div_euclid(if y == 0 { 1 } else { y }),
+                |x, _| x.is_power_of_two() as $t,
+                // A release build's overflow: 0.
+                |x, _| x.checked_next_power_of_two().unwrap_or(0),
+                |x, y| x.wrapping_mul(3).clamp(x.min(y), x.max(y)),
+                |x, _| (x.count_ones() + x.leading_zeros() * 100 + x.trailing_zeros()) as $t,
+                |x, y| (x >> 1).wrapping_add(y % if y == 0 { 1 } else { y }),
+            ];
+            ops.iter()
+                .flat_map(|f| a.iter().zip(b).map(move |(&x, &y)| f(x, y)))
+                .collect()
+        }
+
+        #[test]
+        fn $test() {
+            let (a, b) = pairs(&$vals);
+            let got = on_every_target(|| $name(&a, &b));
+            let want = $want(&a, &b);
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let (row, e) = (k / a.len(), k % a.len());
+                assert_eq!(g, w, "row {row}: x = {}, y = {}", a[e], b[e]);
+            }
+        }
+    };
+}
+
+unsigned_methods!(
+    u64_methods,
+    u64_want,
+    u64_methods_are_rust_s,
+    u64,
+    [
+        0,
+        1,
+        2,
+        3,
+        7,
+        64,
+        65,
+        (1 << 63) - 1,
+        1 << 63,
+        (1 << 63) + 1,
+        u64::MAX - 1,
+        u64::MAX
+    ]
+);
+unsigned_methods!(
+    u8_methods,
+    u8_want,
+    u8_methods_are_rust_s,
+    u8,
+    [0, 1, 2, 3, 7, 64, 127, 128, 129, 200, 254, 255]
+);
+
+#[test]
+fn len_is_a_usize() {
+    let s: Vec<i32> = vec![3, 1, 4, 1, 5];
+    let got = on_every_target(|| {
+        accelerate!({
+            let n = s.len();
+            let m: usize = n * 2 + 1;
+            map(|i| i + m + s.len(), create(n, |i| i))
+        })
+    });
+    let want: Vec<usize> = (0..s.len()).map(|i| i + 11 + 5).collect();
+    assert_eq!(got, want);
 }

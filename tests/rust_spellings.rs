@@ -43,8 +43,12 @@ fn borrows_and_lengths() {
     };
     assert_eq!(on_every_target(|| empty.total()), 0);
     let v: Vec<i64> = (0..100).collect();
-    let got = on_every_target(|| -> Vec<i64> { accelerate!(map(|x| x * v.len(), &v)) });
-    assert_eq!(got, v.iter().map(|x| x * 100).collect::<Vec<_>>());
+    // `v.len()` is a `usize`, as in Rust.
+    let got = on_every_target(|| -> Vec<i64> { accelerate!(map(|x| x * v.len() as i64, &v)) });
+    assert_eq!(
+        got,
+        v.iter().map(|x| x * v.len() as i64).collect::<Vec<_>>()
+    );
 }
 
 #[test]

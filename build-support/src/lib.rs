@@ -479,9 +479,11 @@ mod tests {
         let registry = registry_in(&out);
         assert_eq!(site.key, registry.sites[0].key);
         let modules = &site.cuda.as_ref().unwrap().modules;
-        assert_eq!(modules.len(), 2);
+        // One per integer type Rust has (`i64 i32 i8 i16 isize u8 u16 u32 u64 usize`).
+        assert_eq!(modules.len(), 10);
         assert_eq!(modules[0].source, "pmexpr/cuda/pm_src_lib_rs_1_16_i64.cu");
         assert_eq!(modules[1].source, "pmexpr/cuda/pm_src_lib_rs_1_16_i32.cu");
+        assert_eq!(modules[9].source, "pmexpr/cuda/pm_src_lib_rs_1_16_usize.cu");
         assert_eq!(
             modules[0].ptx.is_some(),
             ptx.exists(),

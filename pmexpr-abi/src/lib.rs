@@ -43,12 +43,30 @@ pub enum Number {
     F32,
     /// `bool`.
     Bool,
+    /// `i8`: computed as `i8`, wrapping like Rust's in a release build.
+    I8,
+    /// `i16`.
+    I16,
+    /// `isize`: 64 bits wide on every target pmexpr supports (its C and Futhark types are
+    /// those of `i64`), a type of its own in Rust.
+    Isize,
+    /// `u8`: unsigned, wrapping; `>>` is a logical shift.
+    U8,
+    /// `u16`.
+    U16,
+    /// `u32`.
+    U32,
+    /// `u64`.
+    U64,
+    /// `usize`: 64 bits wide, as `isize`, with the C and Futhark types of `u64`.
+    Usize,
 }
 
 /// What a number is, arithmetically.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Int,
+    Uint,
     Float,
     Bool,
 }
@@ -65,12 +83,20 @@ struct Facts {
 impl Number {
     /// Every number, in the order the GPU generators list uniform instantiations (every number
     /// type variable of a site alike): the default `i64` first.
-    pub const ALL: [Number; 5] = [
+    pub const ALL: [Number; 13] = [
         Number::I64,
         Number::F64,
         Number::I32,
         Number::F32,
         Number::Bool,
+        Number::I8,
+        Number::I16,
+        Number::Isize,
+        Number::U8,
+        Number::U16,
+        Number::U32,
+        Number::U64,
+        Number::Usize,
     ];
 
     /// The one table of facts.
@@ -82,6 +108,17 @@ impl Number {
             Number::F32 => ("f32", "f32", "float", 4, Kind::Float),
             // C++'s `bool` is one byte, as Rust's.
             Number::Bool => ("bool", "bool", "bool", 1, Kind::Bool),
+            Number::I8 => ("i8", "i8", "signed char", 1, Kind::Int),
+            Number::I16 => ("i16", "i16", "short", 2, Kind::Int),
+            // pmexpr's targets are 64-bit: `isize` and `usize` have the layout of `i64` and
+            // `u64`, so they share their C and Futhark types (`from_futhark_name` reads `i64`
+            // back as `I64`, which comes first).
+            Number::Isize => ("isize", "i64", "long long", 8, Kind::Int),
+            Number::U8 => ("u8", "u8", "unsigned char", 1, Kind::Uint),
+            Number::U16 => ("u16", "u16", "unsigned short", 2, Kind::Uint),
+            Number::U32 => ("u32", "u32", "unsigned int", 4, Kind::Uint),
+            Number::U64 => ("u64", "u64", "unsigned long long", 8, Kind::Uint),
+            Number::Usize => ("usize", "u64", "unsigned long long", 8, Kind::Uint),
         };
         Facts {
             rust,
@@ -121,9 +158,32 @@ impl Number {
         self.facts().size
     }
 
-    /// Whether it is an integer type (`i64`, `i32`).
+    /// Whether it is an integer type, signed or unsigned (`i64`, `u8`, `usize`, …).
     pub const fn is_int(self) -> bool {
+        matches!(self.facts().kind, Kind::Int | Kind::Uint)
+    }
+
+    /// Whether it is an unsigned integer type (`u8 u16 u32 u64 usize`): its `>>` is logical,
+    /// its `MIN` is 0, and its C type is `unsigned`.
+    pub const fn is_unsigned(self) -> bool {
+        matches!(self.facts().kind, Kind::Uint)
+    }
+
+    /// Whether it is a signed integer type (`i8 i16 i32 i64 isize`).
+    pub const fn is_signed_int(self) -> bool {
         matches!(self.facts().kind, Kind::Int)
+    }
+
+    /// The width in bits (`bool`: 8, its storage).
+    pub const fn bits(self) -> u32 {
+        self.facts().size as u32 * 8
+    }
+
+    /// The number a Rust type name names (`"u8"`), if any: the inverse of
+    /// [`Number::rust_name`], for the compiler's reading of annotations, literal suffixes and
+    /// `as` casts.
+    pub fn from_rust_name(name: &str) -> Option<Number> {
+        Number::ALL.into_iter().find(|n| n.rust_name() == name)
     }
 
     /// Whether it is a floating-point type (`f64`, `f32`).
@@ -164,10 +224,49 @@ mod tests {
         assert_eq!(Number::I32.size(), size_of::<i32>());
         assert_eq!(Number::F32.size(), size_of::<f32>());
         assert_eq!(Number::Bool.size(), size_of::<bool>());
+        assert_eq!(Number::I8.size(), size_of::<i8>());
+        assert_eq!(Number::I16.size(), size_of::<i16>());
+        assert_eq!(Number::Isize.size(), size_of::<isize>());
+        assert_eq!(Number::U8.size(), size_of::<u8>());
+        assert_eq!(Number::U16.size(), size_of::<u16>());
+        assert_eq!(Number::U32.size(), size_of::<u32>());
+        assert_eq!(Number::U64.size(), size_of::<u64>());
+        assert_eq!(Number::Usize.size(), size_of::<usize>());
         let names: Vec<String> = Number::ALL.iter().map(ToString::to_string).collect();
-        assert_eq!(names, ["i64", "f64", "i32", "f32", "bool"]);
+        assert_eq!(
+            names,
+            [
+                "i64", "f64", "i32", "f32", "bool", "i8", "i16", "isize", "u8", "u16", "u32",
+                "u64", "usize"
+            ]
+        );
         let c: Vec<&str> = Number::ALL.iter().map(|n| n.c_type()).collect();
-        assert_eq!(c, ["long long", "double", "int", "float", "bool"]);
+        assert_eq!(
+            c,
+            [
+                "long long",
+                "double",
+                "int",
+                "float",
+                "bool",
+                "signed char",
+                "short",
+                "long long",
+                "unsigned char",
+                "unsigned short",
+                "unsigned int",
+                "unsigned long long",
+                "unsigned long long"
+            ]
+        );
+        for n in Number::ALL {
+            assert_eq!(Number::from_rust_name(n.rust_name()), Some(n));
+            assert_eq!(n.bits() as usize, 8 * n.size(), "{n}");
+            assert_eq!(n.is_unsigned(), n.rust_name().starts_with('u'), "{n}");
+            assert_eq!(n.is_signed_int(), n.rust_name().starts_with('i'), "{n}");
+        }
+        assert_eq!(Number::from_rust_name("i128"), None);
+        assert_eq!(Number::from_rust_name("Int"), None);
         assert!(Number::ALL.iter().all(|n| {
             let kinds = [n.is_int(), n.is_float(), !n.is_arithmetic()];
             kinds.iter().filter(|k| **k).count() == 1
@@ -177,10 +276,23 @@ mod tests {
 
     #[test]
     fn futhark_names_read_back() {
+        // `isize` and `usize` share the Futhark types of `i64` and `u64`, which read back as
+        // those: every Futhark name reads back as the first number of that name.
         for n in Number::ALL {
+            let back = Number::from_futhark_name(n.futhark_name()).unwrap();
+            assert_eq!(back.futhark_name(), n.futhark_name());
+            assert_eq!(back.size(), n.size());
+            assert_eq!(back.is_unsigned(), n.is_unsigned());
+        }
+        for n in Number::ALL
+            .into_iter()
+            .filter(|n| !matches!(n, Number::Isize | Number::Usize))
+        {
             assert_eq!(Number::from_futhark_name(n.futhark_name()), Some(n));
         }
-        for other in ["u8", "f16", "[]i64", "I64", ""] {
+        assert_eq!(Number::from_futhark_name("i64"), Some(Number::I64));
+        assert_eq!(Number::from_futhark_name("u64"), Some(Number::U64));
+        for other in ["f16", "[]i64", "I64", "usize", ""] {
             assert_eq!(Number::from_futhark_name(other), None, "{other}");
         }
     }

@@ -2,7 +2,7 @@
 //! with their names inside `accelerate!`, their arity and their types; and the operator table
 //! ([`OPERATORS`]): which intrinsic each of `+ - * / % == != < <= > >=` means at each type.
 
-use crate::types::Type;
+use crate::types::{Number, Type};
 
 macro_rules! intrinsics {
     ($($variant:ident $name:literal,)*) => {
@@ -39,7 +39,9 @@ intrinsics! {
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
     SetField "__set_field",
     NumAnd "__num_and", NumOr "__num_or", NumXor "__num_xor", NumShl "__num_shl", NumShr "__num_shr", NumNot "__num_not",
-    AsI64 "__as_i64", AsF64 "__as_f64", Len "__len",
+    AsI64 "__as_i64", AsF64 "__as_f64", AsI32 "__as_i32", AsF32 "__as_f32", AsI8 "__as_i8",
+    AsI16 "__as_i16", AsIsize "__as_isize", AsU8 "__as_u8", AsU16 "__as_u16", AsU32 "__as_u32",
+    AsU64 "__as_u64", AsUsize "__as_usize", Len "__len",
     MCountOnes "__m_count_ones", MLeadingZeros "__m_leading_zeros", MTrailingZeros "__m_trailing_zeros",
     MReverseBits "__m_reverse_bits", MSwapBytes "__m_swap_bytes",
     MRotateLeft "__m_rotate_left", MRotateRight "__m_rotate_right", MWrappingAdd "__m_wrapping_add",
@@ -61,7 +63,7 @@ intrinsics! {
 /// What a numeric method (`x.count_ones()`, `x.floor()`) takes and gives: see [`Intrinsic::method`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MethodType {
-    /// Of an integer (`i64` or `i32`): `args` more of the receiver's type, a result of it.
+    /// Of an integer (of any type): `args` more of the receiver's type, a result of it.
     Int {
         /// How many arguments besides the receiver.
         args: usize,
@@ -80,6 +82,8 @@ pub enum MethodType {
     Num,
     /// Of an integer, a `bool` (`is_power_of_two`).
     IntTest,
+    /// Of an integer, a count of its bits as Rust's `u32` (`count_ones`).
+    IntCount,
     /// Of a float, with one argument of any integer type (`powi`): the receiver's type.
     FloatAmount,
     /// Of any number, `args` more of its type, a result of it (`clamp`).
@@ -107,6 +111,35 @@ impl Intrinsic {
         matches!(self, Sqrt | Exp | Log | Pow | Sin | Cos)
     }
 
+    /// The number `x as T` converts to, for the cast intrinsic of `T` (`__as_u8`: `u8`).
+    pub fn cast_target(self) -> Option<Number> {
+        use Intrinsic::*;
+        Some(match self {
+            AsI64 => Number::I64,
+            AsF64 => Number::F64,
+            AsI32 => Number::I32,
+            AsF32 => Number::F32,
+            AsI8 => Number::I8,
+            AsI16 => Number::I16,
+            AsIsize => Number::Isize,
+            AsU8 => Number::U8,
+            AsU16 => Number::U16,
+            AsU32 => Number::U32,
+            AsU64 => Number::U64,
+            AsUsize => Number::Usize,
+            _ => return None,
+        })
+    }
+
+    /// The intrinsic of `x as n` ([`Intrinsic::cast_target`]); none for `bool`, which Rust
+    /// casts nothing to.
+    pub fn cast_to(n: Number) -> Option<Intrinsic> {
+        Intrinsic::ALL
+            .iter()
+            .copied()
+            .find(|i| i.cast_target() == Some(n))
+    }
+
     /// Whether this is the compiler's own (`__num_add`, `__set_field`): no user can name it.
     pub fn is_internal(self) -> bool {
         self.name().starts_with("__")
@@ -118,8 +151,8 @@ impl Intrinsic {
         use Intrinsic::*;
         use MethodType as M;
         let t = match self {
-            MCountOnes | MLeadingZeros | MTrailingZeros | MReverseBits | MSwapBytes
-            | MWrappingNeg => M::Int { args: 0 },
+            MCountOnes | MLeadingZeros | MTrailingZeros => M::IntCount,
+            MReverseBits | MSwapBytes | MWrappingNeg => M::Int { args: 0 },
             MSignum => M::Num,
             MWrappingAdd | MWrappingSub | MWrappingMul | MSaturatingAdd | MSaturatingSub
             | MSaturatingMul => M::Int { args: 1 },
@@ -291,8 +324,11 @@ impl Intrinsic {
                 (vec![a.clone()], a)
             }
             // Inference gives the operand its kind (a number or `bool`).
-            AsI64 => (vec![fresh()], Int),
-            AsF64 => (vec![fresh()], Float),
+            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
+            | AsU64 | AsUsize => (
+                vec![fresh()],
+                Type::number(self.cast_target().unwrap_or(Number::I64)),
+            ),
             // `s.len()`: inference makes the result Rust's type of a length ([`len_type`]).
             Len => (vec![Type::seq(fresh())], fresh()),
             // Inference gives these their kinds (`infer`): an integer or a float receiver.
@@ -307,6 +343,7 @@ impl Intrinsic {
                             (vec![a.clone(), fresh()], a)
                         }
                         MethodType::FloatTest | MethodType::IntTest => (vec![a], Bool),
+                        MethodType::IntCount => (vec![a], Type::number(Number::U32)),
                         MethodType::Num => (vec![a.clone()], a),
                     }
                 }
@@ -351,13 +388,13 @@ impl Intrinsic {
 /// What a binary operator's operands must be, checked by inference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operands {
-    /// Numbers of one type (`i64 i32 f64 f32`).
+    /// Numbers of one type (any integer or float).
     Numbers,
     /// Values of one type that can be compared for equality (numbers and `bool`).
     Equality,
-    /// `i64` only.
+    /// Integers of one type (`%`).
     Int,
-    /// Integers of one type (`i64 i32`), or `bool`s (`& | ^`).
+    /// Integers of one type, or `bool`s (`& | ^`).
     Bits,
     /// An integer of any type shifted by an integer of any type (`<< >>`).
     Shift,

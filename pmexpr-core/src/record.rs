@@ -251,7 +251,7 @@ impl Records {
                     n = n.saturating_add(self.ann_size(t, stack, memo)?);
                 }
             }
-            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Infer => {}
+            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Num(_) | TypeAnn::Infer => {}
         }
         Ok(n)
     }
@@ -292,7 +292,9 @@ impl Records {
                     .map(|(f, t)| Ok((f.clone(), go(t)?)))
                     .collect::<Result<_, _>>()?,
             ),
-            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Infer => t.clone(),
+            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Num(_) | TypeAnn::Infer => {
+                t.clone()
+            }
         })
     }
 

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use crate::error::SpanRange;
+pub use pmexpr_abi::Number;
 
 /// The most fields a tuple or a record has inside `accelerate!`: the one arity limit of the
 /// compiler (tuple types and projections, derived structs), shared with the runtime, whose
@@ -42,6 +43,10 @@ pub enum Type {
     Float,
     /// `Bool`: `bool`.
     Bool,
+    /// Beyond the paper, one of Rust's other numbers (`u8`, `i32`, `usize`, `f32`, …), named
+    /// in the expression (an annotation, a literal's suffix, an `as`). Never `i64`, `f64` or
+    /// `bool`, which are `Int`, `Float` and `Bool` ([`Type::number`] makes either).
+    Num(Number),
     /// `[T]`: an immutable sequence (`Vec<T>` in Rust).
     Seq(Box<Type>),
     /// `Tensor[T]`: a mutable, shaped array of `Int` or `Float`.
@@ -55,6 +60,28 @@ pub enum Type {
 }
 
 impl Type {
+    /// The type that is the number `n`: `Int`, `Float` or `Bool` for `i64`, `f64` and `bool`,
+    /// else [`Type::Num`].
+    pub fn number(n: Number) -> Type {
+        match n {
+            Number::I64 => Type::Int,
+            Number::F64 => Type::Float,
+            Number::Bool => Type::Bool,
+            n => Type::Num(n),
+        }
+    }
+
+    /// The number (or `bool`) this type is, if it is one.
+    pub fn as_number(&self) -> Option<Number> {
+        match self {
+            Type::Int => Some(Number::I64),
+            Type::Float => Some(Number::F64),
+            Type::Bool => Some(Number::Bool),
+            Type::Num(n) => Some(*n),
+            _ => None,
+        }
+    }
+
     /// The unit type `()` (the empty record).
     pub fn unit() -> Type {
         Type::Record(Vec::new())
@@ -125,7 +152,7 @@ impl Type {
     /// Whether any type variable occurs in this type.
     pub fn has_vars(&self) -> bool {
         match self {
-            Type::Int | Type::Float | Type::Bool => false,
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
             Type::Seq(t) | Type::Tensor(t) => t.has_vars(),
             Type::Arrow(a, b) => a.has_vars() || b.has_vars(),
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_vars()),
@@ -136,7 +163,7 @@ impl Type {
     /// Whether a function type occurs anywhere in this type.
     pub fn has_arrow(&self) -> bool {
         match self {
-            Type::Int | Type::Float | Type::Bool | Type::Var(_) => false,
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => false,
             Type::Seq(t) | Type::Tensor(t) => t.has_arrow(),
             Type::Arrow(..) => true,
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_arrow()),
@@ -147,7 +174,12 @@ impl Type {
     /// checks for regularity).
     pub fn has_nested_seq(&self) -> bool {
         match self {
-            Type::Int | Type::Float | Type::Bool | Type::Var(_) | Type::Arrow(..) => false,
+            Type::Int
+            | Type::Float
+            | Type::Bool
+            | Type::Num(_)
+            | Type::Var(_)
+            | Type::Arrow(..) => false,
             Type::Seq(t) => t.has_seq() || t.has_nested_seq(),
             Type::Tensor(t) => t.has_nested_seq(),
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_nested_seq()),
@@ -179,6 +211,7 @@ impl fmt::Display for Type {
             Type::Int => f.write_str("i64"),
             Type::Float => f.write_str("f64"),
             Type::Bool => f.write_str("bool"),
+            Type::Num(n) => f.write_str(n.rust_name()),
             Type::Seq(t) => write!(f, "Vec<{t}>"),
             Type::Tensor(t) => write!(f, "Tensor<{t}>"),
             Type::Arrow(..) => {
@@ -217,6 +250,8 @@ pub enum TypeAnn {
     Float,
     /// `bool`.
     Bool,
+    /// Another of Rust's numbers (`u8`, `i32`, `f32`, …).
+    Num(Number),
     /// `Vec<T>`, `[T]`, `&[T]`, `[T; N]`.
     Seq(Box<TypeAnn>),
     /// `Tensor<T>`.

@@ -28,7 +28,22 @@ pub trait Regular {
 macro_rules! leaf {
     ($($t:ty),*) => { $(impl Regular for $t { fn shape(&self) -> Result<Shape, String> { Ok(Shape::Leaf) } })* };
 }
-leaf!(i64, f64, i32, f32, bool, ());
+leaf!(
+    i64,
+    f64,
+    i32,
+    f32,
+    bool,
+    i8,
+    i16,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    ()
+);
 
 impl<T: Element> Regular for TensorRef<'_, T> {
     fn shape(&self) -> Result<Shape, String> {

@@ -57,7 +57,7 @@ macro_rules! exact {
         }
     )*};
 }
-exact!(i64, i32, bool, ());
+exact!(i64, i32, bool, i8, i16, isize, u8, u16, u32, u64, usize, ());
 
 macro_rules! float {
     ($($t:ty: $tol:expr),*) => {$(

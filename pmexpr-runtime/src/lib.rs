@@ -5,7 +5,7 @@
 //! [`Target`], [`with_target`] and [`current_target`]. Everything under [`__private`] is for
 //! generated code only and may change in any release.
 //!
-//! - [`Tensor`] — mutable, shaped arrays of `i64`, `f64`, `i32` or `f32`, shared with accelerated
+//! - [`Tensor`] — mutable, shaped arrays of any Rust number or `bool`, shared with accelerated
 //!   code.
 //! - [`access`] — who may touch a tensor's memory: the per-storage lock, call scopes, and the
 //!   plain (vectorizable) loops it makes sound.
@@ -153,7 +153,7 @@ pub mod __private {
     pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;
     pub use crate::target::{Target, select, select_sequential};
-    pub use crate::tensor::{Strided, Tensor, TensorRef, Window};
+    pub use crate::tensor::{Element, Strided, Tensor, TensorRef, Window};
 }
 
 #[cfg(test)]

@@ -28,9 +28,10 @@ use crate::tensor::{Element, Tensor, TensorRef};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be captured by `accelerate!` as a `{C}`",
     label = "`accelerate!` uses this variable as a `{C}`",
-    note = "captured variables are borrowed and may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
+    note = "captured variables are borrowed and may be numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize \
+            f32 f64), bool, (), tuples of these, `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or \
+            [T; N] of these, and pmexpr::Tensor<T> of a number or bool, held directly or through &, \
+            &mut, Box, Rc, Arc or Cow"
 )]
 pub trait Capture<'a, C> {
     /// The representation in generated code.
@@ -59,9 +60,10 @@ impl<T: ?Sized> SameType<T, T> {
 /// sequences be borrowed while nested ones are converted).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be captured by `accelerate!` as an element of type `{C}`",
-    note = "captured variables are borrowed and may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
+    note = "captured variables are borrowed and may be numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize \
+            f32 f64), bool, (), tuples of these, `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or \
+            [T; N] of these, and pmexpr::Tensor<T> of a number or bool, held directly or through &, \
+            &mut, Box, Rc, Arc or Cow"
 )]
 pub trait CaptureElem<'a, C>: Sized {
     /// The representation of one element in generated code.
@@ -105,7 +107,8 @@ macro_rules! scalar {
         }
     )*};
 }
-scalar!(i64, f64, i32, f32, bool, ());
+#[rustfmt::skip]
+scalar!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize, ());
 
 /// What a Rust program holds its data in — references, `Box`, `Rc`, `Arc`, `Cow` — is captured as
 /// what it points to, borrowed through the pointer (a `Arc<Vec<f64>>` is not copied).
@@ -343,9 +346,10 @@ impl<T: Element> FromAccel<Tensor<T>, TensorRef<'_, T>> for Tensor<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot come back from `accelerate!`",
     label = "the result holds values this site only moves, which come back as the Rust type they were captured as",
-    note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
+    note = "captured variables may be numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64), \
+            bool, (), tuples of these, `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of \
+            these, and pmexpr::Tensor<T> of a number or bool, held directly or through &, &mut, Box, \
+            Rc, Arc or Cow"
 )]
 pub trait ResultRust {
     /// The owned Rust type.
@@ -355,7 +359,8 @@ pub trait ResultRust {
 macro_rules! result_scalar {
     ($($t:ty),*) => {$( impl ResultRust for $t { type Out = $t; } )*};
 }
-result_scalar!(i64, f64, i32, f32, bool, ());
+#[rustfmt::skip]
+result_scalar!(i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize, ());
 
 impl<T: ResultRust> ResultRust for Vec<T> {
     type Out = Vec<T::Out>;

@@ -24,9 +24,9 @@ use crate::tensor::Element;
 /// for the number type it turns out to be ([`OpenType::instantiation`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an element of a value captured by `accelerate!`",
-    note = "captured variables may be i64, f64, i32, f32, bool, (), tuples of these, \
-            `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
-            pmexpr::Tensor<i64, f64, i32 or f32>, held directly or through &, &mut, Box, Rc, Arc or Cow"
+    note = "captured variables may be numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64), bool, (), \
+            tuples of these, `#[derive(pmexpr::Record)]` structs, Vec<T>, [T] or [T; N] of these, and \
+            pmexpr::Tensor<T> of a number or bool, held directly or through &, &mut, Box, Rc, Arc or Cow"
 )]
 pub trait Value: Clone + Send + Sync + Debug + Regular + Law + IntoRust + OpenType {}
 
@@ -102,7 +102,7 @@ pub fn open_instantiation<T: OpenType>(
     crate::site::say_once(
         format!("{site} open {target} {ty}"),
         &format!(
-            "pmexpr: accelerate! at {site} runs on the CPU under the {target} target: captured `{var}` (a `{captured}` here) holds values of type `{ty}` that the expression only moves or counts, so their type comes from Rust, and the build, which runs before rustc, generates {code} for such values as i64, f64, i32, f32 or bool only{advice}"
+            "pmexpr: accelerate! at {site} runs on the CPU under the {target} target: captured `{var}` (a `{captured}` here) holds values of type `{ty}` that the expression only moves or counts, so their type comes from Rust, and the build, which runs before rustc, generates {code} for such values as numbers or bool only{advice}"
         ),
     );
     None
@@ -120,7 +120,9 @@ macro_rules! open_scalar {
         }
     )*};
 }
-open_scalar!(i64, f64, i32, f32, bool);
+open_scalar!(
+    i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize
+);
 
 impl OpenType for () {
     fn instantiation() -> Result<Number, String> {
@@ -158,7 +160,7 @@ for_tuples!(open_tuples);
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be compared with `==` inside `accelerate!`",
     label = "`accelerate!` compares values of this type with `==`",
-    note = "`==` and `!=` work on i64, f64, i32, f32 and bool"
+    note = "`==` and `!=` work on numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64) and bool"
 )]
 pub trait Scalar:
     Copy
@@ -186,74 +188,70 @@ pub trait Scalar:
     /// `self as f64`, as Rust means it: an integer rounded to the nearest, an `f32` exactly,
     /// `true` is 1.0.
     fn as_f64(self) -> f64;
+    /// `self as U`, Rust's own `as` between primitives: an integer truncated or sign- or
+    /// zero-extended, a float to an integer toward zero and saturating (NaN is 0), an integer to
+    /// a float rounded to the nearest, `bool` 0 or 1. `U` is a number: Rust has no `as bool`.
+    fn cast<U: Num>(self) -> U;
 }
 
-impl Scalar for i64 {
-    const NUMBER: Number = Number::I64;
-    #[inline]
-    fn as_i64(self) -> i64 {
-        self
-    }
-    #[inline]
-    fn as_f64(self) -> f64 {
-        self as f64
-    }
-    const WHICH: Which<Self> = Which::I64(Same::REFL);
+/// `Scalar` for each primitive; `$e` is the value as a type that Rust's `as` converts to every
+/// number (`bool` goes through `u8`: `true as u8` is 1, and Rust has no `bool as f64`).
+macro_rules! scalars {
+    ($($t:ident $variant:ident |$v:ident| $e:expr;)*) => {$(
+        impl Scalar for $t {
+            const NUMBER: Number = Number::$variant;
+            const WHICH: Which<Self> = Which::$variant(Same::REFL);
+            #[inline]
+            fn as_i64($v) -> i64 {
+                $e as i64
+            }
+            #[inline]
+            fn as_f64($v) -> f64 {
+                $e as f64
+            }
+            #[inline]
+            fn cast<U: Num>($v) -> U {
+                // After monomorphization one arm is left: Rust's `as` of the two types.
+                match <U as Scalar>::WHICH {
+                    Which::I64(w) => w.from($e as i64),
+                    Which::F64(w) => w.from($e as f64),
+                    Which::I32(w) => w.from($e as i32),
+                    Which::F32(w) => w.from($e as f32),
+                    Which::I8(w) => w.from($e as i8),
+                    Which::I16(w) => w.from($e as i16),
+                    Which::Isize(w) => w.from($e as isize),
+                    Which::U8(w) => w.from($e as u8),
+                    Which::U16(w) => w.from($e as u16),
+                    Which::U32(w) => w.from($e as u32),
+                    Which::U64(w) => w.from($e as u64),
+                    Which::Usize(w) => w.from($e as usize),
+                    Which::Bool(_) => unreachable!("`Num` is not implemented for `bool`"),
+                }
+            }
+        }
+    )*};
 }
-impl Scalar for f64 {
-    const NUMBER: Number = Number::F64;
-    #[inline]
-    fn as_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline]
-    fn as_f64(self) -> f64 {
-        self
-    }
-    const WHICH: Which<Self> = Which::F64(Same::REFL);
-}
-impl Scalar for i32 {
-    const NUMBER: Number = Number::I32;
-    #[inline]
-    fn as_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline]
-    fn as_f64(self) -> f64 {
-        self as f64
-    }
-    const WHICH: Which<Self> = Which::I32(Same::REFL);
-}
-impl Scalar for f32 {
-    const NUMBER: Number = Number::F32;
-    #[inline]
-    fn as_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline]
-    fn as_f64(self) -> f64 {
-        self as f64
-    }
-    const WHICH: Which<Self> = Which::F32(Same::REFL);
-}
-impl Scalar for bool {
-    const NUMBER: Number = Number::Bool;
-    #[inline]
-    fn as_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline]
-    fn as_f64(self) -> f64 {
-        if self { 1.0 } else { 0.0 }
-    }
-    const WHICH: Which<Self> = Which::Bool(Same::REFL);
+scalars! {
+    i64 I64 |self| self;
+    f64 F64 |self| self;
+    i32 I32 |self| self;
+    f32 F32 |self| self;
+    bool Bool |self| (self as u8);
+    i8 I8 |self| self;
+    i16 I16 |self| self;
+    isize Isize |self| self;
+    u8 U8 |self| self;
+    u16 U16 |self| self;
+    u32 U32 |self| self;
+    u64 U64 |self| self;
+    usize Usize |self| self;
 }
 
-/// A number: `i64`, `f64`, `i32` or `f32`.
+/// A number: an integer (`i8 i16 i32 i64 isize u8 u16 u32 u64 usize`) or a float (`f32 f64`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a number that `accelerate!` computes with",
     label = "`accelerate!` uses values of this type in arithmetic or as tensor elements",
-    note = "numbers inside `accelerate!` are i64, f64, i32 or f32"
+    note = "numbers inside `accelerate!` are i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 and f64"
 )]
 pub trait Num: Scalar + Element {
     /// `+` (wrapping for integers).
@@ -262,8 +260,11 @@ pub trait Num: Scalar + Element {
     fn sub(self, other: Self) -> Self;
     /// `*` (wrapping for integers).
     fn mul(self, other: Self) -> Self;
-    /// `/`; integer division by zero fails at `site`.
+    /// `/`; integer division by zero fails at `site`, and so does `MIN / -1`, as Rust panics.
     fn div(site: &Site, a: Self, b: Self) -> Self;
+    /// `%`: the remainder of `/` (the sign of the dividend); integer remainder by zero, and
+    /// `MIN % -1`, fail at `site`; of floats, Rust's `%` (C's `fmod`).
+    fn rem(site: &Site, a: Self, b: Self) -> Self;
     /// Unary `-` (wrapping for integers).
     fn neg(self) -> Self;
     /// `abs` (wrapping for integers: `MIN` stays `MIN`, as `wrapping_abs`).
@@ -276,29 +277,30 @@ pub trait Num: Scalar + Element {
     fn clamp(site: &Site, x: Self, lo: Self, hi: Self) -> Self;
 }
 
-/// An integer: `i64` or `i32` (what an integer literal may be; `Into<i64>` is how `hist` reads an
-/// `i32` bin index).
+/// An integer: `i8 i16 i32 i64 isize u8 u16 u32 u64 usize` (what an integer literal may be;
+/// [`Scalar::as_i64`] is how `hist` reads a bin index and a shift reads its amount).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an integer that `accelerate!` computes with",
     label = "`accelerate!` uses values of this type as integers",
-    note = "integers inside `accelerate!` are i64 or i32; an integer literal like `2` makes the \
-            values it is used with integers: write `2.0` for a float"
+    note = "integers inside `accelerate!` are i8, i16, i32, i64, isize, u8, u16, u32, u64 and usize; \
+            an integer literal like `2` makes the values it is used with integers: write `2.0` for a float"
 )]
-pub trait Int: Num + Into<i64> + Bits {
+pub trait Int: Num + Bits {
     /// The literal `v`, which must fit (checked at `site`).
     fn from_lit(site: &Site, v: i64) -> Self;
     /// `a << n` as a Rust release build computes it: the amount masked to the width
     /// (`wrapping_shl`); with `checks` (debug mode) an amount outside `0..BITS` fails at `site`
     /// as a Rust debug build panics.
     fn shl<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self;
-    /// `a >> n` (arithmetic: the sign is shifted in), masked and checked as [`Int::shl`].
+    /// `a >> n` (arithmetic on signed types: the sign is shifted in; logical on unsigned
+    /// ones), masked and checked as [`Int::shl`].
     fn shr<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self;
-    /// `count_ones`, as the receiver's type (Rust's is a `u32`, always in range).
-    fn count_ones(self) -> Self;
-    /// `leading_zeros`, as the receiver's type.
-    fn leading_zeros(self) -> Self;
-    /// `trailing_zeros`, as the receiver's type.
-    fn trailing_zeros(self) -> Self;
+    /// `count_ones`, a `u32` as Rust's.
+    fn count_ones(self) -> u32;
+    /// `leading_zeros`, a `u32` as Rust's.
+    fn leading_zeros(self) -> u32;
+    /// `trailing_zeros`, a `u32` as Rust's.
+    fn trailing_zeros(self) -> u32;
     /// `reverse_bits`.
     fn reverse_bits(self) -> Self;
     /// `swap_bytes`.
@@ -329,19 +331,19 @@ pub trait Int: Num + Into<i64> + Bits {
     /// where Rust panics.
     fn isqrt(site: &Site, x: Self) -> Self;
     /// `abs_diff`, as the receiver's type: Rust's result is the unsigned type of the same width,
-    /// which PMExpr does not have yet, so its bits are read as the receiver's type, as `as`
-    /// converts (`i64::MIN.abs_diff(i64::MAX)` is `u64::MAX`, here -1). Once the unsigned types
-    /// exist, the result becomes that unsigned type.
+    /// a type that depends on the receiver's, which inference does not express for a receiver
+    /// whose type the captured values fix; so its bits are read as the receiver's type, as `as`
+    /// converts (`i64::MIN.abs_diff(i64::MAX)` is `u64::MAX`, here -1).
     fn abs_diff(self, o: Self) -> Self;
     /// `div_ceil`: the quotient rounded toward +∞ (Rust's, stable on unsigned integers; on signed
     /// ones the `int_roundings` definition: `a / b`, plus 1 when the remainder is not zero and
-    /// `a` and `b` have the same sign). Division by zero fails at `site`; `MIN / -1` wraps.
+    /// `a` and `b` have the same sign). Division by zero and `MIN / -1` fail at `site`.
     fn div_ceil(site: &Site, a: Self, b: Self) -> Self;
-    /// `rem_euclid`: the remainder that is never negative (`wrapping_rem_euclid`: `MIN % -1` is
-    /// 0). Division by zero fails at `site`.
+    /// `rem_euclid`: the remainder that is never negative. Division by zero and `MIN % -1`
+    /// fail at `site`, as Rust panics.
     fn rem_euclid(site: &Site, a: Self, b: Self) -> Self;
-    /// `div_euclid`: the quotient of [`Int::rem_euclid`] (`wrapping_div_euclid`: `MIN / -1` is
-    /// `MIN`). Division by zero fails at `site`.
+    /// `div_euclid`: the quotient of [`Int::rem_euclid`]. Division by zero and `MIN / -1` fail
+    /// at `site`, as Rust panics.
     fn div_euclid(site: &Site, a: Self, b: Self) -> Self;
     /// `is_power_of_two`. Rust has it on unsigned integers; on a signed one it is
     /// `x > 0 && x & (x - 1) == 0` (`MIN`, whose bits are a power of two's, is not one).
@@ -365,7 +367,7 @@ pub trait Int: Num + Into<i64> + Bits {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no bit operators inside `accelerate!`",
     label = "`accelerate!` applies `&`, `|`, `^` or `!` to values of this type",
-    note = "`&`, `|`, `^` and `!` apply to i64, i32 and bool"
+    note = "`&`, `|`, `^` and `!` apply to integers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize) and bool"
 )]
 pub trait Bits:
     Scalar
@@ -376,9 +378,10 @@ pub trait Bits:
 {
 }
 
-impl Bits for i64 {}
-impl Bits for i32 {}
-impl Bits for bool {}
+macro_rules! bits {
+    ($($t:ty),*) => {$(impl Bits for $t {})*};
+}
+bits!(i64, i32, bool, i8, i16, isize, u8, u16, u32, u64, usize);
 
 /// A floating-point number: `f64` or `f32` (what a float literal may be).
 #[diagnostic::on_unimplemented(
@@ -458,8 +461,10 @@ pub trait Float: Num {
     fn powi<N: Int>(self, n: N) -> Self;
 }
 
+/// `Num` and `Int` for the integers; `$signed` says whether `MIN / -1` (the one quotient that
+/// overflows) can occur.
 macro_rules! ints {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $signed:tt),*) => {$(
         impl Num for $t {
             #[inline]
             fn add(self, o: Self) -> Self { self.wrapping_add(o) }
@@ -472,18 +477,39 @@ macro_rules! ints {
                 if b == 0 {
                     site.fail("Division by zero");
                 }
-                // `wrapping_div` tests `a == MIN && b == -1`, which changes with `a`; a test of
-                // `b` alone is the same for every element of a loop over `a`, and it is the test
-                // `modi` makes, so that `k / n` and `k % n` are one division (in Parboil tpacf's
-                // loop they were two).
-                if b == -1 { a.wrapping_neg() } else { a / b }
+                // A test of `b` alone first: the same for every element of a loop over `a`, and
+                // the test `rem` makes, so that `k / n` and `k % n` stay one division (in Parboil
+                // tpacf's loop they were two). `MIN / -1` panics in every Rust build.
+                if $signed && b == (0 as $t).wrapping_sub(1) {
+                    if a == <$t>::MIN {
+                        site.fail("attempt to divide with overflow");
+                    }
+                    a.wrapping_neg()
+                } else {
+                    a / b
+                }
+            }
+            #[inline]
+            fn rem(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
+                }
+                // Any `x % -1` is 0, but `MIN % -1` panics in every Rust build.
+                if $signed && b == (0 as $t).wrapping_sub(1) {
+                    if a == <$t>::MIN {
+                        site.fail("attempt to calculate the remainder with overflow");
+                    }
+                    0
+                } else {
+                    a % b
+                }
             }
             #[inline]
             fn neg(self) -> Self { self.wrapping_neg() }
             #[inline]
-            fn abs(self) -> Self { self.wrapping_abs() }
+            fn abs(self) -> Self { ints!(@abs $signed self) }
             #[inline]
-            fn signum(self) -> Self { <$t>::signum(self) }
+            fn signum(self) -> Self { ints!(@signum $signed self) }
             #[inline]
             fn clamp(site: &Site, x: Self, lo: Self, hi: Self) -> Self {
                 if lo > hi {
@@ -496,7 +522,7 @@ macro_rules! ints {
         impl Int for $t {
             #[inline]
             fn shl<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self {
-                let n: i64 = n.into();
+                let n = n.as_i64();
                 if checks && !(0..i64::from(<$t>::BITS)).contains(&n) {
                     site.fail("attempt to shift left with overflow");
                 }
@@ -504,26 +530,26 @@ macro_rules! ints {
             }
             #[inline]
             fn shr<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self {
-                let n: i64 = n.into();
+                let n = n.as_i64();
                 if checks && !(0..i64::from(<$t>::BITS)).contains(&n) {
                     site.fail("attempt to shift right with overflow");
                 }
                 a.wrapping_shr(n as u32)
             }
             #[inline]
-            fn count_ones(self) -> Self { <$t>::count_ones(self) as $t }
+            fn count_ones(self) -> u32 { <$t>::count_ones(self) }
             #[inline]
-            fn leading_zeros(self) -> Self { <$t>::leading_zeros(self) as $t }
+            fn leading_zeros(self) -> u32 { <$t>::leading_zeros(self) }
             #[inline]
-            fn trailing_zeros(self) -> Self { <$t>::trailing_zeros(self) as $t }
+            fn trailing_zeros(self) -> u32 { <$t>::trailing_zeros(self) }
             #[inline]
             fn reverse_bits(self) -> Self { <$t>::reverse_bits(self) }
             #[inline]
             fn swap_bytes(self) -> Self { <$t>::swap_bytes(self) }
             #[inline]
-            fn rotate_left<N: Int>(self, n: N) -> Self { <$t>::rotate_left(self, n.into() as u32) }
+            fn rotate_left<N: Int>(self, n: N) -> Self { <$t>::rotate_left(self, n.as_i64() as u32) }
             #[inline]
-            fn rotate_right<N: Int>(self, n: N) -> Self { <$t>::rotate_right(self, n.into() as u32) }
+            fn rotate_right<N: Int>(self, n: N) -> Self { <$t>::rotate_right(self, n.as_i64() as u32) }
             #[inline]
             fn wrapping_add(self, o: Self) -> Self { <$t>::wrapping_add(self, o) }
             #[inline]
@@ -539,8 +565,9 @@ macro_rules! ints {
             #[inline]
             fn saturating_mul(self, o: Self) -> Self { <$t>::saturating_mul(self, o) }
             #[inline]
-            fn pow<N: Int>(self, n: N) -> Self { <$t>::wrapping_pow(self, n.into() as u32) }
+            fn pow<N: Int>(self, n: N) -> Self { <$t>::wrapping_pow(self, n.as_i64() as u32) }
             #[inline]
+            #[allow(unused_comparisons)] // `x < 0` is false on an unsigned type, as meant.
             fn isqrt(site: &Site, x: Self) -> Self {
                 if x < 0 {
                     site.fail("argument of integer square root cannot be negative");
@@ -549,17 +576,15 @@ macro_rules! ints {
             }
             #[inline]
             fn abs_diff(self, o: Self) -> Self {
-                // Rust's result is the unsigned type of this width; the bits of it, until the
-                // unsigned types exist here (then this is `<$t>::abs_diff` itself).
+                // Rust's result is the unsigned type of this width; the bits of it (see the trait).
                 <$t>::abs_diff(self, o) as $t
             }
             #[inline]
+            #[allow(unused_comparisons)] // On an unsigned type the signs always agree.
             fn div_ceil(site: &Site, a: Self, b: Self) -> Self {
-                if b == 0 {
-                    site.fail("Division by zero");
-                }
-                let (d, r) = (a.wrapping_div(b), a.wrapping_rem(b));
-                // Unstable `int_roundings` on signed integers; an unsigned type would add 1
+                // `MIN / -1` fails as `/` does (`int_roundings` divides first).
+                let (d, r) = (Num::div(site, a, b), a.wrapping_rem(b));
+                // Unstable `int_roundings` on signed integers; on an unsigned type, 1 more
                 // whenever `r != 0` (its stable `div_ceil`).
                 if r != 0 && (a < 0) == (b < 0) { d.wrapping_add(1) } else { d }
             }
@@ -568,12 +593,18 @@ macro_rules! ints {
                 if b == 0 {
                     site.fail("Division by zero");
                 }
+                if $signed && a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
+                    site.fail("attempt to calculate the remainder with overflow");
+                }
                 a.wrapping_rem_euclid(b)
             }
             #[inline]
             fn div_euclid(site: &Site, a: Self, b: Self) -> Self {
                 if b == 0 {
                     site.fail("Division by zero");
+                }
+                if $signed && a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
+                    site.fail("attempt to divide with overflow");
                 }
                 a.wrapping_div_euclid(b)
             }
@@ -584,10 +615,9 @@ macro_rules! ints {
                 if self <= 1 {
                     return 1;
                 }
-                // The exponent of the power; `BITS - 1` is the sign bit's (an unsigned type's
-                // limit would be `BITS`).
+                // The exponent of the power; on a signed type `BITS - 1` is the sign bit's.
                 let e = <$t>::BITS - (self - 1).leading_zeros();
-                if e >= <$t>::BITS - 1 { 0 } else { 1 << e }
+                if e >= <$t>::BITS - ($signed as u32) { 0 } else { 1 << e }
             }
             fn to_index(self) -> i64 { i64::try_from(self).unwrap_or(i64::MAX) }
             #[inline]
@@ -603,8 +633,17 @@ macro_rules! ints {
             }
         }
     )*};
+    // Rust has no `abs` or `signum` of an unsigned integer (the compiler does not offer them
+    // there); of one that reaches these generically, the value itself and 0 or 1.
+    (@abs true $x:ident) => { $x.wrapping_abs() };
+    (@abs false $x:ident) => { $x };
+    (@signum true $x:ident) => { $x.signum() };
+    (@signum false $x:ident) => { (($x != 0) as u8).into() };
 }
-ints!(i64, i32);
+ints!(
+    i64: true, i32: true, i8: true, i16: true, isize: true,
+    u8: false, u16: false, u32: false, u64: false, usize: false
+);
 
 macro_rules! floats {
     ($($t:ty),*) => {$(
@@ -617,6 +656,8 @@ macro_rules! floats {
             fn mul(self, o: Self) -> Self { self * o }
             #[inline]
             fn div(_: &Site, a: Self, b: Self) -> Self { a / b }
+            #[inline]
+            fn rem(_: &Site, a: Self, b: Self) -> Self { a % b }
             #[inline]
             fn neg(self) -> Self { -self }
             #[inline]
@@ -700,7 +741,7 @@ macro_rules! floats {
             #[inline]
             fn mul_add(self, a: Self, b: Self) -> Self { <$t>::mul_add(self, a, b) }
             #[inline]
-            fn powi<N: Int>(self, n: N) -> Self { <$t>::powi(self, n.into() as i32) }
+            fn powi<N: Int>(self, n: N) -> Self { <$t>::powi(self, n.as_i64() as i32) }
         }
     )*};
 }
@@ -755,27 +796,19 @@ mod tests {
         fn element<T: Element>() {
             let n = <T as Element>::NUMBER;
             assert_eq!(n.rust_name(), std::any::type_name::<T>());
-            assert!(n.is_arithmetic(), "{n}");
         }
-        check::<i64>();
-        check::<f64>();
-        check::<i32>();
-        check::<f32>();
-        check::<bool>();
-        element::<i64>();
-        element::<f64>();
-        element::<i32>();
-        element::<f32>();
+        macro_rules! each {
+            ($($t:ty),*) => {{
+                $(check::<$t>(); element::<$t>();)*
+                [$(<$t as Scalar>::NUMBER),*]
+            }};
+        }
         assert_eq!(
-            [
-                <i64 as Scalar>::NUMBER,
-                <f64 as Scalar>::NUMBER,
-                <i32 as Scalar>::NUMBER,
-                <f32 as Scalar>::NUMBER,
-                <bool as Scalar>::NUMBER,
-            ],
+            each!(
+                i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize
+            ),
             Number::ALL,
-            "every number has its scalar"
+            "every number has its scalar and element"
         );
     }
 
@@ -786,6 +819,81 @@ mod tests {
             N::div(&Site::new("n.rs", 1, 1), a, b).neg(),
             a < b,
         )
+    }
+
+    #[test]
+    fn casts_are_rust_s_as() {
+        assert_eq!(300_i64.cast::<u8>(), 44);
+        assert_eq!((-1_i8).cast::<u64>(), u64::MAX);
+        assert_eq!(200_u8.cast::<i8>(), -56);
+        assert_eq!(f64::NAN.cast::<i32>(), 0);
+        assert_eq!((-1e300_f64).cast::<i16>(), i16::MIN);
+        assert_eq!(1e300_f64.cast::<usize>(), usize::MAX);
+        assert_eq!((-3.9_f32).cast::<u32>(), 0);
+        assert_eq!(true.cast::<f32>(), 1.0);
+        assert_eq!(u64::MAX.cast::<f32>(), u64::MAX as f32);
+        assert_eq!(i64::MAX.cast::<f64>(), 9.223_372_036_854_776e18);
+    }
+
+    #[test]
+    fn unsigned_arithmetic_wraps_and_divides_as_rust() {
+        let site = Site::new("n.rs", 1, 1);
+        assert_eq!(250_u8.add(10), 4);
+        assert_eq!(0_u16.sub(1), u16::MAX);
+        assert_eq!(u32::MAX.mul(u32::MAX), 1);
+        assert_eq!(u8::div(&site, 255, 2), 127);
+        assert_eq!(u64::rem(&site, u64::MAX, 10), 5);
+        assert_eq!(i8::div(&site, i8::MIN + 1, -1), i8::MAX);
+        assert_eq!(i8::rem(&site, i8::MIN + 1, -1), 0);
+        let fails = |f: fn(&Site)| {
+            let site = Site::new("n.rs", 1, 1);
+            let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&site)))
+                .expect_err("fails");
+            e.downcast_ref::<String>().cloned().unwrap_or_default()
+        };
+        assert!(
+            fails(|s| {
+                i8::div(s, i8::MIN, -1);
+            })
+            .ends_with("attempt to divide with overflow")
+        );
+        assert!(
+            fails(|s| {
+                i8::rem(s, i8::MIN, -1);
+            })
+            .ends_with("attempt to calculate the remainder with overflow")
+        );
+        assert!(
+            fails(|s| {
+                <i32 as Int>::rem_euclid(s, i32::MIN, -1);
+            })
+            .ends_with("attempt to calculate the remainder with overflow")
+        );
+        assert!(
+            fails(|s| {
+                <i16 as Int>::div_euclid(s, i16::MIN, -1);
+            })
+            .ends_with("attempt to divide with overflow")
+        );
+        assert!(
+            fails(|s| {
+                <i64 as Int>::div_ceil(s, i64::MIN, -1);
+            })
+            .ends_with("attempt to divide with overflow")
+        );
+        assert_eq!(<u8 as Int>::div_ceil(&site, 255, 255), 1);
+        assert_eq!(i16::rem(&site, -7, 2), -1);
+        assert_eq!(<u8 as Int>::shr(false, &site, 0x80, 7_u64), 1, "logical");
+        assert_eq!(
+            <i8 as Int>::shr(false, &site, -128, 7_usize),
+            -1,
+            "arithmetic"
+        );
+        assert_eq!(7_usize.signum(), 1);
+        assert_eq!(0_u8.signum(), 0);
+        assert_eq!(5_u16.abs(), 5);
+        assert_eq!(<u8 as Int>::from_lit(&site, 255), 255);
+        assert_eq!(f64::rem(&site, 7.5, 2.0), 1.5);
     }
 
     #[test]

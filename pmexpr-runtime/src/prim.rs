@@ -1,4 +1,4 @@
-//! Which of the primitive types (`i64`, `f64`, `i32`, `f32`, `bool`) a generic number is, as a
+//! Which of the primitive types (`i8` … `u64`, `isize`, `usize`, `f32`, `f64`, `bool`) a generic number is, as a
 //! value a backend can match on.
 //!
 //! The base number traits ([`crate::numeric::Scalar`], [`crate::tensor::Element`]) know no
@@ -86,6 +86,22 @@ pub enum Which<T> {
     F32(Same<T, f32>),
     /// `bool`.
     Bool(Same<T, bool>),
+    /// `i8`.
+    I8(Same<T, i8>),
+    /// `i16`.
+    I16(Same<T, i16>),
+    /// `isize`.
+    Isize(Same<T, isize>),
+    /// `u8`.
+    U8(Same<T, u8>),
+    /// `u16`.
+    U16(Same<T, u16>),
+    /// `u32`.
+    U32(Same<T, u32>),
+    /// `u64`.
+    U64(Same<T, u64>),
+    /// `usize`.
+    Usize(Same<T, usize>),
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Tensors: mutable, shaped, row-major arrays of `i64` or `f64` (the paper's `Tensor[Int]` and
-//! `Tensor[Float]`), and beyond the paper of `i32` or `f32`.
+//! `Tensor[Float]`), and beyond the paper of every Rust number type and of `bool`.
 //!
 //! A [`Tensor`] is what a Rust program creates and captures. Inside an accelerated expression it is
 //! seen through a [`TensorRef`], a `Copy` view that borrows the tensor's storage for the duration
@@ -16,7 +16,10 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU8, AtomicU16,
+    AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 
 use pmexpr_abi::Number;
 
@@ -29,13 +32,16 @@ include!(concat!(env!("OUT_DIR"), "/max_rank.rs"));
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for i64 {}
-    impl Sealed for f64 {}
-    impl Sealed for i32 {}
-    impl Sealed for f32 {}
+    macro_rules! sealed {
+        ($($t:ty),*) => {$(impl Sealed for $t {})*};
+    }
+    sealed!(
+        i64, f64, i32, f32, bool, i8, i16, isize, u8, u16, u32, u64, usize
+    );
 }
 
-/// An element type of a tensor: `i64`, `f64`, `i32` or `f32`.
+/// An element type of a tensor: a number (`i8` … `u64`, `isize`, `usize`, `f32`, `f64`) or
+/// `bool` (one byte per element).
 ///
 /// The trait is sealed: every `Cell` has the size, alignment and valid bit patterns of its
 /// element (an atomic of the same width), and `new_cell`/`load` move the bits unchanged. So a
@@ -60,76 +66,44 @@ pub trait Element:
     fn store(cell: &Self::Cell, v: Self);
 }
 
-impl Element for i64 {
-    type Cell = AtomicI64;
-    const NUMBER: Number = Number::I64;
-    const WHICH: Which<Self> = Which::I64(Same::REFL);
-    #[inline]
-    fn new_cell(v: Self) -> AtomicI64 {
-        AtomicI64::new(v)
-    }
-    #[inline(always)]
-    fn load(cell: &AtomicI64) -> i64 {
-        cell.load(Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn store(cell: &AtomicI64, v: i64) {
-        cell.store(v, Ordering::Relaxed)
-    }
+/// Integers and `bool` are stored in the atomic of their own type; a float as the bits of its
+/// width (there are no atomic floats).
+macro_rules! elements {
+    ($($t:ident $variant:ident: $cell:ident, |$v:ident| $to:expr, |$b:ident| $from:expr;)*) => {$(
+        impl Element for $t {
+            type Cell = $cell;
+            const NUMBER: Number = Number::$variant;
+            const WHICH: Which<Self> = Which::$variant(Same::REFL);
+            #[inline]
+            fn new_cell($v: Self) -> $cell {
+                $cell::new($to)
+            }
+            #[inline(always)]
+            fn load(cell: &$cell) -> $t {
+                let $b = cell.load(Ordering::Relaxed);
+                $from
+            }
+            #[inline(always)]
+            fn store(cell: &$cell, $v: $t) {
+                cell.store($to, Ordering::Relaxed)
+            }
+        }
+    )*};
 }
-
-impl Element for f64 {
-    type Cell = AtomicU64;
-    const NUMBER: Number = Number::F64;
-    const WHICH: Which<Self> = Which::F64(Same::REFL);
-    #[inline]
-    fn new_cell(v: Self) -> AtomicU64 {
-        AtomicU64::new(v.to_bits())
-    }
-    #[inline(always)]
-    fn load(cell: &AtomicU64) -> f64 {
-        f64::from_bits(cell.load(Ordering::Relaxed))
-    }
-    #[inline(always)]
-    fn store(cell: &AtomicU64, v: f64) {
-        cell.store(v.to_bits(), Ordering::Relaxed)
-    }
-}
-
-impl Element for i32 {
-    type Cell = AtomicI32;
-    const NUMBER: Number = Number::I32;
-    const WHICH: Which<Self> = Which::I32(Same::REFL);
-    #[inline]
-    fn new_cell(v: Self) -> AtomicI32 {
-        AtomicI32::new(v)
-    }
-    #[inline(always)]
-    fn load(cell: &AtomicI32) -> i32 {
-        cell.load(Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn store(cell: &AtomicI32, v: i32) {
-        cell.store(v, Ordering::Relaxed)
-    }
-}
-
-impl Element for f32 {
-    type Cell = AtomicU32;
-    const NUMBER: Number = Number::F32;
-    const WHICH: Which<Self> = Which::F32(Same::REFL);
-    #[inline]
-    fn new_cell(v: Self) -> AtomicU32 {
-        AtomicU32::new(v.to_bits())
-    }
-    #[inline(always)]
-    fn load(cell: &AtomicU32) -> f32 {
-        f32::from_bits(cell.load(Ordering::Relaxed))
-    }
-    #[inline(always)]
-    fn store(cell: &AtomicU32, v: f32) {
-        cell.store(v.to_bits(), Ordering::Relaxed)
-    }
+elements! {
+    i64 I64: AtomicI64, |v| v, |b| b;
+    f64 F64: AtomicU64, |v| v.to_bits(), |b| f64::from_bits(b);
+    i32 I32: AtomicI32, |v| v, |b| b;
+    f32 F32: AtomicU32, |v| v.to_bits(), |b| f32::from_bits(b);
+    bool Bool: AtomicBool, |v| v, |b| b;
+    i8 I8: AtomicI8, |v| v, |b| b;
+    i16 I16: AtomicI16, |v| v, |b| b;
+    isize Isize: AtomicIsize, |v| v, |b| b;
+    u8 U8: AtomicU8, |v| v, |b| b;
+    u16 U16: AtomicU16, |v| v, |b| b;
+    u32 U32: AtomicU32, |v| v, |b| b;
+    u64 U64: AtomicU64, |v| v, |b| b;
+    usize Usize: AtomicUsize, |v| v, |b| b;
 }
 
 /// A tensor's elements and the lock that says who may access them (see [`access`]); views share
@@ -215,7 +189,8 @@ impl fmt::Display for TensorError {
 
 impl std::error::Error for TensorError {}
 
-/// A mutable, shaped, row-major array of `i64`, `f64`, `i32` or `f32`.
+/// A mutable, shaped, row-major array of numbers (any of Rust's: `i8` … `u64`, `isize`,
+/// `usize`, `f32`, `f64`) or of `bool`s (one byte each).
 ///
 /// Capture it in `accelerate!` and write it with `tensor_set`; the writes are visible afterwards.
 /// Like a PMExpr tensor it is a *handle*: `accelerate!` reads and writes it through a shared

@@ -26,12 +26,12 @@ fn rotate_by_a_float(x: i64) -> i64 {
     accelerate!(backend = cpu, x.rotate_left(1.5))
 }
 
-fn cast_to_u8(x: i64) -> i64 {
-    accelerate!(backend = cpu, x as u8)
+fn cast_to_bool(x: i64) -> bool {
+    accelerate!(backend = cpu, x as bool)
 }
 
-fn cast_to_i32(x: i64) -> i64 {
-    accelerate!(backend = cpu, x as i32)
+fn cast_to_i128(x: i64) -> i64 {
+    accelerate!(backend = cpu, x as i128)
 }
 
 fn main() {
@@ -41,6 +41,6 @@ fn main() {
     floor_of_an_integer();
     count_ones_of_a_float();
     rotate_by_a_float(1);
-    cast_to_u8(1);
-    cast_to_i32(1);
+    cast_to_bool(1);
+    cast_to_i128(1);
 }

@@ -8,14 +8,14 @@ fn field(p: (i64, f64)) -> i64 {
     })
 }
 
-fn tensor_of_bool(t: pmexpr::Tensor<f64>) -> bool {
+fn tensor_of_pairs(t: pmexpr::Tensor<f64>) -> bool {
     accelerate!({
-        let t: pmexpr::Tensor<bool> = t;
+        let t: pmexpr::Tensor<(i64, i64)> = t;
         tensor_get(t, [0])
     })
 }
 
 fn main() {
     field((1, 2.0));
-    tensor_of_bool(pmexpr::Tensor::zeros(&[1]));
+    tensor_of_pairs(pmexpr::Tensor::zeros(&[1]));
 }

@@ -6,11 +6,11 @@ fn method(s: &[i64]) -> i64 {
 }
 
 fn cast(s: &[f64]) -> i64 {
-    accelerate!(s[0] as u16)
+    accelerate!(s[0] as u128)
 }
 
-fn cast_f32(s: &[i64]) -> f64 {
-    accelerate!(s[0] as f32)
+fn cast_char(s: &[i64]) -> f64 {
+    accelerate!(s[0] as char)
 }
 
 fn borrow_mut(s: &[i64]) -> i64 {
@@ -35,7 +35,7 @@ fn main() {
     let s = vec![1, 2, 3];
     method(&s);
     cast(&[1.5]);
-    cast_f32(&s);
+    cast_char(&s);
     borrow_mut(&s);
     for_windows(&s);
     nested(&s);

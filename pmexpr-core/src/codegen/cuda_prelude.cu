@@ -44,7 +44,9 @@ enum pm_error_code {
     PM_ISQRT_NEGATIVE = 14,
     PM_CLAMP_BOUNDS = 15,
     PM_CLAMP_BOUNDS_F64 = 16,
-    PM_CLAMP_BOUNDS_F32 = 17
+    PM_CLAMP_BOUNDS_F32 = 17,
+    PM_DIVIDE_OVERFLOW = 18,
+    PM_REMAINDER_OVERFLOW = 19
 };
 
 __device__ __noinline__ void pm_fail(int code, int check, long long a, long long b) {
@@ -82,15 +84,22 @@ __device__ __forceinline__ long long pm_negi(long long a) {
 __device__ __forceinline__ long long pm_absi(long long a) {
     return a < 0 ? pm_negi(a) : a;
 }
-// Division truncates toward zero (C++11 and Rust agree); MIN / -1 wraps to MIN as in Rust.
+// Division truncates toward zero (C++11 and Rust agree); MIN / -1 and MIN % -1 fail, as Rust
+// panics (C's are undefined).
 __device__ __forceinline__ long long pm_divi(int check, long long a, long long b) {
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
-    if (b == -1) return pm_negi(a);
+    if (b == -1) {
+        if (a == (-9223372036854775807LL - 1LL)) { pm_fail(PM_DIVIDE_OVERFLOW, check, a, b); return 0; }
+        return pm_negi(a);
+    }
     return a / b;
 }
 __device__ __forceinline__ long long pm_modi(int check, long long a, long long b) {
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
-    if (b == -1) return 0;
+    if (b == -1) {
+        if (a == (-9223372036854775807LL - 1LL)) { pm_fail(PM_REMAINDER_OVERFLOW, check, a, b); }
+        return 0;
+    }
     return a % b;
 }
 // The same for `i32` (`int`): 32-bit wrapping, as Rust's `i32` wraps.
@@ -111,8 +120,69 @@ __device__ __forceinline__ int pm_absi32(int a) {
 }
 __device__ __forceinline__ int pm_divi32(int check, int a, int b) {
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, a, b); return 0; }
-    if (b == -1) return pm_negi32(a);
+    if (b == -1) {
+        if (a == (-2147483647 - 1)) { pm_fail(PM_DIVIDE_OVERFLOW, check, a, b); return 0; }
+        return pm_negi32(a);
+    }
     return a / b;
+}
+// The limits of each integer C type (`isize` and `usize` are `long long` and
+// `unsigned long long`), and the unsigned type its wrapping arithmetic is done in: at least
+// `unsigned`, since C++ promotes a narrower operand to a signed `int`, whose overflow (of
+// `unsigned short * unsigned short`, say) is undefined.
+template <typename T> struct pm_int;
+#define PM_INT(T, ARITH, MINV, MAXV)                                                             \
+template <> struct pm_int<T> {                                                                  \
+    typedef ARITH arith;                                                                        \
+    static __device__ __forceinline__ T min() { return MINV; }                                  \
+    static __device__ __forceinline__ T max() { return MAXV; }                                  \
+};
+PM_INT(signed char, unsigned, (-127 - 1), 127)
+PM_INT(short, unsigned, (-32767 - 1), 32767)
+PM_INT(int, unsigned, (-2147483647 - 1), 2147483647)
+PM_INT(long long, unsigned long long, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
+PM_INT(unsigned char, unsigned, 0, 255)
+PM_INT(unsigned short, unsigned, 0, 65535)
+PM_INT(unsigned int, unsigned, 0U, 4294967295U)
+PM_INT(unsigned long long, unsigned long long, 0ULL, 18446744073709551615ULL)
+#undef PM_INT
+// The other integer types' arithmetic (`i8`, `u16`, `usize`, …): wrapping as Rust's release
+// build; `/ 0`, `% 0`, and `MIN / -1`, `MIN % -1` of a signed type (`T(-1)` is negative) are
+// errors, as Rust panics.
+template <typename T> __device__ __forceinline__ T pm_wadd(T a, T b) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)a + (U)b);
+}
+template <typename T> __device__ __forceinline__ T pm_wsub(T a, T b) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)a - (U)b);
+}
+template <typename T> __device__ __forceinline__ T pm_wmul(T a, T b) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)a * (U)b);
+}
+template <typename T> __device__ __forceinline__ T pm_wneg(T a) {
+    typedef typename pm_int<T>::arith U;
+    return (T)((U)0 - (U)a);
+}
+template <typename T> __device__ __forceinline__ T pm_wabs(T a) {
+    return a < (T)0 ? pm_wneg(a) : a;
+}
+template <typename T> __device__ __forceinline__ T pm_wdiv(int check, T a, T b) {
+    if (b == (T)0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }
+    if ((T)-1 < (T)0 && b == (T)-1) {
+        if (a == pm_int<T>::min()) { pm_fail(PM_DIVIDE_OVERFLOW, check, (long long)a, (long long)b); return 0; }
+        return pm_wneg(a);
+    }
+    return (T)(a / b);
+}
+template <typename T> __device__ __forceinline__ T pm_wmod(int check, T a, T b) {
+    if (b == (T)0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }
+    if ((T)-1 < (T)0 && b == (T)-1) {
+        if (a == pm_int<T>::min()) { pm_fail(PM_REMAINDER_OVERFLOW, check, (long long)a, (long long)b); }
+        return 0;
+    }
+    return (T)(a % b);
 }
 // An integer literal that does not fit the number type the captured values gave it (the CPU
 // targets check it when they evaluate it, too): [2] the literal, [3] the type's bits.
@@ -264,52 +334,56 @@ __device__ void pm_gemm(pm_tensor<T> c, pm_tensor<T> a, bool ta, pm_tensor<T> b,
 // Rust's results: shifts masked to the width as a release build does (C's shift by the width or
 // more is undefined, and so is a left shift of a negative number: done on the unsigned type);
 // `>>` on a signed integer is arithmetic.
-#define PM_INT_OPS(T, U, BITS, MINV, MAXV)                                                      \
+// `T`'s bits are read zero-extended (`(U)(UT)a`: `UT` is the unsigned type of `T`'s width, `U`
+// the type of its arithmetic), so that a narrow negative value has only its own bits.
+#define PM_INT_OPS(T, UT, U, BITS)                                                              \
 template <typename N> __device__ __forceinline__ T pm_shl(T a, N n) {                          \
     return (T)((U)a << ((unsigned)n & (BITS - 1)));                                             \
 }                                                                                               \
 template <typename N> __device__ __forceinline__ T pm_shr(T a, N n) {                          \
     return a >> ((unsigned)n & (BITS - 1));                                                     \
 }                                                                                               \
-__device__ __forceinline__ T pm_m_count_ones(T a) {                                             \
-    U x = (U)a; T c = 0;                                                                        \
-    while (x) { c += (T)(x & 1u); x >>= 1; }                                                    \
+__device__ __forceinline__ unsigned int pm_m_count_ones(T a) {                                  \
+    U x = (U)(UT)a; unsigned int c = 0;                                                         \
+    while (x) { c += (unsigned int)(x & 1u); x >>= 1; }                                         \
     return c;                                                                                   \
 }                                                                                               \
-__device__ __forceinline__ T pm_m_leading_zeros(T a) {                                          \
-    U x = (U)a; T c = 0;                                                                        \
+__device__ __forceinline__ unsigned int pm_m_leading_zeros(T a) {                               \
+    U x = (U)(UT)a; unsigned int c = 0;                                                         \
     for (int k = BITS - 1; k >= 0 && !((x >> k) & 1u); --k) ++c;                                \
     return c;                                                                                   \
 }                                                                                               \
-__device__ __forceinline__ T pm_m_trailing_zeros(T a) {                                         \
-    U x = (U)a; T c = 0;                                                                        \
+__device__ __forceinline__ unsigned int pm_m_trailing_zeros(T a) {                              \
+    U x = (U)(UT)a; unsigned int c = 0;                                                         \
     for (int k = 0; k < BITS && !((x >> k) & 1u); ++k) ++c;                                     \
     return c;                                                                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_reverse_bits(T a) {                                           \
-    U x = (U)a, r = 0;                                                                          \
+    U x = (U)(UT)a, r = 0;                                                                          \
     for (int k = 0; k < BITS; ++k) { r = (r << 1) | (x & 1u); x >>= 1; }                        \
     return (T)r;                                                                                \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_swap_bytes(T a) {                                             \
-    U x = (U)a, r = 0;                                                                          \
+    U x = (U)(UT)a, r = 0;                                                                          \
     for (int k = 0; k < BITS / 8; ++k) { r = (r << 8) | (x & 0xffu); x >>= 8; }                 \
     return (T)r;                                                                                \
 }                                                                                               \
 template <typename N> __device__ __forceinline__ T pm_m_rotate_left(T a, N n) {                \
     unsigned k = (unsigned)n & (BITS - 1);                                                      \
-    U x = (U)a;                                                                                 \
+    U x = (U)(UT)a;                                                                             \
     return k == 0 ? a : (T)((x << k) | (x >> (BITS - k)));                                      \
 }                                                                                               \
 template <typename N> __device__ __forceinline__ T pm_m_rotate_right(T a, N n) {               \
     unsigned k = (unsigned)n & (BITS - 1);                                                      \
-    U x = (U)a;                                                                                 \
+    U x = (U)(UT)a;                                                                             \
     return k == 0 ? a : (T)((x >> k) | (x << (BITS - k)));                                      \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_wrapping_add(T a, T b) { return (T)((U)a + (U)b); }           \
 __device__ __forceinline__ T pm_m_wrapping_sub(T a, T b) { return (T)((U)a - (U)b); }           \
 __device__ __forceinline__ T pm_m_wrapping_mul(T a, T b) { return (T)((U)a * (U)b); }           \
-__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }                  \
+__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }
+// Saturating arithmetic and `signum` of a signed type ...
+#define PM_SIGNED_OPS(T, U, MINV, MAXV)                                                         \
 __device__ __forceinline__ T pm_m_saturating_add(T a, T b) {                                    \
     T r = (T)((U)a + (U)b);                                                                     \
     if (((a ^ r) & (b ^ r)) < 0) return a < 0 ? MINV : MAXV;                                    \
@@ -329,29 +403,75 @@ __device__ __forceinline__ T pm_m_saturating_mul(T a, T b) {                    
     return r;                                                                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_signum(T a) { return a > 0 ? 1 : (a < 0 ? -1 : 0); }
-PM_INT_OPS(long long, unsigned long long, 64, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
-PM_INT_OPS(int, unsigned, 32, (-2147483647 - 1), 2147483647)
+// ... and of an unsigned one (no `signum` in Rust; the generic one gives 0 or 1).
+#define PM_UNSIGNED_OPS(T, U, MAXV)                                                             \
+__device__ __forceinline__ T pm_m_saturating_add(T a, T b) {                                    \
+    T r = (T)((U)a + (U)b);                                                                     \
+    return r < a ? MAXV : r;                                                                    \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_saturating_sub(T a, T b) { return a < b ? 0 : (T)(a - b); }   \
+__device__ __forceinline__ T pm_m_saturating_mul(T a, T b) {                                    \
+    T r = (T)((U)a * (U)b);                                                                     \
+    if (a != 0 && (T)(r / a) != b) return MAXV;                                                 \
+    return r;                                                                                   \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_signum(T a) { return a > 0 ? 1 : 0; }
+PM_INT_OPS(long long, unsigned long long, unsigned long long, 64)
+PM_INT_OPS(int, unsigned, unsigned, 32)
+PM_INT_OPS(signed char, unsigned char, unsigned, 8)
+PM_INT_OPS(short, unsigned short, unsigned, 16)
+PM_INT_OPS(unsigned char, unsigned char, unsigned, 8)
+PM_INT_OPS(unsigned short, unsigned short, unsigned, 16)
+PM_INT_OPS(unsigned int, unsigned int, unsigned, 32)
+PM_INT_OPS(unsigned long long, unsigned long long, unsigned long long, 64)
+PM_SIGNED_OPS(long long, unsigned long long, (-9223372036854775807LL - 1LL), 9223372036854775807LL)
+PM_SIGNED_OPS(int, unsigned, (-2147483647 - 1), 2147483647)
+PM_SIGNED_OPS(signed char, unsigned, (-127 - 1), 127)
+PM_SIGNED_OPS(short, unsigned, (-32767 - 1), 32767)
+PM_UNSIGNED_OPS(unsigned char, unsigned, 255)
+PM_UNSIGNED_OPS(unsigned short, unsigned, 65535)
+PM_UNSIGNED_OPS(unsigned int, unsigned, 4294967295U)
+PM_UNSIGNED_OPS(unsigned long long, unsigned long long, 18446744073709551615ULL)
 #undef PM_INT_OPS
+#undef PM_SIGNED_OPS
+#undef PM_UNSIGNED_OPS
 
-// `as i64`: sign extension; a float truncated toward zero and saturated, NaN giving 0 (the C++
-// conversion of a value out of range is undefined); `true` is 1.
-__device__ __forceinline__ long long pm_as_i64(long long x) { return x; }
-__device__ __forceinline__ long long pm_as_i64(int x) { return (long long)x; }
-__device__ __forceinline__ long long pm_as_i64(bool x) { return x ? 1LL : 0LL; }
-__device__ __forceinline__ long long pm_as_i64(double x) {
+// `as`, Rust's: between integers truncation, sign or zero extension (C++'s conversions, modular
+// on every compiler pmexpr uses); an integer to a float rounded to the nearest (the default
+// rounding of the conversion); `f64` to `f32` rounded to the nearest; `true` is 1. A float to
+// an integer truncates toward zero and saturates, NaN giving 0: the C++ conversion of a value
+// out of range is undefined, so the bounds are tested first (`MAX + 1` is a power of two, so
+// exactly a float; `MIN` is 0 or minus one).
+template <typename T, typename F> __device__ __forceinline__ T pm_sat(F x) {
     if (x != x) return 0;
-    if (x >= 9223372036854775808.0) return 9223372036854775807LL;
-    if (x <= -9223372036854775808.0) return -9223372036854775807LL - 1LL;
-    return (long long)x;
+    if (x <= (F)pm_int<T>::min()) return pm_int<T>::min();
+    if (x >= (F)(pm_int<T>::max() / 2 + 1) * (F)2) return pm_int<T>::max();
+    return (T)x;
 }
-__device__ __forceinline__ long long pm_as_i64(float x) { return pm_as_i64((double)x); }
-// `as f64`: an integer rounded to the nearest (the default rounding of the conversion), an
-// `f32` exactly, `true` 1.0.
-__device__ __forceinline__ double pm_as_f64(long long x) { return (double)x; }
-__device__ __forceinline__ double pm_as_f64(int x) { return (double)x; }
-__device__ __forceinline__ double pm_as_f64(bool x) { return x ? 1.0 : 0.0; }
-__device__ __forceinline__ double pm_as_f64(double x) { return x; }
-__device__ __forceinline__ double pm_as_f64(float x) { return (double)x; }
+template <typename T, typename F> struct pm_cast {
+    static __device__ __forceinline__ T of(F x) { return (T)x; }
+};
+template <typename T> struct pm_cast<T, double> {
+    static __device__ __forceinline__ T of(double x) { return pm_sat<T, double>(x); }
+};
+template <typename T> struct pm_cast<T, float> {
+    static __device__ __forceinline__ T of(float x) { return pm_sat<T, float>(x); }
+};
+template <> struct pm_cast<double, double> {
+    static __device__ __forceinline__ double of(double x) { return x; }
+};
+template <> struct pm_cast<float, double> {
+    static __device__ __forceinline__ float of(double x) { return (float)x; }
+};
+template <> struct pm_cast<double, float> {
+    static __device__ __forceinline__ double of(float x) { return (double)x; }
+};
+template <> struct pm_cast<float, float> {
+    static __device__ __forceinline__ float of(float x) { return x; }
+};
+template <typename T, typename F> __device__ __forceinline__ T pm_as(F x) {
+    return pm_cast<T, F>::of(x);
+}
 
 // The float methods: C's functions of the same meaning (`round` is half away from zero as
 // Rust's, `fma` fused as `mul_add`), and Rust's definitions where C has none.
@@ -390,9 +510,10 @@ PM_FLOAT_OPS(float, f, (3.14159265358979323846f / 180.0f), 57.295779513082320876
 #undef PM_FLOAT_OPS
 
 // ---- More of Rust's numeric methods (`pm_m_pow`, `pm_m_isqrt` …), with Rust's results on
-// signed integers; where Rust panics (`isqrt` of a negative number, division by zero, `clamp`
-// with `min > max`) a failed check, as `pm_divi`'s. Unsigned arithmetic where Rust's wraps.
-#define PM_INT_METHODS(T, U, BITS)                                                              \
+// every integer type (SIGNED: 1 or 0); where Rust panics (`isqrt` of a negative number, division
+// by zero, `clamp` with `min > max`) a failed check, as `pm_divi`'s. Unsigned arithmetic (U, at
+// least 32 bits) where Rust's wraps.
+#define PM_INT_METHODS(T, U, BITS, SIGNED)                                                      \
 template <typename N> __device__ __forceinline__ T pm_m_pow(T a, N n) {                         \
     /* `wrapping_pow(n as u32)`: square and multiply, modular in U. */                          \
     unsigned e = (unsigned)n;                                                                   \
@@ -410,26 +531,35 @@ __device__ __forceinline__ T pm_m_isqrt(int check, T a) {                       
     }                                                                                           \
     return (T)c;                                                                                \
 }                                                                                               \
-/* Rust's is the unsigned type of the width; its bits as T (PMExpr has no unsigned type yet). */\
+/* Rust's is the unsigned type of the width; its bits as T (as the CPU's `Int::abs_diff`). */  \
 __device__ __forceinline__ T pm_m_abs_diff(T a, T b) {                                          \
     return a > b ? (T)((U)a - (U)b) : (T)((U)b - (U)a);                                         \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_div_ceil(int check, T a, T b) {                               \
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
-    if (b == -1) return (T)(0u - (U)a);                                                         \
+    if (SIGNED && b == (T)-1) {                                                                 \
+        if (a == pm_int<T>::min()) { pm_fail(PM_DIVIDE_OVERFLOW, check, (long long)a, -1); return 0; } \
+        return (T)(0u - (U)a);                                                                  \
+    }                                                                                           \
     T d = a / b, r = a % b;                                                                     \
     return (r != 0 && ((a < 0) == (b < 0))) ? (T)(d + 1) : d;                                   \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_rem_euclid(int check, T a, T b) {                             \
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
-    if (b == -1) return 0;                                                                      \
+    if (SIGNED && b == (T)-1) {                                                                 \
+        if (a == pm_int<T>::min()) { pm_fail(PM_REMAINDER_OVERFLOW, check, (long long)a, -1); } \
+        return 0;                                                                               \
+    }                                                                                           \
     T r = a % b;                                                                                \
     /* `r.wrapping_add(b.wrapping_abs())`: at b = MIN, modular. */                              \
     return r < 0 ? (T)((U)r + (b < 0 ? 0u - (U)b : (U)b)) : r;                                  \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_div_euclid(int check, T a, T b) {                             \
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
-    if (b == -1) return (T)(0u - (U)a);                                                         \
+    if (SIGNED && b == (T)-1) {                                                                 \
+        if (a == pm_int<T>::min()) { pm_fail(PM_DIVIDE_OVERFLOW, check, (long long)a, -1); return 0; } \
+        return (T)(0u - (U)a);                                                                  \
+    }                                                                                           \
     T q = a / b;                                                                                \
     if (a % b < 0) return b > 0 ? (T)(q - 1) : (T)(q + 1);                                      \
     return q;                                                                                   \
@@ -437,16 +567,22 @@ __device__ __forceinline__ T pm_m_div_euclid(int check, T a, T b) {             
 __device__ __forceinline__ bool pm_m_is_power_of_two(T a) { return a > 0 && (a & (a - 1)) == 0; } \
 __device__ __forceinline__ T pm_m_next_power_of_two(T a) {                                      \
     if (a <= 1) return 1;                                                                       \
-    /* Not representable (past the sign bit): 0, as Rust's release build on overflow. */       \
+    /* Not representable (past the width, or the sign bit): 0, as a release build's overflow. */\
     int e = BITS - (int)pm_m_leading_zeros((T)(a - 1));                                         \
-    return e >= BITS - 1 ? (T)0 : (T)((U)1 << e);                                               \
+    return e >= BITS - SIGNED ? (T)0 : (T)((U)1 << e);                                          \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_clamp(int check, T x, T lo, T hi) {                           \
     if (lo > hi) { pm_fail(PM_CLAMP_BOUNDS, check, (long long)lo, (long long)hi); return x; }   \
     return x < lo ? lo : (x > hi ? hi : x);                                                     \
 }
-PM_INT_METHODS(long long, unsigned long long, 64)
-PM_INT_METHODS(int, unsigned, 32)
+PM_INT_METHODS(long long, unsigned long long, 64, 1)
+PM_INT_METHODS(int, unsigned, 32, 1)
+PM_INT_METHODS(signed char, unsigned, 8, 1)
+PM_INT_METHODS(short, unsigned, 16, 1)
+PM_INT_METHODS(unsigned char, unsigned, 8, 0)
+PM_INT_METHODS(unsigned short, unsigned, 16, 0)
+PM_INT_METHODS(unsigned int, unsigned, 32, 0)
+PM_INT_METHODS(unsigned long long, unsigned long long, 64, 0)
 #undef PM_INT_METHODS
 
 // `powi` as Rust computes it (compiler-builtins' `__powidf2`, `__powisf2`: square and multiply

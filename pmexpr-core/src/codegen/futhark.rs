@@ -132,7 +132,7 @@ impl FutType {
     /// is its element (Futhark has no 1-tuples).
     pub fn of(t: &Type, inst: &Instantiation) -> Result<FutType, GenError> {
         Ok(match t {
-            Type::Int | Type::Float | Type::Bool => match numbers::of_type(t) {
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => match numbers::of_type(t) {
                 Some(n) => FutType::Prim(n),
                 None => return Err(GenError::Unsupported(format!("the type `{t}`"))),
             },
@@ -358,9 +358,10 @@ impl std::error::Error for GenError {}
 // Public functions
 // ---------------------------------------------------------------------------------------------
 
-/// The name of a site's entry point for one instantiation ([`crate::mangle::futhark_entry`]).
+/// The name of a site's entry point for one instantiation ([`crate::mangle::futhark_entry`]),
+/// by the numbers' Rust names: `isize` and `i64` are one Futhark type but two entries.
 pub fn entry_name(site: &str, inst: &Instantiation) -> String {
-    crate::mangle::futhark_entry(site, inst.values().map(|p| p.futhark_name()))
+    crate::mangle::futhark_entry(site, inst.values().map(|p| p.rust_name()))
 }
 
 pub use crate::codegen::numbers::MAX_INSTANTIATIONS;
@@ -674,7 +675,7 @@ fn type_vars(t: &Type, out: &mut BTreeSet<TyVar>) {
         Type::Var(v) => {
             out.insert(*v);
         }
-        Type::Int | Type::Float | Type::Bool => {}
+        Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
         Type::Seq(a) | Type::Tensor(a) => type_vars(a, out),
         Type::Arrow(a, b) => {
             type_vars(a, out);

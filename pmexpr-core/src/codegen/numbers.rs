@@ -21,22 +21,15 @@ use quote::{format_ident, quote};
 use crate::infer::Numeric;
 use crate::types::{TyVar, Type};
 
-/// The number a ground PMExpr type is: `Int` is `i64`, `Float` is `f64`, `Bool` is `bool`.
+/// The number a ground PMExpr type is: `Int` is `i64`, `Float` is `f64`, `Bool` is `bool`, and
+/// [`Type::Num`] the other numbers a site names.
 pub fn of_type(t: &Type) -> Option<Number> {
-    match t {
-        Type::Int => Some(Number::I64),
-        Type::Float => Some(Number::F64),
-        Type::Bool => Some(Number::Bool),
-        _ => None,
-    }
+    t.as_number()
 }
 
-/// The ground PMExpr type that is `n` ([`of_type`]), if any: PMExpr's `Int` and `Float` are
-/// `i64` and `f64`, so the other numbers have none, and a type variable stands for them.
-pub fn ground_type(n: Number) -> Option<Type> {
-    [Type::Int, Type::Float, Type::Bool]
-        .into_iter()
-        .find(|t| of_type(t) == Some(n))
+/// The ground PMExpr type that is `n` ([`Type::number`]).
+pub fn ground_type(n: Number) -> Type {
+    Type::number(n)
 }
 
 /// `n` as a value of generated Rust code: `<i64 as rt::Scalar>::NUMBER`, the runtime's number of
@@ -48,10 +41,10 @@ pub fn rust_value(n: Number, rt: &TokenStream) -> TokenStream {
 }
 
 /// The types a variable of each kind may stand for, the default first, in the order of
-/// [`Number::ALL`]: those the runtime's trait of the kind is implemented for (`Num`: the
-/// arithmetic numbers `i64 f64 i32 f32`; `Scalar`: those and `bool`; `Int`: the integers
-/// `i64 i32`; `Float`: the floats `f64 f32`), and for a type only moved or counted (`Open`) the
-/// numbers and `bool`: other Rust types it may be (tuples, nested `Vec`s) get no code.
+/// [`Number::ALL`]: those the runtime's trait of the kind is implemented for (`Num`: the 12
+/// arithmetic numbers; `Scalar`: those and `bool`; `Int`: the 10 integers; `Float`: `f64 f32`),
+/// and for a type only moved or counted (`Open`) the numbers and `bool`: other Rust types it may
+/// be (tuples, nested `Vec`s) get no code.
 pub fn choices(kind: Numeric) -> Vec<Number> {
     let fits = |n: Number| match kind {
         Numeric::Num => n.is_arithmetic(),
@@ -70,7 +63,25 @@ pub type Choice = BTreeMap<TyVar, Number>;
 
 /// The most instantiations [`instantiations`] lists for one site (each is a CUDA module that the
 /// build compiles and the binary embeds, and a Futhark entry point).
-pub const MAX_INSTANTIATIONS: usize = 16;
+pub const MAX_INSTANTIATIONS: usize = 32;
+
+/// The order in which mixes of numbers get code after the uniform ones: the types Rust programs
+/// hold their data and sizes in most (`i64`, `f64`, `usize`, `i32`, `f32`) first.
+const PREFERENCE: [Number; 13] = [
+    Number::I64,
+    Number::F64,
+    Number::Usize,
+    Number::I32,
+    Number::F32,
+    Number::U32,
+    Number::U64,
+    Number::U8,
+    Number::Bool,
+    Number::I8,
+    Number::I16,
+    Number::U16,
+    Number::Isize,
+];
 
 /// Every variable as `like` where its kind allows, else as the number of its kind with the same
 /// width (an integer variable under `f32` is `i32`, a float one under `i64` is `f64`; under
@@ -93,11 +104,14 @@ pub fn uniform(numeric: &[(TyVar, Numeric)], like: Number) -> Choice {
 }
 
 /// The distinct instantiations the GPU generators emit code for, in a fixed order: first every
-/// variable alike as far as its kind allows — `i64` (the default), `f64`, `i32`, `f32`, `bool`
-/// ([`uniform`]) — then every other combination of [`choices`], the last variable varying
-/// fastest, at most [`MAX_INSTANTIATIONS`] in all. The uniform ones come first so that the cap
-/// never drops them: with three or more variables of a kind not every combination fits, and
-/// the others run on the CPU targets.
+/// variable alike as far as its kind allows, for each of the 13 numbers of [`Number::ALL`] —
+/// `i64` (the default), `f64`, `i32`, `f32`, `bool`, `i8`, `i16`, `isize`, `u8`, `u16`, `u32`,
+/// `u64`, `usize` ([`uniform`]) — then the mixes, by rank: each variable's choices ordered by
+/// [`PREFERENCE`], all the mixes of its first two choices before any with a third, and so on (so
+/// a `usize` count with `f64` elements, or `i32` values beside `i64` ones, have code), at most
+/// [`MAX_INSTANTIATIONS`] in all. The uniform ones come first so that the cap never drops them:
+/// every number has code for a site whose variables are all of it; the mixes past the cap run on
+/// the CPU targets, said once on stderr.
 pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
     let mut out: Vec<Choice> = Vec::new();
     let add = |i: Choice, out: &mut Vec<Choice>| {
@@ -108,28 +122,54 @@ pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
     for like in Number::ALL {
         add(uniform(numeric, like), &mut out);
     }
-    // An odometer over the choices: stops once the cap is reached, however many variables.
-    let choices: Vec<Vec<Number>> = numeric.iter().map(|(_, k)| choices(*k)).collect();
-    let mut digits = vec![0_usize; numeric.len()];
-    while out.len() < MAX_INSTANTIATIONS {
-        let inst = numeric
+    let rank = |n: &Number| {
+        PREFERENCE
             .iter()
-            .zip(&digits)
-            .zip(&choices)
-            .map(|(((v, _), d), c)| (*v, c[*d]))
-            .collect();
-        add(inst, &mut out);
-        let mut k = digits.len();
+            .position(|p| p == n)
+            .unwrap_or(PREFERENCE.len())
+    };
+    let choices: Vec<Vec<Number>> = numeric
+        .iter()
+        .map(|(_, k)| {
+            let mut c = choices(*k);
+            c.sort_by_key(rank);
+            c
+        })
+        .collect();
+    let widest = choices.iter().map(Vec::len).max().unwrap_or(0);
+    // Rank `r`: an odometer over each variable's first `r + 1` choices, the mixes that use an
+    // `r`-th one. Stops once the cap is reached, however many variables.
+    for r in 1..widest {
+        let limits: Vec<usize> = choices.iter().map(|c| c.len().min(r + 1)).collect();
+        let mut digits = vec![0_usize; numeric.len()];
         loop {
-            if k == 0 {
+            if out.len() >= MAX_INSTANTIATIONS {
                 return out;
             }
-            k -= 1;
-            digits[k] += 1;
-            if digits[k] < choices[k].len() {
+            if digits.contains(&r) {
+                let inst = numeric
+                    .iter()
+                    .zip(&digits)
+                    .zip(&choices)
+                    .map(|(((v, _), d), c)| (*v, c[*d]))
+                    .collect();
+                add(inst, &mut out);
+            }
+            let mut k = digits.len();
+            loop {
+                if k == 0 {
+                    break;
+                }
+                k -= 1;
+                digits[k] += 1;
+                if digits[k] < limits[k] {
+                    break;
+                }
+                digits[k] = 0;
+            }
+            if digits.iter().all(|d| *d == 0) {
                 break;
             }
-            digits[k] = 0;
         }
     }
     out

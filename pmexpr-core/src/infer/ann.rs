@@ -10,8 +10,9 @@ impl Infer<'_> {
     /// Tensors hold `i64` or `f64`.
     pub(super) fn tensor_elements_numeric(&mut self, t: &Type) {
         match self.find(t) {
+            // A tensor holds numbers or `bool`s.
             Type::Tensor(a) => {
-                let _ = self.constrain(&a, Kind::Num);
+                let _ = self.constrain(&a, Kind::Eq);
             }
             Type::Seq(a) => self.tensor_elements_numeric(&a),
             Type::Arrow(a, b) => {
@@ -31,7 +32,7 @@ impl Infer<'_> {
         if let Some(bad) = self.non_numeric_tensor(&t) {
             self.errors.push(Error::new(
                 a.span,
-                format!("tensors hold i64 or f64, not `{bad}`"),
+                format!("tensors hold numbers or bool, not `{bad}`"),
             ));
             // Reported here: the rest of the expression sees an unknown type, not a second error.
             return self.fresh();
@@ -44,7 +45,7 @@ impl Infer<'_> {
     fn non_numeric_tensor(&self, t: &Type) -> Option<Type> {
         match self.find(t) {
             Type::Tensor(a) => match self.find(&a) {
-                Type::Int | Type::Float | Type::Var(_) => None,
+                Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => None,
                 other => Some(self.shown(&other)),
             },
             Type::Seq(a) => self.non_numeric_tensor(&a),
@@ -61,6 +62,7 @@ impl Infer<'_> {
             TypeAnn::Int => Type::Int,
             TypeAnn::Float => Type::Float,
             TypeAnn::Bool => Type::Bool,
+            TypeAnn::Num(n) => Type::number(*n),
             TypeAnn::Seq(t) => Type::seq(self.ann_type_raw(t)),
             TypeAnn::Tensor(t) => Type::tensor(self.ann_type_raw(t)),
             TypeAnn::Arrow(ps, r) => {

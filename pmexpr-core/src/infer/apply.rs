@@ -45,7 +45,7 @@ impl Infer<'_> {
                             span,
                             format!("`!` cannot be applied to `{f}`: it needs bool or an integer"),
                         )
-                        .help("`!` is logical on bool and bitwise on integers (i64, i32)"),
+                        .help("`!` is logical on bool and bitwise on integers"),
                     );
                 }
                 return (vec![tx.clone()], tx);
@@ -55,7 +55,7 @@ impl Infer<'_> {
                 self.errors.push(Error::new(
                     span,
                     format!(
-                        "`-` cannot be applied to `{f}`: it needs a number (i64, i32, f64 or f32)"
+                        "`-` cannot be applied to `{f}`: it needs a number (an integer or a float)"
                     ),
                 ));
             }
@@ -77,7 +77,7 @@ impl Infer<'_> {
                             span,
                             format!("`{sym}` cannot be applied to `{shown}`: {what} must be an integer"),
                         )
-                        .help("`<<` and `>>` shift integers (i64, i32) by an integer; convert a float first with `x as i64`"),
+                        .help("`<<` and `>>` shift integers (i8 … i64, isize, u8 … u64, usize) by an integer of any of these types; convert a float first with `x as i64`"),
                     );
                 }
             }
@@ -107,7 +107,7 @@ impl Infer<'_> {
                         span,
                         format!("`{sym}` cannot be applied to `{l}`: it needs integers or bool"),
                     )
-                    .help("`&`, `|` and `^` are bitwise on integers (i64, i32) and logical on bool; floats have no bit operators"),
+                    .help("`&`, `|` and `^` are bitwise on integers (i8 … i64, isize, u8 … u64, usize) and logical on bool; floats have no bit operators"),
                 );
             }
         } else {
@@ -116,18 +116,14 @@ impl Infer<'_> {
                 Operands::Numbers => Kind::Num,
                 _ => Kind::Any,
             };
-            let ok = if row.operands == Operands::Int {
-                self.unify(&tl, &Type::Int).is_ok()
+            let kind = if row.operands == Operands::Int {
+                Kind::IntNum
             } else {
-                self.constrain(&tl, kind.clone()).is_ok()
+                kind
             };
-            if !ok {
+            if self.constrain(&tl, kind.clone()).is_err() {
                 let l = self.shown(&tl);
-                let wants = if row.operands == Operands::Int {
-                    "i64"
-                } else {
-                    kind_name(&kind)
-                };
+                let wants = kind_name(&kind);
                 self.errors.push(Error::new(
                     span,
                     format!("`{sym}` cannot be applied to `{l}`: it needs {wants}"),
@@ -146,10 +142,11 @@ impl Infer<'_> {
         match &f.kind {
             ExprKind::Intrinsic(i) => match (i.method(), i) {
                 (Some((name, _)), _) => format!("`.{name}()`"),
-                (None, Intrinsic::AsI64) => "`as i64`".into(),
-                (None, Intrinsic::AsF64) => "`as f64`".into(),
                 (None, Intrinsic::Len) => "`.len()`".into(),
                 (None, Intrinsic::NumAbs) => "`.abs()`".into(),
+                (None, i) if i.cast_target().is_some() => {
+                    format!("`as {}`", i.cast_target().map_or("i64", |n| n.rust_name()))
+                }
                 _ => format!("`{}`", i.name()),
             },
             ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
@@ -286,12 +283,12 @@ fn reinterpreted(i: Intrinsic) -> Option<(String, String)> {
     if i == Intrinsic::NumAbs {
         return Some((
             "Rust's method of numbers".into(),
-            "`.abs()` is a method of numbers (i64, i32, f64, f32), as in Rust".into(),
+            "`.abs()` is a method of numbers (integers and floats), as in Rust".into(),
         ));
     }
     let (_, t) = i.method()?;
     let what = match t {
-        M::Int { .. } | M::IntAmount | M::IntTest => "Rust's method of integers",
+        M::Int { .. } | M::IntAmount | M::IntTest | M::IntCount => "Rust's method of integers",
         M::Float { .. } | M::FloatTest | M::FloatAmount => "Rust's method of floats",
         M::Num | M::NumWith { .. } => "Rust's method of numbers",
     };
@@ -301,20 +298,23 @@ fn reinterpreted(i: Intrinsic) -> Option<(String, String)> {
 /// What a numeric method or a cast applies to, for the help of a mismatch.
 fn method_help(i: Intrinsic) -> Option<String> {
     use crate::intrinsics::MethodType as M;
-    if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {
-        return Some("`as i64` and `as f64` convert i64, i32, f64, f32 and bool".into());
+    if i.cast_target().is_some() {
+        return Some("`as` converts numbers and bool to a number".into());
     }
     let (name, t) = i.method()?;
     let of = match t {
-        M::Int { .. } | M::IntAmount | M::IntTest => "integers (i64, i32)",
+        M::Int { .. } | M::IntAmount | M::IntTest | M::IntCount => {
+            "integers (i8 … i64, isize, u8 … u64, usize)"
+        }
         M::Float { .. } | M::FloatTest | M::FloatAmount => "floats (f64, f32)",
-        M::Num | M::NumWith { .. } => "numbers (i64, i32, f64, f32)",
+        M::Num | M::NumWith { .. } => "numbers (integers and floats)",
     };
     Some(match t {
         M::IntAmount | M::FloatAmount => {
             format!("`.{name}(n)` is a method of {of}, `n` an integer of any type")
         }
         M::IntTest => format!("`.{name}()` is a method of {of}, as in Rust, giving a `bool`"),
+        M::IntCount => format!("`.{name}()` is a method of {of}, as in Rust, giving a `u32`"),
         _ => format!(
             "`.{name}()` is a method of {of}, as in Rust; its arguments are of the receiver's type"
         ),

@@ -74,7 +74,7 @@ impl Infer<'_> {
         } else if let Some(bad) = bad_tensor(t) {
             self.errors.push(Error::new(
                 e.span,
-                format!("the result is a `{bad}`, but tensors hold i64 or f64"),
+                format!("the result is a `{bad}`, but tensors hold numbers or bool"),
             ));
         }
     }
@@ -82,7 +82,12 @@ impl Infer<'_> {
 
 fn bad_tensor(t: &Type) -> Option<Type> {
     match t {
-        Type::Tensor(e) if !matches!(**e, Type::Int | Type::Float | Type::Var(_)) => {
+        Type::Tensor(e)
+            if !matches!(
+                **e,
+                Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_)
+            ) =>
+        {
             Some(t.clone())
         }
         Type::Seq(a) | Type::Tensor(a) => bad_tensor(a),

@@ -65,7 +65,7 @@ impl Infer<'_> {
                     // (`x.rotate_left(n)`) of any integer type.
                     use crate::intrinsics::MethodType as M;
                     let kind = match t {
-                        M::Int { .. } | M::IntAmount | M::IntTest => Kind::IntNum,
+                        M::Int { .. } | M::IntAmount | M::IntTest | M::IntCount => Kind::IntNum,
                         M::Num | M::NumWith { .. } => Kind::Num,
                         _ => Kind::FloatNum,
                     };
@@ -77,11 +77,11 @@ impl Infer<'_> {
                             a.clone()
                         };
                     }
-                    if !matches!(t, M::FloatTest | M::IntTest) {
+                    if !matches!(t, M::FloatTest | M::IntTest | M::IntCount) {
                         r = a;
                     }
-                } else if matches!(i, Intrinsic::AsI64 | Intrinsic::AsF64) {
-                    // `x as i64`, `x as f64` of a number or a `bool`.
+                } else if i.cast_target().is_some() {
+                    // `x as u8`, `x as f64`, … of a number or a `bool`.
                     ps[0] = self.fresh_kind(Kind::Eq);
                 } else if i == Intrinsic::FloorFI {
                     ps[0] = self.fresh_kind(Kind::FloatNum);
@@ -348,12 +348,10 @@ impl Infer<'_> {
         t
     }
 
-    /// The type of `s.len()` written as a Rust method: Rust's is a `usize`. Until `usize` is a
-    /// number of the project, it is an integer of the type its context needs, `i64` when nothing
-    /// fixes it, as an unsuffixed integer literal's; this is the one place that says which type a
-    /// Rust length has (make it `usize` here once that type exists).
+    /// The type of `s.len()` written as a Rust method: Rust's, a `usize` (PMExpr's `length(s)`
+    /// is an `i64`).
     fn len_type(&mut self) -> Type {
-        self.fresh_kind(Kind::IntNum)
+        Type::number(crate::types::Number::Usize)
     }
 
     fn pat(&mut self, p: &mut Pat, t: &Type) {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{Infer, Kind, MAX_TYPE_DEPTH, MAX_TYPE_SIZE, Numeric};
-use crate::ast::{Expr, ExprKind, Pat, PatKind};
+use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind};
 use crate::error::{Error, SpanRange};
 use crate::types::{Label, TyVar, Type};
 
@@ -79,8 +79,35 @@ impl Infer<'_> {
         }
         if self.check_type_sizes(e) {
             self.zonk_expr(e);
+            self.check_int_literals(e);
         }
         kept
+    }
+
+    /// An integer literal whose type is known here and that does not fit it (`x + 300` with
+    /// `x: u8`) is an error at the literal, as rustc's "literal out of range"; one whose type the
+    /// captured values fix is checked when it is evaluated (`Int::from_lit`).
+    fn check_int_literals(&mut self, e: &Expr) {
+        let mut bad = Vec::new();
+        e.walk(&mut |x| {
+            if let (ExprKind::Lit(Lit::Int(i)), Type::Num(n)) = (&x.kind, &x.ty)
+                && n.is_int()
+            {
+                let (v, bits) = (i128::from(*i), n.bits());
+                let (lo, hi) = if n.is_unsigned() {
+                    (0, (1_i128 << bits) - 1)
+                } else {
+                    (-(1_i128 << (bits - 1)), (1_i128 << (bits - 1)) - 1)
+                };
+                if !(lo..=hi).contains(&v) {
+                    bad.push(
+                        Error::new(x.span, format!("the literal `{i}` does not fit in {n}"))
+                            .help(format!("the {n} values are {lo}..={hi}")),
+                    );
+                }
+            }
+        });
+        self.errors.extend(bad);
     }
 
     /// The unbound variables of `t`, through the substitution, each bound one visited once.
@@ -103,7 +130,7 @@ impl Infer<'_> {
                 self.unbound_vars(b, out, seen);
             }
             Type::Record(fs) => fs.iter().for_each(|(_, t)| self.unbound_vars(t, out, seen)),
-            Type::Int | Type::Float | Type::Bool => {}
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
         }
     }
 
@@ -116,7 +143,7 @@ impl Infer<'_> {
                 self.vars_of(b, out);
             }
             Type::Record(fs) => fs.iter().for_each(|(_, t)| self.vars_of(t, out)),
-            Type::Int | Type::Float | Type::Bool => {}
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
         }
     }
 
@@ -238,7 +265,7 @@ impl Infer<'_> {
                 }
                 m
             }
-            Type::Int | Type::Float | Type::Bool => (1, 0),
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => (1, 0),
             Type::Seq(a) | Type::Tensor(a) => {
                 let (size, depth) = measure(a);
                 (size.saturating_add(1), depth + 1)

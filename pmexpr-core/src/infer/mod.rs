@@ -47,11 +47,11 @@ use crate::types::{Label, TyVar, Type};
 /// site captures (generated code is generic over it, and rustc fixes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Numeric {
-    /// Any number (`i64`, `f64`, `i32`, `f32`): used in arithmetic or as a tensor element.
+    /// Any number (Rust's integers and floats): used in arithmetic or as a tensor element.
     Num,
     /// A number or `bool`: only compared with `==` or `!=`.
     Scalar,
-    /// An integer (`i64`, `i32`): an integer literal is one.
+    /// An integer of any of Rust's types: an integer literal is one.
     Int,
     /// An integer or `bool`: only an operand of `&`, `|`, `^` or `!`.
     Bits,
@@ -163,13 +163,13 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
 #[derive(Debug, Clone)]
 enum Kind {
     Any,
-    /// A number: `i64`, `f64`, `i32` or `f32`.
+    /// A number: any of Rust's integers or floats.
     Num,
-    /// An integer: `i64` or `i32` (an integer literal).
+    /// An integer of any of Rust's types (an integer literal).
     IntNum,
     /// A floating-point number: `f64` or `f32` (a float literal).
     FloatNum,
-    /// `i64`, `f64` or `bool`.
+    /// A number or `bool`.
     Eq,
     /// An integer or `bool` (an operand of `&`, `|`, `^`, `!`).
     Bits,

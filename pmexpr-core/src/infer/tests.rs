@@ -139,7 +139,10 @@ fn bit_operators_methods_and_casts() {
     );
     assert_eq!(typed(quote!(1 << 70)).expr.ty, Type::Int);
     // The methods: the receiver's type, a test `bool`.
-    assert_eq!(typed(quote!(7.count_ones())).expr.ty, Type::Int);
+    assert_eq!(
+        typed(quote!(7.count_ones())).expr.ty,
+        Type::Num(crate::types::Number::U32)
+    );
     assert_eq!(typed(quote!(1.5.floor())).expr.ty, Type::Float);
     assert_eq!(typed(quote!(1.5.is_nan())).expr.ty, Type::Bool);
     assert_eq!(typed(quote!(1.5.atan2(2.0))).expr.ty, Type::Float);
@@ -302,4 +305,35 @@ fn a_reinterpreted_method_says_what_it_took_the_call_for() {
         ),
         "{e:?}"
     );
+}
+
+#[test]
+fn rust_s_numbers_are_types_of_their_own() {
+    // Annotations, suffixes and casts name them; arithmetic stays in the type.
+    let t = typed(quote!(map(|x: u16| x * 2 + 1, s)));
+    assert_eq!(t.free_var_types[0].to_string(), "Vec<u16>");
+    let t = typed(quote!(map(|x| (x as usize, 3u8, 2.5f32), s)));
+    assert_eq!(
+        t.expr.ty.to_string(),
+        "Vec<(usize, u8, f32)>",
+        "{:?}",
+        t.expr.ty
+    );
+    // A literal that does not fit the type named around it is an error at the literal.
+    assert_eq!(
+        errors(quote!(map(|x: u8| x + 300, s))),
+        ["the literal `300` does not fit in u8\nhelp: the u8 values are 0..=255"]
+    );
+    assert_eq!(
+        errors(quote!(map(|x: i8| x - 129, s))),
+        ["the literal `129` does not fit in i8\nhelp: the i8 values are -128..=127"]
+    );
+    // Two different number types do not mix, as in Rust.
+    assert_eq!(
+        errors(quote!(map(|x: u8| x + 1u16, s))),
+        ["`+` needs operands of the same type, found `u8` and `u16`"]
+    );
+    // Floats and integers of the new types keep their kinds.
+    assert!(!errors(quote!(map(|x: f32| x + 1, s))).is_empty());
+    assert!(!errors(quote!(map(|x: u32| x & 1.5, s))).is_empty());
 }

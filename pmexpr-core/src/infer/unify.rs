@@ -19,7 +19,7 @@ pub(super) enum Mismatch {
 pub(super) fn kind_name(k: &Kind) -> &'static str {
     match k {
         Kind::Any => "any type",
-        Kind::Num => "a number (i64, i32, f64 or f32)",
+        Kind::Num => "a number (an integer or a float)",
         Kind::IntNum => "an integer",
         Kind::FloatNum => "a floating-point number",
         Kind::Eq => "a number or bool",
@@ -139,7 +139,7 @@ impl Infer<'_> {
                 self.occurs_in(v, a, level, seen) || self.occurs_in(v, b, level, seen)
             }
             Type::Record(fs) => fs.iter().any(|(_, t)| self.occurs_in(v, t, level, seen)),
-            Type::Int | Type::Float | Type::Bool => false,
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
         }
     }
 
@@ -203,6 +203,7 @@ impl Infer<'_> {
             (Type::Int, Type::Int) | (Type::Float, Type::Float) | (Type::Bool, Type::Bool) => {
                 Ok(())
             }
+            (Type::Num(x), Type::Num(y)) if x == y => Ok(()),
             (Type::Seq(x), Type::Seq(y)) | (Type::Tensor(x), Type::Tensor(y)) => self.unify(x, y),
             (Type::Arrow(a1, b1), Type::Arrow(a2, b2)) => {
                 self.unify(a1, a2)?;
@@ -233,6 +234,8 @@ impl Infer<'_> {
             }
             (Kind::IntNum, Type::Var(_) | Type::Int, _)
             | (Kind::FloatNum, Type::Var(_) | Type::Float, _) => false,
+            (Kind::IntNum, Type::Num(n), _) => !n.is_int(),
+            (Kind::FloatNum, Type::Num(n), _) => !n.is_float(),
             (Kind::IntNum | Kind::FloatNum, _, _) => true,
             _ => false,
         };
@@ -299,8 +302,12 @@ impl Infer<'_> {
             }
             (Kind::Num, Type::Int | Type::Float) => Ok(()),
             (Kind::IntNum, Type::Int) | (Kind::FloatNum, Type::Float) => Ok(()),
-            (Kind::Eq, Type::Int | Type::Float | Type::Bool) => Ok(()),
+            (Kind::Eq, Type::Int | Type::Float | Type::Bool | Type::Num(_)) => Ok(()),
             (Kind::Bits, Type::Int | Type::Bool) => Ok(()),
+            // Another of Rust's numbers: as the kind's numbers of its type.
+            (Kind::Num, Type::Num(_)) => Ok(()),
+            (Kind::IntNum | Kind::Bits, Type::Num(n)) if n.is_int() => Ok(()),
+            (Kind::FloatNum, Type::Num(n)) if n.is_float() => Ok(()),
             (Kind::Record(req), Type::Record(fs)) => {
                 for (l, tr) in req {
                     match fs.iter().find(|(fl, _)| *fl == l) {

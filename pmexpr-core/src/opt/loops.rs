@@ -183,7 +183,7 @@ pub fn loops<'a>(
             let accesses = windowed_accesses(f, arity);
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
-                grid: if par { grid(f) } else { None },
+                grid: if par { grid(f, numeric) } else { None },
                 reads: seq_reads(f, arity),
                 accesses,
             };
@@ -468,7 +468,7 @@ fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -
 /// number.
 pub fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
-        Type::Int | Type::Float | Type::Bool => false,
+        Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
         Type::Tensor(_) => true,
         Type::Var(v) => !numeric.iter().any(|(w, k)| w == v && *k != Numeric::Open),
         Type::Seq(t) => mentions_tensor(t, numeric),
@@ -496,15 +496,24 @@ fn top_lets(mut e: &Expr) -> Vec<(&Param, &Expr, &Expr)> {
     lets
 }
 
-/// The grid shape of a `par_loop`'s function `f`, if it has it.
-fn grid(f: &Expr) -> Option<Grid> {
+/// The grid shape of a `par_loop`'s function `f`, if it has it: its loop variable an integer of
+/// any type (`i64`, another of Rust's, or one the captured values fix), the row's arithmetic in
+/// that type.
+fn grid(f: &Expr, numeric: &[(TyVar, Numeric)]) -> Option<Grid> {
     let ExprKind::Lam { params, body } = &f.kind else {
         return None;
     };
     let [k] = &params[..] else {
         return None;
     };
-    if k.ty != Type::Int {
+    let int = &k.ty;
+    let integer = match int {
+        Type::Int => true,
+        Type::Num(n) => n.is_int(),
+        Type::Var(v) => numeric.iter().any(|(w, n)| w == v && *n == Numeric::Int),
+        _ => false,
+    };
+    if !integer {
         return None;
     }
     let free = f.free_vars();
@@ -512,7 +521,7 @@ fn grid(f: &Expr) -> Option<Grid> {
     // Fixed for the whole loop: a literal or an integer variable bound outside it.
     let fixed = |x: &Expr| match &x.kind {
         ExprKind::Lit(Lit::Int(_)) => true,
-        ExprKind::Var { ident, .. } => free.contains(&ident.id) && x.ty == Type::Int,
+        ExprKind::Var { ident, .. } => free.contains(&ident.id) && x.ty == *int,
         _ => false,
     };
     // `k % w`, `w` fixed.
@@ -520,7 +529,7 @@ fn grid(f: &Expr) -> Option<Grid> {
         let ExprKind::App { func, args } = &v.kind else {
             return false;
         };
-        let ExprKind::Intrinsic(Intrinsic::ModI) = func.kind else {
+        let ExprKind::Intrinsic(Intrinsic::ModI | Intrinsic::NumRem) = func.kind else {
             return false;
         };
         matches!(&args[..], [x, w] if is_k(x) && fixed(w))
@@ -544,7 +553,7 @@ fn grid(f: &Expr) -> Option<Grid> {
                 let ExprKind::Intrinsic(op) = func.kind else {
                     return false;
                 };
-                if op == Intrinsic::DivI
+                if matches!(op, Intrinsic::DivI | Intrinsic::NumDiv)
                     && let [x, m] = &args[..]
                     && is_k(x)
                 {
@@ -559,6 +568,12 @@ fn grid(f: &Expr) -> Option<Grid> {
                         | Intrinsic::DivI
                         | Intrinsic::ModI
                         | Intrinsic::NegI
+                        | Intrinsic::NumAdd
+                        | Intrinsic::NumSub
+                        | Intrinsic::NumMul
+                        | Intrinsic::NumDiv
+                        | Intrinsic::NumRem
+                        | Intrinsic::NumNeg
                 ) && args
                     .iter()
                     .all(|a| invariant(a, is_k, fixed, vars, divisors))
@@ -575,7 +590,7 @@ fn grid(f: &Expr) -> Option<Grid> {
             continue;
         }
         let mut found = Vec::new();
-        if value.ty != Type::Int || !invariant(value, &is_k, &fixed, &invariant_vars, &mut found) {
+        if value.ty != *int || !invariant(value, &is_k, &fixed, &invariant_vars, &mut found) {
             break;
         }
         divisors.extend(found);

@@ -13,7 +13,7 @@ use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
 use crate::node::{app, if_then_else, let_in, lit, mk, param, var};
 use crate::record::field_name;
-use crate::types::{Label, MAX_TUPLE};
+use crate::types::{Label, MAX_TUPLE, Number};
 
 impl Parser<'_> {
     pub(super) fn expr(&mut self, e: &SynExpr) -> Expr {
@@ -153,41 +153,97 @@ impl Parser<'_> {
     pub(super) fn literal(&mut self, l: &syn::Lit, negative: bool, sp: SpanRange) -> Expr {
         match l {
             syn::Lit::Int(i) => {
-                if !matches!(i.suffix(), "" | "i64") {
-                    return self.error_help(
-                        sp,
-                        format!("`{}` literals are not supported yet", i.suffix()),
-                        "integers inside `accelerate!` are i64: drop the suffix",
-                    );
-                }
+                // `3u8`, `7usize`, `2f32`: a literal of the suffix's type.
+                let suffix = match i.suffix() {
+                    "" => None,
+                    s => match Number::from_rust_name(s) {
+                        Some(n) if n.is_arithmetic() => Some(n),
+                        _ => {
+                            return self.error_help(
+                                sp,
+                                format!("`{s}` literals are not supported inside `accelerate!`"),
+                                SUFFIX_HELP,
+                            );
+                        }
+                    },
+                };
                 let digits = i.base10_digits();
                 let text = if negative {
                     format!("-{digits}")
                 } else {
                     digits.to_string()
                 };
-                match text.parse::<i64>() {
-                    Ok(v) => lit(Lit::Int(v), sp),
-                    Err(_) => {
-                        self.error(sp, format!("the literal `{text}` does not fit in an i64"))
-                    }
+                let Some(n) = suffix else {
+                    return match text.parse::<i64>() {
+                        Ok(v) => lit(Lit::Int(v), sp),
+                        Err(_) => {
+                            self.error(sp, format!("the literal `{text}` does not fit in an i64"))
+                        }
+                    };
+                };
+                if n.is_float() {
+                    // `2f32` is the float 2, read in the suffix's precision.
+                    let v = if n == Number::F32 {
+                        text.parse::<f32>().map(f64::from)
+                    } else {
+                        text.parse::<f64>()
+                    };
+                    return match v {
+                        Ok(v) => suffixed(Lit::Float(v), n, sp),
+                        Err(e) => self.error(sp, e.to_string()),
+                    };
+                }
+                // Rust refuses a suffixed literal out of its type's range (`256u8`, `-1u8`:
+                // "literal out of range"; `-1u8` is "cannot apply unary operator `-`"): so does
+                // the compiler, at the literal. In range, `v as T` of the `i64` with the same
+                // bits is the value (`u64::MAX` is `-1 as u64`).
+                let value = text.parse::<i128>().ok().filter(|v| fits(*v, n));
+                match value {
+                    Some(v) => suffixed(Lit::Int(v as i64), n, sp),
+                    None => self.error_help(
+                        sp,
+                        format!("the literal `{text}{}` does not fit in {}", i.suffix(), n),
+                        format!("the {n} values are {}", range_text(n)),
+                    ),
                 }
             }
             syn::Lit::Float(f) => {
-                if !matches!(f.suffix(), "" | "f64") {
-                    return self.error_help(
-                        sp,
-                        format!("`{}` literals are not supported yet", f.suffix()),
-                        "floats inside `accelerate!` are f64: drop the suffix",
-                    );
-                }
-                match f.base10_parse::<f64>() {
+                let single = match f.suffix() {
+                    "" | "f64" => false,
+                    "f32" => true,
+                    s => {
+                        return self.error_help(
+                            sp,
+                            format!("`{s}` literals are not supported inside `accelerate!`"),
+                            SUFFIX_HELP,
+                        );
+                    }
+                };
+                // A `f32` literal is read as an `f32` (rounded once from its digits) and kept
+                // exactly in the `f64` of the tree.
+                let parsed = if single {
+                    f.base10_parse::<f32>().map(f64::from)
+                } else {
+                    f.base10_parse::<f64>()
+                };
+                match parsed {
                     // Rust refuses `1e400` too ("could not evaluate float literal").
                     Ok(v) if !v.is_finite() => self.error(
                         sp,
-                        format!("the literal `{}` does not fit in an f64", f.base10_digits()),
+                        format!(
+                            "the literal `{}` does not fit in an {}",
+                            f.base10_digits(),
+                            if single { "f32" } else { "f64" }
+                        ),
                     ),
-                    Ok(v) => lit(Lit::Float(if negative { -v } else { v }), sp),
+                    Ok(v) => {
+                        let l = Lit::Float(if negative { -v } else { v });
+                        match f.suffix() {
+                            "" => lit(l, sp),
+                            _ if single => suffixed(l, Number::F32, sp),
+                            _ => suffixed(l, Number::F64, sp),
+                        }
+                    }
                     Err(e) => self.error(sp, e.to_string()),
                 }
             }
@@ -394,6 +450,40 @@ impl Parser<'_> {
 }
 
 /// The operators inside `accelerate!` and their types, for the help of an operator error.
+/// What a literal's suffix may be.
+const SUFFIX_HELP: &str = "a literal's suffix names its type: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 or f64; without one, the type comes from where the literal is used";
+
+/// A literal written with a suffix (`3u8`, `2.5f32`): `l as n`, which is `l` itself (the
+/// parser checked that it fits), of the suffix's type whatever the context.
+fn suffixed(l: Lit, n: Number, sp: SpanRange) -> Expr {
+    match Intrinsic::cast_to(n) {
+        Some(cast) => app(mk(ExprKind::Intrinsic(cast), sp), vec![lit(l, sp)], sp),
+        None => lit(l, sp),
+    }
+}
+
+/// The range of the integer type `n`.
+fn int_range(n: Number) -> (i128, i128) {
+    let bits = n.bits();
+    if n.is_unsigned() {
+        (0, (1_i128 << bits) - 1)
+    } else {
+        (-(1_i128 << (bits - 1)), (1_i128 << (bits - 1)) - 1)
+    }
+}
+
+/// Whether the integer `v` is a value of the integer type `n`.
+fn fits(v: i128, n: Number) -> bool {
+    let (lo, hi) = int_range(n);
+    (lo..=hi).contains(&v)
+}
+
+/// `MIN..=MAX` of the integer type `n`, for a message.
+fn range_text(n: Number) -> String {
+    let (lo, hi) = int_range(n);
+    format!("{lo}..={hi}")
+}
+
 pub(crate) const OPERATOR_HELP: &str = "inside `accelerate!`: + - * / on i64, i32, f64 and f32; % on i64; == != on numbers and bool; < <= > >= on numbers; & | ^ on integers and bool; << >> and ! on integers (! also on bool); && || on bool; values are immutable";
 
 trait TokenString {

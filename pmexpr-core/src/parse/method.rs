@@ -1,7 +1,7 @@
 //! The Rust spellings of PMExpr functions: a method call whose function means the same
 //! (`x.sqrt()` is `sqrt(x)`, `s.len()` is `length(s)`), `x.abs()`, `x.min(y)` and `x.max(y)` as
 //! Rust means them on numbers, Rust's other numeric methods (`x.clamp(a, b)`, `x.pow(n)` …: an
-//! intrinsic each), and `e as f64` of an integer. Other methods and casts are errors
+//! intrinsic each), and `e as T` of a number or `bool`. Other methods and casts are errors
 //! that name the PMExpr function to call instead.
 
 use super::Parser;
@@ -10,6 +10,7 @@ use crate::ast::{Expr, ExprKind, Ident, Lit};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
 use crate::node::{app, if_then_else, let_in, lit, mk, param, var};
+use crate::types::Number;
 use quote::ToTokens;
 
 impl Parser<'_> {
@@ -115,29 +116,32 @@ impl Parser<'_> {
         let_in(param(a, None), x, inner, sp)
     }
 
-    /// `e as i64` and `e as f64` of a number or a `bool`, with Rust's meaning on every target
-    /// (`__as_i64`, `__as_f64`): an `i32` sign-extends, a float to an integer truncates toward
-    /// zero and saturates (NaN is 0), an integer to a float rounds to the nearest, `f32` widens
-    /// exactly, `true` is 1. `as i32` and `as f32` are errors: those types come from captured
-    /// values and cannot be named inside `accelerate!` yet.
+    /// `e as T` of a number or a `bool` to a number `T`, with Rust's meaning on every target
+    /// (`__as_u8`, … one intrinsic per `T`): an integer truncates, sign- or zero-extends, a
+    /// float to an integer truncates toward zero and saturates (NaN is 0), an integer to a
+    /// float rounds to the nearest, `true` is 1. Rust casts nothing to `bool`.
     pub(super) fn cast(&mut self, c: &syn::ExprCast, sp: SpanRange) -> Expr {
-        let named = |name: &str| matches!(&*c.ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(name));
+        // A type from a `macro_rules!` fragment (`as $t`) arrives wrapped in a group.
+        let mut ty = &*c.ty;
+        while let syn::Type::Group(syn::TypeGroup { elem, .. })
+        | syn::Type::Paren(syn::TypeParen { elem, .. }) = ty
+        {
+            ty = elem;
+        }
+        let target = match ty {
+            syn::Type::Path(p) if p.qself.is_none() => p
+                .path
+                .get_ident()
+                .and_then(|i| Number::from_rust_name(&i.to_string()))
+                .and_then(Intrinsic::cast_to),
+            _ => None,
+        };
         let at = span(&c.as_token).to(span(&c.ty));
-        let f = if named("i64") {
-            Intrinsic::AsI64
-        } else if named("f64") {
-            Intrinsic::AsF64
-        } else if named("i32") || named("f32") {
+        let Some(f) = target else {
             return self.error_help(
                 at,
                 format!("`as {}` is not supported inside `accelerate!`", c.ty.to_token_stream()),
-                "`i32` and `f32` values come from captured variables and cannot be named here yet: convert with `as` outside `accelerate!`, or compute in `i64`/`f64` (`x as i64`, `x as f64`)",
-            );
-        } else {
-            return self.error_help(
-                at,
-                format!("`as {}` is not supported inside `accelerate!`", c.ty.to_token_stream()),
-                "the casts inside `accelerate!` are `as i64` and `as f64`, of i64, i32, f64, f32 and bool",
+                "`as` converts numbers and bool to a number: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 or f64",
             );
         };
         let x = self.expr(&c.expr);

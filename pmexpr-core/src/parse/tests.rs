@@ -199,12 +199,12 @@ fn rust_only_syntax_is_explained() {
         ["method calls are not PMExpr: `.len(…)`"]
     );
     assert_eq!(
-        errors(quote!(x as u8)),
-        ["`as u8` is not supported inside `accelerate!`"]
+        errors(quote!(x as bool)),
+        ["`as bool` is not supported inside `accelerate!`"]
     );
     assert_eq!(
-        errors(quote!(x as i32)),
-        ["`as i32` is not supported inside `accelerate!`"]
+        errors(quote!(x as i128)),
+        ["`as i128` is not supported inside `accelerate!`"]
     );
     assert_eq!(
         errors(quote!(&mut x)),
@@ -221,9 +221,24 @@ fn rust_only_syntax_is_explained() {
         errors(quote!({ for i in 0.. {} })),
         ["a `for` loop inside `accelerate!` runs over a range with both bounds"]
     );
-    assert_eq!(errors(quote!(1u8)), ["`u8` literals are not supported yet"]);
     assert_eq!(
-        errors(quote!((s.iter(), x as u64))).len(),
+        errors(quote!(1u128)),
+        ["`u128` literals are not supported inside `accelerate!`"]
+    );
+    assert_eq!(
+        errors(quote!(256u8)),
+        ["the literal `256u8` does not fit in u8"]
+    );
+    assert_eq!(
+        errors(quote!(-129i8)),
+        ["the literal `-129i8` does not fit in i8"]
+    );
+    assert_eq!(
+        errors(quote!(1.5f16)),
+        ["`f16` literals are not supported inside `accelerate!`"]
+    );
+    assert_eq!(
+        errors(quote!((s.iter(), x as u128))).len(),
         2,
         "errors are collected"
     );

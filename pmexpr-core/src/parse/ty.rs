@@ -5,7 +5,7 @@
 use super::Parser;
 use super::span::span;
 use crate::error::Error;
-use crate::types::{Annotation, TypeAnn};
+use crate::types::{Annotation, Number, TypeAnn};
 
 impl Parser<'_> {
     pub(super) fn annotation(&mut self, t: &syn::Type) -> Annotation {
@@ -77,15 +77,18 @@ impl Parser<'_> {
                         Some(a) => TypeAnn::Tensor(Box::new(a)),
                         None => self.type_error(t),
                     },
-                    "i8" | "i16" | "i32" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize"
-                    | "f32" | "i128" | "u128" => {
+                    // Every other Rust number: its own type, computed in it.
+                    _ if seg.arguments.is_none() && Number::from_rust_name(&name).is_some() => {
+                        TypeAnn::Num(Number::from_rust_name(&name).unwrap_or(Number::I64))
+                    }
+                    "i128" | "u128" | "f16" | "f128" => {
                         self.errors.push(
                             Error::new(
                                 span(t),
-                                format!("`{name}` is not supported inside `accelerate!` yet"),
+                                format!("`{name}` is not supported inside `accelerate!`"),
                             )
                             .help(
-                                "annotations inside `accelerate!` name `i64` or `f64`; captured `i32` and `f32` values are computed as `i32` and `f32` without one: leave the type out",
+                                "numbers inside `accelerate!` are i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 and f64 (no GPU target has 128-bit or half-precision arithmetic in common)",
                             ),
                         );
                         TypeAnn::Infer

@@ -24,7 +24,10 @@
 //!   written in order.
 
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU8, AtomicU16,
+    AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 
 use super::{level, nesting};
 use crate::caller_runs::{self, Pool};
@@ -386,6 +389,14 @@ cells! {
     i32: AtomicI32, |v| v;
     f32: AtomicU32, |v| v.to_bits();
     bool: AtomicBool, |v| v;
+    i8: AtomicI8, |v| v;
+    i16: AtomicI16, |v| v;
+    isize: AtomicIsize, |v| v;
+    u8: AtomicU8, |v| v;
+    u16: AtomicU16, |v| v;
+    u32: AtomicU32, |v| v;
+    u64: AtomicU64, |v| v;
+    usize: AtomicUsize, |v| v;
 }
 
 /// The elements of `s` as atomics, where the atomic type has the size and an alignment no
@@ -423,6 +434,14 @@ pub(super) fn par_scatter<T, I, V, II, VI>(
         Which::I32(w) => stores(w, out, n, grain, index, value),
         Which::F32(w) => stores(w, out, n, grain, index, value),
         Which::Bool(w) => stores(w, out, n, grain, index, value),
+        Which::I8(w) => stores(w, out, n, grain, index, value),
+        Which::I16(w) => stores(w, out, n, grain, index, value),
+        Which::Isize(w) => stores(w, out, n, grain, index, value),
+        Which::U8(w) => stores(w, out, n, grain, index, value),
+        Which::U16(w) => stores(w, out, n, grain, index, value),
+        Which::U32(w) => stores(w, out, n, grain, index, value),
+        Which::U64(w) => stores(w, out, n, grain, index, value),
+        Which::Usize(w) => stores(w, out, n, grain, index, value),
     }
 }
 

@@ -154,7 +154,7 @@ impl<'a> Call<'a> {
             say_once(
                 format!("{site} {names:?}"),
                 &format!(
-                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for i64, f64, i32 and f32, and bool for values only compared, moved or counted: at most 16 combinations a site, the uniform ones first)",
+                    "pmexpr: accelerate! at {site} runs on the CPU: no CUDA code was generated for its numbers as {} (modules are generated for every number, and bool for values only compared, moved or counted: at most 32 combinations a site: every variable alike first, then the mixes of i64, f64, usize, i32, f32 …)",
                     names.join(", ")
                 ),
             );

@@ -30,6 +30,8 @@ pub fn describe(record: [u64; 4]) -> Option<String> {
         // Rust's panic messages, as the CPU targets give them (`Int::isqrt`, `Num::clamp`);
         // a float clamp's bounds are recorded as their bits.
         14 => "argument of integer square root cannot be negative",
+        18 => "attempt to divide with overflow",
+        19 => "attempt to calculate the remainder with overflow",
         15 => return Some(format!("min > max. min = {a}, max = {b}")),
         16 => {
             let (lo, hi) = (f64::from_bits(a as u64), f64::from_bits(b as u64));

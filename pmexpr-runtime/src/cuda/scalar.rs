@@ -23,6 +23,14 @@ pub(crate) fn put_prim<T>(which: Which<T>, v: T, out: &mut Vec<u8>) {
         Which::I32(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
         Which::F32(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
         Which::Bool(w) => out.push(u8::from(w.to(v))),
+        Which::I8(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::I16(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::Isize(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::U8(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::U16(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::U32(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::U64(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
+        Which::Usize(w) => out.extend_from_slice(&w.to(v).to_ne_bytes()),
     }
 }
 
@@ -39,6 +47,14 @@ fn get_prim<T>(which: Which<T>, bytes: &[u8]) -> T {
         Which::I32(w) => w.from(i32::from_ne_bytes(first(bytes))),
         Which::F32(w) => w.from(f32::from_ne_bytes(first(bytes))),
         Which::Bool(w) => w.from(bytes[0] != 0),
+        Which::I8(w) => w.from(i8::from_ne_bytes(first(bytes))),
+        Which::I16(w) => w.from(i16::from_ne_bytes(first(bytes))),
+        Which::Isize(w) => w.from(isize::from_ne_bytes(first(bytes))),
+        Which::U8(w) => w.from(u8::from_ne_bytes(first(bytes))),
+        Which::U16(w) => w.from(u16::from_ne_bytes(first(bytes))),
+        Which::U32(w) => w.from(u32::from_ne_bytes(first(bytes))),
+        Which::U64(w) => w.from(u64::from_ne_bytes(first(bytes))),
+        Which::Usize(w) => w.from(usize::from_ne_bytes(first(bytes))),
     }
 }
 
@@ -54,15 +70,4 @@ impl<T: Element> DeviceScalar for T {
     }
 }
 
-/// Device pointers.
-impl DeviceScalar for u64 {
-    const SIZE: usize = 8;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_ne_bytes());
-    }
-    fn get(bytes: &[u8]) -> Self {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&bytes[..8]);
-        u64::from_ne_bytes(b)
-    }
-}
+// Device pointers are `u64`s, an `Element`: the impl above lays them out.

@@ -285,6 +285,12 @@ impl<'c> EntryCall<'c> {
             Data::I32(d) => d.as_ptr().cast(),
             Data::F32(d) => d.as_ptr().cast(),
             Data::Bool(d) => d.as_ptr().cast(),
+            Data::I8(d) => d.as_ptr().cast(),
+            Data::I16(d) => d.as_ptr().cast(),
+            Data::U8(d) => d.as_ptr().cast(),
+            Data::U16(d) => d.as_ptr().cast(),
+            Data::U32(d) => d.as_ptr().cast(),
+            Data::U64(d) => d.as_ptr().cast(),
         };
         Ok((ptr, leaf.shape.clone()))
     }

@@ -4,7 +4,7 @@
 //!
 //! | PMExpr value (runtime type) | leaves |
 //! |---|---|
-//! | `i64` `f64` `i32` `f32` `bool` | one scalar |
+//! | a number or `bool` | one scalar (`isize` and `usize` as Futhark's `i64` and `u64`) |
 //! | `Seq<T>` | the leaves of `T`, one dimension added (all elements must have the same shape) |
 //! | tuples (records, fields in label order) | the leaves of each field, in order |
 //! | `()` | none |
@@ -35,6 +35,18 @@ pub enum Data<'a> {
     F32(Cow<'a, [f32]>),
     /// `bool` elements.
     Bool(Cow<'a, [bool]>),
+    /// `i8` elements.
+    I8(Cow<'a, [i8]>),
+    /// `i16` elements.
+    I16(Cow<'a, [i16]>),
+    /// `u8` elements.
+    U8(Cow<'a, [u8]>),
+    /// `u16` elements.
+    U16(Cow<'a, [u16]>),
+    /// `u32` elements.
+    U32(Cow<'a, [u32]>),
+    /// `u64` elements (also those of a `usize`, which Futhark has no type of its own for).
+    U64(Cow<'a, [u64]>),
 }
 
 impl Data<'_> {
@@ -46,6 +58,12 @@ impl Data<'_> {
             Data::I32(_) => Number::I32,
             Data::F32(_) => Number::F32,
             Data::Bool(_) => Number::Bool,
+            Data::I8(_) => Number::I8,
+            Data::I16(_) => Number::I16,
+            Data::U8(_) => Number::U8,
+            Data::U16(_) => Number::U16,
+            Data::U32(_) => Number::U32,
+            Data::U64(_) => Number::U64,
         }
     }
 
@@ -57,6 +75,12 @@ impl Data<'_> {
             Data::I32(d) => d.len(),
             Data::F32(d) => d.len(),
             Data::Bool(d) => d.len(),
+            Data::I8(d) => d.len(),
+            Data::I16(d) => d.len(),
+            Data::U8(d) => d.len(),
+            Data::U16(d) => d.len(),
+            Data::U32(d) => d.len(),
+            Data::U64(d) => d.len(),
         }
     }
 
@@ -134,10 +158,35 @@ fn cow<'a, A: Clone, B: Clone>(w: &Same<A, B>, elems: Cow<'a, [A]>) -> Cow<'a, [
     }
 }
 
+/// `isize` or `usize` elements as the `i64` or `u64` elements Futhark takes: the same bytes
+/// (pmexpr's targets are 64-bit), so a borrowed slice crosses without a copy.
+fn same_bytes<'a, A: Copy, B: Copy>(elems: Cow<'a, [A]>, to: fn(A) -> B) -> Cow<'a, [B]> {
+    const { assert!(size_of::<usize>() == 8, "pmexpr's targets are 64-bit") };
+    assert!(size_of::<A>() == size_of::<B>() && align_of::<A>() == align_of::<B>());
+    match elems {
+        Cow::Borrowed(s) => {
+            // SAFETY: `A` and `B` are `isize`/`i64` or `usize`/`u64` (the only callers): the
+            // same size and alignment (checked above) and every bit pattern valid in both.
+            let b = unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) };
+            Cow::Borrowed(b)
+        }
+        Cow::Owned(v) => Cow::Owned(v.into_iter().map(to).collect()),
+    }
+}
+
+/// What Futhark calls the type of a number: `isize` and `usize` cross as `i64` and `u64`.
+const fn futhark_number(n: Number) -> Number {
+    match n {
+        Number::Isize => Number::I64,
+        Number::Usize => Number::U64,
+        n => n,
+    }
+}
+
 // Every scalar crosses as itself: the number traits know nothing of Futhark, so it is
 // implemented here for all of them, from which primitive type each is.
 impl<T: Scalar> FutharkPrim for T {
-    const NUMBER: Number = <T as Scalar>::NUMBER;
+    const NUMBER: Number = futhark_number(<T as Scalar>::NUMBER);
     fn data(elems: Cow<'_, [Self]>) -> Data<'_> {
         match T::WHICH {
             Which::I64(w) => Data::I64(cow(&w, elems)),
@@ -145,6 +194,14 @@ impl<T: Scalar> FutharkPrim for T {
             Which::I32(w) => Data::I32(cow(&w, elems)),
             Which::F32(w) => Data::F32(cow(&w, elems)),
             Which::Bool(w) => Data::Bool(cow(&w, elems)),
+            Which::I8(w) => Data::I8(cow(&w, elems)),
+            Which::I16(w) => Data::I16(cow(&w, elems)),
+            Which::U8(w) => Data::U8(cow(&w, elems)),
+            Which::U16(w) => Data::U16(cow(&w, elems)),
+            Which::U32(w) => Data::U32(cow(&w, elems)),
+            Which::U64(w) => Data::U64(cow(&w, elems)),
+            Which::Isize(w) => Data::I64(same_bytes(cow(&w, elems), |x| x as i64)),
+            Which::Usize(w) => Data::U64(same_bytes(cow(&w, elems), |x| x as u64)),
         }
     }
     fn elems(data: Data<'static>) -> Option<Vec<Self>> {
@@ -154,6 +211,18 @@ impl<T: Scalar> FutharkPrim for T {
             (Which::I32(w), Data::I32(d)) => Some(w.vec_from(d.into_owned())),
             (Which::F32(w), Data::F32(d)) => Some(w.vec_from(d.into_owned())),
             (Which::Bool(w), Data::Bool(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::I8(w), Data::I8(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::I16(w), Data::I16(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::U8(w), Data::U8(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::U16(w), Data::U16(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::U32(w), Data::U32(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::U64(w), Data::U64(d)) => Some(w.vec_from(d.into_owned())),
+            (Which::Isize(w), Data::I64(d)) => {
+                Some(w.vec_from(d.iter().map(|x| *x as isize).collect()))
+            }
+            (Which::Usize(w), Data::U64(d)) => {
+                Some(w.vec_from(d.iter().map(|x| *x as usize).collect()))
+            }
             _ => None,
         }
     }
@@ -164,6 +233,14 @@ impl<T: Scalar> FutharkPrim for T {
             (Which::I32(w), Data::I32(d)) => d.first().map(|x| w.from(*x)),
             (Which::F32(w), Data::F32(d)) => d.first().map(|x| w.from(*x)),
             (Which::Bool(w), Data::Bool(d)) => d.first().map(|x| w.from(*x)),
+            (Which::I8(w), Data::I8(d)) => d.first().map(|x| w.from(*x)),
+            (Which::I16(w), Data::I16(d)) => d.first().map(|x| w.from(*x)),
+            (Which::U8(w), Data::U8(d)) => d.first().map(|x| w.from(*x)),
+            (Which::U16(w), Data::U16(d)) => d.first().map(|x| w.from(*x)),
+            (Which::U32(w), Data::U32(d)) => d.first().map(|x| w.from(*x)),
+            (Which::U64(w), Data::U64(d)) => d.first().map(|x| w.from(*x)),
+            (Which::Isize(w), Data::I64(d)) => d.first().map(|x| w.from(*x as isize)),
+            (Which::Usize(w), Data::U64(d)) => d.first().map(|x| w.from(*x as usize)),
             _ => None,
         }
     }

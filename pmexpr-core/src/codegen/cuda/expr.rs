@@ -171,9 +171,9 @@ impl<'a> Gen<'a> {
         Ok(String::new())
     }
 
-    /// A literal of the instantiated type `ty`. An integer literal that does not fit an `i32`
-    /// fails when it is evaluated, as on the CPU targets (where the Rust type is known only at
-    /// run time, so the check is a run-time one there too).
+    /// A literal of the instantiated type `ty`. An integer literal that does not fit its type
+    /// (an `i32`, a `u8`, …) fails when it is evaluated, as on the CPU targets (where the Rust
+    /// type is known only at run time, so the check is a run-time one there too).
     pub(super) fn lit(&mut self, l: &Lit, ty: &Type, span: SpanRange) -> Literal {
         Literal::Value(match (l, self.num(ty)) {
             (Lit::Int(i), Some(Number::I32)) => match i32::try_from(*i) {
@@ -186,6 +186,25 @@ impl<'a> Gen<'a> {
                     ));
                 }
             },
+            // Another integer type than `i64`: the value converted to its C type, if it fits.
+            (Lit::Int(i), Some(n)) if (n.is_int() && n.size() < 8) || n.is_unsigned() => {
+                let fits = if n.is_unsigned() {
+                    *i >= 0 && (n.size() == 8 || *i < 1_i64 << n.bits())
+                } else {
+                    let half = 1_i64 << (n.bits() - 1);
+                    (-half..half).contains(i)
+                };
+                if fits {
+                    format!("(({}){})", n.c_type(), int_lit(*i))
+                } else {
+                    let chk = self.check("integer literal", span);
+                    return Literal::Fails(format!(
+                        "pm_literal_too_big<{}>({chk}, {})",
+                        n.c_type(),
+                        int_lit(*i)
+                    ));
+                }
+            }
             // Rounded once, to the nearest `f32`, as Rust's `as f32` does; the shortest text
             // that reads back as that `f32` is a C++ `float` literal with `f` appended.
             (Lit::Float(x), Some(Number::F32)) => float32_lit(*x as f32),

@@ -148,34 +148,33 @@ impl<'a> Gen<'a> {
         let operands = tys.first().and_then(|t| self.num(t));
         let float = operands.is_some_and(Number::is_float);
         let i = i.concrete(float, operands == Some(Number::Bool));
-        // `i32` arithmetic has its own wrapping helpers (`pm_addi32` …); `f32` arithmetic is the
-        // C++ operators on `float` operands, which C++ computes in `float`.
-        let width = if operands == Some(Number::I32) {
-            "32"
-        } else {
-            ""
+        // `i64` and `i32` arithmetic have their own wrapping helpers (`pm_addi`, `pm_addi32` …),
+        // the other integers the prelude's templates (`pm_wadd<unsigned char>` …); `f32`
+        // arithmetic is the C++ operators on `float` operands, which C++ computes in `float`.
+        let int = |stem: &str, wide: &str| match operands {
+            None | Some(Number::I64) => format!("pm_{stem}i"),
+            Some(Number::I32) if stem != "mod" => format!("pm_{stem}i32"),
+            Some(n) => format!("pm_w{wide}<{}>", n.c_type()),
         };
         let pure = match i {
             AddI | SubI | MulI => {
                 let f = match i {
-                    AddI => "pm_addi",
-                    SubI => "pm_subi",
-                    _ => "pm_muli",
+                    AddI => int("add", "add"),
+                    SubI => int("sub", "sub"),
+                    _ => int("mul", "mul"),
                 };
-                format!("{f}{width}({}, {})", a[0], a[1])
+                format!("{f}({}, {})", a[0], a[1])
             }
-            NegI => format!("pm_negi{width}({})", a[0]),
-            AbsI => format!("pm_absi{width}({})", a[0]),
+            NegI => format!("{}({})", int("neg", "neg"), a[0]),
+            AbsI => format!("{}({})", int("abs", "abs"), a[0]),
             DivI | ModI => {
                 let chk = self.check(i.name(), span);
-                let f = if i == DivI { "pm_divi" } else { "pm_modi" };
-                return self.bind(
-                    b,
-                    ty,
-                    format!("{f}{width}({chk}, {}, {})", a[0], a[1]),
-                    dest,
-                    span,
-                );
+                let f = if i == DivI {
+                    int("div", "div")
+                } else {
+                    int("mod", "mod")
+                };
+                return self.bind(b, ty, format!("{f}({chk}, {}, {})", a[0], a[1]), dest, span);
             }
             AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
             | GtF | LeqF | GeqF | EqB | NeqB => {
@@ -189,6 +188,12 @@ impl<'a> Gen<'a> {
             Not => format!("(!{})", a[0]),
             Int2Float if self.num(ty) == Some(Number::F32) => format!("((float){})", a[0]),
             Int2Float => format!("((double){})", a[0]),
+            // The prelude's `pm_as<T>`: Rust's `as` (a float to an integer saturates).
+            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
+            | AsU64 | AsUsize => {
+                let t = i.cast_target().map_or("long long", Number::c_type);
+                format!("pm_as<{t}>({})", a[0])
+            }
             // A `float` is exactly a `double`: the same floor, the same saturation.
             FloorFI if operands == Some(Number::F32) => format!("pm_floorfi((double){})", a[0]),
             FloorFI => format!("pm_floorfi({})", a[0]),
@@ -260,9 +265,6 @@ impl<'a> Gen<'a> {
             // or more is undefined).
             NumShl => format!("pm_shl({}, {})", a[0], a[1]),
             NumShr => format!("pm_shr({}, {})", a[0], a[1]),
-            // The prelude's, overloaded on the operand's C type: Rust's `as`.
-            AsI64 => format!("pm_as_i64({})", a[0]),
-            AsF64 => format!("pm_as_f64({})", a[0]),
             // The prelude's `pm_m_<method>`, overloaded on the C types, with Rust's results.
             MCountOnes | MLeadingZeros | MTrailingZeros | MReverseBits | MSwapBytes
             | MRotateLeft | MRotateRight | MWrappingAdd | MWrappingSub | MWrappingMul

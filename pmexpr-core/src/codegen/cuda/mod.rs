@@ -18,6 +18,7 @@
 //! | `Float` (`f64`) | `double` | 8 bytes |
 //! | a number the captured values make `i32` | `int` | 4 bytes |
 //! | a number the captured values make `f32` | `float` | 4 bytes |
+//! | `i8 i16 isize u8 u16 u32 u64 usize` (named, or made so by the captured values) | `signed char short long long unsigned char unsigned short unsigned int unsigned long long unsigned long long` | their size |
 //! | `Bool` | `bool` | 1 byte |
 //! | `()` | `pm_unit` (an empty struct); a function returning `()` is `void` | 1 byte |
 //! | `[T]` | `pm_seq<T>`: `{ const T* data; long long len; }`, read-only | 16 bytes: a device buffer of `T`s and its length |
@@ -48,10 +49,11 @@
 //! | `tensor_gemm(c, a, ta, b, tb, alpha, beta)` in host code | a kernel calling the prelude's `pm_gemm`: one element of `c` per index, summed in the sequential order |
 //! | `par_loop(n, f)` in device code | a sequential `for` loop (a kernel cannot launch kernels here) |
 //! | `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)`, `foldl(f, acc, s)` | `for` loops, the accumulator in a local |
-//! | `addi subi muli negi` | `pm_addi` …: wrapping, through unsigned arithmetic (signed overflow is undefined in C++); on `i32`, `pm_addi32` … |
-//! | `divi modi` | `pm_divi`, `pm_modi`: truncate toward zero; `MIN / -1` wraps as in Rust; `/ 0` is an error; on `i32` (`/` only), `pm_divi32` |
+//! | `addi subi muli negi` | `pm_addi` …: wrapping, through unsigned arithmetic (signed overflow is undefined in C++); on `i32`, `pm_addi32` …; on the other integers the prelude's templates `pm_wadd<T>` … (at least `unsigned` arithmetic, so no promotion to a signed `int` overflows) |
+//! | `divi modi` | `pm_divi`, `pm_modi`: truncate toward zero; `/ 0`, `MIN / -1` and `MIN % -1` are errors, as Rust panics; on `i32` `pm_divi32`, on the others `pm_wdiv<T>`, `pm_wmod<T>` |
+//! | `x as T` | the prelude's `pm_as<T>(x)`: C++'s conversion, except a float to an integer, which tests the bounds first (saturating, NaN giving 0) |
 //! | float arithmetic, comparisons, `not` | C++ operators |
-//! | a literal | `2LL`, `1.5`; of an `i32`, `2`, of an `f32`, `1.5f`; an integer literal that does not fit an `i32` is an error when evaluated, as on the CPU |
+//! | a literal | `2LL`, `1.5`; of an `i32`, `2`, of an `f32`, `1.5f`; of another integer type, `((unsigned char)2)`; an integer literal that does not fit its type is an error when evaluated, as on the CPU |
 //! | `sqrt exp log pow sin cos` | the CUDA device functions of the same names |
 //! | `int2float`, `floorfi` | a cast, `pm_floorfi` (saturating like Rust's `as i64`; NaN gives 0) |
 //! | `length(s)`, `get(s, i)` | `s.len`, `pm_get` (checked) |

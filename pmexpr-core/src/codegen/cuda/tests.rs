@@ -300,23 +300,54 @@ fn instantiations_cover_the_runtime_types() {
         insts.iter().map(instantiation_suffix).collect()
     };
     assert_eq!(instantiations(&[]), vec![Instantiation::new()]);
+    let ints = [
+        "_i8", "_i16", "_isize", "_u8", "_u16", "_u32", "_u64", "_usize",
+    ];
+    let with = |first: &[&str]| -> Vec<String> {
+        first.iter().chain(&ints).map(|s| s.to_string()).collect()
+    };
     assert_eq!(
         tags(instantiations(&[(a, Numeric::Num)])),
-        ["_i64", "_f64", "_i32", "_f32"]
+        with(&["_i64", "_f64", "_i32", "_f32"])
     );
     assert_eq!(
         tags(instantiations(&[(a, Numeric::Scalar)])),
-        ["_i64", "_f64", "_i32", "_f32", "_bool"]
+        with(&["_i64", "_f64", "_i32", "_f32", "_bool"])
     );
-    assert_eq!(tags(instantiations(&[(a, Numeric::Int)])), ["_i64", "_i32"]);
+    assert_eq!(
+        tags(instantiations(&[(a, Numeric::Int)])),
+        with(&["_i64", "_i32"])
+    );
     assert_eq!(
         tags(instantiations(&[(a, Numeric::Float)])),
         ["_f64", "_f32"]
     );
-    // An integer and a float: the same width first, then the mixes.
+    // An integer and a float: every integer with the float of its width (`f64` where there is
+    // none), then the mixes by rank (`usize`, `i32`, `u32` … in their preference order).
     assert_eq!(
         tags(instantiations(&[(a, Numeric::Int), (b, Numeric::Float)])),
-        ["_i64_f64", "_i32_f32", "_i64_f32", "_i32_f64"]
+        [
+            "_i64_f64",
+            "_i32_f32",
+            "_i8_f64",
+            "_i16_f64",
+            "_isize_f64",
+            "_u8_f64",
+            "_u16_f64",
+            "_u32_f32",
+            "_u64_f64",
+            "_usize_f64",
+            "_i64_f32",
+            "_usize_f32",
+            "_i32_f64",
+            "_u32_f64",
+            "_u64_f32",
+            "_u8_f32",
+            "_i8_f32",
+            "_i16_f32",
+            "_u16_f32",
+            "_isize_f32"
+        ]
     );
     assert_eq!(
         default_instantiation(&[(a, Numeric::Num), (b, Numeric::Float)]),

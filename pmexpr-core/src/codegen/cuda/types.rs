@@ -18,13 +18,12 @@ pub(super) struct RecordStruct {
 }
 
 impl<'a> Gen<'a> {
-    /// The type with the numeric type variables instantiated: those of the 64-bit numbers and
-    /// `bool` become those types; those of `i32` and `f32` stay variables (PMExpr has no type
-    /// for them), which [`Gen::num`] and the C types resolve.
+    /// The type with the numeric type variables instantiated: each becomes the type of its
+    /// number ([`Type::number`]).
     pub(super) fn ity(&self, t: &Type, span: SpanRange) -> Result<Type> {
         Ok(match t {
             Type::Var(v) => match self.inst.get(v) {
-                Some(n) => numbers::ground_type(*n).unwrap_or(Type::Var(*v)),
+                Some(n) => numbers::ground_type(*n),
                 None => {
                     return unsupported(
                         span,
@@ -35,7 +34,7 @@ impl<'a> Gen<'a> {
                     );
                 }
             },
-            Type::Int | Type::Float | Type::Bool => t.clone(),
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => t.clone(),
             Type::Seq(a) => Type::seq(self.ity(a, span)?),
             Type::Tensor(a) => Type::tensor(self.ity(a, span)?),
             Type::Arrow(a, b) => Type::arrow(self.ity(a, span)?, self.ity(b, span)?),
@@ -92,7 +91,7 @@ impl<'a> Gen<'a> {
                     .collect();
                 format!("{{ {} }}", parts.join(", "))
             }
-            Type::Int | Type::Float | Type::Bool => t.to_string(),
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) => t.to_string(),
         }
     }
 
@@ -106,7 +105,8 @@ impl<'a> Gen<'a> {
     pub(super) fn c_type_of(&mut self, t: &Type, span: SpanRange) -> Result<String> {
         Ok(match t {
             // A number or `bool`; a variable without one is `ity`'s error.
-            Type::Int | Type::Float | Type::Bool | Type::Var(_) => match self.num(t) {
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => match self.num(t)
+            {
                 Some(n) => n.c_type().into(),
                 None => {
                     let t = self.ity(t, span)?;
@@ -116,14 +116,12 @@ impl<'a> Gen<'a> {
             Type::Record(fs) if fs.is_empty() => "pm_unit".into(),
             Type::Seq(a) => format!("pm_seq<{}>", self.c_type_of(a, span)?),
             Type::Tensor(a) => match self.num(a) {
-                Some(n) if n.is_arithmetic() => {
-                    format!("pm_tensor<{}>", self.c_type_of(a, span)?)
-                }
+                Some(_) => format!("pm_tensor<{}>", self.c_type_of(a, span)?),
                 _ => {
                     return unsupported(
                         span,
                         format!(
-                            "a tensor of `{}` (tensors hold i64, f64, i32 or f32)",
+                            "a tensor of `{}` (tensors hold numbers or bool)",
                             self.shown(a)
                         ),
                     );
@@ -172,12 +170,14 @@ impl<'a> Gen<'a> {
     pub(super) fn layout(&mut self, t: &Type, span: SpanRange) -> Result<CLayout> {
         let t = self.ity(t, span)?;
         Ok(match &t {
-            Type::Int | Type::Float | Type::Bool | Type::Var(_) => match self.num(&t) {
-                Some(n) => CLayout::Number(n),
-                None => {
-                    return unsupported(span, format!("a kernel parameter of type `{t}`"));
+            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => {
+                match self.num(&t) {
+                    Some(n) => CLayout::Number(n),
+                    None => {
+                        return unsupported(span, format!("a kernel parameter of type `{t}`"));
+                    }
                 }
-            },
+            }
             Type::Record(fs) if fs.is_empty() => CLayout::Unit,
             Type::Seq(a) => CLayout::Seq(Box::new(self.layout(a, span)?)),
             Type::Tensor(a) => CLayout::Tensor(Box::new(self.layout(a, span)?)),

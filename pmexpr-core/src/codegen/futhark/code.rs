@@ -282,13 +282,24 @@ pub(super) fn literal_suffixes(prim: Option<Number>) -> (&'static str, &'static 
     }
 }
 
+/// Whether the integer `i` is a value of the integer type `n`.
+fn int_fits(i: i64, n: Number) -> bool {
+    let (i, bits) = (i128::from(i), n.bits());
+    if n.is_unsigned() {
+        (0..1_i128 << bits).contains(&i)
+    } else {
+        (-(1_i128 << (bits - 1))..1_i128 << (bits - 1)).contains(&i)
+    }
+}
+
 /// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
-/// An integer that does not fit an `i32` is the run-time error the CPU targets report.
+/// An integer that does not fit its type (an `i32`, a `u8`, …) is the run-time error the CPU
+/// targets report.
 pub(super) fn lit(l: &Lit, prim: Option<Number>) -> Code {
     let (int, float) = literal_suffixes(prim);
     match *l {
-        Lit::Int(i) if prim == Some(Number::I32) && i32::try_from(i).is_err() => {
-            Code::atom("(assert false 0i32)")
+        Lit::Int(i) if prim.is_some_and(|n| n.is_int() && !int_fits(i, n)) => {
+            Code::atom(format!("(assert false 0{int})"))
         }
         Lit::Int(i64::MIN) => Code::atom("i64.lowest"),
         Lit::Int(i) if i < 0 => Code::atom(format!("(-{}{int})", i.unsigned_abs())),

@@ -596,12 +596,12 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let kc = self.expr(k)?;
                 let mut ic = self.expr(is)?;
                 let vc = self.expr(vs)?;
-                // Futhark's bin indices are i64: an i32 index sequence is converted.
+                // Futhark's bin indices are i64: another integer index sequence is converted.
                 let ix = match &is.ty {
                     Type::Seq(e) => self.prim(e)?,
                     t => self.prim(t)?,
                 };
-                if ix != Number::I64 {
+                if ix.futhark_name() != Number::I64.futhark_name() {
                     ic = apply_text(
                         "map",
                         &[Code::atom(format!("i64.{}", ix.futhark_name())), ic],
@@ -922,9 +922,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 &a,
             ),
             Length | Null | Head | Tail | Reverse => call(i.name(), &a),
-            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot | AsI64 | AsF64 => {
-                self.bits_code(i, a, tys, ret)
-            }
+            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot => self.bits_code(i, a, tys, ret),
+            _ if i.cast_target().is_some() => self.bits_code(i, a, tys, ret),
             _ if i.method().is_some() => self.method_code(i, a, tys),
             Get => {
                 let mut a = a.into_iter();
@@ -1032,7 +1031,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             NumShl | NumShr => {
                 let y = y.unwrap_or_else(|| Code::atom("0"));
                 let q = self.prim(&tys[1])?.futhark_name();
-                let bits = if p == Number::I32 { 31 } else { 63 };
+                let bits = p.bits() - 1;
                 let amount = binop(
                     &apply_text(&format!("{pn}.{q}"), &[y]),
                     "&",
@@ -1041,13 +1040,18 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let op = if i == NumShl { "<<" } else { ">>" };
                 Code::closed(format!("{} {op} ({})", x.arg(), amount.closed_text()))
             }
-            AsI64 | AsF64 => {
-                let to = self.prim(ret)?.futhark_name();
-                if i == AsI64 && p.is_float() {
+            _ if i.cast_target().is_some() => {
+                let target = self.prim(ret)?;
+                let to = target.futhark_name();
+                if target.is_int() && p.is_float() {
+                    // The bounds are powers of two (or 0), so exactly floats of either width.
                     let v = self.share(x, "v", &mut lines);
                     let v = v.arg();
+                    let bits = target.bits() - u32::from(!target.is_unsigned());
+                    let above = 2_f64.powi(bits as i32);
+                    let min = if target.is_unsigned() { 0.0 } else { -above };
                     Code::open(format!(
-                        "if {pn}.isnan {v} then 0i64 else if {v} >= 9223372036854775808{pn} then i64.highest else if {v} <= -9223372036854775808{pn} then i64.lowest else i64.{pn} {v}"
+                        "if {pn}.isnan {v} then 0{to} else if {v} >= {above:?}{pn} then {to}.highest else if {v} <= ({min:?}{pn}) then {to}.lowest else {to}.{pn} {v}"
                     ))
                 } else if pn == to {
                     x
@@ -1071,11 +1075,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let p = self.prim(&tys[0])?;
         let pn = p.futhark_name();
-        let bits = if matches!(p, Number::I32 | Number::F32) {
-            32
-        } else {
-            64
-        };
+        let bits = p.bits();
         let mut lines = Vec::new();
         let mut shared = Vec::new();
         for (k, c) in a.into_iter().enumerate() {
@@ -1086,9 +1086,25 @@ impl<'a, 'b> Gen<'a, 'b> {
         let z = shared.get(2).cloned().unwrap_or_default();
         let (lo, hi) = (format!("{pn}.lowest"), format!("{pn}.highest"));
         let text = match name {
-            "count_ones" => format!("{pn}.i32 ({pn}.popc {x})"),
-            "leading_zeros" => format!("{pn}.i32 ({pn}.clz {x})"),
-            "trailing_zeros" => format!("{pn}.i32 ({pn}.ctz {x})"),
+            // On an unsigned type: no sign to test, no `-1` divisor.
+            "saturating_add" if p.is_unsigned() => {
+                format!("let r = {x} + {y} in if r < {x} then {hi} else r")
+            }
+            "saturating_sub" if p.is_unsigned() => {
+                format!("if {x} < {y} then 0{pn} else {x} - {y}")
+            }
+            "saturating_mul" if p.is_unsigned() => format!(
+                "if {x} == 0{pn} || {y} == 0{pn} then 0{pn} else let r = {x} * {y} in if r // {y} != {x} then {hi} else r"
+            ),
+            "div_ceil" if p.is_unsigned() => {
+                let d = self.fresh("d");
+                format!("let {d} = {x} // {y} in if {x} %% {y} != 0{pn} then {d} + 1{pn} else {d}")
+            }
+            "rem_euclid" if p.is_unsigned() => format!("{x} %% {y}"),
+            "div_euclid" if p.is_unsigned() => format!("{x} // {y}"),
+            "count_ones" => format!("u32.i32 ({pn}.popc {x})"),
+            "leading_zeros" => format!("u32.i32 ({pn}.clz {x})"),
+            "trailing_zeros" => format!("u32.i32 ({pn}.ctz {x})"),
             "reverse_bits" => format!(
                 "(loop (r, v) = (0{pn}, {x}) for _k < {bits} do ((r << 1{pn}) | (v & 1{pn}), v >>> 1{pn})).0"
             ),
@@ -1155,7 +1171,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             // Rust's is the unsigned type of the width: its bits as the receiver's type.
             "abs_diff" => format!("if {x} > {y} then {x} - {y} else {y} - {x}"),
-            // Division by zero is Futhark's error; `MIN / -1` wraps, as `/` does here.
+            // Division by zero is Futhark's error; `MIN / -1` wraps, as Futhark's `//` does (the
+            // other targets fail there, as Rust panics).
             "div_ceil" => {
                 let (d, r) = (self.fresh("d"), self.fresh("r"));
                 format!(
@@ -1180,7 +1197,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let e = self.fresh("e");
                 format!(
                     "if {x} <= 1{pn} then 1{pn} else let {e} = {bits}i32 - {pn}.clz ({x} - 1{pn}) in if {e} >= {s}i32 then 0{pn} else 1{pn} << {pn}.i32 {e}",
-                    s = bits - 1
+                    s = if p.is_unsigned() { bits } else { bits - 1 }
                 )
             }
             // Rust's (compiler-builtins' `__powidf2`): square and multiply, then the reciprocal

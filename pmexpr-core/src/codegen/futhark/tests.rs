@@ -338,13 +338,26 @@ fn records() {
         f.program.entries[1].params[0].ty.to_string(),
         "[](i32, f64)"
     );
-    // A result of tuples is returned as one output per leaf.
-    let r = &f.program.entries[2].result;
+    // A result of tuples is returned as one output per leaf (the second site's entry).
+    let second = f
+        .program
+        .entries
+        .iter()
+        .position(|e| e.name == "site_src_records_rs_2_1")
+        .expect("the second site's entry");
+    let r = &f.program.entries[second].result;
     assert_eq!(r.ty.to_string(), "[](i64, i64)");
     let outs: Vec<&str> = r.leaves.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(outs, ["out0", "out1"]);
     // Nested: `Vec<(i64, Vec<i64>)>` is a `[]i64` and a `[][]i64`.
-    let data = &f.program.entries[4].params[0];
+    let fourth = |e: &&EntrySignature| e.name == "site_src_records_rs_4_1";
+    let data = &f
+        .program
+        .entries
+        .iter()
+        .find(fourth)
+        .expect("the fourth site's entry")
+        .params[0];
     let tys: Vec<String> = data.leaves.iter().map(|l| l.ty.to_string()).collect();
     assert_eq!(tys, ["[]i64", "[][]i64"]);
 }
@@ -595,11 +608,27 @@ fn numeric_instantiations() {
             "site_src_num_rs_1_1_f64",
             "site_src_num_rs_1_1_i32",
             "site_src_num_rs_1_1_f32",
+            "site_src_num_rs_1_1_i8",
+            "site_src_num_rs_1_1_i16",
+            "site_src_num_rs_1_1_isize",
+            "site_src_num_rs_1_1_u8",
+            "site_src_num_rs_1_1_u16",
+            "site_src_num_rs_1_1_u32",
+            "site_src_num_rs_1_1_u64",
+            "site_src_num_rs_1_1_usize",
             "site_src_num_rs_2_1_i64",
             "site_src_num_rs_2_1_f64",
             "site_src_num_rs_2_1_i32",
             "site_src_num_rs_2_1_f32",
             "site_src_num_rs_2_1_bool",
+            "site_src_num_rs_2_1_i8",
+            "site_src_num_rs_2_1_i16",
+            "site_src_num_rs_2_1_isize",
+            "site_src_num_rs_2_1_u8",
+            "site_src_num_rs_2_1_u16",
+            "site_src_num_rs_2_1_u32",
+            "site_src_num_rs_2_1_u64",
+            "site_src_num_rs_2_1_usize",
         ]
     );
     // `i32` and `f32` on request, through `generate`.
@@ -660,7 +689,7 @@ fn entry_names_are_sanitized_sites() {
 fn instantiations_cover_the_runtime_types() {
     assert_eq!(instantiations(&[]), vec![Instantiation::new()]);
     let two = instantiations(&[(TyVar(0), Numeric::Int), (TyVar(1), Numeric::Float)]);
-    assert_eq!(two.len(), 4);
+    assert_eq!(two.len(), 20, "10 integers × 2 floats, all within the cap");
     assert_eq!(
         two[0],
         Instantiation::from([(TyVar(0), Number::I64), (TyVar(1), Number::F64)])
@@ -677,7 +706,7 @@ fn instantiations_cover_the_runtime_types() {
     assert_eq!(
         mixed.len(),
         MAX_INSTANTIATIONS,
-        "4 × 5 combinations, capped"
+        "12 × 13 combinations, capped"
     );
     let many: Vec<(TyVar, Numeric)> = (0..6).map(|i| (TyVar(i), Numeric::Scalar)).collect();
     assert_eq!(instantiations(&many).len(), MAX_INSTANTIATIONS);
@@ -949,8 +978,8 @@ fn generic_functions_per_site() {
         &[("dbl", "fn dbl(x: _) -> _ { x + x }")],
     );
     let f = golden_crate("generic", &p);
-    // Two sites, each with i64, f64, i32 and f32 values.
-    assert_eq!(f.program.entries.len(), 8);
+    // Two sites, each with values of the 12 numbers (not `bool`: `x + x`).
+    assert_eq!(f.program.entries.len(), 24);
 }
 
 /// `int2float` makes the float type of its context and `floorfi` takes either: the `f32` entry
@@ -1014,7 +1043,7 @@ fn open_element_types_get_an_entry_per_number() {
     }
     let f = golden_crate("open_types", &p);
     let entries = &f.program.entries;
-    assert_eq!(entries.len(), sites.len() * 5);
+    assert_eq!(entries.len(), sites.len() * Number::ALL.len());
     let sig = |name: &str| {
         let e = entries
             .iter()
@@ -1072,18 +1101,18 @@ fn bits_casts_and_methods() {
             (
                 "src/bits.rs:3:1",
                 quote!(map(
-                    |x| x.count_ones()
-                        + x.leading_zeros()
-                        + x.trailing_zeros()
-                        + x.reverse_bits()
-                        + x.swap_bytes()
-                        + x.rotate_left(5)
-                        + x.rotate_right(70)
-                        + x.saturating_add(x)
-                        + x.saturating_sub(1)
-                        + x.saturating_mul(x)
-                        + x.wrapping_neg()
-                        + x.signum(),
+                    |x| (
+                        x.count_ones() + x.leading_zeros() + x.trailing_zeros(),
+                        x.reverse_bits()
+                            + x.swap_bytes()
+                            + x.rotate_left(5)
+                            + x.rotate_right(70)
+                            + x.saturating_add(x)
+                            + x.saturating_sub(1)
+                            + x.saturating_mul(x)
+                            + x.wrapping_neg()
+                            + x.signum()
+                    ),
                     s
                 )),
             ),

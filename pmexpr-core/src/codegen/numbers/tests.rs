@@ -19,14 +19,18 @@ use crate::site::{SiteProgram, compile_for_test};
 fn runtime_numbers(kind: Numeric) -> &'static [Number] {
     use Number::*;
     match kind {
-        Numeric::Num => &[I64, F64, I32, F32],
-        Numeric::Scalar => &[I64, F64, I32, F32, Bool],
-        Numeric::Int => &[I64, I32],
-        Numeric::Bits => &[I64, I32, Bool],
+        Numeric::Num => &[I64, F64, I32, F32, I8, I16, Isize, U8, U16, U32, U64, Usize],
+        Numeric::Scalar => &[
+            I64, F64, I32, F32, Bool, I8, I16, Isize, U8, U16, U32, U64, Usize,
+        ],
+        Numeric::Int => &[I64, I32, I8, I16, Isize, U8, U16, U32, U64, Usize],
+        Numeric::Bits => &[I64, I32, Bool, I8, I16, Isize, U8, U16, U32, U64, Usize],
         Numeric::Float => &[F64, F32],
         // Any Rust type; the ones past these have no code and the runtime says so
         // (`open_instantiation`) before it looks.
-        Numeric::Open => &[I64, F64, I32, F32, Bool],
+        Numeric::Open => &[
+            I64, F64, I32, F32, Bool, I8, I16, Isize, U8, U16, U32, U64, Usize,
+        ],
     }
 }
 
@@ -234,7 +238,49 @@ fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() 
             ));
         }
     }
-    // With three variables the cap leaves combinations out (4³ = 64, 5³ = 125); with one or
-    // two (4, 16, 5, 25) only the two-`Scalar` and two-`Open` sites exceed it.
-    assert_eq!(fallbacks.len(), 5, "the sites past the cap: {fallbacks:#?}");
+    // With one variable every number has its code (12 or 13); with two or more the cap (16)
+    // leaves combinations out, the uniform ones kept: every site here but the one-variable ones.
+    let one_variable = cases.iter().filter(|c| c.1 == 1).count();
+    assert_eq!(
+        fallbacks.len(),
+        cases.len() - one_variable,
+        "the sites past the cap: {fallbacks:#?}"
+    );
+}
+
+#[test]
+fn the_mixes_rust_programs_hold_have_code() {
+    // A count (`Int`) and elements (`Num`), and three variables of a record and two tensors:
+    // the mixes of `i64`, `f64`, `usize`, `i32` and `f32` that ported programs use are listed
+    // within the cap.
+    let two = [(TyVar(0), Numeric::Int), (TyVar(1), Numeric::Num)];
+    let three = [
+        (TyVar(0), Numeric::Int),
+        (TyVar(1), Numeric::Float),
+        (TyVar(2), Numeric::Int),
+    ];
+    let has = |numeric: &[(TyVar, Numeric)], want: &[Number]| {
+        instantiations(numeric)
+            .iter()
+            .any(|c| c.values().copied().collect::<Vec<_>>() == want)
+    };
+    use Number::*;
+    for want in [
+        [Usize, F64],
+        [Usize, I64],
+        [I64, F64],
+        [I32, I64],
+        [Usize, F32],
+        [I64, I32],
+    ] {
+        assert!(has(&two, &want), "{want:?}");
+    }
+    for want in [[I64, F32, I32], [Usize, F64, I64], [I32, F64, Usize]] {
+        assert!(has(&three, &want), "{want:?}");
+    }
+    assert_eq!(instantiations(&two).len(), MAX_INSTANTIATIONS);
+    // Every uniform one is there too.
+    for n in Number::ALL {
+        assert!(instantiations(&two).contains(&uniform(&two, n)), "{n:?}");
+    }
 }

@@ -1,6 +1,8 @@
 //! The names generated code uses (the site, locals, temporaries, user variables), literals, and
 //! the tests and field indices of patterns.
 
+use std::str::FromStr;
+
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -113,6 +115,21 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
             let n = Gen::numeric_param(*v);
             let f = Literal::f64_suffixed(*f);
             return quote!(<#n as #rt::Float>::from_lit(#f));
+        }
+        // Another of Rust's numbers, named in the expression: a literal of its type (inference
+        // checked that an integer fits).
+        (Lit::Int(i), Type::Num(n)) => {
+            let digits = Literal::from_str(&format!("{}{n}", i.unsigned_abs()))
+                .unwrap_or_else(|_| Literal::i64_suffixed(*i));
+            return if *i < 0 {
+                quote!((- #digits))
+            } else {
+                quote!((#digits))
+            };
+        }
+        (Lit::Float(f), Type::Num(_)) => {
+            let l = Literal::f32_suffixed(*f as f32);
+            return quote!((#l));
         }
         _ => {}
     }

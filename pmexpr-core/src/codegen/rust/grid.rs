@@ -29,9 +29,21 @@ impl Gen<'_> {
         w: &Ident,
     ) -> TokenStream {
         let (refs, mut scope) = self.move_captures(f);
+        // The loop variable and the column are of the count's type; the runtime's positions
+        // are `i64`s, converted where they are not.
+        let ix = g.k.ty.clone();
         let int = || Binding::Value {
             by_ref: false,
-            ty: Type::Int,
+            ty: ix.clone(),
+        };
+        let t = self.rty(&ix);
+        let rt = self.rt.clone();
+        let of_index = |e: TokenStream| {
+            if ix == Type::Int {
+                e
+            } else {
+                quote!(<#t as #rt::Int>::from_index(#e))
+            }
         };
         let (k0, j0, j1, j) = (
             self.fresh("k0"),
@@ -60,7 +72,7 @@ impl Gen<'_> {
                 let x = gn.local(p.ident.id);
                 // Each `let` sees those before it.
                 let v = gn.with_scope(bound.clone(), |gn| gn.value(v));
-                stmts.push(quote!(let #x: i64 = #v;));
+                stmts.push(quote!(let #x: #t = #v;));
                 bound.push((p.ident.id, int()));
             }
             let inner = gn.with_scope(bound, |gn| {
@@ -73,10 +85,11 @@ impl Gen<'_> {
                     |gn| {
                         let here = vec![(g.k.ident.id, int()), (g.col.ident.id, int())];
                         let r = gn.with_scope(here, |gn| gn.value(rest));
+                        let (jv, kv) = (of_index(quote!(#j)), of_index(quote!(#k0 + (#j - #j0))));
                         quote! {
                             for #j in #j0..#j1 {
-                                let #jx: i64 = #j;
-                                let #kx: i64 = #k0 + (#j - #j0);
+                                let #jx: #t = #jv;
+                                let #kx: #t = #kv;
                                 #r;
                             }
                         }
@@ -85,11 +98,12 @@ impl Gen<'_> {
             });
             quote!({ #(#stmts)* #inner })
         });
+        let k0v = of_index(quote!(#k0));
         quote!({
             #(#refs)*
             B::par_rows(#n, #w, move |#k0: i64, #j0: i64, #j1: i64| {
                 // The prefix sees `k` at the start of the segment (the same row).
-                let #kx: i64 = #k0;
+                let #kx: #t = #k0v;
                 #body
             })
         })
@@ -132,7 +146,7 @@ mod tests {
         assert!(c.contains("B :: par_rows"), "{c}");
         assert_eq!(c.matches(". window (& [").count(), 2, "{c}");
         assert!(
-            c.contains("(n_0) . wrapping_mul (n_0)) . wrapping_rem (__w"),
+            c.contains("Num :: mul (n_0 , n_0))) . wrapping_rem (__w"),
             "{c}"
         );
         // Another divisor: rows where the width divides it at run time.
@@ -141,7 +155,10 @@ mod tests {
             let j = k % b;
             tensor_set(d, [i, j], 0)
         })));
-        assert!(c.contains("&& (a_2) . wrapping_rem (__w2) == 0"), "{c}");
+        assert!(
+            c.contains("to_index (a_2)) . wrapping_rem (__w2) == 0"),
+            "{c}"
+        );
     }
 
     #[test]

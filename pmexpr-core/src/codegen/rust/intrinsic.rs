@@ -29,7 +29,11 @@ impl Gen<'_> {
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!((#a).#m(#b))
             }
-            // `%` is on `i64` only: its generic form is `modi` at every type it can have.
+            // `%` of another integer type than `i64` (or of a float) is the runtime's `Num::rem`.
+            NumRem if *ty != Type::Int => {
+                let (a, b) = (v(self, 0), v(self, 1));
+                quote!(#rt::Num::rem(#site, #a, #b))
+            }
             DivI | ModI | NumRem => {
                 let f = format_ident!("{}", if i == DivI { "divi" } else { "modi" });
                 let (a, b) = (v(self, 0), v(self, 1));
@@ -55,16 +59,11 @@ impl Gen<'_> {
             }
             Int2Float => {
                 let a = v(self, 0);
-                // An `i32` widens to `i64` exactly, so both round the same integer to the float.
-                let a = if matches!(args[0].ty, Type::Var(_)) {
-                    quote!(::core::convert::Into::<i64>::into(#a))
-                } else {
-                    a
-                };
-                if matches!(ty, Type::Var(_)) {
-                    // The float type the captured values fix (`f32` or `f64`).
+                // `int2float(i)` is `i as F`: Rust's `as`, which rounds every integer to the
+                // nearest float (through an `i64` a `u64` above `i64::MAX` would change).
+                if matches!(ty, Type::Var(_) | Type::Num(_)) || args[0].ty != Type::Int {
                     let t = self.rty(ty);
-                    quote!(<#t as #rt::Float>::from_i64(#a))
+                    quote!(#rt::Scalar::cast::<#t>(#a))
                 } else {
                     quote!(((#a) as f64))
                 }
@@ -110,7 +109,9 @@ impl Gen<'_> {
             // `s.len()`: the length as the integer type inference gave it.
             Len => {
                 let s = p(self, 0);
-                if *ty == Type::Int {
+                if *ty == Type::Num(crate::types::Number::Usize) {
+                    quote!((#s).len())
+                } else if *ty == Type::Int {
                     quote!(((#s).len() as i64))
                 } else {
                     let t = self.rty(ty);
@@ -300,10 +301,12 @@ impl Gen<'_> {
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!(#rt::Int::#m(B::CHECKS, #site, #a, #b))
             }
-            AsI64 | AsF64 => {
-                let m = format_ident!("{}", if i == AsI64 { "as_i64" } else { "as_f64" });
+            // Rust's own `as` between the two primitive types.
+            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
+            | AsU64 | AsUsize => {
+                let t = format_ident!("{}", i.cast_target().map_or("i64", |n| n.rust_name()));
                 let a = v(self, 0);
-                quote!(#rt::Scalar::#m(#a))
+                quote!(#rt::Scalar::cast::<#t>(#a))
             }
             MCountOnes | MLeadingZeros | MTrailingZeros | MReverseBits | MSwapBytes
             | MRotateLeft | MRotateRight | MWrappingAdd | MWrappingSub | MWrappingMul
@@ -320,7 +323,7 @@ impl Gen<'_> {
                 let m = format_ident!("{name}");
                 let vals: Vec<TokenStream> = (0..args.len()).map(|k| v(self, k)).collect();
                 let tr = match t {
-                    M::Int { .. } | M::IntAmount | M::IntTest => quote!(Int),
+                    M::Int { .. } | M::IntAmount | M::IntTest | M::IntCount => quote!(Int),
                     M::Num | M::NumWith { .. } => quote!(Num),
                     M::Float { .. } | M::FloatTest | M::FloatAmount => quote!(Float),
                 };

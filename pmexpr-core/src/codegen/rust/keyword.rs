@@ -87,21 +87,24 @@ impl Gen<'_> {
                 if let Some(grid) = self.loop_facts(id).grid
                     && let Some(parts) = grid.parts(&args[1]) =>
             {
-                let n = self.value(&args[0]);
+                // The count, the width and the divisors as `i64`, of whatever integer type they
+                // are (the loop variable is positive and below the count: each converts exactly).
+                let n = self.index_value(&args[0]);
+                let ix = args[0].ty.clone();
                 let (nv, wv) = (self.fresh("n"), self.fresh("w"));
-                let w = self.value(parts.width);
+                let w = self.index_value(parts.width);
                 let rows = self.grid_par_loop(&args[1], &parts, &grid.row, &nv, &wv);
                 // Each `k / m` of a row's `let`s is the same along the row where `w` divides `m`.
                 let divides: Vec<TokenStream> = (parts.divisors.iter())
                     .map(|m| {
-                        let m = self.value(m);
+                        let m = self.index_value(m);
                         quote!(&& (#m).wrapping_rem(#wv) == 0)
                     })
                     .collect();
                 let facts = self.loop_facts(id);
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let run = self.windowed_loop(&args[1], lines, false, &nv, Run::Parallel, |g| {
-                    let (pre, f) = g.adaptor(&args[1], &[(Type::Int, false, true)]);
+                    let (pre, f) = g.index_adaptor(&args[1], &[], &ix);
                     quote!({ #pre B::par_loop(#nv, #f) })
                 });
                 // Debug mode records the elements each iteration touches: it runs the loop as

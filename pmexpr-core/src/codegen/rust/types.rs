@@ -64,6 +64,10 @@ pub(super) fn open_result_type(
             Type::Int => quote!(i64),
             Type::Float => quote!(f64),
             Type::Bool => quote!(bool),
+            Type::Num(n) => {
+                let n = format_ident!("{}", n.rust_name());
+                quote!(#n)
+            }
             Type::Seq(a) => {
                 let a = rust(a, mono, rt, found)?;
                 quote!(::std::vec::Vec<#a>)
@@ -124,7 +128,7 @@ pub(super) fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
             vars_in(b, out);
         }
         Type::Record(fs) => fs.iter().for_each(|(_, t)| vars_in(t, out)),
-        Type::Int | Type::Float | Type::Bool => {}
+        Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
     }
 }
 
@@ -140,7 +144,9 @@ pub(super) fn may_nest(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
         Type::Seq(a) => matches!(**a, Type::Var(v) if is_open(v, numeric)) || may_nest(a, numeric),
         Type::Tensor(a) => may_nest(a, numeric),
         Type::Record(fs) => fs.iter().any(|(_, t)| may_nest(t, numeric)),
-        Type::Int | Type::Float | Type::Bool | Type::Var(_) | Type::Arrow(..) => false,
+        Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) | Type::Arrow(..) => {
+            false
+        }
     }
 }
 
@@ -151,6 +157,10 @@ pub(super) fn canonical(t: &Type, rt: &TokenStream, infer: bool) -> TokenStream 
         Type::Int => quote!(i64),
         Type::Float => quote!(f64),
         Type::Bool => quote!(bool),
+        Type::Num(n) => {
+            let n = format_ident!("{}", n.rust_name());
+            quote!(#n)
+        }
         Type::Seq(a) => {
             let a = canonical(a, rt, infer);
             quote!(::std::vec::Vec<#a>)
@@ -190,7 +200,9 @@ pub(super) fn has_named_record(t: &Type) -> bool {
             .iter()
             .any(|(l, t)| matches!(l, Label::Name(_)) || has_named_record(t)),
         Type::Seq(a) | Type::Tensor(a) => has_named_record(a),
-        Type::Arrow(..) | Type::Int | Type::Float | Type::Bool | Type::Var(_) => false,
+        Type::Arrow(..) | Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => {
+            false
+        }
     }
 }
 
@@ -239,9 +251,11 @@ impl Gen<'_> {
                 let n = Self::numeric_param(*v);
                 match k {
                     Numeric::Num => quote!(#n: #rt::Num),
-                    Numeric::Scalar => quote!(#n: #rt::Scalar),
+                    // Numbers and `bool` only compared may be tensor elements (`Tensor<bool>`),
+                    // which every scalar is.
+                    Numeric::Scalar => quote!(#n: #rt::Scalar + #rt::Element),
                     Numeric::Int => quote!(#n: #rt::Int),
-                    Numeric::Bits => quote!(#n: #rt::Bits),
+                    Numeric::Bits => quote!(#n: #rt::Bits + #rt::Element),
                     Numeric::Float => quote!(#n: #rt::Float),
                     Numeric::Open => quote!(#n: #rt::Value),
                 }
@@ -270,6 +284,10 @@ impl Gen<'_> {
             Type::Int => out.extend(quote!(i64)),
             Type::Float => out.extend(quote!(f64)),
             Type::Bool => out.extend(quote!(bool)),
+            Type::Num(n) => {
+                let n = format_ident!("{}", n.rust_name());
+                out.extend(quote!(#n))
+            }
             Type::Seq(a) => {
                 out.extend(quote!(#rt::Seq<'pm,));
                 self.rty_into(a, out);

@@ -20,18 +20,78 @@ entry site_src_bits_rs_2_1 (bs_10: []bool) (cs_11: []bool) : ([]bool, []bool, []
   in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result), (map (\pm_r0 -> pm_r0.2) pm_result), (map (\pm_r0 -> pm_r0.3) pm_result))
 
 def lambda2_12_i64 (x_13: i64) =
-  (((((((((((i64.i32 (i64.popc x_13)) + (i64.i32 (i64.clz x_13))) + (i64.i32 (i64.ctz x_13))) + ((loop (r, v) = (0i64, x_13) for _k < 64 do ((r << 1i64) | (v & 1i64), v >>> 1i64)).0)) + ((loop (r, v) = (0i64, x_13) for _k < 8 do ((r << 8i64) | (v & 255i64), v >>> 8i64)).0)) + (let k = i64.i64 5i64 & 63i64 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (64i64 - k)))) + (let k = i64.i64 70i64 & 63i64 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (64i64 - k)))) + (let r = x_13 + x_13 in if ((x_13 ^ r) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i64.lowest else i64.highest) else r)) + (let r = x_13 - 1i64 in if ((x_13 ^ 1i64) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i64.lowest else i64.highest) else r)) + (if x_13 == 0 || x_13 == 0 then 0 else let sat = if (x_13 < 0) != (x_13 < 0) then i64.lowest else i64.highest in if (x_13 == -1 && x_13 == i64.lowest) || (x_13 == -1 && x_13 == i64.lowest) then sat else let r = x_13 * x_13 in if r // x_13 != x_13 then sat else r)) + (0i64 - x_13)) + (i64.sgn x_13)
+  (((u32.i32 (i64.popc x_13)) + (u32.i32 (i64.clz x_13))) + (u32.i32 (i64.ctz x_13)), (((((((((loop (r, v) = (0i64, x_13) for _k < 64 do ((r << 1i64) | (v & 1i64), v >>> 1i64)).0) + ((loop (r, v) = (0i64, x_13) for _k < 8 do ((r << 8i64) | (v & 255i64), v >>> 8i64)).0)) + (let k = i64.i64 5i64 & 63i64 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (64i64 - k)))) + (let k = i64.i64 70i64 & 63i64 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (64i64 - k)))) + (let r = x_13 + x_13 in if ((x_13 ^ r) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i64.lowest else i64.highest) else r)) + (let r = x_13 - 1i64 in if ((x_13 ^ 1i64) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i64.lowest else i64.highest) else r)) + (if x_13 == 0 || x_13 == 0 then 0 else let sat = if (x_13 < 0) != (x_13 < 0) then i64.lowest else i64.highest in if (x_13 == -1 && x_13 == i64.lowest) || (x_13 == -1 && x_13 == i64.lowest) then sat else let r = x_13 * x_13 in if r // x_13 != x_13 then sat else r)) + (0i64 - x_13)) + (i64.sgn x_13))
 
 def lambda2_12_i32 (x_13: i32) =
-  (((((((((((i32.i32 (i32.popc x_13)) + (i32.i32 (i32.clz x_13))) + (i32.i32 (i32.ctz x_13))) + ((loop (r, v) = (0i32, x_13) for _k < 32 do ((r << 1i32) | (v & 1i32), v >>> 1i32)).0)) + ((loop (r, v) = (0i32, x_13) for _k < 4 do ((r << 8i32) | (v & 255i32), v >>> 8i32)).0)) + (let k = i32.i64 5i64 & 31i32 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (32i32 - k)))) + (let k = i32.i64 70i64 & 31i32 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (32i32 - k)))) + (let r = x_13 + x_13 in if ((x_13 ^ r) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i32.lowest else i32.highest) else r)) + (let r = x_13 - 1i32 in if ((x_13 ^ 1i32) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i32.lowest else i32.highest) else r)) + (if x_13 == 0 || x_13 == 0 then 0 else let sat = if (x_13 < 0) != (x_13 < 0) then i32.lowest else i32.highest in if (x_13 == -1 && x_13 == i32.lowest) || (x_13 == -1 && x_13 == i32.lowest) then sat else let r = x_13 * x_13 in if r // x_13 != x_13 then sat else r)) + (0i32 - x_13)) + (i32.sgn x_13)
+  (((u32.i32 (i32.popc x_13)) + (u32.i32 (i32.clz x_13))) + (u32.i32 (i32.ctz x_13)), (((((((((loop (r, v) = (0i32, x_13) for _k < 32 do ((r << 1i32) | (v & 1i32), v >>> 1i32)).0) + ((loop (r, v) = (0i32, x_13) for _k < 4 do ((r << 8i32) | (v & 255i32), v >>> 8i32)).0)) + (let k = i32.i64 5i64 & 31i32 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (32i32 - k)))) + (let k = i32.i64 70i64 & 31i32 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (32i32 - k)))) + (let r = x_13 + x_13 in if ((x_13 ^ r) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i32.lowest else i32.highest) else r)) + (let r = x_13 - 1i32 in if ((x_13 ^ 1i32) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i32.lowest else i32.highest) else r)) + (if x_13 == 0 || x_13 == 0 then 0 else let sat = if (x_13 < 0) != (x_13 < 0) then i32.lowest else i32.highest in if (x_13 == -1 && x_13 == i32.lowest) || (x_13 == -1 && x_13 == i32.lowest) then sat else let r = x_13 * x_13 in if r // x_13 != x_13 then sat else r)) + (0i32 - x_13)) + (i32.sgn x_13))
+
+def lambda2_12_i8 (x_13: i8) =
+  (((u32.i32 (i8.popc x_13)) + (u32.i32 (i8.clz x_13))) + (u32.i32 (i8.ctz x_13)), (((((((((loop (r, v) = (0i8, x_13) for _k < 8 do ((r << 1i8) | (v & 1i8), v >>> 1i8)).0) + ((loop (r, v) = (0i8, x_13) for _k < 1 do ((r << 8i8) | (v & 255i8), v >>> 8i8)).0)) + (let k = i8.i64 5i64 & 7i8 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (8i8 - k)))) + (let k = i8.i64 70i64 & 7i8 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (8i8 - k)))) + (let r = x_13 + x_13 in if ((x_13 ^ r) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i8.lowest else i8.highest) else r)) + (let r = x_13 - 1i8 in if ((x_13 ^ 1i8) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i8.lowest else i8.highest) else r)) + (if x_13 == 0 || x_13 == 0 then 0 else let sat = if (x_13 < 0) != (x_13 < 0) then i8.lowest else i8.highest in if (x_13 == -1 && x_13 == i8.lowest) || (x_13 == -1 && x_13 == i8.lowest) then sat else let r = x_13 * x_13 in if r // x_13 != x_13 then sat else r)) + (0i8 - x_13)) + (i8.sgn x_13))
+
+def lambda2_12_i16 (x_13: i16) =
+  (((u32.i32 (i16.popc x_13)) + (u32.i32 (i16.clz x_13))) + (u32.i32 (i16.ctz x_13)), (((((((((loop (r, v) = (0i16, x_13) for _k < 16 do ((r << 1i16) | (v & 1i16), v >>> 1i16)).0) + ((loop (r, v) = (0i16, x_13) for _k < 2 do ((r << 8i16) | (v & 255i16), v >>> 8i16)).0)) + (let k = i16.i64 5i64 & 15i16 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (16i16 - k)))) + (let k = i16.i64 70i64 & 15i16 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (16i16 - k)))) + (let r = x_13 + x_13 in if ((x_13 ^ r) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i16.lowest else i16.highest) else r)) + (let r = x_13 - 1i16 in if ((x_13 ^ 1i16) & (x_13 ^ r)) < 0 then (if x_13 < 0 then i16.lowest else i16.highest) else r)) + (if x_13 == 0 || x_13 == 0 then 0 else let sat = if (x_13 < 0) != (x_13 < 0) then i16.lowest else i16.highest in if (x_13 == -1 && x_13 == i16.lowest) || (x_13 == -1 && x_13 == i16.lowest) then sat else let r = x_13 * x_13 in if r // x_13 != x_13 then sat else r)) + (0i16 - x_13)) + (i16.sgn x_13))
+
+def lambda2_12_u8 (x_13: u8) =
+  (((u32.i32 (u8.popc x_13)) + (u32.i32 (u8.clz x_13))) + (u32.i32 (u8.ctz x_13)), (((((((((loop (r, v) = (0u8, x_13) for _k < 8 do ((r << 1u8) | (v & 1u8), v >>> 1u8)).0) + ((loop (r, v) = (0u8, x_13) for _k < 1 do ((r << 8u8) | (v & 255u8), v >>> 8u8)).0)) + (let k = u8.i64 5i64 & 7u8 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (8u8 - k)))) + (let k = u8.i64 70i64 & 7u8 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (8u8 - k)))) + (let r = x_13 + x_13 in if r < x_13 then u8.highest else r)) + (if x_13 < 1u8 then 0u8 else x_13 - 1u8)) + (if x_13 == 0u8 || x_13 == 0u8 then 0u8 else let r = x_13 * x_13 in if r // x_13 != x_13 then u8.highest else r)) + (0u8 - x_13)) + (u8.sgn x_13))
+
+def lambda2_12_u16 (x_13: u16) =
+  (((u32.i32 (u16.popc x_13)) + (u32.i32 (u16.clz x_13))) + (u32.i32 (u16.ctz x_13)), (((((((((loop (r, v) = (0u16, x_13) for _k < 16 do ((r << 1u16) | (v & 1u16), v >>> 1u16)).0) + ((loop (r, v) = (0u16, x_13) for _k < 2 do ((r << 8u16) | (v & 255u16), v >>> 8u16)).0)) + (let k = u16.i64 5i64 & 15u16 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (16u16 - k)))) + (let k = u16.i64 70i64 & 15u16 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (16u16 - k)))) + (let r = x_13 + x_13 in if r < x_13 then u16.highest else r)) + (if x_13 < 1u16 then 0u16 else x_13 - 1u16)) + (if x_13 == 0u16 || x_13 == 0u16 then 0u16 else let r = x_13 * x_13 in if r // x_13 != x_13 then u16.highest else r)) + (0u16 - x_13)) + (u16.sgn x_13))
+
+def lambda2_12_u32 (x_13: u32) =
+  (((u32.i32 (u32.popc x_13)) + (u32.i32 (u32.clz x_13))) + (u32.i32 (u32.ctz x_13)), (((((((((loop (r, v) = (0u32, x_13) for _k < 32 do ((r << 1u32) | (v & 1u32), v >>> 1u32)).0) + ((loop (r, v) = (0u32, x_13) for _k < 4 do ((r << 8u32) | (v & 255u32), v >>> 8u32)).0)) + (let k = u32.i64 5i64 & 31u32 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (32u32 - k)))) + (let k = u32.i64 70i64 & 31u32 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (32u32 - k)))) + (let r = x_13 + x_13 in if r < x_13 then u32.highest else r)) + (if x_13 < 1u32 then 0u32 else x_13 - 1u32)) + (if x_13 == 0u32 || x_13 == 0u32 then 0u32 else let r = x_13 * x_13 in if r // x_13 != x_13 then u32.highest else r)) + (0u32 - x_13)) + (u32.sgn x_13))
+
+def lambda2_12_u64 (x_13: u64) =
+  (((u32.i32 (u64.popc x_13)) + (u32.i32 (u64.clz x_13))) + (u32.i32 (u64.ctz x_13)), (((((((((loop (r, v) = (0u64, x_13) for _k < 64 do ((r << 1u64) | (v & 1u64), v >>> 1u64)).0) + ((loop (r, v) = (0u64, x_13) for _k < 8 do ((r << 8u64) | (v & 255u64), v >>> 8u64)).0)) + (let k = u64.i64 5i64 & 63u64 in if k == 0 then x_13 else (x_13 << k) | (x_13 >>> (64u64 - k)))) + (let k = u64.i64 70i64 & 63u64 in if k == 0 then x_13 else (x_13 >>> k) | (x_13 << (64u64 - k)))) + (let r = x_13 + x_13 in if r < x_13 then u64.highest else r)) + (if x_13 < 1u64 then 0u64 else x_13 - 1u64)) + (if x_13 == 0u64 || x_13 == 0u64 then 0u64 else let r = x_13 * x_13 in if r // x_13 != x_13 then u64.highest else r)) + (0u64 - x_13)) + (u64.sgn x_13))
 
 -- accelerate! at src/bits.rs:3:1 with captured numbers of type i64
-entry site_src_bits_rs_3_1_i64 (s_15: []i64) : []i64 =
-  map lambda2_12_i64 s_15
+entry site_src_bits_rs_3_1_i64 (s_15: []i64) : ([]u32, []i64) =
+  let pm_result = map lambda2_12_i64 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
 
 -- accelerate! at src/bits.rs:3:1 with captured numbers of type i32
-entry site_src_bits_rs_3_1_i32 (s_15: []i32) : []i32 =
-  map lambda2_12_i32 s_15
+entry site_src_bits_rs_3_1_i32 (s_15: []i32) : ([]u32, []i32) =
+  let pm_result = map lambda2_12_i32 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type i8
+entry site_src_bits_rs_3_1_i8 (s_15: []i8) : ([]u32, []i8) =
+  let pm_result = map lambda2_12_i8 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type i16
+entry site_src_bits_rs_3_1_i16 (s_15: []i16) : ([]u32, []i16) =
+  let pm_result = map lambda2_12_i16 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type isize
+entry site_src_bits_rs_3_1_isize (s_15: []i64) : ([]u32, []i64) =
+  let pm_result = map lambda2_12_i64 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type u8
+entry site_src_bits_rs_3_1_u8 (s_15: []u8) : ([]u32, []u8) =
+  let pm_result = map lambda2_12_u8 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type u16
+entry site_src_bits_rs_3_1_u16 (s_15: []u16) : ([]u32, []u16) =
+  let pm_result = map lambda2_12_u16 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type u32
+entry site_src_bits_rs_3_1_u32 (s_15: []u32) : ([]u32, []u32) =
+  let pm_result = map lambda2_12_u32 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type u64
+entry site_src_bits_rs_3_1_u64 (s_15: []u64) : ([]u32, []u64) =
+  let pm_result = map lambda2_12_u64 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:3:1 with captured numbers of type usize
+entry site_src_bits_rs_3_1_usize (s_15: []u64) : ([]u32, []u64) =
+  let pm_result = map lambda2_12_u64 s_15
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
 
 def lambda2_16_f64 (x_17: f64) =
   (((((((((let t = f64.trunc x_17 in if f64.abs (x_17 - t) >= 0.5 then t + f64.copysign 1 x_17 else t) + (if f64.isnan x_17 then x_17 else f64.copysign 1 x_17)) + (x_17 - f64.trunc x_17)) + (f64.fma x_17 x_17 1.0f64)) + (x_17 * 0.017453292519943295f64)) + (x_17 * 57.29577951308232f64)) + (2f64 ** x_17)) + (f64.atan2 x_17 1.0f64)) + (f64.hypot x_17 2.0f64), (if (f64.isnan x_17) then true else !(!(f64.isnan x_17 || f64.isinf x_17))))
@@ -50,10 +110,10 @@ entry site_src_bits_rs_4_1_f32 (fs_19: []f32) : ([]f32, []bool) =
   in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
 
 def lambda2_20_f64 (x_21: f64) =
-  ((if f64.isnan x_21 then 0i64 else if x_21 >= 9223372036854775808f64 then i64.highest else if x_21 <= -9223372036854775808f64 then i64.lowest else i64.f64 x_21), x_21, i64.bool (x_21 > 0.5f64), f64.bool (x_21 < 0.5f64))
+  ((if f64.isnan x_21 then 0i64 else if x_21 >= 9.223372036854776e18f64 then i64.highest else if x_21 <= (-9.223372036854776e18f64) then i64.lowest else i64.f64 x_21), x_21, i64.bool (x_21 > 0.5f64), f64.bool (x_21 < 0.5f64))
 
 def lambda2_20_f32 (x_21: f32) =
-  ((if f32.isnan x_21 then 0i64 else if x_21 >= 9223372036854775808f32 then i64.highest else if x_21 <= -9223372036854775808f32 then i64.lowest else i64.f32 x_21), f64.f32 x_21, i64.bool (x_21 > 0.5f32), f64.bool (x_21 < 0.5f32))
+  ((if f32.isnan x_21 then 0i64 else if x_21 >= 9.223372036854776e18f32 then i64.highest else if x_21 <= (-9.223372036854776e18f32) then i64.lowest else i64.f32 x_21), f64.f32 x_21, i64.bool (x_21 > 0.5f32), f64.bool (x_21 < 0.5f32))
 
 -- accelerate! at src/bits.rs:5:1 with captured numbers of type f64
 entry site_src_bits_rs_5_1_f64 (fs_23: []f64) : ([]i64, []f64, []i64, []f64) =
@@ -69,16 +129,34 @@ def lambda2_24_i64 (k_25: i64) =
   (f64.i64 k_25, k_25)
 
 def lambda2_24_f64 (k_25: f64) =
-  (k_25, (if f64.isnan k_25 then 0i64 else if k_25 >= 9223372036854775808f64 then i64.highest else if k_25 <= -9223372036854775808f64 then i64.lowest else i64.f64 k_25))
+  (k_25, (if f64.isnan k_25 then 0i64 else if k_25 >= 9.223372036854776e18f64 then i64.highest else if k_25 <= (-9.223372036854776e18f64) then i64.lowest else i64.f64 k_25))
 
 def lambda2_24_i32 (k_25: i32) =
   (f64.i32 k_25, i64.i32 k_25)
 
 def lambda2_24_f32 (k_25: f32) =
-  (f64.f32 k_25, (if f32.isnan k_25 then 0i64 else if k_25 >= 9223372036854775808f32 then i64.highest else if k_25 <= -9223372036854775808f32 then i64.lowest else i64.f32 k_25))
+  (f64.f32 k_25, (if f32.isnan k_25 then 0i64 else if k_25 >= 9.223372036854776e18f32 then i64.highest else if k_25 <= (-9.223372036854776e18f32) then i64.lowest else i64.f32 k_25))
 
 def lambda2_24_bool (k_25: bool) =
   (f64.bool k_25, i64.bool k_25)
+
+def lambda2_24_i8 (k_25: i8) =
+  (f64.i8 k_25, i64.i8 k_25)
+
+def lambda2_24_i16 (k_25: i16) =
+  (f64.i16 k_25, i64.i16 k_25)
+
+def lambda2_24_u8 (k_25: u8) =
+  (f64.u8 k_25, i64.u8 k_25)
+
+def lambda2_24_u16 (k_25: u16) =
+  (f64.u16 k_25, i64.u16 k_25)
+
+def lambda2_24_u32 (k_25: u32) =
+  (f64.u32 k_25, i64.u32 k_25)
+
+def lambda2_24_u64 (k_25: u64) =
+  (f64.u64 k_25, i64.u64 k_25)
 
 -- accelerate! at src/bits.rs:6:1 with captured numbers of type i64
 entry site_src_bits_rs_6_1_i64 (s_27: []i64) : ([]f64, []i64) =
@@ -103,4 +181,44 @@ entry site_src_bits_rs_6_1_f32 (s_27: []f32) : ([]f64, []i64) =
 -- accelerate! at src/bits.rs:6:1 with captured numbers of type bool
 entry site_src_bits_rs_6_1_bool (s_27: []bool) : ([]f64, []i64) =
   let pm_result = map lambda2_24_bool s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type i8
+entry site_src_bits_rs_6_1_i8 (s_27: []i8) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_i8 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type i16
+entry site_src_bits_rs_6_1_i16 (s_27: []i16) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_i16 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type isize
+entry site_src_bits_rs_6_1_isize (s_27: []i64) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_i64 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type u8
+entry site_src_bits_rs_6_1_u8 (s_27: []u8) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_u8 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type u16
+entry site_src_bits_rs_6_1_u16 (s_27: []u16) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_u16 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type u32
+entry site_src_bits_rs_6_1_u32 (s_27: []u32) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_u32 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type u64
+entry site_src_bits_rs_6_1_u64 (s_27: []u64) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_u64 s_27
+  in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
+
+-- accelerate! at src/bits.rs:6:1 with captured numbers of type usize
+entry site_src_bits_rs_6_1_usize (s_27: []u64) : ([]f64, []i64) =
+  let pm_result = map lambda2_24_u64 s_27
   in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))

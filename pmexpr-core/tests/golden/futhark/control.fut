@@ -32,6 +32,24 @@ def lambda2_14_i64 (x_15: i64) =
 def lambda2_14_i32 (x_15: i32) =
   if x_15 >= 0i32 then x_15 else assert false 0i32
 
+def lambda2_14_i8 (x_15: i8) =
+  if x_15 >= 0i8 then x_15 else assert false 0i8
+
+def lambda2_14_i16 (x_15: i16) =
+  if x_15 >= 0i16 then x_15 else assert false 0i16
+
+def lambda2_14_u8 (x_15: u8) =
+  if x_15 >= 0u8 then x_15 else assert false 0u8
+
+def lambda2_14_u16 (x_15: u16) =
+  if x_15 >= 0u16 then x_15 else assert false 0u16
+
+def lambda2_14_u32 (x_15: u32) =
+  if x_15 >= 0u32 then x_15 else assert false 0u32
+
+def lambda2_14_u64 (x_15: u64) =
+  if x_15 >= 0u64 then x_15 else assert false 0u64
+
 -- accelerate! at src/control.rs:4:1 with captured numbers of type i64
 entry site_src_control_rs_4_1_i64 (s_17: []i64) : []i64 =
   map lambda2_14_i64 s_17
@@ -39,6 +57,38 @@ entry site_src_control_rs_4_1_i64 (s_17: []i64) : []i64 =
 -- accelerate! at src/control.rs:4:1 with captured numbers of type i32
 entry site_src_control_rs_4_1_i32 (s_17: []i32) : []i32 =
   map lambda2_14_i32 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type i8
+entry site_src_control_rs_4_1_i8 (s_17: []i8) : []i8 =
+  map lambda2_14_i8 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type i16
+entry site_src_control_rs_4_1_i16 (s_17: []i16) : []i16 =
+  map lambda2_14_i16 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type isize
+entry site_src_control_rs_4_1_isize (s_17: []i64) : []i64 =
+  map lambda2_14_i64 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type u8
+entry site_src_control_rs_4_1_u8 (s_17: []u8) : []u8 =
+  map lambda2_14_u8 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type u16
+entry site_src_control_rs_4_1_u16 (s_17: []u16) : []u16 =
+  map lambda2_14_u16 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type u32
+entry site_src_control_rs_4_1_u32 (s_17: []u32) : []u32 =
+  map lambda2_14_u32 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type u64
+entry site_src_control_rs_4_1_u64 (s_17: []u64) : []u64 =
+  map lambda2_14_u64 s_17
+
+-- accelerate! at src/control.rs:4:1 with captured numbers of type usize
+entry site_src_control_rs_4_1_usize (s_17: []u64) : []u64 =
+  map lambda2_14_u64 s_17
 
 def lambda5_18 (p_19: (bool, (f64, f64))) =
   match p_19

@@ -10,10 +10,46 @@ def lambda3_0_i64 (x_1: i64) =
 def lambda3_0_i32 (x_1: i32) =
   x_1
 
+def lambda3_0_i8 (x_1: i8) =
+  x_1
+
+def lambda3_0_i16 (x_1: i16) =
+  x_1
+
+def lambda3_0_u8 (x_1: u8) =
+  x_1
+
+def lambda3_0_u16 (x_1: u16) =
+  x_1
+
+def lambda3_0_u32 (x_1: u32) =
+  x_1
+
+def lambda3_0_u64 (x_1: u64) =
+  x_1
+
 def lambda4_2_i64 (i_3: i64) =
   i_3
 
 def lambda4_2_i32 (i_3: i32) =
+  i_3
+
+def lambda4_2_i8 (i_3: i8) =
+  i_3
+
+def lambda4_2_i16 (i_3: i16) =
+  i_3
+
+def lambda4_2_u8 (i_3: u8) =
+  i_3
+
+def lambda4_2_u16 (i_3: u16) =
+  i_3
+
+def lambda4_2_u32 (i_3: u32) =
+  i_3
+
+def lambda4_2_u64 (i_3: u64) =
   i_3
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type i64
@@ -23,6 +59,38 @@ entry site_src_create_rs_1_1_i64 (n_5: i64) : []i64 =
 -- accelerate! at src/create.rs:1:1 with captured numbers of type i32
 entry site_src_create_rs_1_1_i32 (n_5: i32) : []i32 =
   map lambda3_0_i32 (tabulate (i64.i32 n_5) (\pm_k1 -> lambda4_2_i32 (i32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type i8
+entry site_src_create_rs_1_1_i8 (n_5: i8) : []i8 =
+  map lambda3_0_i8 (tabulate (i64.i8 n_5) (\pm_k1 -> lambda4_2_i8 (i8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type i16
+entry site_src_create_rs_1_1_i16 (n_5: i16) : []i16 =
+  map lambda3_0_i16 (tabulate (i64.i16 n_5) (\pm_k1 -> lambda4_2_i16 (i16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type isize
+entry site_src_create_rs_1_1_isize (n_5: i64) : []i64 =
+  map lambda3_0_i64 (tabulate (i64.i64 n_5) (\pm_k1 -> lambda4_2_i64 (i64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type u8
+entry site_src_create_rs_1_1_u8 (n_5: u8) : []u8 =
+  map lambda3_0_u8 (tabulate (i64.u8 n_5) (\pm_k1 -> lambda4_2_u8 (u8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type u16
+entry site_src_create_rs_1_1_u16 (n_5: u16) : []u16 =
+  map lambda3_0_u16 (tabulate (i64.u16 n_5) (\pm_k1 -> lambda4_2_u16 (u16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type u32
+entry site_src_create_rs_1_1_u32 (n_5: u32) : []u32 =
+  map lambda3_0_u32 (tabulate (i64.u32 n_5) (\pm_k1 -> lambda4_2_u32 (u32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type u64
+entry site_src_create_rs_1_1_u64 (n_5: u64) : []u64 =
+  map lambda3_0_u64 (tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_2_u64 (u64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:1:1 with captured numbers of type usize
+entry site_src_create_rs_1_1_usize (n_5: u64) : []u64 =
+  map lambda3_0_u64 (tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_2_u64 (u64.i64 pm_k1)))
 
 def lambda4_6 (i_7: i64) =
   i_7
@@ -40,6 +108,24 @@ def lambda5_12_i64 (k_13: i64) (_: i64) =
 def lambda5_12_i32 (k_13: i64) (_: i32) =
   k_13 * 2i64
 
+def lambda5_12_i8 (k_13: i64) (_: i8) =
+  k_13 * 2i64
+
+def lambda5_12_i16 (k_13: i64) (_: i16) =
+  k_13 * 2i64
+
+def lambda5_12_u8 (k_13: i64) (_: u8) =
+  k_13 * 2i64
+
+def lambda5_12_u16 (k_13: i64) (_: u16) =
+  k_13 * 2i64
+
+def lambda5_12_u32 (k_13: i64) (_: u32) =
+  k_13 * 2i64
+
+def lambda5_12_u64 (k_13: i64) (_: u64) =
+  k_13 * 2i64
+
 -- accelerate! at src/create.rs:3:1 with captured numbers of type i64
 entry site_src_create_rs_3_1_i64 (n_16: i64) (k_17: i64) : []i64 =
   map lambda4_10 (replicate n_16 (lambda5_12_i64 k_17 0i64))
@@ -48,6 +134,38 @@ entry site_src_create_rs_3_1_i64 (n_16: i64) (k_17: i64) : []i64 =
 entry site_src_create_rs_3_1_i32 (n_16: i32) (k_17: i64) : []i64 =
   map lambda4_10 (tabulate (i64.i32 n_16) (\pm_k1 -> lambda5_12_i32 k_17 (i32.i64 pm_k1)))
 
+-- accelerate! at src/create.rs:3:1 with captured numbers of type i8
+entry site_src_create_rs_3_1_i8 (n_16: i8) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.i8 n_16) (\pm_k1 -> lambda5_12_i8 k_17 (i8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type i16
+entry site_src_create_rs_3_1_i16 (n_16: i16) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.i16 n_16) (\pm_k1 -> lambda5_12_i16 k_17 (i16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type isize
+entry site_src_create_rs_3_1_isize (n_16: i64) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.i64 n_16) (\pm_k1 -> lambda5_12_i64 k_17 (i64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type u8
+entry site_src_create_rs_3_1_u8 (n_16: u8) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.u8 n_16) (\pm_k1 -> lambda5_12_u8 k_17 (u8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type u16
+entry site_src_create_rs_3_1_u16 (n_16: u16) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.u16 n_16) (\pm_k1 -> lambda5_12_u16 k_17 (u16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type u32
+entry site_src_create_rs_3_1_u32 (n_16: u32) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.u32 n_16) (\pm_k1 -> lambda5_12_u32 k_17 (u32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type u64
+entry site_src_create_rs_3_1_u64 (n_16: u64) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.u64 n_16) (\pm_k1 -> lambda5_12_u64 k_17 (u64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:3:1 with captured numbers of type usize
+entry site_src_create_rs_3_1_usize (n_16: u64) (k_17: i64) : []i64 =
+  map lambda4_10 (tabulate (i64.u64 n_16) (\pm_k1 -> lambda5_12_u64 k_17 (u64.i64 pm_k1)))
+
 def lambda5_18 (x_19: f64) =
   x_19
 
@@ -55,6 +173,24 @@ def lambda6_20_i64 (s_21: []f64) (_: i64) =
   head s_21
 
 def lambda6_20_i32 (s_21: []f64) (_: i32) =
+  head s_21
+
+def lambda6_20_i8 (s_21: []f64) (_: i8) =
+  head s_21
+
+def lambda6_20_i16 (s_21: []f64) (_: i16) =
+  head s_21
+
+def lambda6_20_u8 (s_21: []f64) (_: u8) =
+  head s_21
+
+def lambda6_20_u16 (s_21: []f64) (_: u16) =
+  head s_21
+
+def lambda6_20_u32 (s_21: []f64) (_: u32) =
+  head s_21
+
+def lambda6_20_u64 (s_21: []f64) (_: u64) =
   head s_21
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type i64
@@ -66,6 +202,46 @@ entry site_src_create_rs_4_1_i64 (s_24: []f64) (n_25: i64) : []f64 =
 entry site_src_create_rs_4_1_i32 (s_24: []f64) (n_25: i32) : []f64 =
   let s_26 = s_24
   in map lambda5_18 (tabulate (i64.i32 n_25) (\pm_k1 -> lambda6_20_i32 s_26 (i32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type i8
+entry site_src_create_rs_4_1_i8 (s_24: []f64) (n_25: i8) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.i8 n_25) (\pm_k1 -> lambda6_20_i8 s_26 (i8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type i16
+entry site_src_create_rs_4_1_i16 (s_24: []f64) (n_25: i16) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.i16 n_25) (\pm_k1 -> lambda6_20_i16 s_26 (i16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type isize
+entry site_src_create_rs_4_1_isize (s_24: []f64) (n_25: i64) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.i64 n_25) (\pm_k1 -> lambda6_20_i64 s_26 (i64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type u8
+entry site_src_create_rs_4_1_u8 (s_24: []f64) (n_25: u8) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.u8 n_25) (\pm_k1 -> lambda6_20_u8 s_26 (u8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type u16
+entry site_src_create_rs_4_1_u16 (s_24: []f64) (n_25: u16) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.u16 n_25) (\pm_k1 -> lambda6_20_u16 s_26 (u16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type u32
+entry site_src_create_rs_4_1_u32 (s_24: []f64) (n_25: u32) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.u32 n_25) (\pm_k1 -> lambda6_20_u32 s_26 (u32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type u64
+entry site_src_create_rs_4_1_u64 (s_24: []f64) (n_25: u64) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.u64 n_25) (\pm_k1 -> lambda6_20_u64 s_26 (u64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:4:1 with captured numbers of type usize
+entry site_src_create_rs_4_1_usize (s_24: []f64) (n_25: u64) : []f64 =
+  let s_26 = s_24
+  in map lambda5_18 (tabulate (i64.u64 n_25) (\pm_k1 -> lambda6_20_u64 s_26 (u64.i64 pm_k1)))
 
 def lambda3_27 (x_28: i64) =
   x_28
@@ -84,3 +260,35 @@ entry site_src_create_rs_6_1_i64 (n_34: i64) : []f64 =
 -- accelerate! at src/create.rs:6:1 with captured numbers of type i32
 entry site_src_create_rs_6_1_i32 (n_34: i32) : []f64 =
   map f64.sqrt (tabulate (i64.i32 n_34) (\pm_k1 -> f64.i32 (i32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type i8
+entry site_src_create_rs_6_1_i8 (n_34: i8) : []f64 =
+  map f64.sqrt (tabulate (i64.i8 n_34) (\pm_k1 -> f64.i8 (i8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type i16
+entry site_src_create_rs_6_1_i16 (n_34: i16) : []f64 =
+  map f64.sqrt (tabulate (i64.i16 n_34) (\pm_k1 -> f64.i16 (i16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type isize
+entry site_src_create_rs_6_1_isize (n_34: i64) : []f64 =
+  map f64.sqrt (tabulate (i64.i64 n_34) (\pm_k1 -> f64.i64 (i64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type u8
+entry site_src_create_rs_6_1_u8 (n_34: u8) : []f64 =
+  map f64.sqrt (tabulate (i64.u8 n_34) (\pm_k1 -> f64.u8 (u8.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type u16
+entry site_src_create_rs_6_1_u16 (n_34: u16) : []f64 =
+  map f64.sqrt (tabulate (i64.u16 n_34) (\pm_k1 -> f64.u16 (u16.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type u32
+entry site_src_create_rs_6_1_u32 (n_34: u32) : []f64 =
+  map f64.sqrt (tabulate (i64.u32 n_34) (\pm_k1 -> f64.u32 (u32.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type u64
+entry site_src_create_rs_6_1_u64 (n_34: u64) : []f64 =
+  map f64.sqrt (tabulate (i64.u64 n_34) (\pm_k1 -> f64.u64 (u64.i64 pm_k1)))
+
+-- accelerate! at src/create.rs:6:1 with captured numbers of type usize
+entry site_src_create_rs_6_1_usize (n_34: u64) : []f64 =
+  map f64.sqrt (tabulate (i64.u64 n_34) (\pm_k1 -> f64.u64 (u64.i64 pm_k1)))

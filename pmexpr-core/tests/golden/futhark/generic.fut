@@ -17,6 +17,30 @@ def dbl_0_i32 (x_1: i32) =
 def dbl_0_f32 (x_1: f32) =
   x_1 + x_1
 
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_i8 (x_1: i8) =
+  x_1 + x_1
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_i16 (x_1: i16) =
+  x_1 + x_1
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_u8 (x_1: u8) =
+  x_1 + x_1
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_u16 (x_1: u16) =
+  x_1 + x_1
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_u32 (x_1: u32) =
+  x_1 + x_1
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_0_u64 (x_1: u64) =
+  x_1 + x_1
+
 -- accelerate! at src/g1.rs:1:1 with captured numbers of type i64
 entry site_src_g1_rs_1_1_i64 (s_3: []i64) : []i64 =
   map dbl_0_i64 s_3
@@ -32,6 +56,38 @@ entry site_src_g1_rs_1_1_i32 (s_3: []i32) : []i32 =
 -- accelerate! at src/g1.rs:1:1 with captured numbers of type f32
 entry site_src_g1_rs_1_1_f32 (s_3: []f32) : []f32 =
   map dbl_0_f32 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type i8
+entry site_src_g1_rs_1_1_i8 (s_3: []i8) : []i8 =
+  map dbl_0_i8 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type i16
+entry site_src_g1_rs_1_1_i16 (s_3: []i16) : []i16 =
+  map dbl_0_i16 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type isize
+entry site_src_g1_rs_1_1_isize (s_3: []i64) : []i64 =
+  map dbl_0_i64 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type u8
+entry site_src_g1_rs_1_1_u8 (s_3: []u8) : []u8 =
+  map dbl_0_u8 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type u16
+entry site_src_g1_rs_1_1_u16 (s_3: []u16) : []u16 =
+  map dbl_0_u16 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type u32
+entry site_src_g1_rs_1_1_u32 (s_3: []u32) : []u32 =
+  map dbl_0_u32 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type u64
+entry site_src_g1_rs_1_1_u64 (s_3: []u64) : []u64 =
+  map dbl_0_u64 s_3
+
+-- accelerate! at src/g1.rs:1:1 with captured numbers of type usize
+entry site_src_g1_rs_1_1_usize (s_3: []u64) : []u64 =
+  map dbl_0_u64 s_3
 
 -- #[pmexpr] fn dbl at src/lib.rs (dbl)
 def dbl_4_i64 (x_5: i64) =
@@ -49,6 +105,30 @@ def dbl_4_i32 (x_5: i32) =
 def dbl_4_f32 (x_5: f32) =
   x_5 + x_5
 
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_i8 (x_5: i8) =
+  x_5 + x_5
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_i16 (x_5: i16) =
+  x_5 + x_5
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_u8 (x_5: u8) =
+  x_5 + x_5
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_u16 (x_5: u16) =
+  x_5 + x_5
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_u32 (x_5: u32) =
+  x_5 + x_5
+
+-- #[pmexpr] fn dbl at src/lib.rs (dbl)
+def dbl_4_u64 (x_5: u64) =
+  x_5 + x_5
+
 def lambda5_6_i64 (x_7: i64) =
   (dbl_4_i64 x_7) == x_7
 
@@ -60,6 +140,24 @@ def lambda5_6_i32 (x_7: i32) =
 
 def lambda5_6_f32 (x_7: f32) =
   !(f32.isnan (dbl_4_f32 x_7)) && (dbl_4_f32 x_7) == x_7
+
+def lambda5_6_i8 (x_7: i8) =
+  (dbl_4_i8 x_7) == x_7
+
+def lambda5_6_i16 (x_7: i16) =
+  (dbl_4_i16 x_7) == x_7
+
+def lambda5_6_u8 (x_7: u8) =
+  (dbl_4_u8 x_7) == x_7
+
+def lambda5_6_u16 (x_7: u16) =
+  (dbl_4_u16 x_7) == x_7
+
+def lambda5_6_u32 (x_7: u32) =
+  (dbl_4_u32 x_7) == x_7
+
+def lambda5_6_u64 (x_7: u64) =
+  (dbl_4_u64 x_7) == x_7
 
 -- accelerate! at src/g2.rs:1:1 with captured numbers of type i64
 entry site_src_g2_rs_1_1_i64 (t_9: []i64) : []bool =
@@ -80,3 +178,43 @@ entry site_src_g2_rs_1_1_i32 (t_9: []i32) : []bool =
 entry site_src_g2_rs_1_1_f32 (t_9: []f32) : []bool =
   let k_10 = 2.0f64
   in map lambda5_6_f32 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type i8
+entry site_src_g2_rs_1_1_i8 (t_9: []i8) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_i8 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type i16
+entry site_src_g2_rs_1_1_i16 (t_9: []i16) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_i16 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type isize
+entry site_src_g2_rs_1_1_isize (t_9: []i64) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_i64 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type u8
+entry site_src_g2_rs_1_1_u8 (t_9: []u8) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_u8 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type u16
+entry site_src_g2_rs_1_1_u16 (t_9: []u16) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_u16 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type u32
+entry site_src_g2_rs_1_1_u32 (t_9: []u32) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_u32 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type u64
+entry site_src_g2_rs_1_1_u64 (t_9: []u64) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_u64 t_9
+
+-- accelerate! at src/g2.rs:1:1 with captured numbers of type usize
+entry site_src_g2_rs_1_1_usize (t_9: []u64) : []bool =
+  let k_10 = 2.0f64
+  in map lambda5_6_u64 t_9

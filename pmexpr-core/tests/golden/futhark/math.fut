@@ -43,6 +43,46 @@ def lambda2_12_i32 (i_13: i32) =
   then i_13 != 7i32
   else false
 
+def lambda2_12_i8 (i_13: i8) =
+  if (if !(i_13 < 0i8) then i_13 <= 10i8 else false)
+  then true
+  else if (if i_13 > 100i8 then i_13 >= (assert false 0i8) else false)
+  then i_13 != 7i8
+  else false
+
+def lambda2_12_i16 (i_13: i16) =
+  if (if !(i_13 < 0i16) then i_13 <= 10i16 else false)
+  then true
+  else if (if i_13 > 100i16 then i_13 >= 200i16 else false)
+  then i_13 != 7i16
+  else false
+
+def lambda2_12_u8 (i_13: u8) =
+  if (if !(i_13 < 0u8) then i_13 <= 10u8 else false)
+  then true
+  else if (if i_13 > 100u8 then i_13 >= 200u8 else false) then i_13 != 7u8 else false
+
+def lambda2_12_u16 (i_13: u16) =
+  if (if !(i_13 < 0u16) then i_13 <= 10u16 else false)
+  then true
+  else if (if i_13 > 100u16 then i_13 >= 200u16 else false)
+  then i_13 != 7u16
+  else false
+
+def lambda2_12_u32 (i_13: u32) =
+  if (if !(i_13 < 0u32) then i_13 <= 10u32 else false)
+  then true
+  else if (if i_13 > 100u32 then i_13 >= 200u32 else false)
+  then i_13 != 7u32
+  else false
+
+def lambda2_12_u64 (i_13: u64) =
+  if (if !(i_13 < 0u64) then i_13 <= 10u64 else false)
+  then true
+  else if (if i_13 > 100u64 then i_13 >= 200u64 else false)
+  then i_13 != 7u64
+  else false
+
 -- accelerate! at src/math.rs:4:1 with captured numbers of type i64
 entry site_src_math_rs_4_1_i64 (s_15: []i64) : []bool =
   map lambda2_12_i64 s_15
@@ -50,6 +90,38 @@ entry site_src_math_rs_4_1_i64 (s_15: []i64) : []bool =
 -- accelerate! at src/math.rs:4:1 with captured numbers of type i32
 entry site_src_math_rs_4_1_i32 (s_15: []i32) : []bool =
   map lambda2_12_i32 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type i8
+entry site_src_math_rs_4_1_i8 (s_15: []i8) : []bool =
+  map lambda2_12_i8 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type i16
+entry site_src_math_rs_4_1_i16 (s_15: []i16) : []bool =
+  map lambda2_12_i16 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type isize
+entry site_src_math_rs_4_1_isize (s_15: []i64) : []bool =
+  map lambda2_12_i64 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type u8
+entry site_src_math_rs_4_1_u8 (s_15: []u8) : []bool =
+  map lambda2_12_u8 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type u16
+entry site_src_math_rs_4_1_u16 (s_15: []u16) : []bool =
+  map lambda2_12_u16 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type u32
+entry site_src_math_rs_4_1_u32 (s_15: []u32) : []bool =
+  map lambda2_12_u32 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type u64
+entry site_src_math_rs_4_1_u64 (s_15: []u64) : []bool =
+  map lambda2_12_u64 s_15
+
+-- accelerate! at src/math.rs:4:1 with captured numbers of type usize
+entry site_src_math_rs_4_1_usize (s_15: []u64) : []bool =
+  map lambda2_12_u64 s_15
 
 def lambda2_16 (x_17: f64) =
   (!(f64.isnan x_17) && x_17 == 0.0f64) == (f64.isnan x_17 || x_17 != 1.0f64)

@@ -13,6 +13,24 @@ def lambda2_0_i32 (x_1: i32) =
 def lambda2_0_f32 (x_1: f32) =
   (x_1 * x_1) + x_1
 
+def lambda2_0_i8 (x_1: i8) =
+  (x_1 * x_1) + x_1
+
+def lambda2_0_i16 (x_1: i16) =
+  (x_1 * x_1) + x_1
+
+def lambda2_0_u8 (x_1: u8) =
+  (x_1 * x_1) + x_1
+
+def lambda2_0_u16 (x_1: u16) =
+  (x_1 * x_1) + x_1
+
+def lambda2_0_u32 (x_1: u32) =
+  (x_1 * x_1) + x_1
+
+def lambda2_0_u64 (x_1: u64) =
+  (x_1 * x_1) + x_1
+
 -- accelerate! at src/num.rs:1:1 with captured numbers of type i64
 entry site_src_num_rs_1_1_i64 (s_3: []i64) : []i64 =
   map lambda2_0_i64 s_3
@@ -29,6 +47,38 @@ entry site_src_num_rs_1_1_i32 (s_3: []i32) : []i32 =
 entry site_src_num_rs_1_1_f32 (s_3: []f32) : []f32 =
   map lambda2_0_f32 s_3
 
+-- accelerate! at src/num.rs:1:1 with captured numbers of type i8
+entry site_src_num_rs_1_1_i8 (s_3: []i8) : []i8 =
+  map lambda2_0_i8 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type i16
+entry site_src_num_rs_1_1_i16 (s_3: []i16) : []i16 =
+  map lambda2_0_i16 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type isize
+entry site_src_num_rs_1_1_isize (s_3: []i64) : []i64 =
+  map lambda2_0_i64 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type u8
+entry site_src_num_rs_1_1_u8 (s_3: []u8) : []u8 =
+  map lambda2_0_u8 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type u16
+entry site_src_num_rs_1_1_u16 (s_3: []u16) : []u16 =
+  map lambda2_0_u16 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type u32
+entry site_src_num_rs_1_1_u32 (s_3: []u32) : []u32 =
+  map lambda2_0_u32 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type u64
+entry site_src_num_rs_1_1_u64 (s_3: []u64) : []u64 =
+  map lambda2_0_u64 s_3
+
+-- accelerate! at src/num.rs:1:1 with captured numbers of type usize
+entry site_src_num_rs_1_1_usize (s_3: []u64) : []u64 =
+  map lambda2_0_u64 s_3
+
 def lambda3_4_i64 (y_5: i64) (x_6: i64) =
   x_6 == y_5
 
@@ -42,6 +92,24 @@ def lambda3_4_f32 (y_5: f32) (x_6: f32) =
   !(f32.isnan x_6) && x_6 == y_5
 
 def lambda3_4_bool (y_5: bool) (x_6: bool) =
+  x_6 == y_5
+
+def lambda3_4_i8 (y_5: i8) (x_6: i8) =
+  x_6 == y_5
+
+def lambda3_4_i16 (y_5: i16) (x_6: i16) =
+  x_6 == y_5
+
+def lambda3_4_u8 (y_5: u8) (x_6: u8) =
+  x_6 == y_5
+
+def lambda3_4_u16 (y_5: u16) (x_6: u16) =
+  x_6 == y_5
+
+def lambda3_4_u32 (y_5: u32) (x_6: u32) =
+  x_6 == y_5
+
+def lambda3_4_u64 (y_5: u64) (x_6: u64) =
   x_6 == y_5
 
 -- accelerate! at src/num.rs:2:1 with captured numbers of type i64
@@ -63,3 +131,35 @@ entry site_src_num_rs_2_1_f32 (y_8: f32) (s_9: []f32) : []bool =
 -- accelerate! at src/num.rs:2:1 with captured numbers of type bool
 entry site_src_num_rs_2_1_bool (y_8: bool) (s_9: []bool) : []bool =
   map (lambda3_4_bool y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type i8
+entry site_src_num_rs_2_1_i8 (y_8: i8) (s_9: []i8) : []bool =
+  map (lambda3_4_i8 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type i16
+entry site_src_num_rs_2_1_i16 (y_8: i16) (s_9: []i16) : []bool =
+  map (lambda3_4_i16 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type isize
+entry site_src_num_rs_2_1_isize (y_8: i64) (s_9: []i64) : []bool =
+  map (lambda3_4_i64 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type u8
+entry site_src_num_rs_2_1_u8 (y_8: u8) (s_9: []u8) : []bool =
+  map (lambda3_4_u8 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type u16
+entry site_src_num_rs_2_1_u16 (y_8: u16) (s_9: []u16) : []bool =
+  map (lambda3_4_u16 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type u32
+entry site_src_num_rs_2_1_u32 (y_8: u32) (s_9: []u32) : []bool =
+  map (lambda3_4_u32 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type u64
+entry site_src_num_rs_2_1_u64 (y_8: u64) (s_9: []u64) : []bool =
+  map (lambda3_4_u64 y_8) s_9
+
+-- accelerate! at src/num.rs:2:1 with captured numbers of type usize
+entry site_src_num_rs_2_1_usize (y_8: u64) (s_9: []u64) : []bool =
+  map (lambda3_4_u64 y_8) s_9

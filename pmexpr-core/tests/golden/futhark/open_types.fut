@@ -21,6 +21,38 @@ entry site_src_open_rs_1_1_f32 (m_1: [][]f32) : []f32 =
 entry site_src_open_rs_1_1_bool (m_1: [][]bool) : []bool =
   flatten m_1
 
+-- accelerate! at src/open.rs:1:1 with captured numbers of type i8
+entry site_src_open_rs_1_1_i8 (m_1: [][]i8) : []i8 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type i16
+entry site_src_open_rs_1_1_i16 (m_1: [][]i16) : []i16 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type isize
+entry site_src_open_rs_1_1_isize (m_1: [][]i64) : []i64 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type u8
+entry site_src_open_rs_1_1_u8 (m_1: [][]u8) : []u8 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type u16
+entry site_src_open_rs_1_1_u16 (m_1: [][]u16) : []u16 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type u32
+entry site_src_open_rs_1_1_u32 (m_1: [][]u32) : []u32 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type u64
+entry site_src_open_rs_1_1_u64 (m_1: [][]u64) : []u64 =
+  flatten m_1
+
+-- accelerate! at src/open.rs:1:1 with captured numbers of type usize
+entry site_src_open_rs_1_1_usize (m_1: [][]u64) : []u64 =
+  flatten m_1
+
 def lambda3_2_i64 (s_3: []i64) (i_4: i64) =
   s_3[i_4]
 
@@ -34,6 +66,24 @@ def lambda3_2_f32 (s_3: []f32) (i_4: i64) =
   s_3[i_4]
 
 def lambda3_2_bool (s_3: []bool) (i_4: i64) =
+  s_3[i_4]
+
+def lambda3_2_i8 (s_3: []i8) (i_4: i64) =
+  s_3[i_4]
+
+def lambda3_2_i16 (s_3: []i16) (i_4: i64) =
+  s_3[i_4]
+
+def lambda3_2_u8 (s_3: []u8) (i_4: i64) =
+  s_3[i_4]
+
+def lambda3_2_u16 (s_3: []u16) (i_4: i64) =
+  s_3[i_4]
+
+def lambda3_2_u32 (s_3: []u32) (i_4: i64) =
+  s_3[i_4]
+
+def lambda3_2_u64 (s_3: []u64) (i_4: i64) =
   s_3[i_4]
 
 def lambda5_5 (i_6: i64) =
@@ -58,6 +108,38 @@ entry site_src_open_rs_2_1_f32 (s_8: []f32) : []f32 =
 -- accelerate! at src/open.rs:2:1 with captured numbers of type bool
 entry site_src_open_rs_2_1_bool (s_8: []bool) : []bool =
   map (lambda3_2_bool s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type i8
+entry site_src_open_rs_2_1_i8 (s_8: []i8) : []i8 =
+  map (lambda3_2_i8 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type i16
+entry site_src_open_rs_2_1_i16 (s_8: []i16) : []i16 =
+  map (lambda3_2_i16 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type isize
+entry site_src_open_rs_2_1_isize (s_8: []i64) : []i64 =
+  map (lambda3_2_i64 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type u8
+entry site_src_open_rs_2_1_u8 (s_8: []u8) : []u8 =
+  map (lambda3_2_u8 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type u16
+entry site_src_open_rs_2_1_u16 (s_8: []u16) : []u16 =
+  map (lambda3_2_u16 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type u32
+entry site_src_open_rs_2_1_u32 (s_8: []u32) : []u32 =
+  map (lambda3_2_u32 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type u64
+entry site_src_open_rs_2_1_u64 (s_8: []u64) : []u64 =
+  map (lambda3_2_u64 s_8) (iota 5i64)
+
+-- accelerate! at src/open.rs:2:1 with captured numbers of type usize
+entry site_src_open_rs_2_1_usize (s_8: []u64) : []u64 =
+  map (lambda3_2_u64 s_8) (iota 5i64)
 
 def lambda3_9 (i_10: i64) =
   i_10 * 2i64
@@ -85,6 +167,38 @@ entry site_src_open_rs_3_1_f32 (s_14: []f32) : []i64 =
 entry site_src_open_rs_3_1_bool (s_14: []bool) : []i64 =
   map lambda3_9 (indices s_14)
 
+-- accelerate! at src/open.rs:3:1 with captured numbers of type i8
+entry site_src_open_rs_3_1_i8 (s_14: []i8) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type i16
+entry site_src_open_rs_3_1_i16 (s_14: []i16) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type isize
+entry site_src_open_rs_3_1_isize (s_14: []i64) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type u8
+entry site_src_open_rs_3_1_u8 (s_14: []u8) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type u16
+entry site_src_open_rs_3_1_u16 (s_14: []u16) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type u32
+entry site_src_open_rs_3_1_u32 (s_14: []u32) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type u64
+entry site_src_open_rs_3_1_u64 (s_14: []u64) : []i64 =
+  map lambda3_9 (indices s_14)
+
+-- accelerate! at src/open.rs:3:1 with captured numbers of type usize
+entry site_src_open_rs_3_1_usize (s_14: []u64) : []i64 =
+  map lambda3_9 (indices s_14)
+
 def lambda2_15_i64 (p_16: i64) =
   p_16
 
@@ -98,6 +212,24 @@ def lambda2_15_f32 (p_16: f32) =
   p_16
 
 def lambda2_15_bool (p_16: bool) =
+  p_16
+
+def lambda2_15_i8 (p_16: i8) =
+  p_16
+
+def lambda2_15_i16 (p_16: i16) =
+  p_16
+
+def lambda2_15_u8 (p_16: u8) =
+  p_16
+
+def lambda2_15_u16 (p_16: u16) =
+  p_16
+
+def lambda2_15_u32 (p_16: u32) =
+  p_16
+
+def lambda2_15_u64 (p_16: u64) =
   p_16
 
 -- accelerate! at src/open.rs:4:1 with captured numbers of type i64
@@ -120,6 +252,38 @@ entry site_src_open_rs_4_1_f32 (s_18: []f32) : []f32 =
 entry site_src_open_rs_4_1_bool (s_18: []bool) : []bool =
   map lambda2_15_bool (reverse s_18)
 
+-- accelerate! at src/open.rs:4:1 with captured numbers of type i8
+entry site_src_open_rs_4_1_i8 (s_18: []i8) : []i8 =
+  map lambda2_15_i8 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type i16
+entry site_src_open_rs_4_1_i16 (s_18: []i16) : []i16 =
+  map lambda2_15_i16 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type isize
+entry site_src_open_rs_4_1_isize (s_18: []i64) : []i64 =
+  map lambda2_15_i64 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type u8
+entry site_src_open_rs_4_1_u8 (s_18: []u8) : []u8 =
+  map lambda2_15_u8 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type u16
+entry site_src_open_rs_4_1_u16 (s_18: []u16) : []u16 =
+  map lambda2_15_u16 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type u32
+entry site_src_open_rs_4_1_u32 (s_18: []u32) : []u32 =
+  map lambda2_15_u32 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type u64
+entry site_src_open_rs_4_1_u64 (s_18: []u64) : []u64 =
+  map lambda2_15_u64 (reverse s_18)
+
+-- accelerate! at src/open.rs:4:1 with captured numbers of type usize
+entry site_src_open_rs_4_1_usize (s_18: []u64) : []u64 =
+  map lambda2_15_u64 (reverse s_18)
+
 def lambda3_19_i64 (a_20: i64) (b_21: i64) =
   a_20
 
@@ -133,6 +297,24 @@ def lambda3_19_f32 (a_20: f32) (b_21: f32) =
   a_20
 
 def lambda3_19_bool (a_20: bool) (b_21: bool) =
+  a_20
+
+def lambda3_19_i8 (a_20: i8) (b_21: i8) =
+  a_20
+
+def lambda3_19_i16 (a_20: i16) (b_21: i16) =
+  a_20
+
+def lambda3_19_u8 (a_20: u8) (b_21: u8) =
+  a_20
+
+def lambda3_19_u16 (a_20: u16) (b_21: u16) =
+  a_20
+
+def lambda3_19_u32 (a_20: u32) (b_21: u32) =
+  a_20
+
+def lambda3_19_u64 (a_20: u64) (b_21: u64) =
   a_20
 
 -- accelerate! at src/open.rs:5:1 with captured numbers of type i64
@@ -155,6 +337,38 @@ entry site_src_open_rs_5_1_f32 (s_23: []f32) : f32 =
 entry site_src_open_rs_5_1_bool (s_23: []bool) : bool =
   reduce lambda3_19_bool (head s_23) s_23
 
+-- accelerate! at src/open.rs:5:1 with captured numbers of type i8
+entry site_src_open_rs_5_1_i8 (s_23: []i8) : i8 =
+  reduce lambda3_19_i8 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type i16
+entry site_src_open_rs_5_1_i16 (s_23: []i16) : i16 =
+  reduce lambda3_19_i16 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type isize
+entry site_src_open_rs_5_1_isize (s_23: []i64) : i64 =
+  reduce lambda3_19_i64 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type u8
+entry site_src_open_rs_5_1_u8 (s_23: []u8) : u8 =
+  reduce lambda3_19_u8 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type u16
+entry site_src_open_rs_5_1_u16 (s_23: []u16) : u16 =
+  reduce lambda3_19_u16 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type u32
+entry site_src_open_rs_5_1_u32 (s_23: []u32) : u32 =
+  reduce lambda3_19_u32 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type u64
+entry site_src_open_rs_5_1_u64 (s_23: []u64) : u64 =
+  reduce lambda3_19_u64 (head s_23) s_23
+
+-- accelerate! at src/open.rs:5:1 with captured numbers of type usize
+entry site_src_open_rs_5_1_usize (s_23: []u64) : u64 =
+  reduce lambda3_19_u64 (head s_23) s_23
+
 def lambda3_24_i64 (p_25: i64) =
   p_25
 
@@ -168,6 +382,24 @@ def lambda3_24_f32 (p_25: f32) =
   p_25
 
 def lambda3_24_bool (p_25: bool) =
+  p_25
+
+def lambda3_24_i8 (p_25: i8) =
+  p_25
+
+def lambda3_24_i16 (p_25: i16) =
+  p_25
+
+def lambda3_24_u8 (p_25: u8) =
+  p_25
+
+def lambda3_24_u16 (p_25: u16) =
+  p_25
+
+def lambda3_24_u32 (p_25: u32) =
+  p_25
+
+def lambda3_24_u64 (p_25: u64) =
   p_25
 
 -- accelerate! at src/open.rs:6:1 with captured numbers of type i64
@@ -190,6 +422,38 @@ entry site_src_open_rs_6_1_f32 (s_27: []f32) (t_28: []f32) : []f32 =
 entry site_src_open_rs_6_1_bool (s_27: []bool) (t_28: []bool) : []bool =
   map lambda3_24_bool (s_27 ++ t_28)
 
+-- accelerate! at src/open.rs:6:1 with captured numbers of type i8
+entry site_src_open_rs_6_1_i8 (s_27: []i8) (t_28: []i8) : []i8 =
+  map lambda3_24_i8 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type i16
+entry site_src_open_rs_6_1_i16 (s_27: []i16) (t_28: []i16) : []i16 =
+  map lambda3_24_i16 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type isize
+entry site_src_open_rs_6_1_isize (s_27: []i64) (t_28: []i64) : []i64 =
+  map lambda3_24_i64 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type u8
+entry site_src_open_rs_6_1_u8 (s_27: []u8) (t_28: []u8) : []u8 =
+  map lambda3_24_u8 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type u16
+entry site_src_open_rs_6_1_u16 (s_27: []u16) (t_28: []u16) : []u16 =
+  map lambda3_24_u16 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type u32
+entry site_src_open_rs_6_1_u32 (s_27: []u32) (t_28: []u32) : []u32 =
+  map lambda3_24_u32 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type u64
+entry site_src_open_rs_6_1_u64 (s_27: []u64) (t_28: []u64) : []u64 =
+  map lambda3_24_u64 (s_27 ++ t_28)
+
+-- accelerate! at src/open.rs:6:1 with captured numbers of type usize
+entry site_src_open_rs_6_1_usize (s_27: []u64) (t_28: []u64) : []u64 =
+  map lambda3_24_u64 (s_27 ++ t_28)
+
 def lambda2_29_i64 (p_30: i64) =
   p_30
 
@@ -203,6 +467,24 @@ def lambda2_29_f32 (p_30: f32) =
   p_30
 
 def lambda2_29_bool (p_30: bool) =
+  p_30
+
+def lambda2_29_i8 (p_30: i8) =
+  p_30
+
+def lambda2_29_i16 (p_30: i16) =
+  p_30
+
+def lambda2_29_u8 (p_30: u8) =
+  p_30
+
+def lambda2_29_u16 (p_30: u16) =
+  p_30
+
+def lambda2_29_u32 (p_30: u32) =
+  p_30
+
+def lambda2_29_u64 (p_30: u64) =
   p_30
 
 -- accelerate! at src/open.rs:7:1 with captured numbers of type i64
@@ -224,3 +506,35 @@ entry site_src_open_rs_7_1_f32 (s_32: []f32) : []f32 =
 -- accelerate! at src/open.rs:7:1 with captured numbers of type bool
 entry site_src_open_rs_7_1_bool (s_32: []bool) : []bool =
   map lambda2_29_bool s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type i8
+entry site_src_open_rs_7_1_i8 (s_32: []i8) : []i8 =
+  map lambda2_29_i8 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type i16
+entry site_src_open_rs_7_1_i16 (s_32: []i16) : []i16 =
+  map lambda2_29_i16 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type isize
+entry site_src_open_rs_7_1_isize (s_32: []i64) : []i64 =
+  map lambda2_29_i64 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type u8
+entry site_src_open_rs_7_1_u8 (s_32: []u8) : []u8 =
+  map lambda2_29_u8 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type u16
+entry site_src_open_rs_7_1_u16 (s_32: []u16) : []u16 =
+  map lambda2_29_u16 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type u32
+entry site_src_open_rs_7_1_u32 (s_32: []u32) : []u32 =
+  map lambda2_29_u32 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type u64
+entry site_src_open_rs_7_1_u64 (s_32: []u64) : []u64 =
+  map lambda2_29_u64 s_32
+
+-- accelerate! at src/open.rs:7:1 with captured numbers of type usize
+entry site_src_open_rs_7_1_usize (s_32: []u64) : []u64 =
+  map lambda2_29_u64 s_32

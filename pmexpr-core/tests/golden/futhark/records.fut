@@ -9,6 +9,30 @@ def lambda4_0_i32 (arg1_1: (i32, f64)) =
   let (a_2, b_3) = arg1_1
   in (f64.i32 a_2) + b_3
 
+def lambda4_0_i8 (arg1_1: (i8, f64)) =
+  let (a_2, b_3) = arg1_1
+  in (f64.i8 a_2) + b_3
+
+def lambda4_0_i16 (arg1_1: (i16, f64)) =
+  let (a_2, b_3) = arg1_1
+  in (f64.i16 a_2) + b_3
+
+def lambda4_0_u8 (arg1_1: (u8, f64)) =
+  let (a_2, b_3) = arg1_1
+  in (f64.u8 a_2) + b_3
+
+def lambda4_0_u16 (arg1_1: (u16, f64)) =
+  let (a_2, b_3) = arg1_1
+  in (f64.u16 a_2) + b_3
+
+def lambda4_0_u32 (arg1_1: (u32, f64)) =
+  let (a_2, b_3) = arg1_1
+  in (f64.u32 a_2) + b_3
+
+def lambda4_0_u64 (arg1_1: (u64, f64)) =
+  let (a_2, b_3) = arg1_1
+  in (f64.u64 a_2) + b_3
+
 -- accelerate! at src/records.rs:1:1 with captured numbers of type i64
 entry site_src_records_rs_1_1_i64 (pairs_5__0: []i64) (pairs_5__1: []f64) : []f64 =
   let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
@@ -18,6 +42,46 @@ entry site_src_records_rs_1_1_i64 (pairs_5__0: []i64) (pairs_5__1: []f64) : []f6
 entry site_src_records_rs_1_1_i32 (pairs_5__0: []i32) (pairs_5__1: []f64) : []f64 =
   let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
   in map lambda4_0_i32 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type i8
+entry site_src_records_rs_1_1_i8 (pairs_5__0: []i8) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_i8 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type i16
+entry site_src_records_rs_1_1_i16 (pairs_5__0: []i16) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_i16 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type isize
+entry site_src_records_rs_1_1_isize (pairs_5__0: []i64) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_i64 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type u8
+entry site_src_records_rs_1_1_u8 (pairs_5__0: []u8) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_u8 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type u16
+entry site_src_records_rs_1_1_u16 (pairs_5__0: []u16) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_u16 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type u32
+entry site_src_records_rs_1_1_u32 (pairs_5__0: []u32) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_u32 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type u64
+entry site_src_records_rs_1_1_u64 (pairs_5__0: []u64) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_u64 pairs_5
+
+-- accelerate! at src/records.rs:1:1 with captured numbers of type usize
+entry site_src_records_rs_1_1_usize (pairs_5__0: []u64) (pairs_5__1: []f64) : []f64 =
+  let pairs_5 = map (\pm_i0 -> (pairs_5__0[pm_i0], pairs_5__1[pm_i0])) (indices pairs_5__0)
+  in map lambda4_0_u64 pairs_5
 
 def lambda2_6 (x_7: i64) =
   (x_7, x_7 * 2i64)

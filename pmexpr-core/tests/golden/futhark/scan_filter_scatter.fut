@@ -55,10 +55,68 @@ entry site_src_keywords_rs_3_1_bool (d_13: []bool) (vs_14: []bool) : []bool =
   let pm_is1 = tabulate (length vs_14) lambda3_10
   in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
 
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type i8
+entry site_src_keywords_rs_3_1_i8 (d_13: []i8) (vs_14: []i8) : []i8 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type i16
+entry site_src_keywords_rs_3_1_i16 (d_13: []i16) (vs_14: []i16) : []i16 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type isize
+entry site_src_keywords_rs_3_1_isize (d_13: []i64) (vs_14: []i64) : []i64 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u8
+entry site_src_keywords_rs_3_1_u8 (d_13: []u8) (vs_14: []u8) : []u8 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u16
+entry site_src_keywords_rs_3_1_u16 (d_13: []u16) (vs_14: []u16) : []u16 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u32
+entry site_src_keywords_rs_3_1_u32 (d_13: []u32) (vs_14: []u32) : []u32 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type u64
+entry site_src_keywords_rs_3_1_u64 (d_13: []u64) (vs_14: []u64) : []u64 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
+-- accelerate! at src/keywords.rs:3:1 with captured numbers of type usize
+entry site_src_keywords_rs_3_1_usize (d_13: []u64) (vs_14: []u64) : []u64 =
+  let pm_is1 = tabulate (length vs_14) lambda3_10
+  in scatter (copy d_13) pm_is1 (pm_same_size pm_is1 vs_14)
+
 def lambda2_15_i64 (i_16: i64) =
   i_16 * i_16
 
 def lambda2_15_i32 (i_16: i32) =
+  i_16 * i_16
+
+def lambda2_15_i8 (i_16: i8) =
+  i_16 * i_16
+
+def lambda2_15_i16 (i_16: i16) =
+  i_16 * i_16
+
+def lambda2_15_u8 (i_16: u8) =
+  i_16 * i_16
+
+def lambda2_15_u16 (i_16: u16) =
+  i_16 * i_16
+
+def lambda2_15_u32 (i_16: u32) =
+  i_16 * i_16
+
+def lambda2_15_u64 (i_16: u64) =
   i_16 * i_16
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type i64
@@ -68,6 +126,38 @@ entry site_src_keywords_rs_4_1_i64 (n_18: i64) : []i64 =
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type i32
 entry site_src_keywords_rs_4_1_i32 (n_18: i32) : []i32 =
   tabulate (i64.i32 n_18) (\pm_k1 -> lambda2_15_i32 (i32.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type i8
+entry site_src_keywords_rs_4_1_i8 (n_18: i8) : []i8 =
+  tabulate (i64.i8 n_18) (\pm_k1 -> lambda2_15_i8 (i8.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type i16
+entry site_src_keywords_rs_4_1_i16 (n_18: i16) : []i16 =
+  tabulate (i64.i16 n_18) (\pm_k1 -> lambda2_15_i16 (i16.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type isize
+entry site_src_keywords_rs_4_1_isize (n_18: i64) : []i64 =
+  tabulate (i64.i64 n_18) (\pm_k1 -> lambda2_15_i64 (i64.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type u8
+entry site_src_keywords_rs_4_1_u8 (n_18: u8) : []u8 =
+  tabulate (i64.u8 n_18) (\pm_k1 -> lambda2_15_u8 (u8.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type u16
+entry site_src_keywords_rs_4_1_u16 (n_18: u16) : []u16 =
+  tabulate (i64.u16 n_18) (\pm_k1 -> lambda2_15_u16 (u16.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type u32
+entry site_src_keywords_rs_4_1_u32 (n_18: u32) : []u32 =
+  tabulate (i64.u32 n_18) (\pm_k1 -> lambda2_15_u32 (u32.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type u64
+entry site_src_keywords_rs_4_1_u64 (n_18: u64) : []u64 =
+  tabulate (i64.u64 n_18) (\pm_k1 -> lambda2_15_u64 (u64.i64 pm_k1))
+
+-- accelerate! at src/keywords.rs:4:1 with captured numbers of type usize
+entry site_src_keywords_rs_4_1_usize (n_18: u64) : []u64 =
+  tabulate (i64.u64 n_18) (\pm_k1 -> lambda2_15_u64 (u64.i64 pm_k1))
 
 def lambda10_19 (a_20: []f64) (b_21: []f64) =
   map2 (+) a_20 (pm_same_size a_20 b_21)

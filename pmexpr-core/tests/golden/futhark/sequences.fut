@@ -49,6 +49,24 @@ def lambda2_20_i64 (x_21: i64) =
 def lambda2_20_i32 (x_21: i32) =
   [x_21, 1i32, 2i32]
 
+def lambda2_20_i8 (x_21: i8) =
+  [x_21, 1i8, 2i8]
+
+def lambda2_20_i16 (x_21: i16) =
+  [x_21, 1i16, 2i16]
+
+def lambda2_20_u8 (x_21: u8) =
+  [x_21, 1u8, 2u8]
+
+def lambda2_20_u16 (x_21: u16) =
+  [x_21, 1u16, 2u16]
+
+def lambda2_20_u32 (x_21: u32) =
+  [x_21, 1u32, 2u32]
+
+def lambda2_20_u64 (x_21: u64) =
+  [x_21, 1u64, 2u64]
+
 -- accelerate! at src/seq.rs:5:1 with captured numbers of type i64
 entry site_src_seq_rs_5_1_i64 (s_23: []i64) : [][]i64 =
   map lambda2_20_i64 s_23
@@ -56,6 +74,38 @@ entry site_src_seq_rs_5_1_i64 (s_23: []i64) : [][]i64 =
 -- accelerate! at src/seq.rs:5:1 with captured numbers of type i32
 entry site_src_seq_rs_5_1_i32 (s_23: []i32) : [][]i32 =
   map lambda2_20_i32 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type i8
+entry site_src_seq_rs_5_1_i8 (s_23: []i8) : [][]i8 =
+  map lambda2_20_i8 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type i16
+entry site_src_seq_rs_5_1_i16 (s_23: []i16) : [][]i16 =
+  map lambda2_20_i16 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type isize
+entry site_src_seq_rs_5_1_isize (s_23: []i64) : [][]i64 =
+  map lambda2_20_i64 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type u8
+entry site_src_seq_rs_5_1_u8 (s_23: []u8) : [][]u8 =
+  map lambda2_20_u8 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type u16
+entry site_src_seq_rs_5_1_u16 (s_23: []u16) : [][]u16 =
+  map lambda2_20_u16 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type u32
+entry site_src_seq_rs_5_1_u32 (s_23: []u32) : [][]u32 =
+  map lambda2_20_u32 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type u64
+entry site_src_seq_rs_5_1_u64 (s_23: []u64) : [][]u64 =
+  map lambda2_20_u64 s_23
+
+-- accelerate! at src/seq.rs:5:1 with captured numbers of type usize
+entry site_src_seq_rs_5_1_usize (s_23: []u64) : [][]u64 =
+  map lambda2_20_u64 s_23
 
 def lambda5_24 (x_25: []i64) =
   x_25

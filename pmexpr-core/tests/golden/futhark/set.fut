@@ -14,10 +14,46 @@ def lambda4_0_i64 (i_1: i64) =
 def lambda4_0_i32 (i_1: i32) =
   i_1
 
+def lambda4_0_i8 (i_1: i8) =
+  i_1
+
+def lambda4_0_i16 (i_1: i16) =
+  i_1
+
+def lambda4_0_u8 (i_1: u8) =
+  i_1
+
+def lambda4_0_u16 (i_1: u16) =
+  i_1
+
+def lambda4_0_u32 (i_1: u32) =
+  i_1
+
+def lambda4_0_u64 (i_1: u64) =
+  i_1
+
 def lambda5_2_i64 (x_3: i64) =
   x_3
 
 def lambda5_2_i32 (x_3: i32) =
+  x_3
+
+def lambda5_2_i8 (x_3: i8) =
+  x_3
+
+def lambda5_2_i16 (x_3: i16) =
+  x_3
+
+def lambda5_2_u8 (x_3: u8) =
+  x_3
+
+def lambda5_2_u16 (x_3: u16) =
+  x_3
+
+def lambda5_2_u32 (x_3: u32) =
+  x_3
+
+def lambda5_2_u64 (x_3: u64) =
   x_3
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type i64
@@ -29,6 +65,46 @@ entry site_src_set_rs_1_1_i64 (n_5: i64) : []i64 =
 entry site_src_set_rs_1_1_i32 (n_5: i32) : []i32 =
   let a_6 = tabulate (i64.i32 n_5) (\pm_k1 -> lambda4_0_i32 (i32.i64 pm_k1))
   in map lambda5_2_i32 (a_6 with [0i64] = 42i32)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type i8
+entry site_src_set_rs_1_1_i8 (n_5: i8) : []i8 =
+  let a_6 = tabulate (i64.i8 n_5) (\pm_k1 -> lambda4_0_i8 (i8.i64 pm_k1))
+  in map lambda5_2_i8 (a_6 with [0i64] = 42i8)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type i16
+entry site_src_set_rs_1_1_i16 (n_5: i16) : []i16 =
+  let a_6 = tabulate (i64.i16 n_5) (\pm_k1 -> lambda4_0_i16 (i16.i64 pm_k1))
+  in map lambda5_2_i16 (a_6 with [0i64] = 42i16)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type isize
+entry site_src_set_rs_1_1_isize (n_5: i64) : []i64 =
+  let a_6 = tabulate (i64.i64 n_5) (\pm_k1 -> lambda4_0_i64 (i64.i64 pm_k1))
+  in map lambda5_2_i64 (a_6 with [0i64] = 42i64)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type u8
+entry site_src_set_rs_1_1_u8 (n_5: u8) : []u8 =
+  let a_6 = tabulate (i64.u8 n_5) (\pm_k1 -> lambda4_0_u8 (u8.i64 pm_k1))
+  in map lambda5_2_u8 (a_6 with [0i64] = 42u8)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type u16
+entry site_src_set_rs_1_1_u16 (n_5: u16) : []u16 =
+  let a_6 = tabulate (i64.u16 n_5) (\pm_k1 -> lambda4_0_u16 (u16.i64 pm_k1))
+  in map lambda5_2_u16 (a_6 with [0i64] = 42u16)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type u32
+entry site_src_set_rs_1_1_u32 (n_5: u32) : []u32 =
+  let a_6 = tabulate (i64.u32 n_5) (\pm_k1 -> lambda4_0_u32 (u32.i64 pm_k1))
+  in map lambda5_2_u32 (a_6 with [0i64] = 42u32)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type u64
+entry site_src_set_rs_1_1_u64 (n_5: u64) : []u64 =
+  let a_6 = tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_0_u64 (u64.i64 pm_k1))
+  in map lambda5_2_u64 (a_6 with [0i64] = 42u64)
+
+-- accelerate! at src/set.rs:1:1 with captured numbers of type usize
+entry site_src_set_rs_1_1_usize (n_5: u64) : []u64 =
+  let a_6 = tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_0_u64 (u64.i64 pm_k1))
+  in map lambda5_2_u64 (a_6 with [0i64] = 42u64)
 
 def lambda5_7 (x_8: i64) =
   x_8 * 2i64
@@ -48,6 +124,24 @@ def lambda2_15_i64 (x_16: i64) =
 def lambda2_15_i32 (x_16: i32) =
   x_16
 
+def lambda2_15_i8 (x_16: i8) =
+  x_16
+
+def lambda2_15_i16 (x_16: i16) =
+  x_16
+
+def lambda2_15_u8 (x_16: u8) =
+  x_16
+
+def lambda2_15_u16 (x_16: u16) =
+  x_16
+
+def lambda2_15_u32 (x_16: u32) =
+  x_16
+
+def lambda2_15_u64 (x_16: u64) =
+  x_16
+
 -- accelerate! at src/set.rs:3:1 with captured numbers of type i64
 entry site_src_set_rs_3_1_i64 (s_18: []i64) : []i64 =
   map lambda2_15_i64 ((copy s_18) with [0i64] = 1i64)
@@ -55,6 +149,38 @@ entry site_src_set_rs_3_1_i64 (s_18: []i64) : []i64 =
 -- accelerate! at src/set.rs:3:1 with captured numbers of type i32
 entry site_src_set_rs_3_1_i32 (s_18: []i32) : []i32 =
   map lambda2_15_i32 ((copy s_18) with [0i64] = 1i32)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type i8
+entry site_src_set_rs_3_1_i8 (s_18: []i8) : []i8 =
+  map lambda2_15_i8 ((copy s_18) with [0i64] = 1i8)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type i16
+entry site_src_set_rs_3_1_i16 (s_18: []i16) : []i16 =
+  map lambda2_15_i16 ((copy s_18) with [0i64] = 1i16)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type isize
+entry site_src_set_rs_3_1_isize (s_18: []i64) : []i64 =
+  map lambda2_15_i64 ((copy s_18) with [0i64] = 1i64)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u8
+entry site_src_set_rs_3_1_u8 (s_18: []u8) : []u8 =
+  map lambda2_15_u8 ((copy s_18) with [0i64] = 1u8)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u16
+entry site_src_set_rs_3_1_u16 (s_18: []u16) : []u16 =
+  map lambda2_15_u16 ((copy s_18) with [0i64] = 1u16)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u32
+entry site_src_set_rs_3_1_u32 (s_18: []u32) : []u32 =
+  map lambda2_15_u32 ((copy s_18) with [0i64] = 1u32)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type u64
+entry site_src_set_rs_3_1_u64 (s_18: []u64) : []u64 =
+  map lambda2_15_u64 ((copy s_18) with [0i64] = 1u64)
+
+-- accelerate! at src/set.rs:3:1 with captured numbers of type usize
+entry site_src_set_rs_3_1_usize (s_18: []u64) : []u64 =
+  map lambda2_15_u64 ((copy s_18) with [0i64] = 1u64)
 
 def lambda6_19 (i_20: i64) =
   i_20
@@ -71,10 +197,46 @@ def lambda3_25_i64 (r_26: []i64) =
 def lambda3_25_i32 (r_26: []i32) =
   r_26
 
+def lambda3_25_i8 (r_26: []i8) =
+  r_26
+
+def lambda3_25_i16 (r_26: []i16) =
+  r_26
+
+def lambda3_25_u8 (r_26: []u8) =
+  r_26
+
+def lambda3_25_u16 (r_26: []u16) =
+  r_26
+
+def lambda3_25_u32 (r_26: []u32) =
+  r_26
+
+def lambda3_25_u64 (r_26: []u64) =
+  r_26
+
 def lambda4_27_i64 (j_28: i64) =
   j_28
 
 def lambda4_27_i32 (j_28: i32) =
+  j_28
+
+def lambda4_27_i8 (j_28: i8) =
+  j_28
+
+def lambda4_27_i16 (j_28: i16) =
+  j_28
+
+def lambda4_27_u8 (j_28: u8) =
+  j_28
+
+def lambda4_27_u16 (j_28: u16) =
+  j_28
+
+def lambda4_27_u32 (j_28: u32) =
+  j_28
+
+def lambda4_27_u64 (j_28: u64) =
   j_28
 
 -- accelerate! at src/set.rs:5:1 with captured numbers of type i64
@@ -84,3 +246,35 @@ entry site_src_set_rs_5_1_i64 (rows_30: [][]i64) : [][]i64 =
 -- accelerate! at src/set.rs:5:1 with captured numbers of type i32
 entry site_src_set_rs_5_1_i32 (rows_30: [][]i32) : [][]i32 =
   map lambda3_25_i32 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.i32 3i32) (\pm_k1 -> lambda4_27_i32 (i32.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type i8
+entry site_src_set_rs_5_1_i8 (rows_30: [][]i8) : [][]i8 =
+  map lambda3_25_i8 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.i8 3i8) (\pm_k1 -> lambda4_27_i8 (i8.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type i16
+entry site_src_set_rs_5_1_i16 (rows_30: [][]i16) : [][]i16 =
+  map lambda3_25_i16 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.i16 3i16) (\pm_k1 -> lambda4_27_i16 (i16.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type isize
+entry site_src_set_rs_5_1_isize (rows_30: [][]i64) : [][]i64 =
+  map lambda3_25_i64 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.i64 3i64) (\pm_k1 -> lambda4_27_i64 (i64.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type u8
+entry site_src_set_rs_5_1_u8 (rows_30: [][]u8) : [][]u8 =
+  map lambda3_25_u8 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.u8 3u8) (\pm_k1 -> lambda4_27_u8 (u8.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type u16
+entry site_src_set_rs_5_1_u16 (rows_30: [][]u16) : [][]u16 =
+  map lambda3_25_u16 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.u16 3u16) (\pm_k1 -> lambda4_27_u16 (u16.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type u32
+entry site_src_set_rs_5_1_u32 (rows_30: [][]u32) : [][]u32 =
+  map lambda3_25_u32 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.u32 3u32) (\pm_k1 -> lambda4_27_u32 (u32.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type u64
+entry site_src_set_rs_5_1_u64 (rows_30: [][]u64) : [][]u64 =
+  map lambda3_25_u64 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.u64 3u64) (\pm_k1 -> lambda4_27_u64 (u64.i64 pm_k1))))
+
+-- accelerate! at src/set.rs:5:1 with captured numbers of type usize
+entry site_src_set_rs_5_1_usize (rows_30: [][]u64) : [][]u64 =
+  map lambda3_25_u64 (pm_set_row (copy rows_30) 0i64 (tabulate (i64.u64 3u64) (\pm_k1 -> lambda4_27_u64 (u64.i64 pm_k1))))

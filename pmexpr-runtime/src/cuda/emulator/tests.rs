@@ -46,9 +46,10 @@ fn with_prelude(golden: &str) -> &'static str {
 
 fn param(name: &'static str, c_type: &'static str) -> ParamData {
     let (size, align) = match c_type {
-        "long long" | "double" => (8, 8),
-        "int" | "float" => (4, 4),
-        "bool" => (1, 1),
+        "long long" | "unsigned long long" | "double" => (8, 8),
+        "int" | "unsigned int" | "float" => (4, 4),
+        "short" | "unsigned short" => (2, 2),
+        "bool" | "signed char" | "unsigned char" => (1, 1),
         t if t.starts_with("pm_seq<") => (16, 8),
         t if t.starts_with("pm_tensor<") => (8 * (3 + 3), 8),
         t => panic!("no layout for {t}"),
@@ -366,10 +367,10 @@ fn runtime_checks_fill_the_error_record() {
 fn division_by_zero_and_wrapping_arithmetic() {
     let Some(emu) = emu() else { return };
     let module = module(
-        "pm_wrapping",
+        "pm_wrapping_i64",
         with_prelude(WRAPPING),
         vec![kernel(
-            "pm_wrapping_k0",
+            "pm_wrapping_i64_k0",
             vec![
                 param("t_8", "pm_tensor<long long>"),
                 param("n", "long long"),
@@ -378,7 +379,8 @@ fn division_by_zero_and_wrapping_arithmetic() {
     );
     let mut m = emu.load(module).unwrap();
     let mut mem = Mem::new(emu);
-    let t = [5, -7, i64::MIN, 42, i64::MAX, 1 << 40];
+    // `MIN` away from i = 2, where `MIN / -1` would fail first.
+    let t = [i64::MIN, -7, 5, 42, i64::MAX, 1 << 40];
     let p = mem.i64s(&t);
     let n = t.len() as i64;
     let record = launch(&mut *m, n, &[tensor(p, &[n]), n.to_ne_bytes().to_vec()]).unwrap();
