@@ -21,11 +21,12 @@ use crate::write::write_output_file;
 /// newer ones.
 pub(crate) const ARCH: &str = "compute_80";
 
-/// Writes the modules of the CUDA-class sites, compiles the changed ones and writes the manifest;
-/// returns warnings.
+/// Writes the modules of the CUDA-class sites, compiles the changed ones (on every core) and
+/// writes the manifest; returns warnings.
 pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut manifest = CudaManifest::default();
+    let mut generated = Vec::new();
     for site in sites {
         let Ok(compiled) = &site.result else { continue };
         let Some(program) = &compiled.program else {
@@ -35,14 +36,62 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
             continue;
         }
         let cuda = site_modules(&compiled.mono, program, &site.name)
-            .map_err(|why| format!("pmexpr: accelerate! at {} {why}", site.name))
-            .and_then(|(mut record, modules)| {
-                for (files, module) in record.modules.iter_mut().zip(&modules) {
-                    files.ptx =
-                        write_module(out_dir, &site.name, &files.source, module, &mut warnings)?;
+            .map_err(|why| format!("pmexpr: accelerate! at {} {why}", site.name));
+        generated.push((site, cuda));
+    }
+    // Every module of every site, compiled in parallel: a site has a module per instantiation.
+    let jobs: Vec<(&str, &str, Source<'_>)> = generated
+        .iter()
+        .filter_map(|(site, c)| Some((site, c.as_ref().ok()?)))
+        .flat_map(|(site, (record, modules))| {
+            record.modules.iter().zip(modules).map(|(files, m)| {
+                let source = Source {
+                    namespace: &m.namespace,
+                    source: &m.source,
+                };
+                (site.name.as_str(), files.source.as_str(), source)
+            })
+        })
+        .collect();
+    let results: Vec<std::sync::Mutex<Option<Compiled>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(jobs.len()) {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((site, relative, module)) = jobs.get(k) else {
+                        return;
+                    };
+                    let mut w = Vec::new();
+                    let r = write_module(out_dir, site, relative, module, &mut w);
+                    if let Ok(mut slot) = results[k].lock() {
+                        *slot = Some((r, w));
+                    }
                 }
-                Ok(record)
             });
+        }
+    });
+    let mut results = results.into_iter().map(|r| r.into_inner().ok().flatten());
+    for (site, cuda) in generated {
+        let cuda = cuda.and_then(|(mut record, _)| {
+            // Each module's result is taken, so that the next site reads its own.
+            let mut failed = None;
+            for files in record.modules.iter_mut() {
+                let (r, w) = results
+                    .next()
+                    .flatten()
+                    .unwrap_or_else(|| (Ok(None), Vec::new()));
+                warnings.extend(w);
+                match r {
+                    Ok(ptx) => files.ptx = ptx,
+                    Err(why) => failed = failed.or(Some(why)),
+                }
+            }
+            failed.map_or(Ok(record), Err)
+        });
         if let Err(why) = &cuda {
             warnings.push(why.clone());
         }
@@ -58,6 +107,16 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
     warnings
 }
 
+/// What [`write_module`] gave for one module, and its warnings.
+type Compiled = (Result<Option<String>, String>, Vec<String>);
+
+/// A module as the compile step needs it (the generator's `CudaModule` holds spans, which stay
+/// on this thread).
+struct Source<'a> {
+    namespace: &'a str,
+    source: &'a str,
+}
+
 /// Writes one module's source (`relative` to `out_dir`) and compiles it to PTX when it changed or
 /// has none; returns the PTX file, relative to `out_dir`, when there is one. `Err`: the source
 /// could not be written (the site runs on the CPU targets; the text is the warning).
@@ -65,12 +124,12 @@ fn write_module(
     out_dir: &Path,
     site: &str,
     relative: &str,
-    module: &pmexpr_core::codegen::cuda::CudaModule,
+    module: &Source<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, String> {
     let ptx = format!("{}/{}.ptx", CudaManifest::DIR, module.namespace);
     let ptx_path = out_dir.join(&ptx);
-    let changed = write_output_file(out_dir, relative, &module.source)?;
+    let changed = write_output_file(out_dir, relative, module.source)?;
     if !changed && ptx_path.exists() {
         return Ok(Some(ptx));
     }
@@ -79,7 +138,7 @@ fn write_module(
         let _ = std::fs::remove_file(&ptx_path);
         return Ok(None);
     };
-    match nvrtc.compile_ptx(&module.source, &format!("{}.cu", module.namespace), ARCH) {
+    match nvrtc.compile_ptx(module.source, &format!("{}.cu", module.namespace), ARCH) {
         Ok(code) => match write_output_file(out_dir, &ptx, &code) {
             Ok(_) => Ok(Some(ptx)),
             Err(message) => {
@@ -90,7 +149,7 @@ fn write_module(
         },
         Err(e) => {
             let _ = std::fs::remove_file(&ptx_path);
-            warnings.push(compile_error(site, &module.source, &e.to_string()));
+            warnings.push(compile_error(site, module.source, &e.to_string()));
             Ok(None)
         }
     }
