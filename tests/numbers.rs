@@ -5,7 +5,7 @@
 use pmexpr::{Target, Tensor, accelerate, with_target};
 
 mod common;
-use common::on_every_target;
+use common::{on_every_target, wraps_on_every_target};
 
 #[test]
 fn f32_sequences_stay_f32() {
@@ -27,7 +27,7 @@ fn i32_sequences_and_tensors() {
     assert_eq!(sum, s.iter().map(|x| x * 3 - 1).sum::<i32>());
     // Wrapping, as i32 wraps.
     let big: Vec<i32> = vec![i32::MAX];
-    let w: Vec<i32> = on_every_target(|| accelerate!(map(|x| x + 1, big)));
+    let w: Vec<i32> = wraps_on_every_target(|| accelerate!(map(|x| x + 1, big)));
     assert_eq!(w, vec![i32::MIN]);
     let out = on_every_target(|| {
         let t = Tensor::<f32>::zeros(&[4]);

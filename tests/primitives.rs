@@ -15,8 +15,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{on_every_target, same_failure};
-use pmexpr::{Tensor, accelerate};
+use common::{failure, on_every_target, same_failure, wraps_on_every_target};
+use pmexpr::{Target, Tensor, accelerate, with_target};
 
 /// Every pair of `vals`.
 fn pairs<T: Copy>(vals: &[T]) -> (Vec<T>, Vec<T>) {
@@ -119,7 +119,7 @@ fn i8_want(a: &[i8], b: &[i8]) -> Vec<i8> {
 #[test]
 fn i8_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&I8S);
-    assert_eq!(on_every_target(|| i8_ops(&a, &b)), i8_want(&a, &b));
+    assert_eq!(wraps_on_every_target(|| i8_ops(&a, &b)), i8_want(&a, &b));
 }
 
 const I16S: [i16; 11] = [
@@ -210,7 +210,7 @@ fn i16_want(a: &[i16], b: &[i16]) -> Vec<i16> {
 #[test]
 fn i16_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&I16S);
-    assert_eq!(on_every_target(|| i16_ops(&a, &b)), i16_want(&a, &b));
+    assert_eq!(wraps_on_every_target(|| i16_ops(&a, &b)), i16_want(&a, &b));
 }
 
 const ISIZES: [isize; 11] = [
@@ -301,7 +301,10 @@ fn isize_want(a: &[isize], b: &[isize]) -> Vec<isize> {
 #[test]
 fn isize_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&ISIZES);
-    assert_eq!(on_every_target(|| isize_ops(&a, &b)), isize_want(&a, &b));
+    assert_eq!(
+        wraps_on_every_target(|| isize_ops(&a, &b)),
+        isize_want(&a, &b)
+    );
 }
 
 const U8S: [u8; 11] = [
@@ -364,7 +367,7 @@ fn u8_want(a: &[u8], b: &[u8]) -> Vec<u8> {
 #[test]
 fn u8_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&U8S);
-    assert_eq!(on_every_target(|| u8_ops(&a, &b)), u8_want(&a, &b));
+    assert_eq!(wraps_on_every_target(|| u8_ops(&a, &b)), u8_want(&a, &b));
 }
 
 const U16S: [u16; 11] = [
@@ -427,7 +430,7 @@ fn u16_want(a: &[u16], b: &[u16]) -> Vec<u16> {
 #[test]
 fn u16_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&U16S);
-    assert_eq!(on_every_target(|| u16_ops(&a, &b)), u16_want(&a, &b));
+    assert_eq!(wraps_on_every_target(|| u16_ops(&a, &b)), u16_want(&a, &b));
 }
 
 const U32S: [u32; 11] = [
@@ -490,7 +493,7 @@ fn u32_want(a: &[u32], b: &[u32]) -> Vec<u32> {
 #[test]
 fn u32_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&U32S);
-    assert_eq!(on_every_target(|| u32_ops(&a, &b)), u32_want(&a, &b));
+    assert_eq!(wraps_on_every_target(|| u32_ops(&a, &b)), u32_want(&a, &b));
 }
 
 const U64S: [u64; 11] = [
@@ -553,7 +556,7 @@ fn u64_want(a: &[u64], b: &[u64]) -> Vec<u64> {
 #[test]
 fn u64_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&U64S);
-    assert_eq!(on_every_target(|| u64_ops(&a, &b)), u64_want(&a, &b));
+    assert_eq!(wraps_on_every_target(|| u64_ops(&a, &b)), u64_want(&a, &b));
 }
 
 const USIZES: [usize; 11] = [
@@ -616,7 +619,10 @@ fn usize_want(a: &[usize], b: &[usize]) -> Vec<usize> {
 #[test]
 fn usize_arithmetic_wraps_and_shifts_as_rust() {
     let (a, b) = pairs(&USIZES);
-    assert_eq!(on_every_target(|| usize_ops(&a, &b)), usize_want(&a, &b));
+    assert_eq!(
+        wraps_on_every_target(|| usize_ops(&a, &b)),
+        usize_want(&a, &b)
+    );
 }
 
 /// A float result as bits, every NaN alike (Rust's `as` between floats keeps NaN a NaN, not
@@ -1816,13 +1822,13 @@ fn as_from_bool_to_every_number_is_rust_s() {
 #[test]
 fn literals_and_annotations_of_every_type() {
     let v: Vec<u8> = vec![0, 1, 200, 255];
-    let got: Vec<u8> = on_every_target(|| accelerate!(map(|x| x + 100, v)));
+    let got: Vec<u8> = wraps_on_every_target(|| accelerate!(map(|x| x + 100, v)));
     assert_eq!(
         got,
         v.iter().map(|x| x.wrapping_add(100)).collect::<Vec<u8>>()
     );
     let one: Vec<i64> = vec![0];
-    let got: Vec<(u8, usize, f32, i8, u64)> = on_every_target(|| {
+    let got: Vec<(u8, usize, f32, i8, u64)> = wraps_on_every_target(|| {
         accelerate!(map(
             |z| (
                 250u8 + 10u8,
@@ -1860,14 +1866,14 @@ fn literals_and_annotations_of_every_type() {
 #[test]
 fn captured_sequences_of_every_type() {
     let bytes: Vec<u8> = (0..=255).collect();
-    let doubled: Vec<u8> = on_every_target(|| accelerate!(map(|x| x * 2, bytes)));
+    let doubled: Vec<u8> = wraps_on_every_target(|| accelerate!(map(|x| x * 2, bytes)));
     assert_eq!(
         doubled,
         bytes.iter().map(|x| x.wrapping_mul(2)).collect::<Vec<u8>>()
     );
     let words: Vec<u16> = (0..1000).map(|k: u16| k.wrapping_mul(70)).collect();
     let slice: &[u16] = &words;
-    let sum: u16 = on_every_target(|| accelerate!(reduce(|a, b| a + b, 0, slice)));
+    let sum: u16 = wraps_on_every_target(|| accelerate!(reduce(|a, b| a + b, 0, slice)));
     assert_eq!(sum, words.iter().fold(0_u16, |a, &b| a.wrapping_add(b)));
     let rules: Arc<Vec<usize>> = Arc::new((0..64).map(|k| k * 3 + 1).collect());
     let halves: Vec<usize> = on_every_target(|| accelerate!(map(|r| r / 2 + r % 2, rules)));
@@ -1884,7 +1890,7 @@ fn captured_sequences_of_every_type() {
         on_every_target(|| accelerate!(reduce(|a, b| if a > b { a } else { b }, lowest, small)));
     assert_eq!(m, i16::MAX);
     let signed: Vec<isize> = vec![-5, 5, isize::MIN];
-    let neg: Vec<isize> = on_every_target(|| accelerate!(map(|x| -x, signed)));
+    let neg: Vec<isize> = wraps_on_every_target(|| accelerate!(map(|x| -x, signed)));
     assert_eq!(neg, vec![5, -5, isize::MIN]);
 }
 
@@ -1930,5 +1936,62 @@ fn unsigned_division_by_zero_and_literals_out_of_range_fail_at_the_site() {
         || {
             let _: Vec<u8> = accelerate!(map(|x| x + 300, b));
         },
+    );
+}
+
+fn plus_one(v: &[i64]) -> Vec<i64> {
+    accelerate!(map(|x| x + 1, v))
+}
+
+fn minus_one(v: &[u8]) -> Vec<u8> {
+    accelerate!(map(|x| x - 1, v))
+}
+
+fn squared(v: &[i32]) -> Vec<i32> {
+    accelerate!(map(|x| x * x, v))
+}
+
+fn negated(v: &[i16]) -> Vec<i16> {
+    accelerate!(map(|x| -x, v))
+}
+
+/// Debug mode fails at the site where a Rust debug build panics on `+ - *` and unary `-`, in
+/// its words; every other target wraps, as a release build does. Below the edge, debug mode
+/// computes the same as the others.
+#[test]
+fn debug_mode_reports_arithmetic_overflow_in_rust_s_words() {
+    let cases: [(&str, &dyn Fn() -> String); 4] = [
+        ("attempt to add with overflow", &|| {
+            format!("{:?}", plus_one(&[i64::MAX]))
+        }),
+        ("attempt to subtract with overflow", &|| {
+            format!("{:?}", minus_one(&[0]))
+        }),
+        ("attempt to multiply with overflow", &|| {
+            format!("{:?}", squared(&[1 << 16]))
+        }),
+        ("attempt to negate with overflow", &|| {
+            format!("{:?}", negated(&[i16::MIN]))
+        }),
+    ];
+    let wrapped = ["[-9223372036854775808]", "[255]", "[0]", "[-32768]"];
+    for ((what, run), want) in cases.iter().zip(wrapped) {
+        let m = failure(Target::Debug, run);
+        assert!(
+            m.starts_with("pmexpr: accelerate! at tests/primitives.rs:"),
+            "{m}"
+        );
+        assert!(m.ends_with(what), "{m}");
+        for t in [Target::Seq, Target::Cpu] {
+            assert_eq!(with_target(t, run), want, "{t}");
+        }
+    }
+    assert_eq!(
+        with_target(Target::Debug, || plus_one(&[i64::MAX - 1])),
+        [i64::MAX]
+    );
+    assert_eq!(
+        with_target(Target::Debug, || negated(&[i16::MAX])),
+        [-i16::MAX]
     );
 }

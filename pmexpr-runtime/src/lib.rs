@@ -144,7 +144,9 @@ pub mod __private {
         Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
         capture, from_accel, from_accel_as,
     };
-    pub use crate::numeric::{Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation};
+    pub use crate::numeric::{
+        Arith, Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation,
+    };
     pub use crate::reductions::{
         create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
         tabulate_reduce,

@@ -2,9 +2,10 @@
 //!
 //! When nothing inside an accelerated expression fixes whether a number is an `i64` or an `f64`
 //! (`map2(|x, y| x + y, a, b)` over captured `a` and `b`), the generated function is generic over
-//! it and the captured Rust values decide — beyond the paper also `i32` and `f32`, so that a
-//! `Vec<f32>` is computed with as `f32`, not widened. A literal is an [`Int`] or a [`Float`] of the
-//! type around it. Integer arithmetic wraps, as it does everywhere in PMExpr.
+//! it and the captured Rust values decide — every one of Rust's numbers, so that a `Vec<f32>` is
+//! computed with as `f32`, not widened. A literal is an [`Int`] or a [`Float`] of the type around
+//! it. Integer arithmetic wraps, as a Rust release build's; in debug mode `+ - *` and unary `-`
+//! fail at the site where a debug build panics ([`Num::add_at`]).
 
 use std::fmt::Debug;
 
@@ -267,6 +268,50 @@ pub trait Num: Scalar + Element {
     fn rem(site: &Site, a: Self, b: Self) -> Self;
     /// Unary `-` (wrapping for integers).
     fn neg(self) -> Self;
+    /// `a op b` (`-a` for [`Arith::Neg`], `b` unused) as a Rust debug build computes it: `None`
+    /// where an integer operation overflows; floats never do.
+    fn checked(op: Arith, a: Self, b: Self) -> Option<Self>;
+    /// `+` in the site's mode: wrapping, or with `checks` (debug mode) a failure at `site` where
+    /// a Rust debug build panics ("attempt to add with overflow").
+    #[inline]
+    fn add_at(checks: bool, site: &Site, a: Self, b: Self) -> Self {
+        if checks {
+            Self::checked(Arith::Add, a, b)
+                .unwrap_or_else(|| site.fail("attempt to add with overflow"))
+        } else {
+            a.add(b)
+        }
+    }
+    /// `-` in the site's mode (see [`Num::add_at`]).
+    #[inline]
+    fn sub_at(checks: bool, site: &Site, a: Self, b: Self) -> Self {
+        if checks {
+            Self::checked(Arith::Sub, a, b)
+                .unwrap_or_else(|| site.fail("attempt to subtract with overflow"))
+        } else {
+            a.sub(b)
+        }
+    }
+    /// `*` in the site's mode (see [`Num::add_at`]).
+    #[inline]
+    fn mul_at(checks: bool, site: &Site, a: Self, b: Self) -> Self {
+        if checks {
+            Self::checked(Arith::Mul, a, b)
+                .unwrap_or_else(|| site.fail("attempt to multiply with overflow"))
+        } else {
+            a.mul(b)
+        }
+    }
+    /// Unary `-` in the site's mode (see [`Num::add_at`]).
+    #[inline]
+    fn neg_at(checks: bool, site: &Site, a: Self) -> Self {
+        if checks {
+            Self::checked(Arith::Neg, a, a)
+                .unwrap_or_else(|| site.fail("attempt to negate with overflow"))
+        } else {
+            a.neg()
+        }
+    }
     /// `abs` (wrapping for integers: `MIN` stays `MIN`, as `wrapping_abs`).
     fn abs(self) -> Self;
     /// Rust's `signum`: of an integer -1, 0 or 1; of a float 1.0 for `+0.0` and positive
@@ -461,6 +506,20 @@ pub trait Float: Num {
     fn powi<N: Int>(self, n: N) -> Self;
 }
 
+/// An arithmetic operation that a Rust debug build checks for overflow ([`Num::checked`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arith {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `-a`.
+    Neg,
+}
+
 /// `Num` and `Int` for the integers; `$signed` says whether `MIN / -1` (the one quotient that
 /// overflows) can occur.
 macro_rules! ints {
@@ -506,6 +565,15 @@ macro_rules! ints {
             }
             #[inline]
             fn neg(self) -> Self { self.wrapping_neg() }
+            #[inline]
+            fn checked(op: Arith, a: Self, b: Self) -> Option<Self> {
+                match op {
+                    Arith::Add => a.checked_add(b),
+                    Arith::Sub => a.checked_sub(b),
+                    Arith::Mul => a.checked_mul(b),
+                    Arith::Neg => a.checked_neg(),
+                }
+            }
             #[inline]
             fn abs(self) -> Self { ints!(@abs $signed self) }
             #[inline]
@@ -660,6 +728,15 @@ macro_rules! floats {
             fn rem(_: &Site, a: Self, b: Self) -> Self { a % b }
             #[inline]
             fn neg(self) -> Self { -self }
+            #[inline]
+            fn checked(op: Arith, a: Self, b: Self) -> Option<Self> {
+                Some(match op {
+                    Arith::Add => a + b,
+                    Arith::Sub => a - b,
+                    Arith::Mul => a * b,
+                    Arith::Neg => -a,
+                })
+            }
             #[inline]
             fn abs(self) -> Self { <$t>::abs(self) }
             #[inline]

@@ -16,6 +16,24 @@ pub fn on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
     seq
 }
 
+/// [`on_every_target`] for an expression whose integer arithmetic overflows: it wraps (a Rust
+/// release build's meaning) on every target but debug mode, which fails at the site where a Rust
+/// debug build panics ("attempt to add with overflow", …). Returns the sequential result.
+#[allow(dead_code)]
+pub fn wraps_on_every_target<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
+    let seq = with_target(Target::Seq, &f);
+    assert_eq!(with_target(Target::Cpu, &f), seq);
+    let m = failure(Target::Debug, &f);
+    assert!(
+        m.starts_with("pmexpr: accelerate! at ") && m.contains("with overflow"),
+        "debug mode: {m}"
+    );
+    for t in accelerated_targets() {
+        assert_eq!(with_target(t, &f), seq, "on {t}");
+    }
+    seq
+}
+
 /// The targets beyond the CPU ones that this machine can run: [`cuda_targets`], and `futhark`
 /// when the build compiled the Futhark library of this package's sites.
 #[allow(dead_code)]

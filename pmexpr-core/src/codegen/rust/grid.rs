@@ -145,10 +145,7 @@ mod tests {
         })));
         assert!(c.contains("B :: par_rows"), "{c}");
         assert_eq!(c.matches(". window (& [").count(), 2, "{c}");
-        assert!(
-            c.contains("Num :: mul (n_0 , n_0))) . wrapping_rem (__w"),
-            "{c}"
-        );
+        assert!(c.contains("n_0 , n_0))) . wrapping_rem (__w"), "{c}");
         // Another divisor: rows where the width divides it at run time.
         let c = code(quote!(par_loop(n, |k| {
             let i = k / a;
