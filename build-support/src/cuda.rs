@@ -53,37 +53,18 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
             })
         })
         .collect();
-    let results: Vec<std::sync::Mutex<Option<Compiled>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|scope| {
-        for _ in 0..threads.min(jobs.len()) {
-            scope.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((site, relative, module)) = jobs.get(k) else {
-                        return;
-                    };
-                    let mut w = Vec::new();
-                    let r = write_module(out_dir, site, relative, module, &mut w);
-                    if let Ok(mut slot) = results[k].lock() {
-                        *slot = Some((r, w));
-                    }
-                }
-            });
-        }
-    });
-    let mut results = results.into_iter().map(|r| r.into_inner().ok().flatten());
+    let mut results = crate::cores::on_every_core(&jobs, |(site, relative, module)| {
+        let mut w = Vec::new();
+        let r = write_module(out_dir, site, relative, module, &mut w);
+        (r, w)
+    })
+    .into_iter();
     for (site, cuda) in generated {
         let cuda = cuda.and_then(|(mut record, _)| {
             // Each module's result is taken, so that the next site reads its own.
             let mut failed = None;
             for files in record.modules.iter_mut() {
-                let (r, w) = results
-                    .next()
-                    .flatten()
-                    .unwrap_or_else(|| (Ok(None), Vec::new()));
+                let (r, w) = results.next().unwrap_or_else(|| (Ok(None), Vec::new()));
                 warnings.extend(w);
                 match r {
                     Ok(ptx) => files.ptx = ptx,
@@ -106,9 +87,6 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
     }
     warnings
 }
-
-/// What [`write_module`] gave for one module, and its warnings.
-type Compiled = (Result<Option<String>, String>, Vec<String>);
 
 /// A module as the compile step needs it (the generator's `CudaModule` holds spans, which stay
 /// on this thread).

@@ -38,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cores;
 mod cuda;
 pub mod futhark;
 pub use pmexpr_nvrtc as nvrtc;

@@ -109,46 +109,30 @@ fn every_generated_kernel_compiles_with_nvrtc() {
         .map(|k| k == 0 || modules[k - 1].0 != modules[k].0)
         .collect();
     // The generator's modules hold spans, which stay on this thread: the threads get the text.
-    let texts: Vec<(&str, &str, &str, Vec<&str>)> = modules
+    let texts: Vec<(&str, &str, &str, Vec<&str>, bool)> = modules
         .iter()
-        .map(|(site, m)| {
+        .zip(&first)
+        .map(|((site, m), &first)| {
             let kernels = m.kernels.iter().map(|k| k.name.as_str()).collect();
-            (
-                site.as_str(),
-                m.namespace.as_str(),
-                m.source.as_str(),
-                kernels,
-            )
+            (&**site, &*m.namespace, &*m.source, kernels, first)
         })
         .collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((site, namespace, source, kernels)) = texts.get(k) else {
-                        return;
-                    };
-                    let archs = if first[k] { &ARCHS[..] } else { &ARCHS[..1] };
-                    for arch in archs {
-                        let ptx = nvrtc
-                            .compile_ptx(source, &format!("{namespace}.cu"), arch)
-                            .unwrap_or_else(|e| panic!("{site} ({namespace}): {e}"));
-                        for name in kernels {
-                            assert!(
-                                ptx.contains(&format!(".entry {name}(")),
-                                "{site}: kernel {name} not in the PTX for {arch}"
-                            );
-                        }
-                        assert!(
-                            ptx.contains(ERROR_SYMBOL),
-                            "{site}: no {ERROR_SYMBOL} in the PTX"
-                        );
-                    }
-                }
-            });
+    pmexpr_build::cores::on_every_core(&texts, |(site, namespace, source, kernels, first)| {
+        let archs = if *first { &ARCHS[..] } else { &ARCHS[..1] };
+        for arch in archs {
+            let ptx = nvrtc
+                .compile_ptx(source, &format!("{namespace}.cu"), arch)
+                .unwrap_or_else(|e| panic!("{site} ({namespace}): {e}"));
+            for name in kernels {
+                assert!(
+                    ptx.contains(&format!(".entry {name}(")),
+                    "{site}: kernel {name} not in the PTX for {arch}"
+                );
+            }
+            assert!(
+                ptx.contains(ERROR_SYMBOL),
+                "{site}: no {ERROR_SYMBOL} in the PTX"
+            );
         }
     });
     let mut kernels = 0;

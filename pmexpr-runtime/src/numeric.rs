@@ -656,25 +656,23 @@ macro_rules! ints {
                 // whenever `r != 0` (its stable `div_ceil`).
                 if r != 0 && (a < 0) == (b < 0) { d.wrapping_add(1) } else { d }
             }
+            // Rust's definitions on `%` and `/`, which fail where Rust's `rem_euclid` and
+            // `div_euclid` panic; a remainder is negative only on a signed type.
             #[inline]
+            #[allow(unused_comparisons)]
             fn rem_euclid(site: &Site, a: Self, b: Self) -> Self {
-                if b == 0 {
-                    site.fail("Division by zero");
-                }
-                if $signed && a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
-                    site.fail("attempt to calculate the remainder with overflow");
-                }
-                a.wrapping_rem_euclid(b)
+                let r = Num::rem(site, a, b);
+                if r < 0 { r.wrapping_add(ints!(@abs $signed b)) } else { r }
             }
             #[inline]
+            #[allow(unused_comparisons)]
             fn div_euclid(site: &Site, a: Self, b: Self) -> Self {
-                if b == 0 {
-                    site.fail("Division by zero");
+                let q = Num::div(site, a, b);
+                if a % b < 0 {
+                    if b > 0 { q.wrapping_sub(1) } else { q.wrapping_add(1) }
+                } else {
+                    q
                 }
-                if $signed && a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
-                    site.fail("attempt to divide with overflow");
-                }
-                a.wrapping_div_euclid(b)
             }
             #[inline]
             fn is_power_of_two(self) -> bool { self > 0 && self & (self - 1) == 0 }
