@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{failure, on_every_target, same_failure};
+use common::{failure, on_every_target, same_failure, wraps_on_every_target};
 use pmexpr::{Target, Tensor, accelerate, with_target};
 
 const I64S: [i64; 14] = [
@@ -108,7 +108,7 @@ fn i64_methods(a: &[i64], b: &[i64]) -> Vec<i64> {
         tensor_set(out, [0, i], x.pow(y));
         tensor_set(out, [1, i], x.pow(k));
         tensor_set(out, [2, i], (if x < 0 { !x } else { x }).isqrt());
-        tensor_set(out, [3, i], x.abs_diff(y));
+        tensor_set(out, [3, i], x.abs_diff(y) as i64);
         tensor_set(out, [4, i], x.div_ceil(d));
         tensor_set(out, [5, i], x.rem_euclid(d));
         tensor_set(out, [6, i], x.div_euclid(d));
@@ -138,7 +138,6 @@ fn i64_want(a: &[i64], b: &[i64]) -> Vec<i64> {
         |x, y| x.wrapping_pow(y as u32),
         |x, y| x.wrapping_pow(y as i32 as u32),
         |x, _| (if x < 0 { !x } else { x }).isqrt(),
-        // Rust's `u64`, read as `i64` (PMExpr has no unsigned type yet).
         |x, y| x.abs_diff(y) as i64,
         |x, y| {
             ceil_div(
@@ -181,7 +180,7 @@ fn i64_want(a: &[i64], b: &[i64]) -> Vec<i64> {
 #[test]
 fn i64_methods_are_rust_s() {
     let (a, b) = pairs(&I64S);
-    let got = on_every_target(|| i64_methods(&a, &b));
+    let got = wraps_on_every_target(|| i64_methods(&a, &b));
     let want = i64_want(&a, &b);
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         let (row, e) = (k / a.len(), k % a.len());
@@ -204,7 +203,7 @@ fn i32_methods(a: &[i32], b: &[i32]) -> Vec<i32> {
         let d = tensor_get(td, [i]);
         tensor_set(out, [0, i], x.pow(y));
         tensor_set(out, [1, i], (if x < 0 { !x } else { x }).isqrt());
-        tensor_set(out, [2, i], x.abs_diff(y));
+        tensor_set(out, [2, i], x.abs_diff(y) as i32);
         tensor_set(out, [3, i], x.div_ceil(d));
         tensor_set(out, [4, i], x.rem_euclid(d));
         tensor_set(out, [5, i], x.div_euclid(d));
@@ -259,7 +258,7 @@ fn i32_want(a: &[i32], b: &[i32]) -> Vec<i32> {
 #[test]
 fn i32_methods_are_rust_s() {
     let (a, b) = pairs(&I32S);
-    let got = on_every_target(|| i32_methods(&a, &b));
+    let got = wraps_on_every_target(|| i32_methods(&a, &b));
     let want = i32_want(&a, &b);
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         let (row, e) = (k / a.len(), k % a.len());
@@ -718,7 +717,7 @@ macro_rules! unsigned_methods {
         #[test]
         fn $test() {
             let (a, b) = pairs(&$vals);
-            let got = on_every_target(|| $name(&a, &b));
+            let got = wraps_on_every_target(|| $name(&a, &b));
             let want = $want(&a, &b);
             for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                 let (row, e) = (k / a.len(), k % a.len());
@@ -768,4 +767,44 @@ fn len_is_a_usize() {
     });
     let want: Vec<usize> = (0..s.len()).map(|i| i + 11 + 5).collect();
     assert_eq!(got, want);
+}
+
+/// `abs_diff` gives Rust's unsigned integer of the receiver's width, whether the receiver's type
+/// is written (`i32` literals) or fixed by the captured values (`i64`, `i8` sequences), and one
+/// result may feed another (`u64` on `u64`); the values at the edges are Rust's.
+#[test]
+fn abs_diff_is_unsigned() {
+    let (a, b) = pairs(&I64S);
+    let (c, d) = pairs(&[i8::MIN, -1, 0, 1, i8::MAX]);
+    let got = on_every_target(|| {
+        let wide: Vec<u64> = accelerate!(map2(|x, y| x.abs_diff(y), a, b));
+        let narrow: Vec<u8> = accelerate!(map2(|x, y| x.abs_diff(y), c, d));
+        let twice: Vec<u64> = accelerate!(map2(|x, y| x.abs_diff(y).abs_diff(7), a, b));
+        let known: Vec<u32> = accelerate!(map(
+            |x| (x - 2147483647i32 - 1).abs_diff(2147483647),
+            create(2, |k| k)
+        ));
+        // A kernel on the CUDA targets: the distances' type follows the receivers'.
+        let (ta, tb) = (
+            Tensor::from_vec(c.clone(), &[c.len()]),
+            Tensor::from_vec(d.clone(), &[c.len()]),
+        );
+        let out = Tensor::<u8>::zeros(&[c.len()]);
+        accelerate!(par_loop(c.len(), |i| tensor_set(
+            out,
+            [i],
+            tensor_get(ta, [i]).abs_diff(tensor_get(tb, [i]))
+        )));
+        (wide, narrow, twice, known, out.to_vec())
+    });
+    let wide: Vec<u64> = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).collect();
+    let narrow: Vec<u8> = c.iter().zip(&d).map(|(x, y)| x.abs_diff(*y)).collect();
+    let twice: Vec<u64> = (a.iter().zip(&b))
+        .map(|(x, y)| x.abs_diff(*y).abs_diff(7))
+        .collect();
+    let known = vec![
+        i32::MIN.abs_diff(i32::MAX),
+        (i32::MIN + 1).abs_diff(i32::MAX),
+    ];
+    assert_eq!(got, (wide, narrow.clone(), twice, known, narrow));
 }

@@ -1955,12 +1955,24 @@ fn negated(v: &[i16]) -> Vec<i16> {
     accelerate!(map(|x| -x, v))
 }
 
-/// Debug mode fails at the site where a Rust debug build panics on `+ - *` and unary `-`, in
-/// its words; every other target wraps, as a release build does. Below the edge, debug mode
+fn cubed(v: &[i8]) -> Vec<i8> {
+    accelerate!(map(|x| x.pow(3), v))
+}
+
+fn power_above(v: &[u8]) -> Vec<u8> {
+    accelerate!(map(|x| x.next_power_of_two(), v))
+}
+
+fn absolute(v: &[i32]) -> Vec<i32> {
+    accelerate!(map(|x| x.abs(), v))
+}
+
+/// Debug mode fails at the site where a Rust debug build panics on `+ - *`, unary `-`, `pow`,
+/// `next_power_of_two` and `abs`, in its words; every other target wraps, as a release build does. Below the edge, debug mode
 /// computes the same as the others.
 #[test]
 fn debug_mode_reports_arithmetic_overflow_in_rust_s_words() {
-    let cases: [(&str, &dyn Fn() -> String); 4] = [
+    let cases: [(&str, &dyn Fn() -> String); 7] = [
         ("attempt to add with overflow", &|| {
             format!("{:?}", plus_one(&[i64::MAX]))
         }),
@@ -1973,8 +1985,25 @@ fn debug_mode_reports_arithmetic_overflow_in_rust_s_words() {
         ("attempt to negate with overflow", &|| {
             format!("{:?}", negated(&[i16::MIN]))
         }),
+        ("attempt to multiply with overflow", &|| {
+            format!("{:?}", cubed(&[6]))
+        }),
+        ("attempt to add with overflow", &|| {
+            format!("{:?}", power_above(&[129]))
+        }),
+        ("attempt to negate with overflow", &|| {
+            format!("{:?}", absolute(&[i32::MIN]))
+        }),
     ];
-    let wrapped = ["[-9223372036854775808]", "[255]", "[0]", "[-32768]"];
+    let wrapped = [
+        "[-9223372036854775808]",
+        "[255]",
+        "[0]",
+        "[-32768]",
+        "[-40]",
+        "[0]",
+        "[-2147483648]",
+    ];
     for ((what, run), want) in cases.iter().zip(wrapped) {
         let m = failure(Target::Debug, run);
         assert!(
@@ -1993,5 +2022,17 @@ fn debug_mode_reports_arithmetic_overflow_in_rust_s_words() {
     assert_eq!(
         with_target(Target::Debug, || negated(&[i16::MAX])),
         [-i16::MAX]
+    );
+    assert_eq!(
+        with_target(Target::Debug, || cubed(&[5, -5, -1])),
+        [125, -125, -1]
+    );
+    assert_eq!(
+        with_target(Target::Debug, || power_above(&[0, 128])),
+        [1, 128]
+    );
+    assert_eq!(
+        with_target(Target::Debug, || absolute(&[i32::MIN + 1])),
+        [i32::MAX]
     );
 }

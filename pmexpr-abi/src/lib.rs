@@ -174,6 +174,19 @@ impl Number {
         matches!(self.facts().kind, Kind::Int)
     }
 
+    /// The unsigned integer type of an integer type's width (`u32` for `i32` and `u32`, `usize`
+    /// for `isize`): the type of Rust's `abs_diff`. `None` for floats and `bool`.
+    pub const fn unsigned(self) -> Option<Number> {
+        Some(match self {
+            Number::I8 | Number::U8 => Number::U8,
+            Number::I16 | Number::U16 => Number::U16,
+            Number::I32 | Number::U32 => Number::U32,
+            Number::I64 | Number::U64 => Number::U64,
+            Number::Isize | Number::Usize => Number::Usize,
+            _ => return None,
+        })
+    }
+
     /// The width in bits (`bool`: 8, its storage).
     pub const fn bits(self) -> u32 {
         self.facts().size as u32 * 8

@@ -314,6 +314,17 @@ pub trait Num: Scalar + Element {
     }
     /// `abs` (wrapping for integers: `MIN` stays `MIN`, as `wrapping_abs`).
     fn abs(self) -> Self;
+    /// `abs` in the site's mode: wrapping, or with `checks` (debug mode) a failure at `site`
+    /// where a Rust debug build panics (`MIN.abs()`: "attempt to negate with overflow").
+    #[inline]
+    fn abs_at(checks: bool, site: &Site, a: Self) -> Self {
+        if checks {
+            Self::checked(Arith::Abs, a, a)
+                .unwrap_or_else(|| site.fail("attempt to negate with overflow"))
+        } else {
+            a.abs()
+        }
+    }
     /// Rust's `signum`: of an integer -1, 0 or 1; of a float 1.0 for `+0.0` and positive
     /// numbers, -1.0 for `-0.0` and negative ones, NaN for NaN.
     fn signum(self) -> Self;
@@ -372,14 +383,28 @@ pub trait Int: Num + Bits {
     /// integer of any type, taken as `n as u32` as rotate amounts are (a negative `i64` is a
     /// large exponent).
     fn pow<N: Int>(self, n: N) -> Self;
+    /// `pow` as a Rust debug build computes it: `None` where it overflows.
+    fn checked_pow<N: Int>(self, n: N) -> Option<Self>;
+    /// `pow` in the site's mode: wrapping, or with `checks` (debug mode) a failure at `site`
+    /// where a Rust debug build panics ("attempt to multiply with overflow").
+    #[inline]
+    fn pow_at<N: Int>(checks: bool, site: &Site, a: Self, n: N) -> Self {
+        if checks {
+            a.checked_pow(n)
+                .unwrap_or_else(|| site.fail("attempt to multiply with overflow"))
+        } else {
+            a.pow(n)
+        }
+    }
     /// `isqrt`: the largest integer whose square is at most `x`; a negative `x` fails at `site`,
     /// where Rust panics.
     fn isqrt(site: &Site, x: Self) -> Self;
-    /// `abs_diff`, as the receiver's type: Rust's result is the unsigned type of the same width,
-    /// a type that depends on the receiver's, which inference does not express for a receiver
-    /// whose type the captured values fix; so its bits are read as the receiver's type, as `as`
-    /// converts (`i64::MIN.abs_diff(i64::MAX)` is `u64::MAX`, here -1).
-    fn abs_diff(self, o: Self) -> Self;
+    /// The unsigned integer type of the same width (`u32` for `i32` and `u32`): the type of
+    /// [`Int::abs_diff`]'s result, as Rust's.
+    type Unsigned: Int;
+    /// `abs_diff`: the distance, of the unsigned type of the width as Rust's
+    /// (`i64::MIN.abs_diff(i64::MAX)` is `u64::MAX`).
+    fn abs_diff(self, o: Self) -> Self::Unsigned;
     /// `div_ceil`: the quotient rounded toward +∞ (Rust's, stable on unsigned integers; on signed
     /// ones the `int_roundings` definition: `a / b`, plus 1 when the remainder is not zero and
     /// `a` and `b` have the same sign). Division by zero and `MIN / -1` fail at `site`.
@@ -397,6 +422,17 @@ pub trait Int: Num + Bits {
     /// 0 when that is not representable — what a Rust release build gives on an unsigned
     /// integer's overflow (on a signed one, above `2^(BITS-2)`).
     fn next_power_of_two(self) -> Self;
+    /// `next_power_of_two` in the site's mode: 0 where the power is not representable, or with
+    /// `checks` (debug mode) a failure at `site` there, as a Rust debug build panics ("attempt
+    /// to add with overflow").
+    #[inline]
+    fn next_power_of_two_at(checks: bool, site: &Site, a: Self) -> Self {
+        let p = a.next_power_of_two();
+        if checks && p == Self::from_index(0) {
+            site.fail("attempt to add with overflow");
+        }
+        p
+    }
     /// The value as an index or a count of the runtime, which counts in `i64`: exact for every
     /// value of a type that fits in `i64`, [`i64::MAX`] for a larger one (out of range of every
     /// sequence and tensor all the same), so that an index of any integer type is checked, and
@@ -518,12 +554,14 @@ pub enum Arith {
     Mul,
     /// `-a`.
     Neg,
+    /// `a.abs()` (`b` unused).
+    Abs,
 }
 
 /// `Num` and `Int` for the integers; `$signed` says whether `MIN / -1` (the one quotient that
-/// overflows) can occur.
+/// overflows) can occur, `$u` is the unsigned type of the width.
 macro_rules! ints {
-    ($($t:ty: $signed:tt),*) => {$(
+    ($($t:ty: $signed:tt $u:ty),*) => {$(
         impl Num for $t {
             #[inline]
             fn add(self, o: Self) -> Self { self.wrapping_add(o) }
@@ -572,6 +610,7 @@ macro_rules! ints {
                     Arith::Sub => a.checked_sub(b),
                     Arith::Mul => a.checked_mul(b),
                     Arith::Neg => a.checked_neg(),
+                    Arith::Abs => ints!(@checked_abs $signed a),
                 }
             }
             #[inline]
@@ -635,6 +674,10 @@ macro_rules! ints {
             #[inline]
             fn pow<N: Int>(self, n: N) -> Self { <$t>::wrapping_pow(self, n.as_i64() as u32) }
             #[inline]
+            fn checked_pow<N: Int>(self, n: N) -> Option<Self> {
+                <$t>::checked_pow(self, n.as_i64() as u32)
+            }
+            #[inline]
             #[allow(unused_comparisons)] // `x < 0` is false on an unsigned type, as meant.
             fn isqrt(site: &Site, x: Self) -> Self {
                 if x < 0 {
@@ -642,10 +685,10 @@ macro_rules! ints {
                 }
                 <$t>::isqrt(x)
             }
+            type Unsigned = $u;
             #[inline]
-            fn abs_diff(self, o: Self) -> Self {
-                // Rust's result is the unsigned type of this width; the bits of it (see the trait).
-                <$t>::abs_diff(self, o) as $t
+            fn abs_diff(self, o: Self) -> $u {
+                <$t>::abs_diff(self, o)
             }
             #[inline]
             #[allow(unused_comparisons)] // On an unsigned type the signs always agree.
@@ -703,12 +746,14 @@ macro_rules! ints {
     // there); of one that reaches these generically, the value itself and 0 or 1.
     (@abs true $x:ident) => { $x.wrapping_abs() };
     (@abs false $x:ident) => { $x };
+    (@checked_abs true $x:ident) => { $x.checked_abs() };
+    (@checked_abs false $x:ident) => { Some($x) };
     (@signum true $x:ident) => { $x.signum() };
     (@signum false $x:ident) => { (($x != 0) as u8).into() };
 }
 ints!(
-    i64: true, i32: true, i8: true, i16: true, isize: true,
-    u8: false, u16: false, u32: false, u64: false, usize: false
+    i64: true u64, i32: true u32, i8: true u8, i16: true u16, isize: true usize,
+    u8: false u8, u16: false u16, u32: false u32, u64: false u64, usize: false usize
 );
 
 macro_rules! floats {
@@ -733,6 +778,7 @@ macro_rules! floats {
                     Arith::Sub => a - b,
                     Arith::Mul => a * b,
                     Arith::Neg => -a,
+                    Arith::Abs => <$t>::abs(a),
                 })
             }
             #[inline]

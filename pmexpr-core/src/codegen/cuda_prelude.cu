@@ -531,9 +531,9 @@ __device__ __forceinline__ T pm_m_isqrt(int check, T a) {                       
     }                                                                                           \
     return (T)c;                                                                                \
 }                                                                                               \
-/* Rust's is the unsigned type of the width; its bits as T (as the CPU's `Int::abs_diff`). */  \
-__device__ __forceinline__ T pm_m_abs_diff(T a, T b) {                                          \
-    return a > b ? (T)((U)a - (U)b) : (T)((U)b - (U)a);                                         \
+/* Rust's is the unsigned type of the width, U.                                          */  \
+__device__ __forceinline__ U pm_m_abs_diff(T a, T b) {                                          \
+    return a > b ? (U)((U)a - (U)b) : (U)((U)b - (U)a);                                         \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_div_ceil(int check, T a, T b) {                               \
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \

@@ -54,6 +54,10 @@ pub fn choices(kind: Numeric) -> Vec<Number> {
         Numeric::Int => n.is_int(),
         Numeric::Bits => n.is_int() || n == Number::Bool,
         Numeric::Float => n.is_float(),
+        // Naming another variable, it follows that one's ([`derive`]); naming itself, any
+        // unsigned integer.
+        Numeric::Unsigned(_) => n.is_unsigned(),
+        Numeric::OfUnsigned(u) => n.unsigned() == Some(u),
     };
     Number::ALL.into_iter().filter(|n| fits(*n)).collect()
 }
@@ -87,8 +91,9 @@ const PREFERENCE: [Number; 13] = [
 /// width (an integer variable under `f32` is `i32`, a float one under `i64` is `f64`; under
 /// `bool`, a number is its kind's default).
 pub fn uniform(numeric: &[(TyVar, Numeric)], like: Number) -> Choice {
-    numeric
+    let mut choice = numeric
         .iter()
+        .filter(|(v, k)| !derived(*v, *k))
         .map(|(v, k)| {
             let c = choices(*k);
             let t = if c.contains(&like) {
@@ -100,7 +105,35 @@ pub fn uniform(numeric: &[(TyVar, Numeric)], like: Number) -> Choice {
             };
             (*v, t)
         })
-        .collect()
+        .collect();
+    derive(numeric, &mut choice);
+    choice
+}
+
+/// Whether variable `v` of kind `k` follows another's number: the unsigned type of another
+/// variable's width (`abs_diff`'s result).
+fn derived(v: TyVar, k: Numeric) -> bool {
+    matches!(k, Numeric::Unsigned(w) if w != v)
+}
+
+/// Gives each [`derived`] variable its number from the one it follows (a chain, such as
+/// `x.abs_diff(y).abs_diff(z)`, in as many rounds as it is long).
+fn derive(numeric: &[(TyVar, Numeric)], choice: &mut Choice) {
+    for _ in 0..numeric.len() {
+        let mut changed = false;
+        for (v, k) in numeric {
+            if let Numeric::Unsigned(w) = k
+                && derived(*v, *k)
+                && let Some(n) = choice.get(w).and_then(|n| n.unsigned())
+                && choice.insert(*v, n) != Some(n)
+            {
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
 }
 
 /// The distinct instantiations the GPU generators emit code for, in a fixed order: first every
@@ -128,7 +161,11 @@ pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
             .position(|p| p == n)
             .unwrap_or(PREFERENCE.len())
     };
-    let choices: Vec<Vec<Number>> = numeric
+    // The variables whose numbers are chosen; the derived ones follow.
+    let free: Vec<(TyVar, Numeric)> = (numeric.iter().copied())
+        .filter(|(v, k)| !derived(*v, *k))
+        .collect();
+    let choices: Vec<Vec<Number>> = free
         .iter()
         .map(|(_, k)| {
             let mut c = choices(*k);
@@ -141,18 +178,19 @@ pub fn instantiations(numeric: &[(TyVar, Numeric)]) -> Vec<Choice> {
     // `r`-th one. Stops once the cap is reached, however many variables.
     for r in 1..widest {
         let limits: Vec<usize> = choices.iter().map(|c| c.len().min(r + 1)).collect();
-        let mut digits = vec![0_usize; numeric.len()];
+        let mut digits = vec![0_usize; free.len()];
         loop {
             if out.len() >= MAX_INSTANTIATIONS {
                 return out;
             }
             if digits.contains(&r) {
-                let inst = numeric
+                let mut inst = free
                     .iter()
                     .zip(&digits)
                     .zip(&choices)
                     .map(|(((v, _), d), c)| (*v, c[*d]))
                     .collect();
+                derive(numeric, &mut inst);
                 add(inst, &mut out);
             }
             let mut k = digits.len();

@@ -77,7 +77,12 @@ impl Infer<'_> {
                             a.clone()
                         };
                     }
-                    if !matches!(t, M::FloatTest | M::IntTest | M::IntCount) {
+                    if i == Intrinsic::MAbsDiff {
+                        // Rust's unsigned type of the receiver's width, once that is known
+                        // (`finish`).
+                        r = self.fresh_kind(Kind::IntNum);
+                        self.unsigned.push((a, r.clone(), span));
+                    } else if !matches!(t, M::FloatTest | M::IntTest | M::IntCount) {
                         r = a;
                     }
                 } else if i.cast_target().is_some() {

@@ -43,6 +43,7 @@ impl Infer<'_> {
                 }
             }
         }
+        self.settle_unsigned();
         // The variables the captured values' types reach (each shared part visited once: the
         // types are not written out before their sizes are checked).
         let mut reachable = HashSet::new();
@@ -50,12 +51,23 @@ impl Infer<'_> {
         for t in captured {
             self.unbound_vars(t, &mut reachable, &mut seen);
         }
+        // The results of `abs_diff`s whose receivers are not known yet: their types follow the
+        // receivers' (below), they are not defaulted.
+        let waiting: HashSet<TyVar> = (self.unsigned.iter())
+            .filter_map(|(_, u, _)| match self.find(u) {
+                Type::Var(v) => Some(v),
+                _ => None,
+            })
+            .collect();
         let mut kept = Vec::new();
         for i in 0..self.vars.len() {
             if self.vars[i].binding.is_some() {
                 continue;
             }
             let v = TyVar(i as u32);
+            if waiting.contains(&v) {
+                continue;
+            }
             let (numeric, default) = match self.vars[i].kind {
                 Kind::Num => (Numeric::Num, Type::Int),
                 Kind::Eq => (Numeric::Scalar, Type::Int),
@@ -74,6 +86,10 @@ impl Infer<'_> {
                 self.vars[i].binding = Some(default);
             }
         }
+        // Receivers defaulted to `i64` give `u64`s; those the captured values fix, results of
+        // the unsigned type of their width.
+        self.settle_unsigned();
+        self.keep_unsigned(&mut kept);
         for i in 0..self.vars.len() {
             self.compress(&Type::Var(TyVar(i as u32)));
         }
@@ -82,6 +98,92 @@ impl Infer<'_> {
             self.check_int_literals(e);
         }
         kept
+    }
+
+    /// Rust's `abs_diff` gives the unsigned type of its receiver's width: each whose receiver's
+    /// type is known gets that result type (an error at the method where the result is used as
+    /// another type). Those whose receiver is still a variable stay in `self.unsigned`.
+    fn settle_unsigned(&mut self) {
+        // A result may be another's receiver (`x.abs_diff(y).abs_diff(z)`): again while one
+        // settles (written inside out, they settle in one round).
+        loop {
+            let mut settled = false;
+            for (a, u, span) in std::mem::take(&mut self.unsigned) {
+                let Some(w) = self.find(&a).as_number().and_then(|n| n.unsigned()) else {
+                    self.unsigned.push((a, u, span));
+                    continue;
+                };
+                settled = true;
+                let want = Type::number(w);
+                if self.unify(&u, &want).is_err() {
+                    let got = self.shown(&u);
+                    let of = self.shown(&a);
+                    self.errors.push(
+                        Error::new(
+                            span,
+                            format!(
+                                "`abs_diff` of {of} gives a {w}, as in Rust, used here as {got}"
+                            ),
+                        )
+                        .help(format!(
+                            "convert it where a {got} is needed: `x.abs_diff(y) as {got}`"
+                        )),
+                    );
+                }
+            }
+            if !settled {
+                break;
+            }
+        }
+    }
+
+    /// The results of the `abs_diff`s whose receivers' types the captured values fix
+    /// ([`Numeric::Unsigned`], [`Numeric::OfUnsigned`]).
+    fn keep_unsigned(&mut self, kept: &mut Vec<(TyVar, Numeric)>) {
+        // One result type per receiver type (every `abs_diff` of an `i32` is a `u32`).
+        let mut target: Vec<(TyVar, Type, SpanRange)> = Vec::new();
+        for (a, u, span) in std::mem::take(&mut self.unsigned) {
+            let Type::Var(av) = self.find(&a) else {
+                continue;
+            };
+            match target.iter().find(|(v, _, _)| *v == av) {
+                Some((_, t, _)) => {
+                    let t = t.clone();
+                    if self.unify(&u, &t).is_err() {
+                        let (got, want) = (self.shown(&u), self.shown(&t));
+                        self.errors.push(
+                            Error::new(span, format!("`abs_diff` of the same type gives {want} elsewhere, used here as {got}"))
+                                .help("Rust's `abs_diff` gives the unsigned integer of its receiver's width"),
+                        );
+                    }
+                }
+                None => target.push((av, u, span)),
+            }
+        }
+        let mut set = |v: TyVar, k: Numeric| match kept.iter_mut().find(|(w, _)| *w == v) {
+            Some((_, old)) => *old = k,
+            None => kept.push((v, k)),
+        };
+        for (av, u, span) in target {
+            match self.find(&u) {
+                Type::Var(uv) => set(uv, Numeric::Unsigned(av)),
+                t => match t.as_number() {
+                    Some(m) if m.is_unsigned() => set(av, Numeric::OfUnsigned(m)),
+                    _ => {
+                        let got = self.shown(&t);
+                        self.errors.push(
+                            Error::new(
+                                span,
+                                format!("`abs_diff` gives an unsigned integer, as in Rust, used here as {got}"),
+                            )
+                            .help(format!("convert it where a {got} is needed: `x.abs_diff(y) as {got}`")),
+                        );
+                    }
+                },
+            }
+        }
+        // A result unified with another is no variable of its own any more.
+        kept.retain(|(v, _)| self.vars[v.0 as usize].binding.is_none());
     }
 
     /// An integer literal whose type is known here and that does not fit it (`x + 300` with

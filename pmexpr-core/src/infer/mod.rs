@@ -41,7 +41,7 @@ use crate::ast::{Expr, IdMap};
 use crate::error::{Errors, SpanRange};
 use crate::record::Records;
 use crate::resolve::{FreeVar, Resolved};
-use crate::types::{Label, TyVar, Type};
+use crate::types::{Label, Number, TyVar, Type};
 
 /// What a numeric type variable of a site may become: its type comes from the Rust values the
 /// site captures (generated code is generic over it, and rustc fixes it).
@@ -63,6 +63,23 @@ pub enum Numeric {
     /// code for each number and `bool` it may be (`codegen::numbers`), picked at run time from
     /// the captured values' Rust types, and leave the site to the CPU for any other type.
     Open,
+    /// The unsigned integer type of the width of the integer variable it names (the type of
+    /// Rust's `abs_diff` of it: `u32` for an `i32` or a `u32`), fixed by that variable; naming
+    /// itself, an unsigned integer of any width (`x.abs_diff(y) + x`).
+    Unsigned(TyVar),
+    /// An integer whose unsigned type of its width is this one (its `abs_diff` gives a `u32`
+    /// used as one: it is `i32` or `u32`).
+    OfUnsigned(Number),
+}
+
+impl Numeric {
+    /// Whether a variable of this kind is an integer (of some type).
+    pub fn is_int(self) -> bool {
+        matches!(
+            self,
+            Numeric::Int | Numeric::Unsigned(_) | Numeric::OfUnsigned(_)
+        )
+    }
 }
 
 /// A typed expression: every node's type known, quantified variables left as variables in the
@@ -108,6 +125,7 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
         unifying: 0,
         size_reported: false,
         measures: Vec::new(),
+        unsigned: Vec::new(),
     };
     let fv_types: Vec<Type> = free_vars
         .iter()
@@ -210,6 +228,9 @@ struct Infer<'n> {
     /// The written-out size and depth of bound variables, as the checks after generalization
     /// measured them.
     measures: Vec<Option<(usize, usize)>>,
+    /// Each `abs_diff`: its receiver's type, its result's (Rust's unsigned type of the
+    /// receiver's width, settled at the end: `finish`) and the method's span.
+    unsigned: Vec<(Type, Type, SpanRange)>,
 }
 
 pub use crate::types::{MAX_TYPE_DEPTH, MAX_TYPE_SIZE};

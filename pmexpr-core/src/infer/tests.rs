@@ -337,3 +337,42 @@ fn rust_s_numbers_are_types_of_their_own() {
     assert!(!errors(quote!(map(|x: f32| x + 1, s))).is_empty());
     assert!(!errors(quote!(map(|x: u32| x & 1.5, s))).is_empty());
 }
+
+/// `abs_diff` gives Rust's unsigned integer of its receiver's width: known where the receiver's
+/// type is (a default `i64` gives a `u64`), following the captured values' type otherwise, and an
+/// error at the method where the result is used as another type.
+#[test]
+fn abs_diff_gives_the_unsigned_integer_of_the_width() {
+    let ty = |t: proc_macro2::TokenStream| typed(t).expr.ty.to_string();
+    assert_eq!(ty(quote!((-3i32).abs_diff(5))), "u32");
+    assert_eq!(ty(quote!(3.abs_diff(5))), "u64");
+    assert_eq!(ty(quote!(3isize.abs_diff(5).abs_diff(1))), "usize");
+    let t = typed(quote!(map2(|x, y| x.abs_diff(y), a, b)));
+    let [(a, Numeric::Int), (_, Numeric::Unsigned(b))] = t.numeric.as_slice() else {
+        panic!("{:?}", t.numeric);
+    };
+    assert_eq!(a, b);
+    // Used as a `u32`: the receivers are `i32`s or `u32`s.
+    let t = typed(quote!(map2(|x, y| x.abs_diff(y) + 1u32, a, b)));
+    assert!(
+        matches!(
+            t.numeric.as_slice(),
+            [(_, Numeric::OfUnsigned(Number::U32))]
+        ),
+        "{:?}",
+        t.numeric
+    );
+    let e = errors(quote!({
+        let d: i32 = 3i32.abs_diff(5);
+        d
+    }));
+    assert!(
+        e[0].contains("`abs_diff` of i32 gives a u32, as in Rust, used here as i32"),
+        "{e:?}"
+    );
+    let e = errors(quote!(map2(|x, y| x.abs_diff(y) + 1i32, a, b)));
+    assert!(
+        e[0].contains("`abs_diff` gives an unsigned integer, as in Rust, used here as i32"),
+        "{e:?}"
+    );
+}

@@ -1169,8 +1169,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                     s = bits - 2
                 )
             }
-            // Rust's is the unsigned type of the width: its bits as the receiver's type.
-            "abs_diff" => format!("if {x} > {y} then {x} - {y} else {y} - {x}"),
+            // Rust's is the unsigned type of the width: the wrapping difference's bits as it.
+            "abs_diff" => format!(
+                "{}.{pn} (if {x} > {y} then {x} - {y} else {y} - {x})",
+                p.unsigned().unwrap_or(p).futhark_name()
+            ),
             // Division by zero is Futhark's error; `MIN / -1` wraps, as Futhark's `//` does (the
             // other targets fail there, as Rust panics).
             "div_ceil" => {

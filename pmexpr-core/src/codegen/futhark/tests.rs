@@ -1168,7 +1168,6 @@ fn more_methods() {
                 quote!(map2(
                     |x, n| x.pow(n)
                         + x.isqrt()
-                        + x.abs_diff(n)
                         + x.div_ceil(n)
                         + x.rem_euclid(n)
                         + x.div_euclid(n)
@@ -1182,6 +1181,11 @@ fn more_methods() {
             (
                 "src/methods.rs:2:1",
                 quote!(map2(|x, k| x.powi(k) + x.clamp(-1.0, x), fs, ks)),
+            ),
+            // Rust's unsigned integer of the receiver's width, whatever the receiver is.
+            (
+                "src/methods.rs:4:1",
+                quote!(map2(|x, y| x.abs_diff(y), s, t)),
             ),
             // A method that can fail is not computed once for `replicate`: `n` may be 0.
             (

@@ -16,9 +16,9 @@ use crate::site::{SiteProgram, compile_for_test};
 /// `Num`, `Scalar`, `Int`, `Float`), as their `Scalar::NUMBER`: what rustc may pick for a
 /// variable, and so what the generated code may ask for. Written out here, apart from
 /// [`choices`], so that the two are checked against each other.
-fn runtime_numbers(kind: Numeric) -> &'static [Number] {
+fn runtime_numbers(kind: Numeric) -> Vec<Number> {
     use Number::*;
-    match kind {
+    let list: &[Number] = match kind {
         Numeric::Num => &[I64, F64, I32, F32, I8, I16, Isize, U8, U16, U32, U64, Usize],
         Numeric::Scalar => &[
             I64, F64, I32, F32, Bool, I8, I16, Isize, U8, U16, U32, U64, Usize,
@@ -31,13 +31,32 @@ fn runtime_numbers(kind: Numeric) -> &'static [Number] {
         Numeric::Open => &[
             I64, F64, I32, F32, Bool, I8, I16, Isize, U8, U16, U32, U64, Usize,
         ],
-    }
+        // `Int::Unsigned` of the integers (naming itself: those it is implemented as).
+        Numeric::Unsigned(_) => &[U8, U16, U32, U64, Usize],
+        Numeric::OfUnsigned(U8) => &[I8, U8],
+        Numeric::OfUnsigned(U16) => &[I16, U16],
+        Numeric::OfUnsigned(U32) => &[I32, U32],
+        Numeric::OfUnsigned(U64) => &[I64, U64],
+        Numeric::OfUnsigned(Usize) => &[Isize, Usize],
+        Numeric::OfUnsigned(_) => &[],
+    };
+    list.to_vec()
 }
 
 #[test]
 fn the_choices_of_each_kind_are_the_runtime_s() {
     use Numeric::*;
-    for kind in [Num, Scalar, Int, Float, Open] {
+    let a = TyVar(0);
+    for kind in [
+        Num,
+        Scalar,
+        Int,
+        Float,
+        Open,
+        Unsigned(a),
+        OfUnsigned(Number::U32),
+        OfUnsigned(Number::Usize),
+    ] {
         assert_eq!(choices(kind), runtime_numbers(kind), "{kind:?}");
     }
 }
@@ -48,9 +67,9 @@ fn runtime_requests(numeric: &[(TyVar, Numeric)]) -> Vec<Vec<Number>> {
     numeric.iter().fold(vec![Vec::new()], |acc, (_, k)| {
         acc.into_iter()
             .flat_map(|r| {
-                runtime_numbers(*k).iter().map(move |n| {
+                runtime_numbers(*k).into_iter().map(move |n| {
                     let mut r = r.clone();
-                    r.push(*n);
+                    r.push(n);
                     r
                 })
             })
@@ -283,4 +302,28 @@ fn the_mixes_rust_programs_hold_have_code() {
     for n in Number::ALL {
         assert!(instantiations(&two).contains(&uniform(&two, n)), "{n:?}");
     }
+}
+
+/// An `abs_diff`'s result follows its receiver's type (`Numeric::Unsigned`): every instantiation
+/// makes it the unsigned integer of the receiver's width, chains included, and every integer the
+/// receiver may be has code.
+#[test]
+fn unsigned_results_follow_their_receivers() {
+    let (a, u, w) = (TyVar(0), TyVar(1), TyVar(2));
+    let numeric = [
+        (a, Numeric::Int),
+        (u, Numeric::Unsigned(a)),
+        (w, Numeric::Unsigned(u)),
+    ];
+    let insts = instantiations(&numeric);
+    for c in &insts {
+        assert_eq!(c[&u], c[&a].unsigned().unwrap(), "{c:?}");
+        assert_eq!(c[&w], c[&u], "{c:?}");
+    }
+    let receivers: BTreeSet<Number> = insts.iter().map(|c| c[&a]).collect();
+    assert_eq!(receivers.len(), choices(Numeric::Int).len());
+    // Known to be a `u32` where it is used: the receiver is `i32` or `u32`.
+    let insts = instantiations(&[(a, Numeric::OfUnsigned(Number::U32))]);
+    let receivers: BTreeSet<Number> = insts.iter().map(|c| c[&a]).collect();
+    assert_eq!(receivers, BTreeSet::from([Number::I32, Number::U32]));
 }

@@ -248,10 +248,25 @@ impl Gen<'_> {
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!(#rt::Num::div(#site, #a, #b))
             }
-            // Wrapping at an integer's MIN, as `wrapping_abs`.
-            AbsI | AbsF | NumAbs => {
+            // Wrapping at an integer's MIN, as `wrapping_abs`; debug mode fails there, as a
+            // Rust debug build panics.
+            AbsI | NumAbs => {
+                let a = v(self, 0);
+                quote!(#rt::Num::abs_at(B::CHECKS, #site, #a))
+            }
+            AbsF => {
                 let a = v(self, 0);
                 quote!(#rt::Num::abs(#a))
+            }
+            // Wrapping (`pow`) or 0 (`next_power_of_two`) where the result overflows; debug mode
+            // fails there, as a Rust debug build panics.
+            MPow => {
+                let (a, n) = (v(self, 0), v(self, 1));
+                quote!(#rt::Int::pow_at(B::CHECKS, #site, #a, #n))
+            }
+            MNextPowerOfTwo => {
+                let a = v(self, 0);
+                quote!(#rt::Int::next_power_of_two_at(B::CHECKS, #site, #a))
             }
             NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
                 let op: TokenStream = match i {
@@ -298,9 +313,8 @@ impl Gen<'_> {
             | MWrappingNeg | MSaturatingAdd | MSaturatingSub | MSaturatingMul | MSignum
             | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
             | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
-            | MIsFinite | MToRadians | MToDegrees | MMulAdd | MPow | MIsqrt | MAbsDiff
-            | MDivCeil | MRemEuclid | MDivEuclid | MIsPowerOfTwo | MNextPowerOfTwo | MPowi
-            | MClamp => {
+            | MIsFinite | MToRadians | MToDegrees | MMulAdd | MIsqrt | MAbsDiff | MDivCeil
+            | MRemEuclid | MDivEuclid | MIsPowerOfTwo | MPowi | MClamp => {
                 use crate::intrinsics::MethodType as M;
                 let Some((name, t)) = i.method() else {
                     unreachable!("matched above")

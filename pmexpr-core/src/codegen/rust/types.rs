@@ -254,13 +254,36 @@ impl Gen<'_> {
                     // Numbers and `bool` only compared may be tensor elements (`Tensor<bool>`),
                     // which every scalar is.
                     Numeric::Scalar => quote!(#n: #rt::Scalar + #rt::Element),
-                    Numeric::Int => quote!(#n: #rt::Int),
+                    Numeric::Int | Numeric::Unsigned(_) | Numeric::OfUnsigned(_) => {
+                        // Its `abs_diff`'s result: `Int::Unsigned` names it.
+                        match self.unsigned_of(*v) {
+                            Some(u) => quote!(#n: #rt::Int<Unsigned = #u>),
+                            None => quote!(#n: #rt::Int),
+                        }
+                    }
                     Numeric::Bits => quote!(#n: #rt::Bits + #rt::Element),
                     Numeric::Float => quote!(#n: #rt::Float),
                     Numeric::Open => quote!(#n: #rt::Value),
                 }
             })
             .collect()
+    }
+
+    /// The Rust type of the unsigned integer of the width of number variable `v`, where the
+    /// program takes an `abs_diff` of it: a variable that follows it, itself (an unsigned
+    /// integer), or a known type.
+    fn unsigned_of(&self, v: TyVar) -> Option<TokenStream> {
+        let follower = self.numeric.iter().find_map(|(u, k)| match k {
+            Numeric::Unsigned(w) if *w == v => Some(Self::numeric_param(*u).into_token_stream()),
+            _ => None,
+        });
+        let own = self.numeric.iter().find_map(|(w, k)| match k {
+            Numeric::OfUnsigned(m) if *w == v => {
+                Some(format_ident!("{}", m.rust_name()).into_token_stream())
+            }
+            _ => None,
+        });
+        follower.or(own)
     }
 
     /// The generic arguments for calling a generated `fn` item from generated code.

@@ -5,35 +5,35 @@
 def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 
 def lambda4_0_i64 (x_1: i64) (n_2: i64) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1i64, x_1, u32.i64 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i64) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i64, 1i64 << 62i64) while pm_d6 != 0i64 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i64) + pm_d6, pm_d6 >> 2i64) else (pm_v4, pm_c5 >> 1i64, pm_d6 >> 2i64)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (if n_2 == (-1i64) then 0i64 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i64 && ((x_1 < 0i64) == (n_2 < 0i64)) then pm_d7 + 1i64 else pm_d7)) + (if n_2 == (-1i64) then 0i64 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i64 then pm_r9 + (if n_2 < 0i64 then 0i64 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i64) then 0i64 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i64 then (if n_2 > 0i64 then pm_q10 - 1i64 else pm_q10 + 1i64) else pm_q10)) + (if x_1 <= 1i64 then 1i64 else let pm_e11 = 64i32 - i64.clz (x_1 - 1i64) in if pm_e11 >= 63i32 then 0i64 else 1i64 << i64.i32 pm_e11)) + (let pm_y12 = (-3i64)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1i64, x_1, u32.i64 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i64) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i64, 1i64 << 62i64) while pm_d6 != 0i64 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i64) + pm_d6, pm_d6 >> 2i64) else (pm_v4, pm_c5 >> 1i64, pm_d6 >> 2i64)).1))) + (if n_2 == (-1i64) then 0i64 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i64 && ((x_1 < 0i64) == (n_2 < 0i64)) then pm_d7 + 1i64 else pm_d7)) + (if n_2 == (-1i64) then 0i64 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i64 then pm_r9 + (if n_2 < 0i64 then 0i64 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i64) then 0i64 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i64 then (if n_2 > 0i64 then pm_q10 - 1i64 else pm_q10 + 1i64) else pm_q10)) + (if x_1 <= 1i64 then 1i64 else let pm_e11 = 64i32 - i64.clz (x_1 - 1i64) in if pm_e11 >= 63i32 then 0i64 else 1i64 << i64.i32 pm_e11)) + (let pm_y12 = (-3i64)
     in assert (pm_y12 <= n_2) (if x_1 < pm_y12 then pm_y12 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0i64 && (x_1 & (x_1 - 1i64)) == 0i64) then 1i64 else 0i64)
 
 def lambda4_0_i32 (x_1: i32) (n_2: i32) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1i32, x_1, u32.i32 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i32) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i32, 1i32 << 30i32) while pm_d6 != 0i32 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i32) + pm_d6, pm_d6 >> 2i32) else (pm_v4, pm_c5 >> 1i32, pm_d6 >> 2i32)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (if n_2 == (-1i32) then 0i32 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i32 && ((x_1 < 0i32) == (n_2 < 0i32)) then pm_d7 + 1i32 else pm_d7)) + (if n_2 == (-1i32) then 0i32 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i32 then pm_r9 + (if n_2 < 0i32 then 0i32 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i32) then 0i32 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i32 then (if n_2 > 0i32 then pm_q10 - 1i32 else pm_q10 + 1i32) else pm_q10)) + (if x_1 <= 1i32 then 1i32 else let pm_e11 = 32i32 - i32.clz (x_1 - 1i32) in if pm_e11 >= 31i32 then 0i32 else 1i32 << i32.i32 pm_e11)) + (let pm_y12 = (-3i32)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1i32, x_1, u32.i32 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i32) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i32, 1i32 << 30i32) while pm_d6 != 0i32 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i32) + pm_d6, pm_d6 >> 2i32) else (pm_v4, pm_c5 >> 1i32, pm_d6 >> 2i32)).1))) + (if n_2 == (-1i32) then 0i32 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i32 && ((x_1 < 0i32) == (n_2 < 0i32)) then pm_d7 + 1i32 else pm_d7)) + (if n_2 == (-1i32) then 0i32 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i32 then pm_r9 + (if n_2 < 0i32 then 0i32 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i32) then 0i32 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i32 then (if n_2 > 0i32 then pm_q10 - 1i32 else pm_q10 + 1i32) else pm_q10)) + (if x_1 <= 1i32 then 1i32 else let pm_e11 = 32i32 - i32.clz (x_1 - 1i32) in if pm_e11 >= 31i32 then 0i32 else 1i32 << i32.i32 pm_e11)) + (let pm_y12 = (-3i32)
     in assert (pm_y12 <= n_2) (if x_1 < pm_y12 then pm_y12 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0i32 && (x_1 & (x_1 - 1i32)) == 0i32) then 1i32 else 0i32)
 
 def lambda4_0_i8 (x_1: i8) (n_2: i8) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1i8, x_1, u32.i8 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i8) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i8, 1i8 << 6i8) while pm_d6 != 0i8 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i8) + pm_d6, pm_d6 >> 2i8) else (pm_v4, pm_c5 >> 1i8, pm_d6 >> 2i8)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (if n_2 == (-1i8) then 0i8 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i8 && ((x_1 < 0i8) == (n_2 < 0i8)) then pm_d7 + 1i8 else pm_d7)) + (if n_2 == (-1i8) then 0i8 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i8 then pm_r9 + (if n_2 < 0i8 then 0i8 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i8) then 0i8 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i8 then (if n_2 > 0i8 then pm_q10 - 1i8 else pm_q10 + 1i8) else pm_q10)) + (if x_1 <= 1i8 then 1i8 else let pm_e11 = 8i32 - i8.clz (x_1 - 1i8) in if pm_e11 >= 7i32 then 0i8 else 1i8 << i8.i32 pm_e11)) + (let pm_y12 = (-3i8)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1i8, x_1, u32.i8 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i8) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i8, 1i8 << 6i8) while pm_d6 != 0i8 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i8) + pm_d6, pm_d6 >> 2i8) else (pm_v4, pm_c5 >> 1i8, pm_d6 >> 2i8)).1))) + (if n_2 == (-1i8) then 0i8 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i8 && ((x_1 < 0i8) == (n_2 < 0i8)) then pm_d7 + 1i8 else pm_d7)) + (if n_2 == (-1i8) then 0i8 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i8 then pm_r9 + (if n_2 < 0i8 then 0i8 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i8) then 0i8 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i8 then (if n_2 > 0i8 then pm_q10 - 1i8 else pm_q10 + 1i8) else pm_q10)) + (if x_1 <= 1i8 then 1i8 else let pm_e11 = 8i32 - i8.clz (x_1 - 1i8) in if pm_e11 >= 7i32 then 0i8 else 1i8 << i8.i32 pm_e11)) + (let pm_y12 = (-3i8)
     in assert (pm_y12 <= n_2) (if x_1 < pm_y12 then pm_y12 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0i8 && (x_1 & (x_1 - 1i8)) == 0i8) then 1i8 else 0i8)
 
 def lambda4_0_i16 (x_1: i16) (n_2: i16) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1i16, x_1, u32.i16 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i16) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i16, 1i16 << 14i16) while pm_d6 != 0i16 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i16) + pm_d6, pm_d6 >> 2i16) else (pm_v4, pm_c5 >> 1i16, pm_d6 >> 2i16)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (if n_2 == (-1i16) then 0i16 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i16 && ((x_1 < 0i16) == (n_2 < 0i16)) then pm_d7 + 1i16 else pm_d7)) + (if n_2 == (-1i16) then 0i16 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i16 then pm_r9 + (if n_2 < 0i16 then 0i16 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i16) then 0i16 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i16 then (if n_2 > 0i16 then pm_q10 - 1i16 else pm_q10 + 1i16) else pm_q10)) + (if x_1 <= 1i16 then 1i16 else let pm_e11 = 16i32 - i16.clz (x_1 - 1i16) in if pm_e11 >= 15i32 then 0i16 else 1i16 << i16.i32 pm_e11)) + (let pm_y12 = (-3i16)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1i16, x_1, u32.i16 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0i16) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0i16, 1i16 << 14i16) while pm_d6 != 0i16 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1i16) + pm_d6, pm_d6 >> 2i16) else (pm_v4, pm_c5 >> 1i16, pm_d6 >> 2i16)).1))) + (if n_2 == (-1i16) then 0i16 - x_1 else let pm_d7 = x_1 // n_2 in let pm_r8 = x_1 %% n_2 in if pm_r8 != 0i16 && ((x_1 < 0i16) == (n_2 < 0i16)) then pm_d7 + 1i16 else pm_d7)) + (if n_2 == (-1i16) then 0i16 else let pm_r9 = x_1 %% n_2 in if pm_r9 < 0i16 then pm_r9 + (if n_2 < 0i16 then 0i16 - n_2 else n_2) else pm_r9)) + (if n_2 == (-1i16) then 0i16 - x_1 else let pm_q10 = x_1 // n_2 in if (x_1 %% n_2) < 0i16 then (if n_2 > 0i16 then pm_q10 - 1i16 else pm_q10 + 1i16) else pm_q10)) + (if x_1 <= 1i16 then 1i16 else let pm_e11 = 16i32 - i16.clz (x_1 - 1i16) in if pm_e11 >= 15i32 then 0i16 else 1i16 << i16.i32 pm_e11)) + (let pm_y12 = (-3i16)
     in assert (pm_y12 <= n_2) (if x_1 < pm_y12 then pm_y12 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0i16 && (x_1 & (x_1 - 1i16)) == 0i16) then 1i16 else 0i16)
 
 def lambda4_0_u8 (x_1: u8) (n_2: u8) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1u8, x_1, u32.u8 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u8) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u8, 1u8 << 6u8) while pm_d6 != 0u8 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u8) + pm_d6, pm_d6 >> 2u8) else (pm_v4, pm_c5 >> 1u8, pm_d6 >> 2u8)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u8 then pm_d7 + 1u8 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u8 then 1u8 else let pm_e8 = 8i32 - u8.clz (x_1 - 1u8) in if pm_e8 >= 8i32 then 0u8 else 1u8 << u8.i32 pm_e8)) + (let pm_y9 = (assert false 0u8)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1u8, x_1, u32.u8 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u8) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u8, 1u8 << 6u8) while pm_d6 != 0u8 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u8) + pm_d6, pm_d6 >> 2u8) else (pm_v4, pm_c5 >> 1u8, pm_d6 >> 2u8)).1))) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u8 then pm_d7 + 1u8 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u8 then 1u8 else let pm_e8 = 8i32 - u8.clz (x_1 - 1u8) in if pm_e8 >= 8i32 then 0u8 else 1u8 << u8.i32 pm_e8)) + (let pm_y9 = (assert false 0u8)
     in assert (pm_y9 <= n_2) (if x_1 < pm_y9 then pm_y9 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0u8 && (x_1 & (x_1 - 1u8)) == 0u8) then 1u8 else 0u8)
 
 def lambda4_0_u16 (x_1: u16) (n_2: u16) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1u16, x_1, u32.u16 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u16) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u16, 1u16 << 14u16) while pm_d6 != 0u16 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u16) + pm_d6, pm_d6 >> 2u16) else (pm_v4, pm_c5 >> 1u16, pm_d6 >> 2u16)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u16 then pm_d7 + 1u16 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u16 then 1u16 else let pm_e8 = 16i32 - u16.clz (x_1 - 1u16) in if pm_e8 >= 16i32 then 0u16 else 1u16 << u16.i32 pm_e8)) + (let pm_y9 = (assert false 0u16)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1u16, x_1, u32.u16 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u16) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u16, 1u16 << 14u16) while pm_d6 != 0u16 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u16) + pm_d6, pm_d6 >> 2u16) else (pm_v4, pm_c5 >> 1u16, pm_d6 >> 2u16)).1))) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u16 then pm_d7 + 1u16 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u16 then 1u16 else let pm_e8 = 16i32 - u16.clz (x_1 - 1u16) in if pm_e8 >= 16i32 then 0u16 else 1u16 << u16.i32 pm_e8)) + (let pm_y9 = (assert false 0u16)
     in assert (pm_y9 <= n_2) (if x_1 < pm_y9 then pm_y9 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0u16 && (x_1 & (x_1 - 1u16)) == 0u16) then 1u16 else 0u16)
 
 def lambda4_0_u32 (x_1: u32) (n_2: u32) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1u32, x_1, u32.u32 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u32) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u32, 1u32 << 30u32) while pm_d6 != 0u32 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u32) + pm_d6, pm_d6 >> 2u32) else (pm_v4, pm_c5 >> 1u32, pm_d6 >> 2u32)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u32 then pm_d7 + 1u32 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u32 then 1u32 else let pm_e8 = 32i32 - u32.clz (x_1 - 1u32) in if pm_e8 >= 32i32 then 0u32 else 1u32 << u32.i32 pm_e8)) + (let pm_y9 = (assert false 0u32)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1u32, x_1, u32.u32 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u32) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u32, 1u32 << 30u32) while pm_d6 != 0u32 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u32) + pm_d6, pm_d6 >> 2u32) else (pm_v4, pm_c5 >> 1u32, pm_d6 >> 2u32)).1))) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u32 then pm_d7 + 1u32 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u32 then 1u32 else let pm_e8 = 32i32 - u32.clz (x_1 - 1u32) in if pm_e8 >= 32i32 then 0u32 else 1u32 << u32.i32 pm_e8)) + (let pm_y9 = (assert false 0u32)
     in assert (pm_y9 <= n_2) (if x_1 < pm_y9 then pm_y9 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0u32 && (x_1 & (x_1 - 1u32)) == 0u32) then 1u32 else 0u32)
 
 def lambda4_0_u64 (x_1: u64) (n_2: u64) =
-  (((((((((loop (pm_r1, pm_b2, pm_e3) = (1u64, x_1, u32.u64 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u64) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u64, 1u64 << 62u64) while pm_d6 != 0u64 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u64) + pm_d6, pm_d6 >> 2u64) else (pm_v4, pm_c5 >> 1u64, pm_d6 >> 2u64)).1))) + (if x_1 > n_2 then x_1 - n_2 else n_2 - x_1)) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u64 then pm_d7 + 1u64 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u64 then 1u64 else let pm_e8 = 64i32 - u64.clz (x_1 - 1u64) in if pm_e8 >= 64i32 then 0u64 else 1u64 << u64.i32 pm_e8)) + (let pm_y9 = (assert false 0u64)
+  ((((((((loop (pm_r1, pm_b2, pm_e3) = (1u64, x_1, u32.u64 n_2) while pm_e3 != 0u32 do ((if (pm_e3 & 1u32) == 1u32 then pm_r1 * pm_b2 else pm_r1), pm_b2 * pm_b2, pm_e3 >> 1u32)).0) + (assert (x_1 >= 0u64) ((loop (pm_v4, pm_c5, pm_d6) = (x_1, 0u64, 1u64 << 62u64) while pm_d6 != 0u64 do if pm_v4 >= pm_c5 + pm_d6 then (pm_v4 - pm_c5 - pm_d6, (pm_c5 >> 1u64) + pm_d6, pm_d6 >> 2u64) else (pm_v4, pm_c5 >> 1u64, pm_d6 >> 2u64)).1))) + (let pm_d7 = x_1 // n_2 in if x_1 %% n_2 != 0u64 then pm_d7 + 1u64 else pm_d7)) + (x_1 %% n_2)) + (x_1 // n_2)) + (if x_1 <= 1u64 then 1u64 else let pm_e8 = 64i32 - u64.clz (x_1 - 1u64) in if pm_e8 >= 64i32 then 0u64 else 1u64 << u64.i32 pm_e8)) + (let pm_y9 = (assert false 0u64)
     in assert (pm_y9 <= n_2) (if x_1 < pm_y9 then pm_y9 else if x_1 > n_2 then n_2 else x_1))) + (if (x_1 > 0u64 && (x_1 & (x_1 - 1u64)) == 0u64) then 1u64 else 0u64)
 
 -- accelerate! at src/methods.rs:1:1 with captured numbers of type i64
@@ -220,74 +220,114 @@ entry site_src_methods_rs_2_1_u16_f32 (fs_10: []f32) (ks_11: []u16) : []f32 =
 entry site_src_methods_rs_2_1_isize_f32 (fs_10: []f32) (ks_11: []i64) : []f32 =
   map2 lambda4_6_i64_f32 fs_10 (pm_same_size fs_10 ks_11)
 
-def lambda4_12_i64 (x_13: i64) (k_14: i64) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type i64, u64
+entry site_src_methods_rs_4_1_i64_u64 (s_13: []i64) (t_14: []i64) : []u64 =
+  map2 (\(pm_e1: i64) (pm_e2: i64) -> u64.i64 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_i32 (x_13: i64) (k_14: i32) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type i32, u32
+entry site_src_methods_rs_4_1_i32_u32 (s_13: []i32) (t_14: []i32) : []u32 =
+  map2 (\(pm_e1: i32) (pm_e2: i32) -> u32.i32 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_i8 (x_13: i64) (k_14: i8) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type i8, u8
+entry site_src_methods_rs_4_1_i8_u8 (s_13: []i8) (t_14: []i8) : []u8 =
+  map2 (\(pm_e1: i8) (pm_e2: i8) -> u8.i8 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_i16 (x_13: i64) (k_14: i16) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type i16, u16
+entry site_src_methods_rs_4_1_i16_u16 (s_13: []i16) (t_14: []i16) : []u16 =
+  map2 (\(pm_e1: i16) (pm_e2: i16) -> u16.i16 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_u8 (x_13: i64) (k_14: u8) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type isize, usize
+entry site_src_methods_rs_4_1_isize_usize (s_13: []i64) (t_14: []i64) : []u64 =
+  map2 (\(pm_e1: i64) (pm_e2: i64) -> u64.i64 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_u16 (x_13: i64) (k_14: u16) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type u8, u8
+entry site_src_methods_rs_4_1_u8_u8 (s_13: []u8) (t_14: []u8) : []u8 =
+  map2 (\(pm_e1: u8) (pm_e2: u8) -> u8.u8 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_u32 (x_13: i64) (k_14: u32) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type u16, u16
+entry site_src_methods_rs_4_1_u16_u16 (s_13: []u16) (t_14: []u16) : []u16 =
+  map2 (\(pm_e1: u16) (pm_e2: u16) -> u16.u16 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
 
-def lambda4_12_u64 (x_13: i64) (k_14: u64) =
-  let x_15 = x_13
-  in assert (x_15 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_15, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type u32, u32
+entry site_src_methods_rs_4_1_u32_u32 (s_13: []u32) (t_14: []u32) : []u32 =
+  map2 (\(pm_e1: u32) (pm_e2: u32) -> u32.u32 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
+
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type u64, u64
+entry site_src_methods_rs_4_1_u64_u64 (s_13: []u64) (t_14: []u64) : []u64 =
+  map2 (\(pm_e1: u64) (pm_e2: u64) -> u64.u64 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
+
+-- accelerate! at src/methods.rs:4:1 with captured numbers of type usize, usize
+entry site_src_methods_rs_4_1_usize_usize (s_13: []u64) (t_14: []u64) : []u64 =
+  map2 (\(pm_e1: u64) (pm_e2: u64) -> u64.u64 (if pm_e1 > pm_e2 then pm_e1 - pm_e2 else pm_e2 - pm_e1)) s_13 (pm_same_size s_13 t_14)
+
+def lambda4_15_i64 (x_16: i64) (k_17: i64) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_i32 (x_16: i64) (k_17: i32) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_i8 (x_16: i64) (k_17: i8) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_i16 (x_16: i64) (k_17: i16) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_u8 (x_16: i64) (k_17: u8) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_u16 (x_16: i64) (k_17: u16) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_u32 (x_16: i64) (k_17: u32) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
+
+def lambda4_15_u64 (x_16: i64) (k_17: u64) =
+  let x_18 = x_16
+  in assert (x_18 >= 0i64) ((loop (pm_v1, pm_c2, pm_d3) = (x_18, 0i64, 1i64 << 62i64) while pm_d3 != 0i64 do if pm_v1 >= pm_c2 + pm_d3 then (pm_v1 - pm_c2 - pm_d3, (pm_c2 >> 1i64) + pm_d3, pm_d3 >> 2i64) else (pm_v1, pm_c2 >> 1i64, pm_d3 >> 2i64)).1)
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i64
-entry site_src_methods_rs_3_1_i64 (n_17: i64) (x_18: i64) : []i64 =
-  tabulate n_17 (lambda4_12_i64 x_18)
+entry site_src_methods_rs_3_1_i64 (n_20: i64) (x_21: i64) : []i64 =
+  tabulate n_20 (lambda4_15_i64 x_21)
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i32
-entry site_src_methods_rs_3_1_i32 (n_17: i32) (x_18: i64) : []i64 =
-  tabulate (i64.i32 n_17) (\pm_k1 -> lambda4_12_i32 x_18 (i32.i64 pm_k1))
+entry site_src_methods_rs_3_1_i32 (n_20: i32) (x_21: i64) : []i64 =
+  tabulate (i64.i32 n_20) (\pm_k1 -> lambda4_15_i32 x_21 (i32.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i8
-entry site_src_methods_rs_3_1_i8 (n_17: i8) (x_18: i64) : []i64 =
-  tabulate (i64.i8 n_17) (\pm_k1 -> lambda4_12_i8 x_18 (i8.i64 pm_k1))
+entry site_src_methods_rs_3_1_i8 (n_20: i8) (x_21: i64) : []i64 =
+  tabulate (i64.i8 n_20) (\pm_k1 -> lambda4_15_i8 x_21 (i8.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i16
-entry site_src_methods_rs_3_1_i16 (n_17: i16) (x_18: i64) : []i64 =
-  tabulate (i64.i16 n_17) (\pm_k1 -> lambda4_12_i16 x_18 (i16.i64 pm_k1))
+entry site_src_methods_rs_3_1_i16 (n_20: i16) (x_21: i64) : []i64 =
+  tabulate (i64.i16 n_20) (\pm_k1 -> lambda4_15_i16 x_21 (i16.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type isize
-entry site_src_methods_rs_3_1_isize (n_17: i64) (x_18: i64) : []i64 =
-  tabulate (i64.i64 n_17) (\pm_k1 -> lambda4_12_i64 x_18 (i64.i64 pm_k1))
+entry site_src_methods_rs_3_1_isize (n_20: i64) (x_21: i64) : []i64 =
+  tabulate (i64.i64 n_20) (\pm_k1 -> lambda4_15_i64 x_21 (i64.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type u8
-entry site_src_methods_rs_3_1_u8 (n_17: u8) (x_18: i64) : []i64 =
-  tabulate (i64.u8 n_17) (\pm_k1 -> lambda4_12_u8 x_18 (u8.i64 pm_k1))
+entry site_src_methods_rs_3_1_u8 (n_20: u8) (x_21: i64) : []i64 =
+  tabulate (i64.u8 n_20) (\pm_k1 -> lambda4_15_u8 x_21 (u8.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type u16
-entry site_src_methods_rs_3_1_u16 (n_17: u16) (x_18: i64) : []i64 =
-  tabulate (i64.u16 n_17) (\pm_k1 -> lambda4_12_u16 x_18 (u16.i64 pm_k1))
+entry site_src_methods_rs_3_1_u16 (n_20: u16) (x_21: i64) : []i64 =
+  tabulate (i64.u16 n_20) (\pm_k1 -> lambda4_15_u16 x_21 (u16.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type u32
-entry site_src_methods_rs_3_1_u32 (n_17: u32) (x_18: i64) : []i64 =
-  tabulate (i64.u32 n_17) (\pm_k1 -> lambda4_12_u32 x_18 (u32.i64 pm_k1))
+entry site_src_methods_rs_3_1_u32 (n_20: u32) (x_21: i64) : []i64 =
+  tabulate (i64.u32 n_20) (\pm_k1 -> lambda4_15_u32 x_21 (u32.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type u64
-entry site_src_methods_rs_3_1_u64 (n_17: u64) (x_18: i64) : []i64 =
-  tabulate (i64.u64 n_17) (\pm_k1 -> lambda4_12_u64 x_18 (u64.i64 pm_k1))
+entry site_src_methods_rs_3_1_u64 (n_20: u64) (x_21: i64) : []i64 =
+  tabulate (i64.u64 n_20) (\pm_k1 -> lambda4_15_u64 x_21 (u64.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type usize
-entry site_src_methods_rs_3_1_usize (n_17: u64) (x_18: i64) : []i64 =
-  tabulate (i64.u64 n_17) (\pm_k1 -> lambda4_12_u64 x_18 (u64.i64 pm_k1))
+entry site_src_methods_rs_3_1_usize (n_20: u64) (x_21: i64) : []i64 =
+  tabulate (i64.u64 n_20) (\pm_k1 -> lambda4_15_u64 x_21 (u64.i64 pm_k1))
