@@ -141,8 +141,8 @@ pub mod __private {
         Law, check_reduce, tensor_get, tensor_linear_get, tensor_linear_set, tensor_set, track,
     };
     pub use crate::marshal::{
-        Capture, CaptureElem, Field, FromAccel, IntoRust, Named, ResultRust, TupleField, VecElem,
-        capture, from_accel, from_accel_as,
+        Capture, CaptureElem, Field, FromAccel, IntoRust, LenReceiver, Named, ResultRust,
+        TupleField, VecElem, capture, from_accel, from_accel_as,
     };
     pub use crate::numeric::{
         Arith, Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation,

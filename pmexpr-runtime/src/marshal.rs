@@ -144,6 +144,30 @@ through_pointer! {
     Arc<T>;
 }
 
+/// What `.len()` inside `accelerate!` applies to: a sequence (`Vec`, slice, array), held directly
+/// or through a pointer. PMExpr reads `x.len()` as the length of a sequence whatever methods
+/// `x`'s own type has, so the generated code asks this of a captured variable whose `.len()` it
+/// takes: a struct with a `len` method of its own is then reported in those words, at the
+/// variable.
+#[diagnostic::on_unimplemented(
+    message = "`.len()` inside `accelerate!` is the length of a sequence, and this is a `{Self}`",
+    label = "`.len()` is called on this: `accelerate!` reads it as the length of a sequence",
+    note = "`.len()` applies to sequences (`Vec`s, slices, arrays); for a struct, call it on the \
+            sequence field it means (`self.cells.len()`), or compute the length outside \
+            `accelerate!`"
+)]
+pub trait LenReceiver {}
+
+impl<T> LenReceiver for [T] {}
+impl<T> LenReceiver for Vec<T> {}
+impl<T, const N: usize> LenReceiver for [T; N] {}
+impl<T: ?Sized + LenReceiver> LenReceiver for &T {}
+impl<T: ?Sized + LenReceiver> LenReceiver for &mut T {}
+impl<T: ?Sized + LenReceiver> LenReceiver for Box<T> {}
+impl<T: ?Sized + LenReceiver> LenReceiver for Rc<T> {}
+impl<T: ?Sized + LenReceiver> LenReceiver for Arc<T> {}
+impl<T: ?Sized + ToOwned + LenReceiver> LenReceiver for Cow<'_, T> {}
+
 /// A `Cow` is captured as what it derefs to, borrowed or owned alike.
 impl<'a, 'b: 'a, C, T: ?Sized + ToOwned + Capture<'a, C>> Capture<'a, C> for Cow<'b, T> {
     type Repr = T::Repr;

@@ -8,7 +8,9 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use super::code::user_place;
 use super::types::{canonical, has_named_record, is_copy, may_nest, open_result_type, vars_in};
 use super::{Binding, CudaSite, FutharkHost, Gen};
+use crate::ast::ExprKind;
 use crate::infer::Numeric;
+use crate::intrinsics::Intrinsic;
 use crate::mono::Mono;
 use crate::opt::Optimized;
 
@@ -55,6 +57,19 @@ pub fn generate_site(
     // checked against each other, and a mismatch is reported at a variable.
     let (mut cap_params, mut cap_bounds, mut cap_args, mut cap_calls, mut cap_locals) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // The captured variables whose `.len()` the expression takes: each is asked to be a sequence
+    // by a bound of its own, so that a struct with a `len` of its own (`self.len()`) is reported
+    // as what the call was taken for.
+    let mut len_receivers = crate::ast::IdSet::default();
+    mono.expr.walk(&mut |e| {
+        if let ExprKind::App { func, args } = &e.kind
+            && matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Len))
+            && let [arg] = &args[..]
+            && let ExprKind::Var { ident, .. } = &arg.kind
+        {
+            len_receivers.insert(ident.id);
+        }
+    });
     for (i, (fv, ty)) in mono.free_vars.iter().zip(&mono.free_var_types).enumerate() {
         let local = g.local(fv.id);
         let pty = g.pty(ty);
@@ -77,7 +92,13 @@ pub fn generate_site(
             format_ident!("R{}", i),
             format_ident!("v{}", i),
         );
-        cap_params.push(quote!(#t: ?Sized + #rt::Capture<'a, #canon, Repr = #r>, #r));
+        // First, so that rustc reports it first.
+        let len = if len_receivers.contains(&fv.id) {
+            quote!(#rt::LenReceiver +)
+        } else {
+            quote!()
+        };
+        cap_params.push(quote!(#t: ?Sized + #len #rt::Capture<'a, #canon, Repr = #r>, #r));
         cap_bounds.push(quote!(#v: &'a #t));
         cap_calls.push(quote!(#rt::Capture::capture(#v, site, #name)));
         cap_args.push(quote_spanned!(span=> &#user));
