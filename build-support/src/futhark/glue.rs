@@ -120,11 +120,14 @@ fn leaf_shape(t: &FutType) -> Option<(Number, usize)> {
 }
 
 /// Whether the manifest's types `got` are the leaves `wanted`, one by one.
+/// Compared as Futhark represents them: `isize` and `usize` are Futhark's `i64` and `u64`, which
+/// the manifest names.
 fn same_leaves(m: &Manifest, wanted: &[&FutType], got: &[&str]) -> bool {
+    let futhark = |(n, rank): (Number, usize)| (n.futhark_name(), rank);
     wanted.len() == got.len()
         && wanted.iter().zip(got).all(|(w, g)| {
-            let have = kind(m, g).ok().map(|k| k.shape());
-            have.is_some() && leaf_shape(w) == have
+            let have = kind(m, g).ok().map(|k| futhark(k.shape()));
+            have.is_some() && leaf_shape(w).map(futhark) == have
         })
 }
 
@@ -446,6 +449,18 @@ mod tests {
         ));
         assert!(shared.contains("FutharkLookup::Shared(\"/x/libp.so\")"));
         syn::parse_file(&shared).unwrap();
+    }
+
+    /// `isize` and `usize` cross as Futhark's `i64` and `u64`, which the manifest names.
+    #[test]
+    fn pointer_sized_integers_are_futhark_s_64_bit_ones() {
+        let m = Manifest::parse(SAMPLE).unwrap();
+        let mut sig = site_a();
+        sig.params[1].ty = FutType::Prim(Number::Isize);
+        sig.params[1].leaves = vec![leaf("c", FutType::Prim(Number::Isize))];
+        check(&m, &sig).unwrap();
+        sig.params[1].leaves = vec![leaf("c", FutType::Prim(Number::Usize))];
+        assert!(check(&m, &sig).unwrap_err().contains("takes"));
     }
 
     #[test]
