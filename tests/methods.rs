@@ -612,6 +612,30 @@ fn min_divided_by_minus_one_fails_as_rust_panics() {
     });
 }
 
+/// Sites of the Futhark class dividing captured sequences: `MIN / -1` fails there too (Futhark's
+/// own `//` and `%%` wrap; the generated code asserts).
+fn quotients(x: &[i32], y: &[i32]) -> (Vec<i32>, Vec<i32>) {
+    let q: Vec<i32> = accelerate!(map2(|a, b| a / b, x, y));
+    let r: Vec<i32> = accelerate!(map2(|a, b| a % b, x, y));
+    (q, r)
+}
+
+#[test]
+fn min_divided_by_minus_one_fails_in_every_class_of_site() {
+    let (x, y) = ([i32::MIN, 7, -7, i32::MIN], [1, -1, 2, i32::MAX]);
+    assert_eq!(
+        on_every_target(|| quotients(&x, &y)),
+        (vec![i32::MIN, -7, -3, -1], vec![0, 0, -1, -1])
+    );
+    fails_everywhere("attempt to divide with overflow", || {
+        quotients(&[3, i32::MIN], &[1, -1]);
+    });
+    fails_everywhere("attempt to calculate the remainder with overflow", || {
+        let r: Vec<i32> = accelerate!(map2(|a, b| a % b, [i32::MIN], [-1]));
+        assert_eq!(r, [0]);
+    });
+}
+
 /// `clamp` with `min > max` (or, on floats, a NaN bound): Rust's panic message, at the site.
 #[test]
 fn clamp_with_min_above_max_fails_with_rust_s_message() {

@@ -887,6 +887,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         ret: &Type,
     ) -> R<Code> {
         use Intrinsic::*;
+        if matches!(i, DivI | ModI | NumDiv | NumRem) && self.prim(&tys[0])?.is_signed_int() {
+            return self.signed_division(i, a, &tys[0]);
+        }
         if let Some(op) = self.operator(i, tys.first())? {
             return Ok(match self.nan_test(op, tys.first())? {
                 Some(nan) => nan_safe(&nan, &a[0], op, &a[1]),
@@ -1064,6 +1067,41 @@ impl<'a, 'b> Gen<'a, 'b> {
         Ok(with_lets(lines, code))
     }
 
+    /// `x / y` or `x % y` (`i`) of a signed integer type `t`: Futhark's truncating `//` and `%%`,
+    /// with an assertion where Rust panics in every build and Futhark's would wrap, `MIN / -1`
+    /// and `MIN % -1` (Futhark fails on division by zero itself).
+    fn signed_division(&mut self, i: Intrinsic, a: Vec<Code>, t: &Type) -> R<Code> {
+        let pn = self.prim(t)?.futhark_name();
+        let op = if matches!(i, Intrinsic::DivI | Intrinsic::NumDiv) {
+            "//"
+        } else {
+            "%%"
+        };
+        let [x, y] = &a[..] else {
+            return Err(GenError::Unsupported(format!(
+                "`{}` of {} operands",
+                i.name(),
+                a.len()
+            )));
+        };
+        // A literal divisor other than -1 cannot overflow.
+        let literal = (y.text.trim_start_matches('(').trim_end_matches(')'))
+            .strip_suffix(pn)
+            .and_then(|v| v.parse::<i64>().ok());
+        if literal.is_some_and(|v| v != -1) {
+            return Ok(binop(x, op, y));
+        }
+        let mut lines = Vec::new();
+        let x = self.share(x.clone(), "x", &mut lines).arg();
+        let y = self.share(y.clone(), "y", &mut lines).arg();
+        Ok(with_lets(
+            lines,
+            Code::closed(format!(
+                "assert (!({y} == -1{pn} && {x} == {pn}.lowest)) ({x} {op} {y})"
+            )),
+        ))
+    }
+
     /// Rust's numeric methods (`x.count_ones()`, `x.round()` …) with Rust's results: Futhark's
     /// function where it means the same, Rust's definition where Futhark's differs (`round` is
     /// half away from zero, Futhark's half to even; `signum` of a float is ±1.0 for ±0.0) or is
@@ -1174,24 +1212,23 @@ impl<'a, 'b> Gen<'a, 'b> {
                 "{}.{pn} (if {x} > {y} then {x} - {y} else {y} - {x})",
                 p.unsigned().unwrap_or(p).futhark_name()
             ),
-            // Division by zero is Futhark's error; `MIN / -1` wraps, as Futhark's `//` does (the
-            // other targets fail there, as Rust panics).
+            // Division by zero is Futhark's error; `MIN / -1` an assertion, where Rust panics.
             "div_ceil" => {
                 let (d, r) = (self.fresh("d"), self.fresh("r"));
                 format!(
-                    "if {y} == (-1{pn}) then 0{pn} - {x} else let {d} = {x} // {y} in let {r} = {x} %% {y} in if {r} != 0{pn} && (({x} < 0{pn}) == ({y} < 0{pn})) then {d} + 1{pn} else {d}"
+                    "if {y} == (-1{pn}) then assert ({x} != {pn}.lowest) (0{pn} - {x}) else let {d} = {x} // {y} in let {r} = {x} %% {y} in if {r} != 0{pn} && (({x} < 0{pn}) == ({y} < 0{pn})) then {d} + 1{pn} else {d}"
                 )
             }
             "rem_euclid" => {
                 let r = self.fresh("r");
                 format!(
-                    "if {y} == (-1{pn}) then 0{pn} else let {r} = {x} %% {y} in if {r} < 0{pn} then {r} + (if {y} < 0{pn} then 0{pn} - {y} else {y}) else {r}"
+                    "if {y} == (-1{pn}) then assert ({x} != {pn}.lowest) 0{pn} else let {r} = {x} %% {y} in if {r} < 0{pn} then {r} + (if {y} < 0{pn} then 0{pn} - {y} else {y}) else {r}"
                 )
             }
             "div_euclid" => {
                 let q = self.fresh("q");
                 format!(
-                    "if {y} == (-1{pn}) then 0{pn} - {x} else let {q} = {x} // {y} in if ({x} %% {y}) < 0{pn} then (if {y} > 0{pn} then {q} - 1{pn} else {q} + 1{pn}) else {q}"
+                    "if {y} == (-1{pn}) then assert ({x} != {pn}.lowest) (0{pn} - {x}) else let {q} = {x} // {y} in if ({x} %% {y}) < 0{pn} then (if {y} > 0{pn} then {q} - 1{pn} else {q} + 1{pn}) else {q}"
                 )
             }
             "is_power_of_two" => format!("{x} > 0{pn} && ({x} & ({x} - 1{pn})) == 0{pn}"),
