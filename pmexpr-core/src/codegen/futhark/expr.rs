@@ -716,7 +716,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         Ok(Some(match i {
             // Shifts are masked (`intrinsic_code`); `&` `|` `^` on `bool` evaluate both operands.
             NumShl | NumShr => return Ok(None),
-            NumAnd | NumOr | NumXor if t.is_some_and(|t| *t == Type::Bool) => return Ok(None),
+            // (`bool` written, or a number variable that is `bool` in this instantiation.)
+            NumAnd | NumOr | NumXor
+                if t.is_some_and(|t| self.prim(t).is_ok_and(|p| p == Number::Bool)) =>
+            {
+                return Ok(None);
+            }
             DivI => "//",
             ModI | NumRem => "%%",
             NumDiv => match t {

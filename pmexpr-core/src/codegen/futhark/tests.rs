@@ -1240,3 +1240,30 @@ fn long_if_chains_stay_flat() {
         .unwrap_or(0);
     assert!(widest <= 8, "indented {widest} columns:\n{source}");
 }
+
+/// `&`, `|` and `^` of a number variable that is `bool` in an instantiation are Futhark's logical
+/// operators there (its `&` is of integers only): both operands evaluated, as Rust's `&` on `bool`.
+#[test]
+fn bit_operators_of_a_variable_that_is_bool() {
+    let p = program(
+        &[(
+            "src/b.rs:1:1",
+            quote!(map2(|x, y| (x & y, x | y, x ^ y), a, b)),
+        )],
+        &[],
+    );
+    let src = generate_crate(&p).unwrap().program.source;
+    let def = |t: &str| {
+        let start = src
+            .find(&format!("_{t} (x"))
+            .unwrap_or_else(|| panic!("{src}"));
+        src[start..].split("\n\n").next().unwrap().to_string()
+    };
+    let b = def("bool");
+    assert!(
+        b.contains("x_") && b.contains(" && ") && b.contains(" || ") && b.contains(" != "),
+        "{b}"
+    );
+    assert!(!b.contains(" & "), "{b}");
+    assert!(def("i32").contains(" & "), "{src}");
+}
