@@ -42,8 +42,8 @@ def bin_of_22 (binb_23: []f64) (dot_24: f64) =
      else if dot_24 < (binb_23[hi_26]) then hi_26 + 1i64 else hi_26
 
 def lambda78_27 (binb_28: []f64) (dps_29: [](f64, f64, f64)) (rnd_30: [](f64, f64, f64)) (nd_31: i64) (k_32: i64) =
-  let p_33 = dps_29[k_32 // nd_31]
-  let q_34 = rnd_30[k_32 %% nd_31]
+  let p_33 = dps_29[assert (!(nd_31 == -1i64 && k_32 == i64.lowest)) (k_32 // nd_31)]
+  let q_34 = rnd_30[assert (!(nd_31 == -1i64 && k_32 == i64.lowest)) (k_32 %% nd_31)]
   in bin_of_22 binb_28 ((((p_33.0) * (q_34.0)) + ((p_33.1) * (q_34.1))) + ((p_33.2) * (q_34.2)))
 
 def lambda83_35_i32 (one_36: i32) (_: i64) =
@@ -56,8 +56,8 @@ def do_compute_37_i32 (binb_38: []f64) (one_39: i32) (dps_40: [](f64, f64, f64))
   in hist (+) 0i32 22i64 pm_is1 (pm_same_size pm_is1 (replicate l_43 (lambda83_35_i32 one_39 0i64)))
 
 def lambda87_44 (binb_45: []f64) (dps_46: [](f64, f64, f64)) (nd_47: i64) (k_48: i64) =
-  let i_49 = k_48 // nd_47
-  let j_50 = k_48 %% nd_47
+  let i_49 = assert (!(nd_47 == -1i64 && k_48 == i64.lowest)) (k_48 // nd_47)
+  let j_50 = assert (!(nd_47 == -1i64 && k_48 == i64.lowest)) (k_48 %% nd_47)
   in if j_50 > i_49
      then (-1i64)
      else let p_51 = dps_46[i_49]
