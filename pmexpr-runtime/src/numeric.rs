@@ -275,42 +275,22 @@ pub trait Num: Scalar + Element {
     /// a Rust debug build panics ("attempt to add with overflow").
     #[inline]
     fn add_at(checks: bool, site: &Site, a: Self, b: Self) -> Self {
-        if checks {
-            Self::checked(Arith::Add, a, b)
-                .unwrap_or_else(|| site.fail("attempt to add with overflow"))
-        } else {
-            a.add(b)
-        }
+        in_mode(checks, site, Arith::Add, a, b, || a.add(b))
     }
     /// `-` in the site's mode (see [`Num::add_at`]).
     #[inline]
     fn sub_at(checks: bool, site: &Site, a: Self, b: Self) -> Self {
-        if checks {
-            Self::checked(Arith::Sub, a, b)
-                .unwrap_or_else(|| site.fail("attempt to subtract with overflow"))
-        } else {
-            a.sub(b)
-        }
+        in_mode(checks, site, Arith::Sub, a, b, || a.sub(b))
     }
     /// `*` in the site's mode (see [`Num::add_at`]).
     #[inline]
     fn mul_at(checks: bool, site: &Site, a: Self, b: Self) -> Self {
-        if checks {
-            Self::checked(Arith::Mul, a, b)
-                .unwrap_or_else(|| site.fail("attempt to multiply with overflow"))
-        } else {
-            a.mul(b)
-        }
+        in_mode(checks, site, Arith::Mul, a, b, || a.mul(b))
     }
     /// Unary `-` in the site's mode (see [`Num::add_at`]).
     #[inline]
     fn neg_at(checks: bool, site: &Site, a: Self) -> Self {
-        if checks {
-            Self::checked(Arith::Neg, a, a)
-                .unwrap_or_else(|| site.fail("attempt to negate with overflow"))
-        } else {
-            a.neg()
-        }
+        in_mode(checks, site, Arith::Neg, a, a, || a.neg())
     }
     /// `abs` (wrapping for integers: `MIN` stays `MIN`, as `wrapping_abs`).
     fn abs(self) -> Self;
@@ -318,12 +298,7 @@ pub trait Num: Scalar + Element {
     /// where a Rust debug build panics (`MIN.abs()`: "attempt to negate with overflow").
     #[inline]
     fn abs_at(checks: bool, site: &Site, a: Self) -> Self {
-        if checks {
-            Self::checked(Arith::Abs, a, a)
-                .unwrap_or_else(|| site.fail("attempt to negate with overflow"))
-        } else {
-            a.abs()
-        }
+        in_mode(checks, site, Arith::Abs, a, a, || a.abs())
     }
     /// Rust's `signum`: of an integer -1, 0 or 1; of a float 1.0 for `+0.0` and positive
     /// numbers, -1.0 for `-0.0` and negative ones, NaN for NaN.
@@ -556,6 +531,38 @@ pub enum Arith {
     Neg,
     /// `a.abs()` (`b` unused).
     Abs,
+}
+
+impl Arith {
+    /// What a Rust debug build panics with where the operation overflows.
+    fn overflow(self) -> &'static str {
+        match self {
+            Arith::Add => "attempt to add with overflow",
+            Arith::Sub => "attempt to subtract with overflow",
+            Arith::Mul => "attempt to multiply with overflow",
+            // `MIN.abs()` negates.
+            Arith::Neg | Arith::Abs => "attempt to negate with overflow",
+        }
+    }
+}
+
+/// `op` of `a` and `b` in a site's mode: `wrapped()` (a release build's result), or with
+/// `checks` (debug mode) the checked result, failing at `site` in Rust's words where it
+/// overflows.
+#[inline]
+fn in_mode<T: Num>(
+    checks: bool,
+    site: &Site,
+    op: Arith,
+    a: T,
+    b: T,
+    wrapped: impl FnOnce() -> T,
+) -> T {
+    if checks {
+        T::checked(op, a, b).unwrap_or_else(|| site.fail(op.overflow()))
+    } else {
+        wrapped()
+    }
 }
 
 /// `Num` and `Int` for the integers; `$signed` says whether `MIN / -1` (the one quotient that
