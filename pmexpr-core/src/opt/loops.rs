@@ -23,6 +23,9 @@
 //! one check before the loop ([`SeqRead`]). Where it holds, a sequential loop reads `s` cut to
 //! what it reads, so that the compiler drops each read's check, and a plain loop reads it through
 //! a slice of each chunk; where it does not, the loop runs as written and fails where it did.
+//! The reads are found by one analysis ([`reads`]: every read of a sequence bound outside the
+//! loop, with its offset from the loop variable), which also decides how a map of rows is peeled
+//! ([`crate::opt::rows`]).
 //!
 //! **Plain loops**: a `par_loop` whose windowed accesses are all rows at the loop variable itself
 //! (each iteration touches its own element of each row), at least one of them a write, whose
@@ -325,50 +328,93 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-/// The reads of the loop function `f` (`arity` parameters, the loop variable last) that one check
-/// before the loop proves in range ([`SeqRead`]); none when the body runs a keyword or a loop.
-pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
-    let Some((k, body)) = loop_parts(f, arity) else {
-        return Vec::new();
+/// A read `s[i]` in a loop function's body of a sequence `s` bound outside the function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read {
+    /// The index expression's node.
+    pub key: NodeId,
+    /// The sequence.
+    pub seq: VarId,
+    /// The index is the loop variable plus this constant (`k`, `k + c`, `c + k`, `k - c`), or
+    /// `None` for any other index.
+    pub offset: Option<i64>,
+}
+
+/// What [`reads`] finds in a loop function's body.
+#[derive(Debug, Default)]
+pub struct Reads {
+    /// The reads of sequences bound outside the function, in order.
+    pub reads: Vec<Read>,
+    /// How often each variable bound outside the function occurs in its body, reads included.
+    pub uses: std::collections::BTreeMap<VarId, usize>,
+    /// Whether the body runs a keyword, a loop or a recursive function.
+    pub nested: bool,
+}
+
+/// The one analysis of a counted loop's reads: every read of a sequence bound outside the loop
+/// function `f` (`arity` parameters, the loop variable last), each with its offset from the loop
+/// variable where it is one. What one check before the loop proves in range ([`seq_reads`]) and
+/// how a map of rows is peeled ([`crate::opt::rows`]) both come from it.
+pub fn reads(f: &Expr, arity: usize) -> Reads {
+    // The loop variable of any integer type: each user says which it takes.
+    let ExprKind::Lam { params, body } = &f.kind else {
+        return Reads::default();
     };
+    let Some(k) = params.last().filter(|_| params.len() == arity) else {
+        return Reads::default();
+    };
+    let k = k.ident.id;
     let free = f.free_vars();
-    let mut nested = false;
-    let mut uses: std::collections::BTreeMap<VarId, usize> = Default::default();
-    let mut out = Vec::new();
+    let mut out = Reads::default();
     body.walk(&mut |e| match &e.kind {
-        ExprKind::Keyword { .. } | ExprKind::Soac(_) | ExprKind::RecLet { .. } => nested = true,
+        ExprKind::Keyword { .. } | ExprKind::Soac(_) | ExprKind::RecLet { .. } => out.nested = true,
         ExprKind::Var { ident, .. } if free.contains(&ident.id) => {
-            *uses.entry(ident.id).or_default() += 1;
+            *out.uses.entry(ident.id).or_default() += 1;
         }
         ExprKind::App { func, args }
             if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Get)) && args.len() == 2 =>
         {
             if let ExprKind::Var { ident, .. } = &args[0].kind
                 && free.contains(&ident.id)
-                && let Some(Some(c)) = offset_of(&args[1], k, &|_| false)
-                && c >= 0
             {
-                out.push(SeqRead {
+                out.reads.push(Read {
                     key: args[1].id,
                     seq: ident.id,
-                    offset: c,
+                    offset: offset_of(&args[1], k, &|_| false).flatten(),
                 });
             }
         }
         _ => {}
     });
-    // Only sequences the body reads through these reads alone (their local is cut to what the
-    // loop reads).
-    let read = |s: VarId| out.iter().filter(|r: &&SeqRead| r.seq == s).count();
-    let only = |s: VarId| uses.get(&s).copied() == Some(read(s));
-    let keep: Vec<bool> = out.iter().map(|r| only(r.seq)).collect();
-    if nested {
+    out
+}
+
+/// The reads of the loop function `f` (`arity` parameters, the loop variable last) that one check
+/// before the loop proves in range ([`SeqRead`]): at `k + c`, `c >= 0`, of a sequence the body
+/// reads in no other way; none when the body runs a keyword or a loop.
+pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
+    let found = reads(f, arity);
+    if found.nested || loop_parts(f, arity).is_none() {
         return Vec::new();
     }
-    out.into_iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(r, _)| r)
+    // Only sequences the body reads through these reads alone (their local is cut to what the
+    // loop reads).
+    let at_offset = |r: &Read| r.offset.is_some_and(|c| c >= 0);
+    let only = |s: VarId| {
+        let n = found
+            .reads
+            .iter()
+            .filter(|r| r.seq == s && at_offset(r))
+            .count();
+        found.uses.get(&s).copied() == Some(n)
+    };
+    (found.reads.iter())
+        .filter(|r| at_offset(r) && only(r.seq))
+        .map(|r| SeqRead {
+            key: r.key,
+            seq: r.seq,
+            offset: r.offset.unwrap_or(0),
+        })
         .collect()
 }
 

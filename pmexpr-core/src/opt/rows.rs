@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ast::{Expr, ExprKind, IdSet, Lit, NeverKind, NodeId, VarId};
+use crate::ast::{Expr, ExprKind, IdSet, NeverKind, NodeId, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::{TyVar, Type};
@@ -218,57 +218,21 @@ pub fn is_iota(value: &Expr) -> bool {
 }
 
 /// The offsets `c` of `g = |k| …`'s reads `r[k + c]` of each sequence `r` of `rows`, as
-/// `(r, least c, greatest c)`; a sequence read at any other index is left out.
+/// `(r, least c, greatest c)`, by the loops' one analysis of reads ([`super::loops::reads`]); a
+/// sequence read at any other index, or at an offset past [`MAX_OFFSET`], is left out.
 fn offsets(g: &Expr, rows: &[VarId]) -> Vec<(VarId, i64, i64)> {
-    let ExprKind::Lam { params, body } = &g.kind else {
-        return Vec::new();
-    };
-    let [k] = &params[..] else {
-        return Vec::new();
-    };
-    let k = k.ident.id;
-    let is_k = |e: &Expr| matches!(&e.kind, ExprKind::Var { ident, .. } if ident.id == k);
-    let lit = |e: &Expr| match e.kind {
-        ExprKind::Lit(Lit::Int(c)) if (-MAX_OFFSET..=MAX_OFFSET).contains(&c) => Some(c),
-        _ => None,
-    };
-    let offset = |e: &Expr| -> Option<i64> {
-        if is_k(e) {
-            return Some(0);
-        }
-        let ExprKind::App { func, args } = &e.kind else {
-            return None;
-        };
-        match (&func.kind, &args[..]) {
-            // `+` and `-` on `i64`, or on the count's integer type.
-            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(a) => lit(b),
-            (ExprKind::Intrinsic(Intrinsic::AddI | Intrinsic::NumAdd), [a, b]) if is_k(b) => lit(a),
-            (ExprKind::Intrinsic(Intrinsic::SubI | Intrinsic::NumSub), [a, b]) if is_k(a) => {
-                lit(b).map(|c| -c)
-            }
-            _ => None,
-        }
-    };
     let mut found: BTreeMap<VarId, Option<(i64, i64)>> = BTreeMap::new();
-    body.walk(&mut |e| {
-        let ExprKind::App { func, args } = &e.kind else {
-            return;
-        };
-        if !matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Get)) || args.len() != 2 {
-            return;
+    for r in super::loops::reads(g, 1).reads {
+        if !rows.contains(&r.seq) {
+            continue;
         }
-        let ExprKind::Var { ident, .. } = &args[0].kind else {
-            return;
-        };
-        if !rows.contains(&ident.id) {
-            return;
-        }
-        let entry = found.entry(ident.id).or_insert(Some((i64::MAX, i64::MIN)));
-        *entry = match (*entry, offset(&args[1])) {
+        let entry = found.entry(r.seq).or_insert(Some((i64::MAX, i64::MIN)));
+        let c = r.offset.filter(|c| (-MAX_OFFSET..=MAX_OFFSET).contains(c));
+        *entry = match (*entry, c) {
             (Some((lo, hi)), Some(c)) => Some((lo.min(c), hi.max(c))),
             _ => None,
         };
-    });
+    }
     found
         .into_iter()
         .filter_map(|(r, span)| span.map(|(lo, hi)| (r, lo, hi)))

@@ -654,3 +654,34 @@ fn a_fold_over_positions_is_a_counted_loop() {
         assert!(!facts.loops.contains_key(&e.id), "{e:?}");
     }
 }
+
+#[test]
+fn one_analysis_finds_every_read_and_its_offset() {
+    // The loop function's reads of sequences bound outside it, in order, each with its offset
+    // from the loop variable where the index is `k ± c`; what the loops' checks and the rows'
+    // peel are both read from.
+    let (e, _, names) = passes(quote!(seq_loop_acc(0, n, |acc, k| acc
+        + s[k + 1]
+        + s[k - 2]
+        + s[3 + k]
+        + t[2 * k]
+        + t[i]
+        + length(t))));
+    let ExprKind::Keyword { args, .. } = &e.kind else {
+        panic!("{e:?}");
+    };
+    let found = loops::reads(&args[2], 2);
+    let reads: Vec<(String, Option<i64>)> = (found.reads.iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    let s = |c: Option<i64>| ("s".to_string(), c);
+    let t = |c: Option<i64>| ("t".to_string(), c);
+    assert_eq!(
+        reads,
+        [s(Some(1)), s(Some(-2)), s(Some(3)), t(None), t(None)]
+    );
+    assert!(!found.nested);
+    // `t` is used once more than it is read (its length).
+    let t_id = found.reads[3].seq;
+    assert_eq!(found.uses[&t_id], 3);
+}
