@@ -4,8 +4,9 @@
 //! (`map2(|x, y| x + y, a, b)` over captured `a` and `b`), the generated function is generic over
 //! it and the captured Rust values decide — every one of Rust's numbers, so that a `Vec<f32>` is
 //! computed with as `f32`, not widened. A literal is an [`Int`] or a [`Float`] of the type around
-//! it. Integer arithmetic wraps, as a Rust release build's; in debug mode `+ - *` and unary `-`
-//! fail at the site where a debug build panics ([`Num::add_at`]).
+//! it. Integer arithmetic wraps, as a Rust release build's; in debug mode `+ - *`, unary `-`,
+//! `abs`, `pow` and `next_power_of_two` fail at the site where a debug build panics
+//! ([`Num::add_at`]).
 
 use std::fmt::Debug;
 

@@ -531,7 +531,7 @@ __device__ __forceinline__ T pm_m_isqrt(int check, T a) {                       
     }                                                                                           \
     return (T)c;                                                                                \
 }                                                                                               \
-/* Rust's is the unsigned type of the width, U.                                          */  \
+/* Rust's: the unsigned type of the width, U (the node's type).                             */  \
 __device__ __forceinline__ U pm_m_abs_diff(T a, T b) {                                          \
     return a > b ? (U)((U)a - (U)b) : (U)((U)b - (U)a);                                         \
 }                                                                                               \

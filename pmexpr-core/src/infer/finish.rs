@@ -141,14 +141,17 @@ impl Infer<'_> {
     /// ([`Numeric::Unsigned`], [`Numeric::OfUnsigned`]).
     fn keep_unsigned(&mut self, kept: &mut Vec<(TyVar, Numeric)>) {
         // One result type per receiver type (every `abs_diff` of an `i32` is a `u32`).
+        // In order of first appearance, each receiver's place kept in `first` (linear in the
+        // number of `abs_diff`s).
         let mut target: Vec<(TyVar, Type, SpanRange)> = Vec::new();
+        let mut first: std::collections::HashMap<TyVar, usize> = Default::default();
         for (a, u, span) in std::mem::take(&mut self.unsigned) {
             let Type::Var(av) = self.find(&a) else {
                 continue;
             };
-            match target.iter().find(|(v, _, _)| *v == av) {
-                Some((_, t, _)) => {
-                    let t = t.clone();
+            match first.get(&av) {
+                Some(&i) => {
+                    let t = target[i].1.clone();
                     if self.unify(&u, &t).is_err() {
                         let (got, want) = (self.shown(&u), self.shown(&t));
                         self.errors.push(
@@ -157,12 +160,20 @@ impl Infer<'_> {
                         );
                     }
                 }
-                None => target.push((av, u, span)),
+                None => {
+                    first.insert(av, target.len());
+                    target.push((av, u, span));
+                }
             }
         }
-        let mut set = |v: TyVar, k: Numeric| match kept.iter_mut().find(|(w, _)| *w == v) {
-            Some((_, old)) => *old = k,
-            None => kept.push((v, k)),
+        let mut at: std::collections::HashMap<TyVar, usize> =
+            kept.iter().enumerate().map(|(i, (v, _))| (*v, i)).collect();
+        let mut set = |v: TyVar, k: Numeric| match at.get(&v) {
+            Some(&i) => kept[i].1 = k,
+            None => {
+                at.insert(v, kept.len());
+                kept.push((v, k));
+            }
         };
         for (av, u, span) in target {
             match self.find(&u) {

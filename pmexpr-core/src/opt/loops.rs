@@ -400,14 +400,11 @@ pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
     // Only sequences the body reads through these reads alone (their local is cut to what the
     // loop reads).
     let at_offset = |r: &Read| r.offset.is_some_and(|c| c >= 0);
-    let only = |s: VarId| {
-        let n = found
-            .reads
-            .iter()
-            .filter(|r| r.seq == s && at_offset(r))
-            .count();
-        found.uses.get(&s).copied() == Some(n)
-    };
+    let mut counted: std::collections::BTreeMap<VarId, usize> = Default::default();
+    for r in found.reads.iter().filter(|r| at_offset(r)) {
+        *counted.entry(r.seq).or_default() += 1;
+    }
+    let only = |s: VarId| found.uses.get(&s) == counted.get(&s);
     (found.reads.iter())
         .filter(|r| at_offset(r) && only(r.seq))
         .map(|r| SeqRead {

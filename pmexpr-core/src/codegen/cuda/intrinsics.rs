@@ -271,18 +271,11 @@ impl<'a> Gen<'a> {
             | MWrappingNeg | MSaturatingAdd | MSaturatingSub | MSaturatingMul | MSignum
             | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
             | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
-            | MIsFinite | MToRadians | MToDegrees | MMulAdd | MPow | MIsPowerOfTwo
+            | MIsFinite | MToRadians | MToDegrees | MMulAdd | MPow | MAbsDiff | MIsPowerOfTwo
             | MNextPowerOfTwo | MPowi => {
                 let name = i.method().map_or("?", |(n, _)| n);
                 format!("pm_m_{name}({})", a.join(", "))
             }
-            // The prelude's gives the distance's bits in the receiver's type; Rust's result is
-            // the unsigned integer of its width, the node's type.
-            MAbsDiff => format!(
-                "(({})pm_m_abs_diff({}))",
-                self.c_type(ty, span)?,
-                a.join(", ")
-            ),
             // Where Rust panics, a check of the site, as `divi`'s.
             MIsqrt | MDivCeil | MRemEuclid | MDivEuclid | MClamp => {
                 let name = i.method().map_or("?", |(n, _)| n);

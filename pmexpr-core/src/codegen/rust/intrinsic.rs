@@ -250,13 +250,9 @@ impl Gen<'_> {
             }
             // Wrapping at an integer's MIN, as `wrapping_abs`; debug mode fails there, as a
             // Rust debug build panics.
-            AbsI | NumAbs => {
+            AbsI | AbsF | NumAbs => {
                 let a = v(self, 0);
                 quote!(#rt::Num::abs_at(B::CHECKS, #site, #a))
-            }
-            AbsF => {
-                let a = v(self, 0);
-                quote!(#rt::Num::abs(#a))
             }
             // Wrapping (`pow`) or 0 (`next_power_of_two`) where the result overflows; debug mode
             // fails there, as a Rust debug build panics.
