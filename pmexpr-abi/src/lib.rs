@@ -174,6 +174,20 @@ impl Number {
         matches!(self.facts().kind, Kind::Int)
     }
 
+    /// `MIN..=MAX` of an integer type, as `i128`s (`None` for floats and `bool`): the range a
+    /// literal of the type must lie in.
+    pub const fn int_range(self) -> Option<(i128, i128)> {
+        if !self.is_int() {
+            return None;
+        }
+        let bits = self.bits();
+        Some(if self.is_unsigned() {
+            (0, (1_i128 << bits) - 1)
+        } else {
+            (-(1_i128 << (bits - 1)), (1_i128 << (bits - 1)) - 1)
+        })
+    }
+
     /// The unsigned integer type of an integer type's width (`u32` for `i32` and `u32`, `usize`
     /// for `isize`): the type of Rust's `abs_diff`. `None` for floats and `bool`.
     pub const fn unsigned(self) -> Option<Number> {

@@ -204,20 +204,13 @@ impl Infer<'_> {
         let mut bad = Vec::new();
         e.walk(&mut |x| {
             if let (ExprKind::Lit(Lit::Int(i)), Type::Num(n)) = (&x.kind, &x.ty)
-                && n.is_int()
+                && let Some((lo, hi)) = n.int_range()
+                && !(lo..=hi).contains(&i128::from(*i))
             {
-                let (v, bits) = (i128::from(*i), n.bits());
-                let (lo, hi) = if n.is_unsigned() {
-                    (0, (1_i128 << bits) - 1)
-                } else {
-                    (-(1_i128 << (bits - 1)), (1_i128 << (bits - 1)) - 1)
-                };
-                if !(lo..=hi).contains(&v) {
-                    bad.push(
-                        Error::new(x.span, format!("the literal `{i}` does not fit in {n}"))
-                            .help(format!("the {n} values are {lo}..={hi}")),
-                    );
-                }
+                bad.push(
+                    Error::new(x.span, format!("the literal `{i}` does not fit in {n}"))
+                        .help(format!("the {n} values are {lo}..={hi}")),
+                );
             }
         });
         self.errors.extend(bad);

@@ -462,29 +462,18 @@ fn suffixed(l: Lit, n: Number, sp: SpanRange) -> Expr {
     }
 }
 
-/// The range of the integer type `n`.
-fn int_range(n: Number) -> (i128, i128) {
-    let bits = n.bits();
-    if n.is_unsigned() {
-        (0, (1_i128 << bits) - 1)
-    } else {
-        (-(1_i128 << (bits - 1)), (1_i128 << (bits - 1)) - 1)
-    }
-}
-
 /// Whether the integer `v` is a value of the integer type `n`.
 fn fits(v: i128, n: Number) -> bool {
-    let (lo, hi) = int_range(n);
-    (lo..=hi).contains(&v)
+    n.int_range().is_some_and(|(lo, hi)| (lo..=hi).contains(&v))
 }
 
 /// `MIN..=MAX` of the integer type `n`, for a message.
 fn range_text(n: Number) -> String {
-    let (lo, hi) = int_range(n);
+    let (lo, hi) = n.int_range().unwrap_or_default();
     format!("{lo}..={hi}")
 }
 
-pub(crate) const OPERATOR_HELP: &str = "inside `accelerate!`: + - * / on i64, i32, f64 and f32; % on i64; == != on numbers and bool; < <= > >= on numbers; & | ^ on integers and bool; << >> and ! on integers (! also on bool); && || on bool; values are immutable";
+pub(crate) const OPERATOR_HELP: &str = "inside `accelerate!`: + - * / % on numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64); == != on numbers and bool; < <= > >= on numbers; & | ^ on integers and bool; << >> and ! on integers (! also on bool); && || on bool; values are immutable";
 
 trait TokenString {
     fn to_token_stream_string(&self) -> String;

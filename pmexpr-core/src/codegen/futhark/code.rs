@@ -284,12 +284,8 @@ pub(super) fn literal_suffixes(prim: Option<Number>) -> (&'static str, &'static 
 
 /// Whether the integer `i` is a value of the integer type `n`.
 fn int_fits(i: i64, n: Number) -> bool {
-    let (i, bits) = (i128::from(i), n.bits());
-    if n.is_unsigned() {
-        (0..1_i128 << bits).contains(&i)
-    } else {
-        (-(1_i128 << (bits - 1))..1_i128 << (bits - 1)).contains(&i)
-    }
+    n.int_range()
+        .is_some_and(|(lo, hi)| (lo..=hi).contains(&i128::from(i)))
 }
 
 /// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
