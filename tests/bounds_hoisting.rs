@@ -371,3 +371,108 @@ fn sequence_reads_proven_in_range_agree_and_fail_as_before() {
         },
     );
 }
+
+/// A three-point stencil over a `Vec` as a `create`: the interior positions read `s` through a
+/// slice of each chunk, the two ends run as written.
+fn smooth(target: Target, s: &[i64], n: i64) -> Vec<i64> {
+    with_target(target, || {
+        accelerate!(create(n, |i| if i == 0 || i == n - 1 {
+            s[i]
+        } else {
+            (s[i - 1] + s[i] + s[i + 1]) / 3
+        }))
+    })
+}
+
+/// Differences of neighbours, counted in `usize` as a Rust user writes them.
+fn differences(target: Target, s: &[i64], n: usize) -> Vec<i64> {
+    with_target(target, || accelerate!(create(n, |i| s[i + 1] - s[i])))
+}
+
+/// A map over the positions themselves, two sequences read at different offsets.
+fn mapped(target: Target, s: &[i64], t: &[i64], n: i64) -> Vec<i64> {
+    with_target(target, || {
+        accelerate!(map(|i| s[i] * 2 + t[i + 2], create(n, |i| i)))
+    })
+}
+
+/// A reduction and a filter of created elements that read neighbours.
+fn pair_sum(target: Target, s: &[i64], n: i64) -> i64 {
+    with_target(target, || {
+        accelerate!(reduce(|a, b| a + b, 0, create(n, |i| s[i] * s[i + 1])))
+    })
+}
+
+fn rises(target: Target, s: &[i64], n: i64) -> Vec<i64> {
+    with_target(target, || {
+        accelerate!(filter(
+            |d| d > 0,
+            create(n, |i| if i == 0 { 0 } else { s[i] - s[i - 1] })
+        ))
+    })
+}
+
+/// Every read at a negative offset: position 0 fails.
+fn previous(target: Target, s: &[i64], n: i64) -> Vec<i64> {
+    with_target(target, || accelerate!(create(n, |i| s[i - 2] + 1)))
+}
+
+#[test]
+fn reads_of_positions_agree_where_they_are_in_range_and_fail_as_before() {
+    let s: Vec<i64> = (0..3000).map(|k| (k * 7) % 13 - 6).collect();
+    let t: Vec<i64> = (0..2000).map(|k| (k * 5) % 11 - 4).collect();
+    for target in TARGETS {
+        for n in [0_i64, 1, 2, 3, 17, 2999, 3000] {
+            let u = n as usize;
+            let want: Vec<i64> = (0..u)
+                .map(|i| {
+                    if i == 0 || i == u - 1 {
+                        s[i]
+                    } else {
+                        (s[i - 1] + s[i] + s[i + 1]) / 3
+                    }
+                })
+                .collect();
+            assert_eq!(smooth(target, &s, n), want, "{target:?} n = {n}");
+            let want: Vec<i64> = (0..u)
+                .map(|i| if i == 0 { 0 } else { s[i] - s[i - 1] })
+                .filter(|d| *d > 0)
+                .collect();
+            assert_eq!(rises(target, &s, n), want, "{target:?} n = {n}");
+        }
+        for n in [0_usize, 1, 1000, 2999] {
+            let want: Vec<i64> = (0..n).map(|i| s[i + 1] - s[i]).collect();
+            assert_eq!(differences(target, &s, n), want, "{target:?} n = {n}");
+        }
+        for n in [0_i64, 5, 1998] {
+            let u = n as usize;
+            let want: Vec<i64> = (0..u).map(|i| s[i] * 2 + t[i + 2]).collect();
+            assert_eq!(mapped(target, &s, &t, n), want, "{target:?} n = {n}");
+            let want: i64 = (0..u).map(|i| s[i] * s[i + 1]).sum();
+            assert_eq!(pair_sum(target, &s, n), want, "{target:?} n = {n}");
+        }
+    }
+    // Past the end of the shorter sequence (one position: on `cpu` another failing position
+    // could come first), before the start, and a read one too many.
+    same_failure(
+        "Out of bounds access in sequence: index 2000 for a sequence of length 2000",
+        || {
+            mapped(current_target().unwrap(), &s, &t, 1999);
+        },
+    );
+    same_failure(
+        "Negative index used to access sequence: -2",
+        || {
+            previous(current_target().unwrap(), &s, 1);
+        },
+    );
+    same_failure(
+        "Out of bounds access in sequence: index 3000 for a sequence of length 3000",
+        || {
+            differences(current_target().unwrap(), &s, 3000);
+        },
+    );
+    same_failure("create with negative length: -1", || {
+        smooth(current_target().unwrap(), &s, -1);
+    });
+}

@@ -13,6 +13,7 @@ use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
 use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
 use crate::numeric::{OpenType, Scalar};
+use crate::peeled::Peeled;
 use crate::row::{self, RowOut};
 use crate::seq::Seq;
 use crate::site::Site;
@@ -50,6 +51,17 @@ pub trait Backend: 'static {
     where
         U: Send,
         F: Fn(i64) -> U + Sync + Send;
+
+    /// The elements of the positions `0..n` that `p` reads ([`Peeled`]: a `create` whose reads
+    /// are proven in range for most positions), in order; fails at `site` if a reader gives
+    /// fewer elements than positions.
+    fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>
+    where
+        U: Send,
+        S: Fn(usize, usize) -> I + Sync + Send,
+        F: Fn(usize, usize) -> J + Sync + Send,
+        I: Iterator<Item = U>,
+        J: Iterator<Item = U>;
 
     /// `reduce f ne s`, assuming `f` is associative with neutral element `ne`.
     fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
@@ -381,6 +393,22 @@ macro_rules! sequential_backend {
                 Seq::from_exact_iter((0..n.max(0)).map(f))
             }
 
+            fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>
+            where
+                U: Send,
+                S: Fn(usize, usize) -> I + Sync + Send,
+                F: Fn(usize, usize) -> J + Sync + Send,
+                I: Iterator<Item = U>,
+                J: Iterator<Item = U>,
+            {
+                let mut out = Vec::with_capacity(p.len());
+                p.fill(site, 0, &mut out.spare_capacity_mut()[..p.len()]);
+                // SAFETY: `fill` wrote every one of the first `p.len()` slots (it fails through
+                // `site` before returning otherwise).
+                unsafe { out.set_len(p.len()) };
+                Seq::from_vec(out)
+            }
+
             fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
             where
                 T: Sync,
@@ -621,6 +649,20 @@ impl Backend for CpuBackend {
             }
         };
         Seq::from_vec(level(n, fill))
+    }
+
+    fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>
+    where
+        U: Send,
+        S: Fn(usize, usize) -> I + Sync + Send,
+        F: Fn(usize, usize) -> J + Sync + Send,
+        I: Iterator<Item = U>,
+        J: Iterator<Item = U>,
+    {
+        if nesting::saturated() {
+            return SeqBackend::tabulate_peeled(site, p);
+        }
+        Seq::from_vec(level(p.len(), |lo, slots| p.fill(site, lo, slots)))
     }
 
     fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>

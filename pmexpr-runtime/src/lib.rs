@@ -105,6 +105,7 @@ pub mod intrinsics;
 pub mod laws;
 pub mod marshal;
 pub mod numeric;
+pub mod peeled;
 pub mod prim;
 pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
@@ -147,6 +148,7 @@ pub mod __private {
     pub use crate::numeric::{
         Arith, Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation,
     };
+    pub use crate::peeled::Peeled;
     pub use crate::reductions::{
         create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
         tabulate_reduce,

@@ -23,7 +23,8 @@
 //!   of the scan as it is written ([`Form::Scan`]'s `post`);
 //! - and `reduce(op, ne, map2(g, a, b))` reads `a` and `b`, combined by `g` (a dot product).
 //!
-//! `filter(p, s)` itself is a `map` of one input whose last stage is the filter: a map whose
+//! A `create(n, g)` that nothing consumes is a `map` of one input, its positions (of elements
+//! that are not sequences). `filter(p, s)` itself is a `map` of one input whose last stage is the filter: a map whose
 //! input drops elements is a compaction (`map(g, filter(p, map(f, s)))` reads `s` once and builds
 //! one sequence). Never absorbed: a producer whose elements are sequences (debug mode checks that
 //! the nested sequence it builds is regular). A map of rows and the map that fills its rows
@@ -185,6 +186,19 @@ fn absorb(e: &mut Expr, rows: &HashSet<NodeId>) {
         {
             let [f, acc, s] = <[Expr; 3]>::try_from(args).expect("foldl has three arguments");
             soac(vec![chain(s, POSITION)], Form::Foldl { f, acc })
+        }
+        // A `create` that nothing consumes is the map of its positions (one printer for every
+        // read of positions); of sequences, it stays (debug mode checks the nested ones).
+        ExprKind::App { func, args }
+            if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Create))
+                && args.len() == 2
+                && !e.ty.has_nested_seq() =>
+        {
+            let create = Expr {
+                kind: ExprKind::App { func, args },
+                ..e.clone()
+            };
+            soac(vec![chain(create, STREAM)], Form::Map { f: None })
         }
         other => other,
     };

@@ -46,7 +46,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Expr, ExprKind, Form, Lit, NodeId, Param, Soac, Source, VarId};
+use crate::ast::{Expr, ExprKind, Form, Input, Lit, NodeId, Param, Soac, Source, Stage, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::types::{TyVar, Type};
@@ -83,9 +83,12 @@ pub struct Access {
     pub line: usize,
 }
 
-/// A read `s[k + c]` in a loop's body of a sequence `s` fixed for the loop and only indexed there,
-/// `c ≥ 0` a constant: one check before the loop, `length(s) ≥ n + c`, proves it in range for every
-/// iteration `k < n` (where the check fails, the loop runs as written and fails where it did).
+/// A read `s[k + c]` in a loop's body of a sequence `s` fixed for the loop, `c` a constant. In
+/// [`LoopFacts::reads`], `c ≥ 0` and `s` is only indexed so: one check before the loop,
+/// `length(s) ≥ n + c`, proves it in range for every iteration `k < n` (where the check fails,
+/// the loop runs as written and fails where it did). In [`Facts::peeled`](super::Facts::peeled),
+/// `c` has either sign: the positions where every such read is in range are computed before the
+/// loop.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeqRead {
     /// The index expression's node: how the read is found in the loop body.
@@ -207,11 +210,79 @@ pub fn counted_fold(s: &Soac) -> Option<&Expr> {
     let Source::Range { g, .. } = &input.source else {
         return None;
     };
+    (identity(g) && input.stages.is_empty()).then_some(f)
+}
+
+/// Whether `g` is `|k| k`.
+fn identity(g: &Expr) -> bool {
     let ExprKind::Lam { params, body } = &g.kind else {
+        return false;
+    };
+    matches!((&params[..], &body.kind), ([k], ExprKind::Var { ident, .. }) if ident.id == k.ident.id)
+}
+
+/// The element function of an input made from positions, a lambda: `create(n, g)`'s `g`, or, for
+/// a map over the positions themselves (`map(f, create(n, |k| k))`, `f` the input's first
+/// stage), `f`; with the number of the input's stages it stands for (0 or 1).
+pub fn element_fn(input: &Input) -> Option<(&Expr, usize)> {
+    let Source::Range { g, .. } = &input.source else {
         return None;
     };
-    let identity = matches!((&params[..], &body.kind), ([k], ExprKind::Var { ident, .. }) if ident.id == k.ident.id);
-    (identity && input.stages.is_empty()).then_some(f)
+    let (f, absorbed) = match input.stages.first() {
+        Some(Stage::Map(f)) if identity(g) => (f, 1),
+        _ => (&**g, 0),
+    };
+    loop_parts(f, 1).map(|_| (f, absorbed))
+}
+
+/// The reads of an element function of positions `f` ([`element_fn`]) that a chunk's slices can
+/// serve: at the position plus a constant of either sign, `s[k - 1]`, `s[k + 2]`, of sequences
+/// bound outside `f`; none when `f` runs a keyword or a loop (each version of the element
+/// function is then printed once). The positions where every one is in range are read through
+/// slices, the others as written ([`Facts::peeled`](super::Facts::peeled)).
+pub fn position_reads(f: &Expr) -> Vec<SeqRead> {
+    let found = reads(f, 1);
+    if found.nested || loop_parts(f, 1).is_none() {
+        return Vec::new();
+    }
+    (found.reads.iter())
+        .filter_map(|r| {
+            Some(SeqRead {
+                key: r.key,
+                seq: r.seq,
+                offset: r.offset?,
+            })
+        })
+        .collect()
+}
+
+/// The element functions of positions in `e` and `more` (as [`loops`]) whose reads slices can
+/// serve ([`position_reads`]), by the function's node: the inputs made from positions of every
+/// consumer that reads its input in parallel (a `foldl` is a sequential loop instead).
+pub fn peeled<'a>(
+    e: &'a Expr,
+    more: impl IntoIterator<Item = &'a Expr>,
+) -> HashMap<NodeId, Vec<SeqRead>> {
+    let mut out = HashMap::new();
+    for e in std::iter::once(e).chain(more) {
+        e.walk(&mut |x| {
+            let ExprKind::Soac(s) = &x.kind else {
+                return;
+            };
+            if matches!(s.form, Form::Foldl { .. }) {
+                return;
+            }
+            for input in &s.inputs {
+                if let Some((f, _)) = element_fn(input) {
+                    let reads = position_reads(f);
+                    if !reads.is_empty() {
+                        out.insert(f.id, reads);
+                    }
+                }
+            }
+        });
+    }
+    out
 }
 
 /// The loop variable (the last of `arity` parameters) and the body of the loop function `f`, a

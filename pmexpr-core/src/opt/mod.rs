@@ -12,7 +12,8 @@
 //! 3. [`fuse`]: producers fused into their consumers ([`crate::ast::Soac`]);
 //! 4. [`settle`]: folds whose accumulator settles, which may stop early;
 //! 5. [`loops`]: counted loops' facts — the tensor lines a loop's accesses read through
-//!    (bounds checks hoisted), plain loops, grids.
+//!    (bounds checks hoisted), plain loops, grids, the reads one check proves in range, and the
+//!    reads of `create`s served by slices where they are in range.
 //!
 //! The host code of the CUDA targets gets only the passes that serve it (inlining, fusion,
 //! settled folds: [`Optimized::host`]): its `par_loop`s launch kernels made from the unoptimized program, and
@@ -73,6 +74,11 @@ pub struct Facts {
     pub settled: HashMap<NodeId, Expr>,
     /// Counted loops (`par_loop`, `seq_loop`, `seq_loop_acc`), see [`loops`].
     pub loops: HashMap<NodeId, LoopFacts>,
+    /// Element functions of positions (a `create`'s, or a map's over the positions themselves,
+    /// [`loops::element_fn`]) → their reads at the position plus a constant
+    /// ([`loops::position_reads`]): the positions where every one is in range read the sequences
+    /// through slices of each chunk, the others (a stencil's ends) run as written.
+    pub peeled: HashMap<NodeId, Vec<SeqRead>>,
 }
 
 /// Runs the optimizer's passes over a site's program.
@@ -97,6 +103,7 @@ fn cpu(mono: &Mono, ids: &mut Ids) -> Program {
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
     facts.loops = loops::loops(&expr, facts.settled.values(), &mono.numeric);
+    facts.peeled = loops::peeled(&expr, facts.settled.values());
     Program { expr, facts }
 }
 

@@ -33,6 +33,7 @@ fn passes(tokens: TokenStream) -> (Expr, Facts, Vec<String>) {
     facts.settled = settle::settled(&e, &mut ids);
     unique("settle", &e, &facts);
     facts.loops = loops::loops(&e, facts.settled.values(), &m.numeric);
+    facts.peeled = loops::peeled(&e, facts.settled.values());
     (e, facts, ids.into_names())
 }
 
@@ -174,14 +175,15 @@ fn fuse_absorbs_producers_into_consumers() {
         shapes(quote!(reduce(addf, 0.0, create(n, |i| int2float(i))))),
         ["reduce(range+0)"]
     );
-    // `map2` reads slices: its maps are absorbed, a `create` is not (it is made, then read).
+    // `map2` reads slices: its maps are absorbed, a `create` is not (it is made, as the map of
+    // its positions, then read).
     assert_eq!(
         shapes(quote!(map2(|x, y| x + y, map(|v| v * 2, a), b))),
         ["map2(seq+1, seq+0)"]
     );
     assert_eq!(
         shapes(quote!(map2(|x, y| x + y, create(n, |i| i), b))),
-        ["map2(seq+0, seq+0)"]
+        ["map2(seq+0, seq+0)", "map(range+0)"]
     );
     // A dot product.
     assert_eq!(
@@ -684,4 +686,48 @@ fn one_analysis_finds_every_read_and_its_offset() {
     // `t` is used once more than it is read (its length).
     let t_id = found.reads[3].seq;
     assert_eq!(found.uses[&t_id], 3);
+}
+
+#[test]
+fn reads_of_positions_at_any_constant_offset_are_peeled() {
+    // A stencil as a `create`: `s` at `i - 1`, `i` and `i + 1` (the ends guarded by the `if`),
+    // `t` at a computed index (not served), and the count in `length(s)`.
+    let (e, facts, names) = passes(quote!(create(n, |i| if i == 0 {
+        s[i]
+    } else {
+        s[i - 1] + s[i] + s[i + 1] + t[2 * i] + length(s)
+    })));
+    let ExprKind::Soac(soac) = &e.kind else {
+        panic!("a create that nothing consumes is a map of its positions: {e:?}");
+    };
+    let (f, absorbed) = loops::element_fn(&soac.inputs[0]).expect("an element function");
+    assert_eq!(absorbed, 0);
+    let reads: Vec<(String, i64)> = (facts.peeled[&f.id].iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    let s = |c: i64| ("s".to_string(), c);
+    assert_eq!(reads, [s(0), s(-1), s(0), s(1)]);
+    // A map over the positions themselves: its function is the element function.
+    let (e, facts, names) = passes(quote!(reduce(
+        |a, b| a + b,
+        0,
+        map(|k| u[k + 2] * 2, create(n, |k| k))
+    )));
+    let ExprKind::Soac(soac) = &e.kind else {
+        panic!("{e:?}");
+    };
+    let (f, absorbed) = loops::element_fn(&soac.inputs[0]).expect("an element function");
+    assert_eq!(absorbed, 1);
+    let reads: Vec<(String, i64)> = (facts.peeled[&f.id].iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    assert_eq!(reads, [("u".to_string(), 2)]);
+    // A body that runs a loop, and a fold over positions (a sequential counted loop): none.
+    for e in [
+        quote!(create(n, |i| s[i] + seq_loop_acc(0, m, |a, j| a + j))),
+        quote!(foldl(|acc, k| acc + s[k], 0, create(n, |k| k))),
+    ] {
+        let (_, facts, _) = passes(e);
+        assert!(facts.peeled.is_empty(), "{:?}", facts.peeled);
+    }
 }

@@ -34,6 +34,7 @@
 //! - `keyword`: the loops and `flatten`, and the adaptor closures passed to the runtime.
 //! - `soac`: the consumers of sequences (`map`, `map2`, `reduce`, `foldl`, `hist`), fused or not.
 //! - `windows`: loops whose tensor accesses lines serve, and their plain version.
+//! - `positions`: `create`s whose reads slices of each chunk serve where they are in range.
 //! - `grid`: `par_loop`s over a flat index run as rows.
 //! - `rows`: maps of rows, built in one buffer; `peel`: a row fill in three parts.
 //! - `intrinsic`: the intrinsics.
@@ -64,6 +65,7 @@ mod host;
 mod intrinsic;
 mod keyword;
 mod peel;
+mod positions;
 mod rows;
 mod site;
 mod soac;

@@ -13,6 +13,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Gen;
+use super::positions::Fast;
 use super::types::result_type;
 use super::windows::Run;
 use crate::ast::{Form, Input, NodeId, Soac, Source, Stage};
@@ -34,6 +35,9 @@ struct Ready {
     cheap: bool,
     /// Where the elements come from.
     from: Elems,
+    /// For positions whose element function reads sequences at the position plus constants: a
+    /// second reader, for the positions where those reads are in range (`positions.rs`).
+    fast: Option<Fast>,
 }
 
 enum Elems {
@@ -67,6 +71,10 @@ impl Gen<'_> {
                     Elems::Slice(src) => {
                         let body = apply(&ready.maps, quote!(__pm_x), true);
                         quote!({ #pre B::map(#src, move |__pm_x| #body) })
+                    }
+                    Elems::Range(..) if ready.fast.is_some() => {
+                        let peeled = self.peeled(&ready, false);
+                        quote!({ #pre B::tabulate_peeled(#site, #peeled) })
                     }
                     Elems::Range(n, g) => {
                         let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
@@ -128,6 +136,13 @@ impl Gen<'_> {
                                 quote!({
                                     #head #pre
                                     #rt::map_reduce::<B, _, _, _, _>(#site, #name, #src, #nev, move |__pm_x| #body, #opa)
+                                })
+                            }
+                            Elems::Range(..) if ready.fast.is_some() => {
+                                let (n, read) = self.ranges(&ready, false);
+                                quote!({
+                                    #head #pre
+                                    #rt::read_reduce::<B, _, _, _, _>(#site, #name, #n, #nev, #read, #opa)
                                 })
                             }
                             Elems::Range(n, g) => {
@@ -377,6 +392,13 @@ impl Gen<'_> {
                 Elems::Range(nv, gv)
             }
         };
+        let fast = match &from {
+            Elems::Range(n, _) => self.fast_reader(input, n),
+            _ => None,
+        };
+        if let Some(f) = &fast {
+            pre.push(f.pre.clone());
+        }
         let binds = closures
             .iter()
             .map(|(_, f, v, _)| quote!(let #v = #f; let #v = &#v;));
@@ -387,6 +409,7 @@ impl Gen<'_> {
             filtered: input.filtered(),
             cheap: input.cheap,
             from,
+            fast,
         }
     }
 
@@ -394,8 +417,25 @@ impl Gen<'_> {
     /// number of positions (`usize`) and a closure from a range `lo..hi` of positions to an
     /// iterator over the elements they give (`i64`s for the indices), each through the stages.
     fn ranges(&mut self, ready: &Ready, index: bool) -> (TokenStream, TokenStream) {
-        let rt = &self.rt;
+        let rt = self.rt.clone();
         let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
+        let to_index = |iter: TokenStream| {
+            if index {
+                quote!(#iter.map(#rt::Int::to_index))
+            } else {
+                iter
+            }
+        };
+        if ready.fast.is_some() {
+            let Elems::Range(n, _) = &ready.from else {
+                return (quote!(0usize), unsupported("a second reader of a sequence"));
+            };
+            let peeled = self.peeled(ready, index);
+            let p = format_ident!("__pm_peeled");
+            let iter = to_index(quote!(#p.iter(#lo, #hi)));
+            let read = quote!({ let #p = #peeled; move |#lo: usize, #hi: usize| #iter });
+            return (quote!((#n as usize)), read);
+        }
         let (len, read, by_ref) = match &ready.from {
             Elems::Slice(src) => (quote!(#src.len()), quote!(#src[#lo..#hi].iter()), true),
             Elems::Flat(src) => (
@@ -409,42 +449,38 @@ impl Gen<'_> {
                 false,
             ),
         };
-        // Consecutive maps are applied in one closure; a filter takes the element by reference.
-        let (mut iter, mut by_ref) = (read, by_ref);
-        let mut run: Vec<Ident> = Vec::new();
-        let flush = |iter: TokenStream, run: &mut Vec<Ident>, by_ref: &mut bool| {
-            if run.is_empty() {
-                return iter;
-            }
-            let body = apply(run, quote!(__pm_x), *by_ref);
-            run.clear();
-            *by_ref = false;
-            quote!(#iter.map(move |__pm_x| #body))
-        };
-        for (m, &filter) in ready.maps.iter().zip(&ready.filters) {
-            if filter {
-                iter = flush(iter, &mut run, &mut by_ref);
-                let x = if by_ref {
-                    quote!(*__pm_x)
-                } else {
-                    quote!(__pm_x)
-                };
-                iter = quote!(#iter.filter(move |__pm_x| #m(#x)));
-            } else {
-                run.push(m.clone());
-            }
-        }
-        let iter = if run.is_empty() && by_ref {
-            quote!(#iter.map(::core::clone::Clone::clone))
-        } else {
-            flush(iter, &mut run, &mut by_ref)
-        };
-        let iter = if index {
-            quote!(#iter.map(#rt::Int::to_index))
-        } else {
-            iter
-        };
+        let iter = to_index(staged(read, by_ref, &ready.maps, &ready.filters));
         (len, quote!(move |#lo: usize, #hi: usize| #iter))
+    }
+
+    /// The runtime's `Peeled` over an input made from positions that has a second reader: the
+    /// element function as written for the positions outside `a..b`, the second reader inside,
+    /// each through the stages it does not stand for.
+    fn peeled(&mut self, ready: &Ready, index: bool) -> TokenStream {
+        let rt = self.rt.clone();
+        let (Elems::Range(n, g), Some(fast)) = (&ready.from, &ready.fast) else {
+            return unsupported("a second reader of a sequence");
+        };
+        let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
+        let to_index = |iter: TokenStream| {
+            if index {
+                quote!(#iter.map(#rt::Int::to_index))
+            } else {
+                iter
+            }
+        };
+        let slow = quote!((#lo..#hi).map(move |__pm_j: usize| #g(__pm_j as i64)));
+        let slow = to_index(staged(slow, false, &ready.maps, &ready.filters));
+        let (read, a, b, k) = (&fast.read, fast.a, &fast.b, fast.absorbed);
+        let quick = quote!(#read(#lo, #hi));
+        let quick = to_index(staged(quick, false, &ready.maps[k..], &ready.filters[k..]));
+        quote!(#rt::Peeled::new(
+            #n as usize,
+            #a,
+            #b,
+            move |#lo: usize, #hi: usize| #slow,
+            move |#lo: usize, #hi: usize| #quick,
+        ))
     }
 
     /// In host code for the CUDA targets: the functions that a consumer may run on several
@@ -470,6 +506,41 @@ impl Gen<'_> {
                 "its host code launches kernels inside the function of a parallel keyword, which the CUDA target does not run".to_string()
             });
         }
+    }
+}
+
+/// The iterator `iter` (of references when `by_ref`) through the stages `maps` (a predicate where
+/// `filters` says so), innermost first: consecutive maps are applied in one closure, a filter
+/// takes the element by reference.
+fn staged(iter: TokenStream, by_ref: bool, maps: &[Ident], filters: &[bool]) -> TokenStream {
+    let (mut iter, mut by_ref) = (iter, by_ref);
+    let mut run: Vec<Ident> = Vec::new();
+    let flush = |iter: TokenStream, run: &mut Vec<Ident>, by_ref: &mut bool| {
+        if run.is_empty() {
+            return iter;
+        }
+        let body = apply(run, quote!(__pm_x), *by_ref);
+        run.clear();
+        *by_ref = false;
+        quote!(#iter.map(move |__pm_x| #body))
+    };
+    for (m, &filter) in maps.iter().zip(filters) {
+        if filter {
+            iter = flush(iter, &mut run, &mut by_ref);
+            let x = if by_ref {
+                quote!(*__pm_x)
+            } else {
+                quote!(__pm_x)
+            };
+            iter = quote!(#iter.filter(move |__pm_x| #m(#x)));
+        } else {
+            run.push(m.clone());
+        }
+    }
+    if run.is_empty() && by_ref {
+        quote!(#iter.map(::core::clone::Clone::clone))
+    } else {
+        flush(iter, &mut run, &mut by_ref)
     }
 }
 

@@ -291,3 +291,32 @@ fn scan_filter_and_scatter_are_one_call_each() {
     assert!(code.contains("scatter :: < B"), "{code}");
     assert!(code.contains("(__pm_lo .. __pm_hi) . map"), "{code}");
 }
+
+#[test]
+fn reads_of_positions_get_a_second_reader() {
+    // Every consumer of positions whose element function reads a sequence at the position plus
+    // a constant: the runtime's `Peeled` with the reader over chunk slices.
+    for (tokens, call) in [
+        (quote!(create(n, |i| s[i + 1] - s[i])), "B :: tabulate_peeled"),
+        (
+            quote!(map(|x| x * 2, create(n, |i| s[i - 1]))),
+            "B :: tabulate_peeled",
+        ),
+        (
+            quote!(reduce(|a, b| a + b, 0, map(|k| s[k] * 2, create(n, |k| k)))),
+            "read_reduce :: < B",
+        ),
+        (
+            quote!(filter(|d| d > 0, create(n, |i| s[i + 1] - s[i]))),
+            "B :: filter",
+        ),
+    ] {
+        let code = generated(tokens);
+        assert!(code.contains(call), "{code}");
+        assert!(code.contains("Peeled :: new"), "{code}");
+    }
+    // Reads at a computed index: the element function alone.
+    let code = generated(quote!(create(n, |i| s[2 * i])));
+    assert!(code.contains("B :: tabulate ("), "{code}");
+    assert!(!code.contains("Peeled"), "{code}");
+}
