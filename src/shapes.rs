@@ -54,8 +54,9 @@ pub struct Entry {
     pub make: fn(Size) -> Box<dyn Shape>,
 }
 
-/// Every shape: the issue's six, the three of `benches/cpu.rs`, two loops of plain stores, then
-/// the `scan`, `filter` and `scatter` shapes of issue 31.
+/// Every shape: the issue's six, the three of `benches/cpu.rs`, two `create`s that read
+/// sequences at their positions (issue 28), two loops of plain stores, then the `scan`, `filter`
+/// and `scatter` shapes of issue 31.
 pub const SHAPES: &[Entry] = &[
     Entry {
         name: "argmin_foldl_create",
@@ -101,6 +102,16 @@ pub const SHAPES: &[Entry] = &[
         name: "map2_addf",
         what: "map2(addf, a, b), 4*10^6 f64",
         make: |s| Box::new(Map2::new(s)),
+    },
+    Entry {
+        name: "smooth_create",
+        what: "create(n, |i| three-point average, the ends copied), n: usize as Rust counts, 4*10^6 f64",
+        make: |s| Box::new(Smooth::new(s)),
+    },
+    Entry {
+        name: "dot_create",
+        what: "reduce(|a, b| a + b, 0, create(n, |i| x[i] * y[i])), 4*10^6 i64",
+        make: |s| Box::new(DotCreate::new(s)),
     },
     Entry {
         name: "axpy_par_loop",
@@ -906,6 +917,100 @@ impl Shape for Map2 {
     }
     fn output(&self, v: Variant) -> Vec<f64> {
         self.out.get(v).to_vec()
+    }
+}
+
+/// A three-point average over a `Vec<f64>` as a Rust user ports
+/// `(0..n).into_par_iter().map(|i| …).collect()`: a `create` whose interior reads `s[i - 1]`,
+/// `s[i]`, `s[i + 1]`, its ends copied.
+pub struct Smooth {
+    s: Vec<f64>,
+    out: Outputs<f64>,
+}
+
+impl Smooth {
+    fn new(size: Size) -> Self {
+        Smooth {
+            s: crate::Rng::new(4).floats(pick(size, 1000, 4_000_000)),
+            out: Outputs::default(),
+        }
+    }
+
+    /// The `accelerate!` site.
+    pub fn accelerated(s: &[f64]) -> Vec<f64> {
+        let n = s.len();
+        accelerate!(create(n, |i| if i == 0 || i == n - 1 {
+            s[i]
+        } else {
+            (s[i - 1] + s[i] + s[i + 1]) * 0.25
+        }))
+    }
+
+    fn at(s: &[f64], i: usize) -> f64 {
+        if i == 0 || i == s.len() - 1 {
+            s[i]
+        } else {
+            (s[i - 1] + s[i] + s[i + 1]) * 0.25
+        }
+    }
+}
+
+impl Shape for Smooth {
+    fn run(&mut self, v: Variant) {
+        let s = &self.s;
+        let r = match v {
+            Variant::Accelerated(t) => with_target(t, || Self::accelerated(s)),
+            Variant::Rayon => (0..s.len())
+                .into_par_iter()
+                .map(|i| Self::at(s, i))
+                .collect(),
+            Variant::Sequential => (0..s.len()).map(|i| Self::at(s, i)).collect(),
+        };
+        self.out.set(v, r);
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        self.out.get(v).to_vec()
+    }
+}
+
+/// A dot product over positions, `Σ x[i] · y[i]`, as a Rust user ports
+/// `(0..n).into_par_iter().map(|i| x[i] * y[i]).sum()`.
+pub struct DotCreate {
+    x: Vec<i64>,
+    y: Vec<i64>,
+    out: Outputs<i64>,
+}
+
+impl DotCreate {
+    fn new(size: Size) -> Self {
+        let mut rng = crate::Rng::new(5);
+        let n = pick(size, 1000, 4_000_000);
+        DotCreate {
+            x: rng.ints(n, -1000, 1000),
+            y: rng.ints(n, -1000, 1000),
+            out: Outputs::default(),
+        }
+    }
+
+    /// The `accelerate!` site.
+    pub fn accelerated(x: &[i64], y: &[i64]) -> i64 {
+        let n = x.len();
+        accelerate!(reduce(|a, b| a + b, 0, create(n, |i| x[i] * y[i])))
+    }
+}
+
+impl Shape for DotCreate {
+    fn run(&mut self, v: Variant) {
+        let (x, y) = (&self.x, &self.y);
+        let r = match v {
+            Variant::Accelerated(t) => with_target(t, || Self::accelerated(x, y)),
+            Variant::Rayon => (0..x.len()).into_par_iter().map(|i| x[i] * y[i]).sum(),
+            Variant::Sequential => (0..x.len()).map(|i| x[i] * y[i]).sum(),
+        };
+        self.out.set(v, vec![r]);
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        ints(self.out.get(v))
     }
 }
 

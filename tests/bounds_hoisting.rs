@@ -476,3 +476,28 @@ fn reads_of_positions_agree_where_they_are_in_range_and_fail_as_before() {
         smooth(current_target().unwrap(), &s, -1);
     });
 }
+
+/// Reads at `k + 2` counted in `u8`: at `k = 254` the program's index wraps to 0 (as a Rust
+/// release build computes `254u8 + 2`), so the reads that slices serve stop before it.
+fn shifted_u8(s: &[i64], n: u8) -> Vec<i64> {
+    accelerate!(create(n, |i| s[i + 2]))
+}
+
+fn shifted_u8_loop(x: &[i64], n: u8) -> Vec<i64> {
+    let y = Tensor::<i64>::zeros(&[n as usize]);
+    accelerate!(par_loop(n, |i| tensor_set(y, [i], x[i + 2] + tensor_get(y, [i]))));
+    y.to_vec()
+}
+
+#[test]
+fn reads_past_the_count_type_read_the_wrapped_index() {
+    let s: Vec<i64> = (0..300).map(|k| k * 3 + 1).collect();
+    let got = common::wraps_on_every_target(|| shifted_u8(&s, 255));
+    let want: Vec<i64> = (0..255_u8).map(|i| s[i.wrapping_add(2) as usize]).collect();
+    assert_eq!(got, want);
+    let got = common::wraps_on_every_target(|| shifted_u8_loop(&s, 255));
+    assert_eq!(got, want);
+    // Below the type's end: every target agrees, debug mode included.
+    let got = common::on_every_target(|| shifted_u8(&s, 200));
+    assert_eq!(got, (0..200).map(|i| s[i + 2]).collect::<Vec<_>>());
+}

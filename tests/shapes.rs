@@ -61,6 +61,16 @@ fn map2_addf() {
 }
 
 #[test]
+fn smooth_create() {
+    shape("smooth_create");
+}
+
+#[test]
+fn dot_create() {
+    shape("dot_create");
+}
+
+#[test]
 fn axpy_par_loop() {
     shape("axpy_par_loop");
 }
@@ -115,7 +125,7 @@ fn futhark_class_shapes_call_the_library() {
 /// Every shape has a test above, and the check can fail: a wrong result is caught.
 #[test]
 fn every_shape_is_tested_and_the_check_catches_a_difference() {
-    assert_eq!(SHAPES.len(), 17);
+    assert_eq!(SHAPES.len(), 19);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
     assert_eq!(

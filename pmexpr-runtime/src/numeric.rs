@@ -417,6 +417,10 @@ pub trait Int: Num + Bits {
     /// A position `i` of a loop or `create` whose count is of this type (`0 <= i < count`, so it
     /// fits): the loop variable, of the count's type as in Rust's `for i in 0..n`.
     fn from_index(i: i64) -> Self;
+    /// The type's greatest value as an index: `MAX`, or [`i64::MAX`] for a type whose `MAX` is
+    /// larger. A read at `k + c` of a loop over `0..n` counted in this type reads the sum the
+    /// program computes, not a wrapped one, only where `k + c <= MAX_INDEX`.
+    const MAX_INDEX: i64;
 }
 
 /// An integer or a `bool`: what `&`, `|`, `^` and `!` apply to (bitwise on integers, logical
@@ -737,6 +741,11 @@ macro_rules! ints {
                 if e >= <$t>::BITS - ($signed as u32) { 0 } else { 1 << e }
             }
             fn to_index(self) -> i64 { i64::try_from(self).unwrap_or(i64::MAX) }
+            const MAX_INDEX: i64 = if (<$t>::MAX as u128) > (i64::MAX as u128) {
+                i64::MAX
+            } else {
+                <$t>::MAX as i64
+            };
             #[inline]
             fn from_index(i: i64) -> Self { i as $t }
             #[inline]
@@ -953,6 +962,11 @@ mod tests {
     #[test]
     fn casts_are_rust_s_as() {
         assert_eq!(300_i64.cast::<u8>(), 44);
+        assert_eq!(<u8 as Int>::MAX_INDEX, 255);
+        assert_eq!(<i32 as Int>::MAX_INDEX, i32::MAX as i64);
+        assert_eq!(<u64 as Int>::MAX_INDEX, i64::MAX);
+        assert_eq!(<usize as Int>::MAX_INDEX, i64::MAX);
+        assert_eq!(<i64 as Int>::MAX_INDEX, i64::MAX);
         assert_eq!((-1_i8).cast::<u64>(), u64::MAX);
         assert_eq!(200_u8.cast::<i8>(), -56);
         assert_eq!(f64::NAN.cast::<i32>(), 0);

@@ -27,6 +27,12 @@
 //! loop, with its offset from the loop variable), which also decides how a map of rows is peeled
 //! ([`crate::opt::rows`]).
 //!
+//! **Reads of positions**: a `create(n, g)` (or a map over the positions themselves) read in
+//! parallel, whose element function reads sequences bound outside it at the position plus a
+//! constant of either sign ([`position_reads`]), gets those reads served by slices of each chunk
+//! for the positions where every one is in range; the others run as written
+//! ([`peeled`], printed by the generator's `positions.rs`).
+//!
 //! **Plain loops**: a `par_loop` whose windowed accesses are all rows at the loop variable itself
 //! (each iteration touches its own element of each row), at least one of them a write, whose
 //! body touches tensors in no other way and calls nothing but intrinsics, may run over plain

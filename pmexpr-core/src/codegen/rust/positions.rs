@@ -4,8 +4,9 @@
 //! sequence's slice `&s[lo + c..hi + c]` once and reads it at the chunk's own index, so that the
 //! compiler sees every read in range and drops its check. The runtime's `Peeled` calls it for the
 //! positions `a..b` where every read is in range — `a` the greatest `-c`, `b` the least
-//! `length(s) - c` (and `n`) — and the element function as written for the others: a stencil's
-//! ends fail, or not, where they did.
+//! `length(s) - c`, `n`, and, for a count of a narrower type than `i64`, the positions whose
+//! `k + c` fits that type (the program computes the index there, wrapping) — and the element
+//! function as written for the others: a stencil's ends fail, or not, where they did.
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -94,6 +95,16 @@ impl Gen<'_> {
             .map(|r| r.offset.checked_neg().unwrap_or(i64::MAX))
             .fold(0, i64::max);
         let b = self.fresh("b");
+        // Where `k + c` leaves the count's type (the program computes it in that type, wrapping):
+        // the second reader reads the sum itself, so only below.
+        let max_index = if k.ty == Type::Int {
+            quote!(i64::MAX)
+        } else {
+            let t = self.rty(&k.ty);
+            quote!(<#t as #rt::Int>::MAX_INDEX)
+        };
+        let greatest = reads.iter().map(|r| r.offset).max().unwrap_or(0);
+        let in_type = quote!(.min((#max_index).saturating_sub(#greatest).saturating_add(1)));
         let full_of = |v: VarId| seqs.iter().find(|s| s.0 == v).map(|s| s.1.clone());
         let fulls: Vec<TokenStream> = (seqs.iter())
             .map(|(v, full, _, _)| {
@@ -114,7 +125,7 @@ impl Gen<'_> {
         let read = self.fresh("fast");
         let pre = quote!(
             #(#fulls)*
-            let #b: i64 = #n #(#ends)*;
+            let #b: i64 = #n #(#ends)* #in_type;
             let #read = {
                 #(#refs)*
                 move |#lo: usize, #hi: usize| {

@@ -132,11 +132,28 @@ impl Gen<'_> {
             }
         }
         let rt = self.rt.clone();
+        // A plain loop reads `s[k + c]` at the sum itself: where the count's type is narrower
+        // than `i64`, only where `n - 1 + c` fits it (the program computes the index in that
+        // type, wrapping). A sequential loop reads as written (its sequences cut).
+        let k_ty = match &f.kind {
+            ExprKind::Lam { params, .. } => params.last().map(|p| p.ty.clone()),
+            _ => None,
+        };
+        let max_index = match k_ty {
+            Some(t) if t != Type::Int && !seqs.is_empty() => {
+                let t = self.rty(&t);
+                Some(quote!(<#t as #rt::Int>::MAX_INDEX))
+            }
+            _ => None,
+        };
         let in_range: Vec<TokenStream> = (seqs.iter())
             .map(|(v, c)| {
                 let x = self.local(*v);
+                let fits = max_index.as_ref().map(|m| {
+                    quote!(&& (#n).saturating_sub(1).saturating_add(#c) <= #m)
+                });
                 let c = *c as u64;
-                quote!(&& ((#x).as_slice().len() as u64) >= ((#n).max(0) as u64).saturating_add(#c))
+                quote!(&& ((#x).as_slice().len() as u64) >= ((#n).max(0) as u64).saturating_add(#c) #fits)
             })
             .collect();
         let fast = generate(self);
