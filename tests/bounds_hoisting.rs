@@ -501,3 +501,64 @@ fn reads_past_the_count_type_read_the_wrapped_index() {
     let got = common::on_every_target(|| shifted_u8(&s, 200));
     assert_eq!(got, (0..200).map(|i| s[i + 2]).collect::<Vec<_>>());
 }
+
+/// A column stencil over a matrix stored by rows, `m` wide: reads at `k - m` and `k + m`, a
+/// distance fixed for the loop but known only when it runs.
+fn columns(target: Target, s: &[i64], m: i64) -> Vec<i64> {
+    with_target(target, || {
+        accelerate!({
+            let n = length(s);
+            create(n, |k| if k < m || k >= n - m {
+                s[k]
+            } else {
+                s[k - m] + s[k + m] - s[m + k]
+            })
+        })
+    })
+}
+
+/// Reads at `k + w`, `w` of either sign, counted in `i32`.
+fn shifted_by(target: Target, s: &[i64], n: i32, w: i32) -> Vec<i64> {
+    with_target(target, || accelerate!(create(n, |k| s[k + w] * 2)))
+}
+
+#[test]
+fn reads_at_a_distance_fixed_for_the_loop_agree_and_fail_as_before() {
+    let s: Vec<i64> = (0..3000).map(|k| (k * 7) % 13 - 6).collect();
+    for target in TARGETS {
+        for m in [1_i64, 30, 1500, 2999, 3000, 4000] {
+            let n = s.len() as i64;
+            let want: Vec<i64> = (0..n)
+                .map(|k| {
+                    if k < m || k >= n - m {
+                        s[k as usize]
+                    } else {
+                        s[(k - m) as usize] + s[(k + m) as usize] - s[(m + k) as usize]
+                    }
+                })
+                .collect();
+            assert_eq!(columns(target, &s, m), want, "{target:?} m = {m}");
+        }
+        for (n, w) in [(0, 0), (2990, 10), (1000, 2000), (3000, 0)] {
+            let want: Vec<i64> = (0..n).map(|k| s[(k + w) as usize] * 2).collect();
+            assert_eq!(shifted_by(target, &s, n, w), want, "{target:?} n = {n} w = {w}");
+        }
+    }
+    // A read past the end (one position), and before the start.
+    same_failure(
+        "Out of bounds access in sequence: index 3000 for a sequence of length 3000",
+        || {
+            shifted_by(current_target().unwrap(), &s, 2992, 9);
+        },
+    );
+    same_failure("Negative index used to access sequence: -1", || {
+        shifted_by(current_target().unwrap(), &s, 1, -1);
+    });
+    // `k + w` past `u8::MAX`: the program's index wraps (debug mode: the overflow).
+    let got = common::wraps_on_every_target(|| {
+        let (n, w) = (10_u8, 250_u8);
+        accelerate!(create(n, |k| s[k + w]))
+    });
+    let want: Vec<i64> = (0..10_u8).map(|k| s[k.wrapping_add(250) as usize]).collect();
+    assert_eq!(got, want);
+}

@@ -29,7 +29,8 @@
 //!
 //! **Reads of positions**: a `create(n, g)` (or a map over the positions themselves) read in
 //! parallel, whose element function reads sequences bound outside it at the position plus a
-//! constant of either sign ([`position_reads`]), gets those reads served by slices of each chunk
+//! constant of either sign or plus or minus a variable bound outside it ([`position_reads`]:
+//! `s[k - 1]`, `s[k + w]`), gets those reads served by slices of each chunk
 //! for the positions where every one is in range; the others run as written
 //! ([`peeled`], printed by the generator's `positions.rs`).
 //!
@@ -103,6 +104,19 @@ pub struct SeqRead {
     pub seq: VarId,
     /// The constant `c`.
     pub offset: i64,
+    /// Beyond `c`, a variable fixed for the loop added or subtracted (`s[k + w]`, `s[k - w]`);
+    /// only in [`Facts::peeled`](super::Facts::peeled).
+    pub shift: Option<Shift>,
+}
+
+/// A read's offset from the loop variable that is a variable bound outside the loop function
+/// (`k + w`, `w + k`, `k - w`): fixed for the loop, known when it runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shift {
+    /// The variable.
+    pub var: VarId,
+    /// Whether it is subtracted.
+    pub minus: bool,
 }
 
 /// The grid shape of a `par_loop`'s function `|k| body`, by the positions of `body`'s leading
@@ -242,8 +256,9 @@ pub fn element_fn(input: &Input) -> Option<(&Expr, usize)> {
 }
 
 /// The reads of an element function of positions `f` ([`element_fn`]) that a chunk's slices can
-/// serve: at the position plus a constant of either sign, `s[k - 1]`, `s[k + 2]`, of sequences
-/// bound outside `f`; none when `f` runs a keyword or a loop (each version of the element
+/// serve: at the position plus a constant of either sign, `s[k - 1]`, `s[k + 2]`, or plus or
+/// minus a variable bound outside `f` ([`Shift`]: `s[k + w]`, `s[k - w]`), of sequences bound
+/// outside `f`; none when `f` runs a keyword or a loop (each version of the element
 /// function is then printed once). The positions where every one is in range are read through
 /// slices, the others as written ([`Facts::peeled`](super::Facts::peeled)).
 pub fn position_reads(f: &Expr) -> Vec<SeqRead> {
@@ -253,10 +268,16 @@ pub fn position_reads(f: &Expr) -> Vec<SeqRead> {
     }
     (found.reads.iter())
         .filter_map(|r| {
+            let (offset, shift) = match (r.offset, r.shift) {
+                (Some(c), _) => (c, None),
+                (None, Some(sh)) => (0, Some(sh)),
+                (None, None) => return None,
+            };
             Some(SeqRead {
                 key: r.key,
                 seq: r.seq,
-                offset: r.offset?,
+                offset,
+                shift,
             })
         })
         .collect()
@@ -415,6 +436,9 @@ pub struct Read {
     /// The index is the loop variable plus this constant (`k`, `k + c`, `c + k`, `k - c`), or
     /// `None` for any other index.
     pub offset: Option<i64>,
+    /// The index is the loop variable plus or minus a variable bound outside the function, of
+    /// its integer type (`k + w`, `w + k`, `k - w`).
+    pub shift: Option<Shift>,
 }
 
 /// What [`reads`] finds in a loop function's body.
@@ -458,6 +482,7 @@ pub fn reads(f: &Expr, arity: usize) -> Reads {
                     key: args[1].id,
                     seq: ident.id,
                     offset: offset_of(&args[1], k, &|_| false).flatten(),
+                    shift: shift_of(&args[1], k, &free),
                 });
             }
         }
@@ -488,6 +513,7 @@ pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
             key: r.key,
             seq: r.seq,
             offset: r.offset.unwrap_or(0),
+            shift: None,
         })
         .collect()
 }
@@ -516,6 +542,41 @@ fn offset_of(x: &Expr, k: VarId, fixed: &dyn Fn(&Expr) -> bool) -> Option<Option
             lit(b).map(|c| c.and_then(i64::checked_neg))
         }
         _ => None,
+    }
+}
+
+/// `k + w`, `w + k` or `k - w`, `w` a variable bound outside the loop function (free in it), of
+/// `k`'s type by inference.
+fn shift_of(x: &Expr, k: VarId, free: &std::collections::BTreeSet<VarId>) -> Option<Shift> {
+    let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
+    let var = |x: &Expr| match &x.kind {
+        ExprKind::Var { ident, .. } if free.contains(&ident.id) && index_type_or_num(&x.ty) => {
+            Some(ident.id)
+        }
+        _ => None,
+    };
+    let ExprKind::App { func, args } = &x.kind else {
+        return None;
+    };
+    use Intrinsic::{AddI, NumAdd, NumSub, SubI};
+    let (w, minus) = match (&func.kind, &args[..]) {
+        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(a) => (b, false),
+        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(b) => (a, false),
+        (ExprKind::Intrinsic(SubI | NumSub), [a, b]) if is_k(a) => (b, true),
+        _ => return None,
+    };
+    Some(Shift {
+        var: var(w)?,
+        minus,
+    })
+}
+
+/// Whether `t` is an integer type an index may have: `i64`, one of Rust's, or one the captured
+/// values fix.
+fn index_type_or_num(t: &Type) -> bool {
+    match t {
+        Type::Num(n) => n.is_int(),
+        t => index_type(t),
     }
 }
 

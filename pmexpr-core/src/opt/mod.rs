@@ -36,7 +36,7 @@ use crate::mono::Mono;
 use crate::types::{TyVar, Type};
 
 pub use self::ids::Ids;
-pub use self::loops::{Access, Grid, LoopFacts, SeqRead, counted_fold};
+pub use self::loops::{Access, Grid, LoopFacts, SeqRead, Shift, counted_fold};
 pub use self::rows::Rows;
 
 /// A site's program, optimized.
@@ -75,8 +75,8 @@ pub struct Facts {
     /// Counted loops (`par_loop`, `seq_loop`, `seq_loop_acc`), see [`loops`].
     pub loops: HashMap<NodeId, LoopFacts>,
     /// Element functions of positions (a `create`'s, or a map's over the positions themselves,
-    /// [`loops::element_fn`]) → their reads at the position plus a constant
-    /// ([`loops::position_reads`]): the positions where every one is in range read the sequences
+    /// [`loops::element_fn`]) → their reads at the position plus a constant or a variable fixed
+    /// for the loop ([`loops::position_reads`]): the positions where every one is in range read the sequences
     /// through slices of each chunk, the others (a stencil's ends) run as written.
     pub peeled: HashMap<NodeId, Vec<SeqRead>>,
 }

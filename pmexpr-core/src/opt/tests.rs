@@ -731,3 +731,24 @@ fn reads_of_positions_at_any_constant_offset_are_peeled() {
         assert!(facts.peeled.is_empty(), "{:?}", facts.peeled);
     }
 }
+
+#[test]
+fn reads_of_positions_at_a_variable_distance_are_peeled() {
+    // `k - m` and `m + k`, `m` bound outside: shifts; `k + 2 * m` is not one.
+    let (e, facts, names) = passes(quote!(create(n, |k| s[k - m] + s[m + k] + s[k + 2 * m])));
+    let ExprKind::Soac(soac) = &e.kind else {
+        panic!("{e:?}");
+    };
+    let (f, _) = loops::element_fn(&soac.inputs[0]).expect("an element function");
+    let reads: Vec<(String, i64, Option<(String, bool)>)> = (facts.peeled[&f.id].iter())
+        .map(|r| {
+            let shift = r.shift.map(|sh| (names[sh.var.0 as usize].clone(), sh.minus));
+            (names[r.seq.0 as usize].clone(), r.offset, shift)
+        })
+        .collect();
+    let m = |minus| Some(("m".to_string(), minus));
+    assert_eq!(
+        reads,
+        [("s".to_string(), 0, m(true)), ("s".to_string(), 0, m(false))]
+    );
+}

@@ -1,10 +1,11 @@
 //! Inputs made from positions whose element function reads sequences at the position plus
-//! constants (the optimizer's [`Facts::peeled`](crate::opt::Facts::peeled)): besides the element
+//! constants or plus or minus variables fixed for the loop, `s[k - 1]`, `s[k + w]` (the optimizer's [`Facts::peeled`](crate::opt::Facts::peeled)): besides the element
 //! function as written, a second reader of a range of positions `lo..hi` that takes each
 //! sequence's slice `&s[lo + c..hi + c]` once and reads it at the chunk's own index, so that the
 //! compiler sees every read in range and drops its check. The runtime's `Peeled` calls it for the
-//! positions `a..b` where every read is in range — `a` the greatest `-c`, `b` the least
-//! `length(s) - c`, `n`, and, for a count of a narrower type than `i64`, the positions whose
+//! positions `a..b` where every read is in range — each offset `c` (a variable's value included)
+//! computed once before the loop, in `i128` so that no bound overflows; `a` the greatest `-c`, `b`
+//! the least `length(s) - c`, `n`, and, for a count of a narrower type than `i64`, the positions whose
 //! `k + c` fits that type (the program computes the index there, wrapping) — and the element
 //! function as written for the others: a stencil's ends fail, or not, where they did.
 
@@ -13,6 +14,7 @@ use quote::quote;
 
 use super::Gen;
 use crate::ast::{ExprKind, Input, VarId};
+use crate::opt::Shift;
 use crate::opt::loops::element_fn;
 use crate::types::Type;
 
@@ -21,8 +23,8 @@ pub(super) struct Fast {
     /// The statements that compute its parts before the consumer runs: each sequence's slice,
     /// the bound `b`, the reader.
     pub pre: TokenStream,
-    /// The first position it reads (a constant: the greatest `-c`, at least 0).
-    pub a: i64,
+    /// The variable holding the first position it reads (`i64`).
+    pub a: Ident,
     /// The variable holding the end of the positions it reads (`i64`).
     pub b: Ident,
     /// The variable holding the reader: `move |lo: usize, hi: usize|` to an iterator over the
@@ -43,27 +45,23 @@ impl Gen<'_> {
         };
         let k = params.first()?;
         let rt = self.rt.clone();
-        // Each sequence: its slice, and the least and greatest `c` it is read at; each
-        // (sequence, `c`): the chunk's slice of it.
-        let mut seqs: Vec<(VarId, Ident, i64, i64)> = Vec::new();
-        let mut parts: Vec<(VarId, i64, Ident)> = Vec::new();
+        // Each sequence: its slice; each distinct offset of a sequence (`c`, or `c ± w`): the
+        // chunk's slice of it, and the variable holding the offset (`i128`, exact).
+        let mut seqs: Vec<(VarId, Ident)> = Vec::new();
+        let mut parts: Vec<(VarId, i64, Option<Shift>, Ident, Ident)> = Vec::new();
         let j = self.fresh("j");
         for r in &reads {
-            match seqs.iter_mut().find(|s| s.0 == r.seq) {
-                Some(s) => {
-                    s.2 = s.2.min(r.offset);
-                    s.3 = s.3.max(r.offset);
-                }
-                None => {
-                    let full = self.fresh("full");
-                    seqs.push((r.seq, full, r.offset, r.offset));
-                }
+            if !seqs.iter().any(|s| s.0 == r.seq) {
+                seqs.push((r.seq, self.fresh("full")));
             }
-            let part = match parts.iter().find(|p| p.0 == r.seq && p.1 == r.offset) {
-                Some(p) => p.2.clone(),
+            let same = |p: &&(VarId, i64, Option<Shift>, Ident, Ident)| {
+                p.0 == r.seq && p.1 == r.offset && p.2 == r.shift
+            };
+            let part = match parts.iter().find(same) {
+                Some(p) => p.3.clone(),
                 None => {
-                    let p = self.fresh("part");
-                    parts.push((r.seq, r.offset, p.clone()));
+                    let (p, off) = (self.fresh("part"), self.fresh("off"));
+                    parts.push((r.seq, r.offset, r.shift, p.clone(), off));
                     p
                 }
             };
@@ -91,10 +89,29 @@ impl Gen<'_> {
             self.slices.remove(&r.key);
         }
 
-        let a = (reads.iter())
-            .map(|r| r.offset.checked_neg().unwrap_or(i64::MAX))
-            .fold(0, i64::max);
-        let b = self.fresh("b");
+        // Each offset, computed once before the loop: `w` as the runtime's index (`i64`).
+        let offsets: Vec<TokenStream> = (parts.iter())
+            .map(|(_, c, shift, _, off)| {
+                let w = shift.and_then(|sh| {
+                    let mut at = None;
+                    body.walk(&mut |x| {
+                        if at.is_none()
+                            && let ExprKind::Var { ident, .. } = &x.kind
+                            && ident.id == sh.var
+                        {
+                            at = Some(x);
+                        }
+                    });
+                    let w = self.index_value(at?);
+                    Some(if sh.minus {
+                        quote!(- ((#w) as i128))
+                    } else {
+                        quote!(+ ((#w) as i128))
+                    })
+                });
+                quote!(let #off: i128 = (#c as i128) #w;)
+            })
+            .collect();
         // Where `k + c` leaves the count's type (the program computes it in that type, wrapping):
         // the second reader reads the sum itself, so only below.
         let max_index = if k.ty == Type::Int {
@@ -103,29 +120,36 @@ impl Gen<'_> {
             let t = self.rty(&k.ty);
             quote!(<#t as #rt::Int>::MAX_INDEX)
         };
-        let greatest = reads.iter().map(|r| r.offset).max().unwrap_or(0);
-        let in_type = quote!(.min((#max_index).saturating_sub(#greatest).saturating_add(1)));
         let full_of = |v: VarId| seqs.iter().find(|s| s.0 == v).map(|s| s.1.clone());
         let fulls: Vec<TokenStream> = (seqs.iter())
-            .map(|(v, full, _, _)| {
+            .map(|(v, full)| {
                 let x = self.local(*v);
                 quote!(let #full = (#x).as_slice();)
             })
             .collect();
-        // Where the reads at the greatest `c` leave each sequence.
-        let ends = seqs.iter().map(|(_, full, _, c)| {
-            quote!(.min((#full.len() as i64).saturating_sub(#c)))
+        // The positions `a..b` where every read is in range and its index fits the count's type:
+        // `k + off >= 0`, `k + off < length(s)`, `k + off <= MAX`.
+        let starts = parts.iter().map(|(_, _, _, _, off)| quote!(.max(-#off)));
+        let ends = parts.iter().map(|(v, _, _, _, off)| {
+            let full = full_of(*v);
+            quote!(.min(#full.len() as i128 - #off).min((#max_index) as i128 - #off + 1))
         });
         // A chunk's slice: in range where the chunk is inside `a..b` (the runtime calls the
         // reader there, or with an empty range, for which the start is clamped to the slice).
-        let cuts = parts.iter().map(|(v, c, part)| {
+        let cuts = parts.iter().map(|(v, _, _, part, off)| {
             let full = full_of(*v);
-            quote!(let #part = &#full[((#lo as i64).saturating_add(#c).max(0) as usize).min(#full.len())..][..#hi - #lo];)
+            quote!(let #part = &#full[((#lo as i128) + #off).clamp(0, #full.len() as i128) as usize..][..#hi - #lo];)
         });
+        let (a, b) = (self.fresh("a"), self.fresh("b"));
+        let bounds = quote!(
+            let #a: i64 = 0_i128 #(#starts)* .min(#n as i128) as i64;
+            let #b: i64 = (#n as i128) #(#ends)* .max(0) as i64;
+        );
         let read = self.fresh("fast");
         let pre = quote!(
             #(#fulls)*
-            let #b: i64 = #n #(#ends)* #in_type;
+            #(#offsets)*
+            #bounds
             let #read = {
                 #(#refs)*
                 move |#lo: usize, #hi: usize| {

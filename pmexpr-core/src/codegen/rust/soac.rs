@@ -471,7 +471,7 @@ impl Gen<'_> {
         };
         let slow = quote!((#lo..#hi).map(move |__pm_j: usize| #g(__pm_j as i64)));
         let slow = to_index(staged(slow, false, &ready.maps, &ready.filters));
-        let (read, a, b, k) = (&fast.read, fast.a, &fast.b, fast.absorbed);
+        let (read, a, b, k) = (&fast.read, &fast.a, &fast.b, fast.absorbed);
         let quick = quote!(#read(#lo, #hi));
         let quick = to_index(staged(quick, false, &ready.maps[k..], &ready.filters[k..]));
         quote!(#rt::Peeled::new(
