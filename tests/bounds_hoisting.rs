@@ -460,12 +460,9 @@ fn reads_of_positions_agree_where_they_are_in_range_and_fail_as_before() {
             mapped(current_target().unwrap(), &s, &t, 1999);
         },
     );
-    same_failure(
-        "Negative index used to access sequence: -2",
-        || {
-            previous(current_target().unwrap(), &s, 1);
-        },
-    );
+    same_failure("Negative index used to access sequence: -2", || {
+        previous(current_target().unwrap(), &s, 1);
+    });
     same_failure(
         "Out of bounds access in sequence: index 3000 for a sequence of length 3000",
         || {
@@ -485,7 +482,11 @@ fn shifted_u8(s: &[i64], n: u8) -> Vec<i64> {
 
 fn shifted_u8_loop(x: &[i64], n: u8) -> Vec<i64> {
     let y = Tensor::<i64>::zeros(&[n as usize]);
-    accelerate!(par_loop(n, |i| tensor_set(y, [i], x[i + 2] + tensor_get(y, [i]))));
+    accelerate!(par_loop(n, |i| tensor_set(
+        y,
+        [i],
+        x[i + 2] + tensor_get(y, [i])
+    )));
     y.to_vec()
 }
 
@@ -508,10 +509,12 @@ fn columns(target: Target, s: &[i64], m: i64) -> Vec<i64> {
     with_target(target, || {
         accelerate!({
             let n = length(s);
-            create(n, |k| if k < m || k >= n - m {
-                s[k]
-            } else {
-                s[k - m] + s[k + m] - s[m + k]
+            create(n, |k| {
+                if k < m || k >= n - m {
+                    s[k]
+                } else {
+                    s[k - m] + s[k + m] - s[m + k]
+                }
             })
         })
     })
@@ -541,7 +544,11 @@ fn reads_at_a_distance_fixed_for_the_loop_agree_and_fail_as_before() {
         }
         for (n, w) in [(0, 0), (2990, 10), (1000, 2000), (3000, 0)] {
             let want: Vec<i64> = (0..n).map(|k| s[(k + w) as usize] * 2).collect();
-            assert_eq!(shifted_by(target, &s, n, w), want, "{target:?} n = {n} w = {w}");
+            assert_eq!(
+                shifted_by(target, &s, n, w),
+                want,
+                "{target:?} n = {n} w = {w}"
+            );
         }
     }
     // A read past the end (one position), and before the start.
@@ -559,6 +566,74 @@ fn reads_at_a_distance_fixed_for_the_loop_agree_and_fail_as_before() {
         let (n, w) = (10_u8, 250_u8);
         accelerate!(create(n, |k| s[k + w]))
     });
-    let want: Vec<i64> = (0..10_u8).map(|k| s[k.wrapping_add(250) as usize]).collect();
+    let want: Vec<i64> = (0..10_u8)
+        .map(|k| s[k.wrapping_add(250) as usize])
+        .collect();
     assert_eq!(got, want);
+}
+
+/// The counted loops with reads at negative offsets and at a distance fixed for the loop: the
+/// iterations where every read is in range read through slices of a chunk, the others as
+/// written.
+fn loop_diffs(target: Target, s: &[i64], n: i64, w: i64) -> (Vec<i64>, i64, i64, i64) {
+    let y = Tensor::<i64>::zeros(&[n.max(0) as usize]);
+    with_target(target, || {
+        let folded = accelerate!(
+            backend = cpu,
+            seq_loop_acc(0, n, |acc, k| if k == 0 {
+                acc
+            } else {
+                acc + s[k] - s[k - 1] + s[k + w]
+            })
+        );
+        let counted = accelerate!(foldl(
+            |acc, k| (acc * 3 + s[k - 1 + 1] + s[w + k]) % 1000003,
+            0,
+            create(n, |k| k)
+        ));
+        accelerate!(par_loop(n, |k| tensor_set(
+            y,
+            [k],
+            if k < 2 { 0 } else { s[k - 2] * s[k + w] }
+        )));
+        let z = Tensor::<i64>::zeros(&[1]);
+        accelerate!(
+            backend = cpu,
+            seq_loop(n, |k| tensor_set(
+                z,
+                [0],
+                tensor_get(z, [0]) + if k == 0 { 1 } else { s[k - 1] }
+            ))
+        );
+        (y.to_vec(), folded, counted, z.to_vec()[0])
+    })
+}
+
+#[test]
+fn loops_read_at_negative_and_variable_offsets_agree_and_fail_as_before() {
+    let s: Vec<i64> = (0..3000).map(|k| (k * 7) % 13 - 6).collect();
+    for target in TARGETS {
+        for (n, w) in [(0, 0), (1, 3), (5, 2), (2000, 1000), (2990, 10), (3000, 0)] {
+            let u = n as usize;
+            let wu = w as usize;
+            let par: Vec<i64> = (0..u)
+                .map(|k| if k < 2 { 0 } else { s[k - 2] * s[k + wu] })
+                .collect();
+            let folded = (1..u).fold(0, |acc, k| acc + s[k] - s[k - 1] + s[k + wu]);
+            let counted = (0..u).fold(0_i64, |acc, k| (acc * 3 + s[k] + s[wu + k]) % 1000003);
+            let seq = (0..u).map(|k| if k == 0 { 1 } else { s[k - 1] }).sum();
+            let got = loop_diffs(target, &s, n, w);
+            assert_eq!(
+                got,
+                (par, folded, counted, seq),
+                "{target:?} n = {n} w = {w}"
+            );
+        }
+    }
+    same_failure(
+        "Out of bounds access in sequence: index 3000 for a sequence of length 3000",
+        || {
+            loop_diffs(current_target().unwrap(), &s, 2991, 10);
+        },
+    );
 }

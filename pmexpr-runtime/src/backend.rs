@@ -13,7 +13,7 @@ use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
 use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
 use crate::numeric::{OpenType, Scalar};
-use crate::peeled::Peeled;
+use crate::peeled::{self, Peeled};
 use crate::row::{self, RowOut};
 use crate::seq::Seq;
 use crate::site::Site;
@@ -201,6 +201,15 @@ pub trait Backend: 'static {
     fn par_loop<F>(n: i64, f: F)
     where
         F: Fn(i64) + Clone + Sync + Send;
+
+    /// `par_loop n slow` whose iterations `a..b` (clamped to `0..=n`) may run through
+    /// `fast(lo, hi)` instead, which runs the iterations `lo..hi` (the same ones: its reads of
+    /// sequences through slices of the chunk, in range there). Debug mode runs `slow` for every
+    /// iteration, as `par_loop`, recording what each touches.
+    fn par_loop_peeled<S, F>(n: i64, a: i64, b: i64, slow: S, fast: F)
+    where
+        S: Fn(i64) + Clone + Sync + Send,
+        F: Fn(usize, usize) + Clone + Sync + Send;
 
     /// `map` of a function that fills one row of `w` elements per element of `s` (given the
     /// element and its row, which starts as `U::default()`s): the rows are views of one buffer.
@@ -589,6 +598,18 @@ macro_rules! sequential_backend {
                 rows_of(0, n, w, &f)
             }
 
+            fn par_loop_peeled<S, F>(n: i64, a: i64, b: i64, slow: S, fast: F)
+            where
+                S: Fn(i64) + Clone + Sync + Send,
+                F: Fn(usize, usize) + Clone + Sync + Send,
+            {
+                if $checks {
+                    Self::par_loop(n, slow)
+                } else {
+                    crate::peeled::seq_loop_peeled(n, a, b, slow, fast)
+                }
+            }
+
             fn map_rows<'a, T, U, F>(s: &[T], w: usize, _cheap: bool, f: F) -> Seq<'a, Seq<'a, U>>
             where
                 T: Sync,
@@ -962,6 +983,28 @@ impl Backend for CpuBackend {
         Seq::from_vec(out)
     }
 
+    fn par_loop_peeled<S, F>(n: i64, a: i64, b: i64, slow: S, fast: F)
+    where
+        S: Fn(i64) + Clone + Sync + Send,
+        F: Fn(usize, usize) + Clone + Sync + Send,
+    {
+        if nesting::saturated() {
+            return SeqBackend::par_loop_peeled(n, a, b, slow, fast);
+        }
+        let (a, b) = peeled::bounds(n.max(0) as usize, a, b);
+        in_chunks(n, |lo, hi| {
+            let (slow, fast) = (slow.clone(), fast.clone());
+            let [x, y, z] = peeled::parts(a, b, lo as usize, hi as usize);
+            for i in x {
+                slow(i as i64)
+            }
+            fast(y.start, y.end);
+            for i in z {
+                slow(i as i64)
+            }
+        })
+    }
+
     fn par_loop<F>(n: i64, f: F)
     where
         F: Fn(i64) + Clone + Sync + Send,
@@ -1144,6 +1187,75 @@ mod tests {
     fn par_loop_with_negative_count_does_nothing() {
         CpuBackend::par_loop(-3, |_| panic!("no iteration"));
         SeqBackend::par_loop(-3, |_| panic!("no iteration"));
+    }
+
+    /// Which iterations of a peeled loop ran through `slow` (1) and `fast` (2), each once.
+    fn peeled_runs<B: Backend>(n: i64, a: i64, b: i64) -> Vec<i64> {
+        let ran: Vec<AtomicI64> = (0..n.max(0)).map(|_| AtomicI64::new(0)).collect();
+        let ran = &ran;
+        B::par_loop_peeled(
+            n,
+            a,
+            b,
+            move |i| {
+                ran[i as usize].fetch_add(1, Ordering::Relaxed);
+            },
+            move |lo, hi| {
+                for i in lo..hi {
+                    ran[i].fetch_add(2, Ordering::Relaxed);
+                }
+            },
+        );
+        ran.iter().map(|r| r.load(Ordering::Relaxed)).collect()
+    }
+
+    #[test]
+    fn a_peeled_loop_runs_every_iteration_once_through_the_right_body() {
+        for (n, a, b) in [
+            (0, 0, 0),
+            (-2, 0, 5),
+            (10, 1, 9),
+            (10, -4, 40),
+            (10, 7, 3),
+            (5000, 2, 4990),
+        ] {
+            let want: Vec<i64> = (0..n.max(0))
+                .map(|i| if i >= a.max(0) && i < b.min(n) { 2 } else { 1 })
+                .collect();
+            assert_eq!(peeled_runs::<SeqBackend>(n, a, b), want, "{n} {a} {b}");
+            assert_eq!(peeled_runs::<CpuBackend>(n, a, b), want, "{n} {a} {b}");
+            // Debug mode records each iteration's accesses: all through `slow`.
+            let all_slow = vec![1; n.max(0) as usize];
+            assert_eq!(
+                peeled_runs::<DebugBackend>(n, a, b),
+                all_slow,
+                "{n} {a} {b}"
+            );
+        }
+        let acc = crate::peeled::seq_loop_acc_peeled(
+            Vec::new(),
+            6,
+            2,
+            4,
+            |mut v: Vec<i64>, i| {
+                v.push(i);
+                v
+            },
+            |mut v, lo, hi| {
+                v.extend((lo..hi).map(|i| 100 + i as i64));
+                v
+            },
+        );
+        assert_eq!(acc, [0, 1, 102, 103, 4, 5]);
+        let order = std::cell::RefCell::new(Vec::new());
+        crate::peeled::seq_loop_peeled(
+            5,
+            3,
+            9,
+            |i| order.borrow_mut().push(i),
+            |lo, hi| order.borrow_mut().push(100 * (lo + hi) as i64),
+        );
+        assert_eq!(order.into_inner(), [0, 1, 2, 800]);
     }
 
     #[test]

@@ -38,8 +38,7 @@ where
     /// (`b` to `a..=n`), so any values are safe.
     #[inline(always)]
     pub fn new(n: usize, a: i64, b: i64, slow: S, fast: F) -> Self {
-        let a = a.clamp(0, n as i64) as usize;
-        let b = b.clamp(a as i64, n as i64) as usize;
+        let (a, b) = bounds(n, a, b);
         Peeled {
             n,
             a,
@@ -65,9 +64,7 @@ where
     /// (slow); each part empty where the range does not reach it.
     #[inline(always)]
     fn parts(&self, lo: usize, hi: usize) -> [Range<usize>; 3] {
-        let cut = |x: usize| x.clamp(lo, hi.max(lo));
-        let (a, b) = (cut(self.a), cut(self.b));
-        [lo..a, a..b, b..hi.max(lo)]
+        parts(self.a, self.b, lo, hi)
     }
 
     /// The elements of the positions `lo..hi`, in order.
@@ -103,6 +100,59 @@ where
         write(site, second, (self.fast)(y.start, y.end));
         write(site, third, (self.slow)(z.start, z.end));
     }
+}
+
+/// `a` and `b` clamped to `0..=n` and `a..=n`.
+#[inline(always)]
+pub(crate) fn bounds(n: usize, a: i64, b: i64) -> (usize, usize) {
+    let a = a.clamp(0, n as i64) as usize;
+    (a, b.clamp(a as i64, n as i64) as usize)
+}
+
+/// The positions `lo..hi` in three parts: before `a`, `a..b`, from `b` (`a <= b`); each part empty
+/// where the range does not reach it.
+#[inline(always)]
+pub(crate) fn parts(a: usize, b: usize, lo: usize, hi: usize) -> [Range<usize>; 3] {
+    let cut = |x: usize| x.clamp(lo, hi.max(lo));
+    let (a, b) = (cut(a), cut(b));
+    [lo..a, a..b, b..hi.max(lo)]
+}
+
+/// A counted loop over `0..n` whose body reads sequences at its variable plus offsets: the
+/// iterations `a..b` (where every such read is in range) run through `fast(lo, hi)`, which runs
+/// the iterations `lo..hi` in order with the reads through slices of the chunk; the others
+/// through `slow`, the body as written. In order: `0..a`, then `a..b`, then `b..n`.
+#[inline(always)]
+pub fn seq_loop_peeled(
+    n: i64,
+    a: i64,
+    b: i64,
+    mut slow: impl FnMut(i64),
+    fast: impl FnOnce(usize, usize),
+) {
+    let n = n.max(0) as usize;
+    let (a, b) = bounds(n, a, b);
+    (0..a as i64).for_each(&mut slow);
+    fast(a, b);
+    (b as i64..n as i64).for_each(slow);
+}
+
+/// [`seq_loop_peeled`] carrying an accumulator: `seq_loop_acc acc n f`, the iterations `a..b`
+/// through `fast(acc, lo, hi)`.
+#[inline(always)]
+pub fn seq_loop_acc_peeled<A>(
+    acc: A,
+    n: i64,
+    a: i64,
+    b: i64,
+    mut slow: impl FnMut(A, i64) -> A,
+    fast: impl FnOnce(A, usize, usize) -> A,
+) -> A {
+    let n = n.max(0) as usize;
+    let (a, b) = bounds(n, a, b);
+    let acc = (0..a as i64).fold(acc, &mut slow);
+    let acc = fast(acc, a, b);
+    (b as i64..n as i64).fold(acc, slow)
 }
 
 /// Writes `values` into every slot of `slots`: the loop over a plain slice (`zip` of two
@@ -161,7 +211,8 @@ mod tests {
                     let mut slots = vec![MaybeUninit::uninit(); hi - lo];
                     p.fill(&site(), lo, &mut slots);
                     // SAFETY: `fill` wrote every slot (it panics otherwise).
-                    let filled: Vec<i64> = slots.iter().map(|s| unsafe { s.assume_init() }).collect();
+                    let filled: Vec<i64> =
+                        slots.iter().map(|s| unsafe { s.assume_init() }).collect();
                     assert_eq!(filled, got);
                 }
             }

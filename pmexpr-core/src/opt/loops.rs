@@ -193,24 +193,21 @@ pub fn loops<'a>(
     let mut out = HashMap::new();
     for e in std::iter::once(e).chain(more) {
         e.walk(&mut |x| {
-            let (f, arity, par) = match &x.kind {
-                ExprKind::Keyword { kw, args } => match kw {
-                    Keyword::ParLoop => (&args[1], 1, true),
-                    Keyword::SeqLoop => (&args[1], 1, false),
-                    Keyword::SeqLoopAcc => (&args[2], 2, false),
-                    _ => return,
-                },
-                ExprKind::Soac(s) => match counted_fold(s) {
-                    Some(f) => (f, 2, false),
-                    None => return,
-                },
-                _ => return,
+            let Some((f, arity)) = counted_loop(x) else {
+                return;
             };
+            let par = matches!(
+                x.kind,
+                ExprKind::Keyword {
+                    kw: Keyword::ParLoop,
+                    ..
+                }
+            );
             let accesses = windowed_accesses(f, arity);
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
                 grid: if par { grid(f, numeric) } else { None },
-                reads: seq_reads(f, arity),
+                reads: loop_reads(f, arity).0,
                 accesses,
             };
             if facts != LoopFacts::default() {
@@ -261,9 +258,9 @@ pub fn element_fn(input: &Input) -> Option<(&Expr, usize)> {
 /// outside `f`; none when `f` runs a keyword or a loop (each version of the element
 /// function is then printed once). The positions where every one is in range are read through
 /// slices, the others as written ([`Facts::peeled`](super::Facts::peeled)).
-pub fn position_reads(f: &Expr) -> Vec<SeqRead> {
-    let found = reads(f, 1);
-    if found.nested || loop_parts(f, 1).is_none() {
+pub fn position_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
+    let found = reads(f, arity);
+    if found.nested || loop_parts(f, arity).is_none() {
         return Vec::new();
     }
     (found.reads.iter())
@@ -283,9 +280,37 @@ pub fn position_reads(f: &Expr) -> Vec<SeqRead> {
         .collect()
 }
 
+/// The loop function of a counted loop (`par_loop`, `seq_loop`, `seq_loop_acc`, a counted `foldl`)
+/// and its number of parameters.
+fn counted_loop(x: &Expr) -> Option<(&Expr, usize)> {
+    match &x.kind {
+        ExprKind::Keyword { kw, args } => match kw {
+            Keyword::ParLoop | Keyword::SeqLoop => Some((&args[1], 1)),
+            Keyword::SeqLoopAcc => Some((&args[2], 2)),
+            _ => None,
+        },
+        ExprKind::Soac(s) => counted_fold(s).map(|f| (f, 2)),
+        _ => None,
+    }
+}
+
+/// A counted loop's reads of sequences, served one way or the other: those one check proves in
+/// range ([`seq_reads`]) when they are all the reads slices could serve, or else every such read
+/// peeled ([`position_reads`]: at any constant offset, or a variable's).
+fn loop_reads(f: &Expr, arity: usize) -> (Vec<SeqRead>, Vec<SeqRead>) {
+    let one = seq_reads(f, arity);
+    let all = position_reads(f, arity);
+    if one.len() == all.len() {
+        (one, Vec::new())
+    } else {
+        (Vec::new(), all)
+    }
+}
+
 /// The element functions of positions in `e` and `more` (as [`loops`]) whose reads slices can
 /// serve ([`position_reads`]), by the function's node: the inputs made from positions of every
-/// consumer that reads its input in parallel (a `foldl` is a sequential loop instead).
+/// consumer that reads its input in parallel (a `foldl` is a sequential loop instead), and the
+/// functions of counted loops whose reads one check does not cover ([`LoopFacts::reads`]).
 pub fn peeled<'a>(
     e: &'a Expr,
     more: impl IntoIterator<Item = &'a Expr>,
@@ -293,6 +318,13 @@ pub fn peeled<'a>(
     let mut out = HashMap::new();
     for e in std::iter::once(e).chain(more) {
         e.walk(&mut |x| {
+            if let Some((f, arity)) = counted_loop(x) {
+                let (_, peel) = loop_reads(f, arity);
+                if !peel.is_empty() {
+                    out.insert(f.id, peel);
+                }
+                return;
+            }
             let ExprKind::Soac(s) = &x.kind else {
                 return;
             };
@@ -301,7 +333,7 @@ pub fn peeled<'a>(
             }
             for input in &s.inputs {
                 if let Some((f, _)) = element_fn(input) {
-                    let reads = position_reads(f);
+                    let reads = position_reads(f, 1);
                     if !reads.is_empty() {
                         out.insert(f.id, reads);
                     }

@@ -612,8 +612,18 @@ fn loops_share_a_line_between_accesses_of_one_row() {
 
 #[test]
 fn loops_find_the_reads_one_check_proves_in_range() {
-    // `s[k]` and `s[k + 2]`: one check, `length(s) >= n + 2`; `u` is also measured, `v` read at
-    // `k - 1` (the first iteration would fail), `w` at a computed index: none of those.
+    // `s[k]` and `s[k + 2]`: one check, `length(s) >= n + 2`; `w` at a computed index: none.
+    let (e, facts, names) = passes(quote!(seq_loop_acc(0, n, |acc, k| acc
+        + s[k]
+        + s[k + 2]
+        + w[2 * k])));
+    let reads: Vec<(String, i64)> = (facts.loops[&e.id].reads.iter())
+        .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
+        .collect();
+    assert_eq!(reads, [("s".to_string(), 0), ("s".to_string(), 2)]);
+    assert!(facts.peeled.is_empty());
+    // `u` is also measured, `v` read at `k - 1` (the first iteration would fail): one check
+    // cannot cover them, so every read at an offset is peeled instead.
     let (e, facts, names) = passes(quote!(seq_loop_acc(0, n, |acc, k| acc
         + s[k]
         + s[k + 2]
@@ -621,15 +631,21 @@ fn loops_find_the_reads_one_check_proves_in_range() {
         + length(u)
         + v[k - 1]
         + w[2 * k])));
-    let reads: Vec<(String, i64)> = (facts.loops[&e.id].reads.iter())
+    assert!(facts.loops.get(&e.id).is_none_or(|l| l.reads.is_empty()));
+    let ExprKind::Keyword { args, .. } = &e.kind else {
+        panic!("{e:?}");
+    };
+    let peeled: Vec<(String, i64)> = (facts.peeled[&args[2].id].iter())
         .map(|r| (names[r.seq.0 as usize].clone(), r.offset))
         .collect();
-    assert_eq!(reads, [("s".to_string(), 0), ("s".to_string(), 2)]);
+    let at = |x: &str, c: i64| (x.to_string(), c);
+    assert_eq!(peeled, [at("s", 0), at("s", 2), at("u", 0), at("v", -1)]);
     // A body that runs a loop of its own: none.
     let (e, facts, _) = passes(quote!(seq_loop_acc(0, n, |acc, k| acc
         + s[k]
         + seq_loop_acc(0, m, |a, j| a + j))));
     assert!(facts.loops.get(&e.id).is_none_or(|l| l.reads.is_empty()));
+    assert!(facts.peeled.is_empty());
 }
 
 #[test]
@@ -742,13 +758,18 @@ fn reads_of_positions_at_a_variable_distance_are_peeled() {
     let (f, _) = loops::element_fn(&soac.inputs[0]).expect("an element function");
     let reads: Vec<(String, i64, Option<(String, bool)>)> = (facts.peeled[&f.id].iter())
         .map(|r| {
-            let shift = r.shift.map(|sh| (names[sh.var.0 as usize].clone(), sh.minus));
+            let shift = r
+                .shift
+                .map(|sh| (names[sh.var.0 as usize].clone(), sh.minus));
             (names[r.seq.0 as usize].clone(), r.offset, shift)
         })
         .collect();
     let m = |minus| Some(("m".to_string(), minus));
     assert_eq!(
         reads,
-        [("s".to_string(), 0, m(true)), ("s".to_string(), 0, m(false))]
+        [
+            ("s".to_string(), 0, m(true)),
+            ("s".to_string(), 0, m(false))
+        ]
     );
 }

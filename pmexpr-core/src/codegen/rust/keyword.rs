@@ -6,6 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::positions::Loop;
 use super::types::result_type;
 use super::windows::Run;
 use super::{Arg, Binding, Gen};
@@ -105,7 +106,10 @@ impl Gen<'_> {
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let run = self.windowed_loop(&args[1], lines, false, &nv, Run::Parallel, |g| {
                     let (pre, f) = g.index_adaptor(&args[1], &[], &ix);
-                    quote!({ #pre B::par_loop(#nv, #f) })
+                    match g.peeled_loop(&args[1], Loop::Par, &nv, &f) {
+                        Some(run) => quote!({ #pre #run }),
+                        None => quote!({ #pre B::par_loop(#nv, #f) }),
+                    }
                 });
                 // Debug mode records the elements each iteration touches: it runs the loop as
                 // written, as does a width that `k % w` would fail on or that gives negative
@@ -121,15 +125,18 @@ impl Gen<'_> {
                 let ix = args[0].ty.clone();
                 let nv = self.fresh("n");
                 let facts = self.loop_facts(id);
-                let (run, how) = if kw == Keyword::ParLoop {
-                    (quote!(B::par_loop), Run::Parallel)
+                let (run, how, kind) = if kw == Keyword::ParLoop {
+                    (quote!(B::par_loop), Run::Parallel, Loop::Par)
                 } else {
-                    (quote!(#rt::rt::seq_loop), Run::Sequential)
+                    (quote!(#rt::rt::seq_loop), Run::Sequential, Loop::Seq)
                 };
                 let lines = (&facts.accesses[..], &facts.reads[..]);
                 let run = self.windowed_loop(&args[1], lines, facts.plain, &nv, how, |g| {
                     let (pre, f) = g.index_adaptor(&args[1], &[], &ix);
-                    quote!({ #pre #run(#nv, #f) })
+                    match g.peeled_loop(&args[1], kind, &nv, &f) {
+                        Some(run) => quote!({ #pre #run }),
+                        None => quote!({ #pre #run(#nv, #f) }),
+                    }
                 });
                 quote!({ let #nv = #n; #run })
             }
@@ -149,7 +156,13 @@ impl Gen<'_> {
                             let (pre_t, t) = g.adaptor(test, &[(args[0].ty.clone(), true, false)]);
                             quote!({ #pre #pre_t #rt::rt::seq_loop_acc_until(#accv, #nv, #t, #f) })
                         }
-                        None => quote!({ #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) }),
+                        None => {
+                            let acc = quote!(#accv);
+                            match g.peeled_loop(&args[2], Loop::Acc(&acc, &args[0].ty), &nv, &f) {
+                                Some(run) => quote!({ #pre #run }),
+                                None => quote!({ #pre #rt::rt::seq_loop_acc(#accv, #nv, #f) }),
+                            }
+                        }
                     }
                 });
                 quote!({ let #accv = #acc; let #nv = #n; #run })

@@ -13,9 +13,9 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::Gen;
-use crate::ast::{ExprKind, Input, VarId};
-use crate::opt::Shift;
+use crate::ast::{Expr, ExprKind, Input, Param, VarId};
 use crate::opt::loops::element_fn;
+use crate::opt::{SeqRead, Shift};
 use crate::types::Type;
 
 /// The second reader of an input made from positions.
@@ -40,17 +40,139 @@ impl Gen<'_> {
     pub(super) fn fast_reader(&mut self, input: &Input, n: &Ident) -> Option<Fast> {
         let (f, absorbed) = element_fn(input)?;
         let reads = self.facts.peeled.get(&f.id)?.clone();
+        let c = self.chunk(f, &reads, n, None)?;
+        let Chunk {
+            pre,
+            a,
+            b,
+            refs,
+            lo,
+            hi,
+            j,
+            cuts,
+            k_of,
+            value,
+        } = c;
+        let read = self.fresh("fast");
+        let pre = quote!(
+            #pre
+            let #read = {
+                #(#refs)*
+                move |#lo: usize, #hi: usize| {
+                    #(#cuts)*
+                    (0..#hi - #lo).map(move |#j: usize| { #k_of #value })
+                }
+            };
+        );
+        Some(Fast {
+            pre,
+            a,
+            b,
+            read,
+            absorbed,
+        })
+    }
+
+    /// A counted loop over `f` (`n: i64` iterations in the variable `n`) whose reads the
+    /// optimizer peeled: the statements before it and the runtime's peeled loop — `par_loop`
+    /// (`kind` [`Loop::Par`]), `seq_loop`, or `seq_loop_acc` from the accumulator in `acc` —
+    /// the iterations where every read is in range through a chunk's slices, `slow` (the loop
+    /// function as the runtime takes it) for the others. `None` when nothing was peeled.
+    pub(super) fn peeled_loop(
+        &mut self,
+        f: &Expr,
+        kind: Loop<'_>,
+        n: &Ident,
+        slow: &TokenStream,
+    ) -> Option<TokenStream> {
+        let reads = self.facts.peeled.get(&f.id)?.clone();
+        let rt = self.rt.clone();
+        let acc_param = match (&f.kind, &kind) {
+            (ExprKind::Lam { params, .. }, Loop::Acc(_, ty)) => Some((params.first()?, *ty)),
+            _ => None,
+        };
+        let accv = self.fresh("acc");
+        let Chunk {
+            pre,
+            a,
+            b,
+            refs,
+            lo,
+            hi,
+            j,
+            cuts,
+            k_of,
+            value,
+        } = self.chunk(f, &reads, n, acc_param.map(|(p, _)| p))?;
+        let run = match kind {
+            Loop::Par => quote!({
+                #pre
+                let __pm_fast = {
+                    #(#refs)*
+                    move |#lo: usize, #hi: usize| {
+                        #(#cuts)*
+                        for #j in 0..#hi - #lo { #k_of #value; }
+                    }
+                };
+                B::par_loop_peeled(#n, #a, #b, #slow, __pm_fast)
+            }),
+            Loop::Seq => quote!({
+                #pre
+                let __pm_fast = {
+                    #(#refs)*
+                    move |#lo: usize, #hi: usize| {
+                        #(#cuts)*
+                        for #j in 0..#hi - #lo { #k_of #value; }
+                    }
+                };
+                #rt::seq_loop_peeled(#n, #a, #b, #slow, __pm_fast)
+            }),
+            Loop::Acc(acc, ty) => {
+                let (p, _) = acc_param?;
+                let px = self.local(p.ident.id);
+                let t = self.rty(ty);
+                quote!({
+                    #pre
+                    let __pm_fast = {
+                        #(#refs)*
+                        move |#accv: #t, #lo: usize, #hi: usize| -> #t {
+                            #(#cuts)*
+                            let mut #accv = #accv;
+                            for #j in 0..#hi - #lo {
+                                #k_of
+                                let #px: #t = #accv;
+                                #accv = #value;
+                            }
+                            #accv
+                        }
+                    };
+                    #rt::seq_loop_acc_peeled(#acc, #n, #a, #b, #slow, __pm_fast)
+                })
+            }
+        };
+        Some(run)
+    }
+
+    /// The parts of a chunk of `f`'s iterations whose `reads` slices serve: `f`'s last parameter
+    /// the position, `acc` (its first, of a loop with an accumulator) bound by value.
+    fn chunk(
+        &mut self,
+        f: &Expr,
+        reads: &[SeqRead],
+        n: &Ident,
+        acc: Option<&Param>,
+    ) -> Option<Chunk> {
         let ExprKind::Lam { params, body } = &f.kind else {
             return None;
         };
-        let k = params.first()?;
+        let k = params.last()?;
         let rt = self.rt.clone();
         // Each sequence: its slice; each distinct offset of a sequence (`c`, or `c ± w`): the
         // chunk's slice of it, and the variable holding the offset (`i128`, exact).
         let mut seqs: Vec<(VarId, Ident)> = Vec::new();
         let mut parts: Vec<(VarId, i64, Option<Shift>, Ident, Ident)> = Vec::new();
         let j = self.fresh("j");
-        for r in &reads {
+        for r in reads {
             if !seqs.iter().any(|s| s.0 == r.seq) {
                 seqs.push((r.seq, self.fresh("full")));
             }
@@ -77,15 +199,17 @@ impl Gen<'_> {
             let t = self.rty(&k.ty);
             quote!(let #kx: #t = <#t as #rt::Int>::from_index((#lo + #j) as i64);)
         };
-        scope.push((
-            k.ident.id,
-            super::Binding::Value {
-                by_ref: false,
-                ty: k.ty.clone(),
-            },
-        ));
+        for p in acc.into_iter().chain([k]) {
+            scope.push((
+                p.ident.id,
+                super::Binding::Value {
+                    by_ref: false,
+                    ty: p.ty.clone(),
+                },
+            ));
+        }
         let value = self.with_scope(scope, |g| g.value(body));
-        for r in &reads {
+        for r in reads {
             self.slices.remove(&r.key);
         }
 
@@ -136,34 +260,61 @@ impl Gen<'_> {
         });
         // A chunk's slice: in range where the chunk is inside `a..b` (the runtime calls the
         // reader there, or with an empty range, for which the start is clamped to the slice).
-        let cuts = parts.iter().map(|(v, _, _, part, off)| {
-            let full = full_of(*v);
-            quote!(let #part = &#full[((#lo as i128) + #off).clamp(0, #full.len() as i128) as usize..][..#hi - #lo];)
-        });
+        let cuts: Vec<TokenStream> = (parts.iter())
+            .map(|(v, _, _, part, off)| {
+                let full = full_of(*v);
+                quote!(let #part = &#full[((#lo as i128) + #off).clamp(0, #full.len() as i128) as usize..][..#hi - #lo];)
+            })
+            .collect();
         let (a, b) = (self.fresh("a"), self.fresh("b"));
         let bounds = quote!(
             let #a: i64 = 0_i128 #(#starts)* .min(#n as i128) as i64;
             let #b: i64 = (#n as i128) #(#ends)* .max(0) as i64;
         );
-        let read = self.fresh("fast");
-        let pre = quote!(
-            #(#fulls)*
-            #(#offsets)*
-            #bounds
-            let #read = {
-                #(#refs)*
-                move |#lo: usize, #hi: usize| {
-                    #(#cuts)*
-                    (0..#hi - #lo).map(move |#j: usize| { #k_of #value })
-                }
-            };
-        );
-        Some(Fast {
-            pre,
+        Some(Chunk {
+            pre: quote!(#(#fulls)* #(#offsets)* #bounds),
             a,
             b,
-            read,
-            absorbed,
+            refs,
+            lo,
+            hi,
+            j,
+            cuts,
+            k_of,
+            value,
         })
     }
+}
+
+/// Which counted loop [`Gen::peeled_loop`] prints.
+#[derive(Clone, Copy)]
+pub(super) enum Loop<'a> {
+    /// `par_loop`.
+    Par,
+    /// `seq_loop`.
+    Seq,
+    /// `seq_loop_acc` (a counted `foldl` too): the accumulator's start (an expression of
+    /// generated code) and type.
+    Acc(&'a TokenStream, &'a Type),
+}
+
+/// A chunk of a loop's iterations whose reads slices serve.
+struct Chunk {
+    /// The statements before the loop: each sequence's slice, each offset, `a` and `b`.
+    pre: TokenStream,
+    /// The variables holding the first iteration whose reads are all in range, and the end.
+    a: Ident,
+    b: Ident,
+    /// What a `move` closure over the chunk needs first (references to what it borrows).
+    refs: Vec<TokenStream>,
+    /// The chunk's range and its own index variables.
+    lo: Ident,
+    hi: Ident,
+    j: Ident,
+    /// Each (sequence, offset)'s slice of the chunk.
+    cuts: Vec<TokenStream>,
+    /// The loop variable, of the count's type, from the chunk's index.
+    k_of: TokenStream,
+    /// The loop function's body, its reads through the slices.
+    value: TokenStream,
 }

@@ -13,7 +13,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Gen;
-use super::positions::Fast;
+use super::positions::{Fast, Loop};
 use super::types::result_type;
 use super::windows::Run;
 use crate::ast::{Form, Input, NodeId, Soac, Source, Stage};
@@ -182,10 +182,8 @@ impl Gen<'_> {
                     _ => unsupported("a `reduce` of this shape"),
                 }
             }
-            (Form::Foldl { f, acc }, [input])
-                if let Some(facts) = self.facts.loops.get(&id).cloned()
-                    && crate::opt::counted_fold(s).is_some() =>
-            {
+            (Form::Foldl { f, acc }, [input]) if crate::opt::counted_fold(s).is_some() => {
+                let facts = self.facts.loops.get(&id).cloned().unwrap_or_default();
                 // A fold over the positions themselves is a counted loop with the optimizer's
                 // facts: printed as `seq_loop_acc`, versioned for its lines and reads.
                 let a0 = self.value(acc);
@@ -208,7 +206,13 @@ impl Gen<'_> {
                             let (pre_t, t) = g.adaptor(t, &[(acc_ty.clone(), true, false)]);
                             quote!({ #pre_f #pre_t #rt::rt::seq_loop_acc_until(#accv, #n, #t, #fa) })
                         }
-                        None => quote!({ #pre_f #rt::rt::seq_loop_acc(#accv, #n, #fa) }),
+                        None => {
+                            let a0 = quote!(#accv);
+                            match g.peeled_loop(f, Loop::Acc(&a0, &acc_ty), n, &fa) {
+                                Some(run) => quote!({ #pre_f #run }),
+                                None => quote!({ #pre_f #rt::rt::seq_loop_acc(#accv, #n, #fa) }),
+                            }
+                        }
                     }
                 });
                 quote!({

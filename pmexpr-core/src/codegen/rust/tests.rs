@@ -297,7 +297,10 @@ fn reads_of_positions_get_a_second_reader() {
     // Every consumer of positions whose element function reads a sequence at the position plus
     // a constant: the runtime's `Peeled` with the reader over chunk slices.
     for (tokens, call) in [
-        (quote!(create(n, |i| s[i + 1] - s[i])), "B :: tabulate_peeled"),
+        (
+            quote!(create(n, |i| s[i + 1] - s[i])),
+            "B :: tabulate_peeled",
+        ),
         (
             quote!(map(|x| x * 2, create(n, |i| s[i - 1]))),
             "B :: tabulate_peeled",
@@ -319,4 +322,32 @@ fn reads_of_positions_get_a_second_reader() {
     let code = generated(quote!(create(n, |i| s[2 * i])));
     assert!(code.contains("B :: tabulate ("), "{code}");
     assert!(!code.contains("Peeled"), "{code}");
+}
+
+#[test]
+fn counted_loops_peel_reads_one_check_does_not_cover() {
+    for (tokens, call) in [
+        (
+            quote!(par_loop(n, |k| tensor_set(y, [k], s[k - 1]))),
+            "B :: par_loop_peeled",
+        ),
+        (
+            quote!(seq_loop(n, |k| tensor_set(y, [0], s[k + w]))),
+            "seq_loop_peeled",
+        ),
+        (
+            quote!(seq_loop_acc(0, n, |acc, k| acc + s[k - 1])),
+            "seq_loop_acc_peeled",
+        ),
+        (
+            quote!(foldl(|acc, k| acc + s[k] + length(s), 0, create(n, |k| k))),
+            "seq_loop_acc_peeled",
+        ),
+    ] {
+        let code = generated(tokens);
+        assert!(code.contains(call), "{code}");
+    }
+    // Reads one check proves in range keep that way.
+    let code = generated(quote!(seq_loop_acc(0, n, |acc, k| acc + s[k + 1])));
+    assert!(!code.contains("peeled"), "{code}");
 }
