@@ -1201,8 +1201,8 @@ mod tests {
                 ran[i as usize].fetch_add(1, Ordering::Relaxed);
             },
             move |lo, hi| {
-                for i in lo..hi {
-                    ran[i].fetch_add(2, Ordering::Relaxed);
+                for r in &ran[lo..hi] {
+                    r.fetch_add(2, Ordering::Relaxed);
                 }
             },
         );

@@ -27,6 +27,13 @@
 //! loop, with its offset from the loop variable), which also decides how a map of rows is peeled
 //! ([`crate::opt::rows`]).
 //!
+//! **Peeled reads**: where one check cannot cover every read of a counted loop at an offset (one
+//! at `k - 1`, at `k + w`, of a sequence also read otherwise), every such read is peeled instead
+//! ([`loop_reads`], [`peeled`]): before the loop the iterations `a..b` where all of them are in
+//! range are computed, and those run through slices of each chunk; the others run as written
+//! (`Backend::par_loop_peeled`, `seq_loop_peeled`, `seq_loop_acc_peeled`; debug mode runs every
+//! iteration as written).
+//!
 //! **Reads of positions**: a `create(n, g)` (or a map over the positions themselves) read in
 //! parallel, whose element function reads sequences bound outside it at the position plus a
 //! constant of either sign or plus or minus a variable bound outside it ([`position_reads`]:

@@ -756,7 +756,8 @@ fn reads_of_positions_at_a_variable_distance_are_peeled() {
         panic!("{e:?}");
     };
     let (f, _) = loops::element_fn(&soac.inputs[0]).expect("an element function");
-    let reads: Vec<(String, i64, Option<(String, bool)>)> = (facts.peeled[&f.id].iter())
+    type Seen = (String, i64, Option<(String, bool)>);
+    let reads: Vec<Seen> = (facts.peeled[&f.id].iter())
         .map(|r| {
             let shift = r
                 .shift

@@ -213,29 +213,34 @@ impl Gen<'_> {
             self.slices.remove(&r.key);
         }
 
-        // Each offset, computed once before the loop: `w` as the runtime's index (`i64`).
-        let offsets: Vec<TokenStream> = (parts.iter())
+        // Each offset, computed once before the loop: `w` as the runtime's index (`i64`), from
+        // an occurrence of it in the body (found in one walk).
+        let shifted: std::collections::HashSet<VarId> =
+            parts.iter().filter_map(|p| p.2.map(|sh| sh.var)).collect();
+        let mut occurs: std::collections::HashMap<VarId, &Expr> = Default::default();
+        if !shifted.is_empty() {
+            body.walk(&mut |x| {
+                if let ExprKind::Var { ident, .. } = &x.kind
+                    && shifted.contains(&ident.id)
+                {
+                    occurs.entry(ident.id).or_insert(x);
+                }
+            });
+        }
+        let offsets: Option<Vec<TokenStream>> = (parts.iter())
             .map(|(_, c, shift, _, off)| {
-                let w = shift.and_then(|sh| {
-                    let mut at = None;
-                    body.walk(&mut |x| {
-                        if at.is_none()
-                            && let ExprKind::Var { ident, .. } = &x.kind
-                            && ident.id == sh.var
-                        {
-                            at = Some(x);
-                        }
-                    });
-                    let w = self.index_value(at?);
-                    Some(if sh.minus {
-                        quote!(- ((#w) as i128))
-                    } else {
-                        quote!(+ ((#w) as i128))
-                    })
-                });
-                quote!(let #off: i128 = (#c as i128) #w;)
+                let w = match shift {
+                    None => quote!(),
+                    Some(sh) => {
+                        let w = self.index_value(occurs.get(&sh.var)?);
+                        let sign = if sh.minus { quote!(-) } else { quote!(+) };
+                        quote!(#sign ((#w) as i128))
+                    }
+                };
+                Some(quote!(let #off: i128 = (#c as i128) #w;))
             })
             .collect();
+        let offsets = offsets?;
         // Where `k + c` leaves the count's type (the program computes it in that type, wrapping):
         // the second reader reads the sum itself, so only below.
         let max_index = if k.ty == Type::Int {
