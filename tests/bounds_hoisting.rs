@@ -695,3 +695,50 @@ fn consumers_by_ranges_read_positions_through_slices_too() {
         }
     }
 }
+
+/// `y[i] = x[i - 1] + x[i + 1]` inside, the ends copied: a plain loop (each iteration writes its
+/// own element of `y`) whose reads of `x` are peeled, and which still runs as a plain loop.
+fn smooth_into(target: Target, x: &[f64], n: i64) -> Vec<f64> {
+    let y = Tensor::<f64>::zeros(&[n.max(0) as usize]);
+    with_target(target, || {
+        accelerate!(par_loop(n, |i| tensor_set(
+            y,
+            [i],
+            if i == 0 || i == n - 1 {
+                x[i]
+            } else {
+                0.5 * (x[i - 1] + x[i + 1])
+            }
+        )))
+    });
+    y.to_vec()
+}
+
+#[test]
+fn a_plain_loop_peels_its_reads() {
+    let x: Vec<f64> = (0..5000).map(|k| (k % 17) as f64 - 8.0).collect();
+    for n in [0_i64, 1, 2, 3, 4999, 5000] {
+        let u = n as usize;
+        let want: Vec<f64> = (0..u)
+            .map(|i| {
+                if i == 0 || i == u - 1 {
+                    x[i]
+                } else {
+                    0.5 * (x[i - 1] + x[i + 1])
+                }
+            })
+            .collect();
+        for target in TARGETS {
+            assert_eq!(smooth_into(target, &x, n), want, "{target:?} n = {n}");
+        }
+    }
+    let before = pmexpr::__private::plain_loops();
+    smooth_into(Target::Cpu, &x, 5000);
+    assert!(pmexpr::__private::plain_loops() > before, "the plain loop ran");
+    same_failure(
+        "Out of bounds access in sequence: index 5000 for a sequence of length 5000",
+        || {
+            smooth_into(current_target().unwrap(), &x, 5001);
+        },
+    );
+}

@@ -148,7 +148,7 @@ pub mod __private {
     pub use crate::numeric::{
         Arith, Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation,
     };
-    pub use crate::peeled::{Peeled, seq_loop_acc_peeled, seq_loop_peeled};
+    pub use crate::peeled::{Peeled, peel_parts, seq_loop_acc_peeled, seq_loop_peeled};
     pub use crate::reductions::{
         create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
         tabulate_reduce,

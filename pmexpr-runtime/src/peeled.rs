@@ -118,6 +118,15 @@ pub(crate) fn parts(a: usize, b: usize, lo: usize, hi: usize) -> [Range<usize>; 
     [lo..a, a..b, b..hi.max(lo)]
 }
 
+/// The iterations `lo..hi` of a loop over `0..n` in three parts: before `a`, `a..b`, from `b`
+/// (`a` and `b` clamped as [`Peeled::new`] does); a plain loop's chunk runs the middle part
+/// through slices.
+#[inline(always)]
+pub fn peel_parts(n: i64, a: i64, b: i64, lo: usize, hi: usize) -> [Range<usize>; 3] {
+    let (a, b) = bounds(n.max(0) as usize, a, b);
+    parts(a, b, lo, hi)
+}
+
 /// A counted loop over `0..n` whose body reads sequences at its variable plus offsets: the
 /// iterations `a..b` (where every such read is in range) run through `fast(lo, hi)`, which runs
 /// the iterations `lo..hi` in order with the reads through slices of the chunk; the others

@@ -40,7 +40,7 @@ impl Gen<'_> {
     pub(super) fn fast_reader(&mut self, input: &Input, n: &Ident) -> Option<Fast> {
         let (f, absorbed) = element_fn(input)?;
         let reads = self.facts.peeled.get(&f.id)?.clone();
-        let c = self.chunk(f, &reads, n, None)?;
+        let c = self.chunk(f, &reads, n, None, None)?;
         let Chunk {
             pre,
             a,
@@ -103,7 +103,7 @@ impl Gen<'_> {
             cuts,
             k_of,
             value,
-        } = self.chunk(f, &reads, n, acc_param.map(|(p, _)| p))?;
+        } = self.chunk(f, &reads, n, acc_param.map(|(p, _)| p), None)?;
         let run = match kind {
             Loop::Par => quote!({
                 #pre
@@ -155,12 +155,13 @@ impl Gen<'_> {
 
     /// The parts of a chunk of `f`'s iterations whose `reads` slices serve: `f`'s last parameter
     /// the position, `acc` (its first, of a loop with an accumulator) bound by value.
-    fn chunk(
+    pub(super) fn chunk(
         &mut self,
         f: &Expr,
         reads: &[SeqRead],
         n: &Ident,
         acc: Option<&Param>,
+        j: Option<&Ident>,
     ) -> Option<Chunk> {
         let ExprKind::Lam { params, body } = &f.kind else {
             return None;
@@ -171,7 +172,7 @@ impl Gen<'_> {
         // chunk's slice of it, and the variable holding the offset (`i128`, exact).
         let mut seqs: Vec<(VarId, Ident)> = Vec::new();
         let mut parts: Vec<(VarId, i64, Option<Shift>, Ident, Ident)> = Vec::new();
-        let j = self.fresh("j");
+        let j = j.cloned().unwrap_or_else(|| self.fresh("j"));
         for r in reads {
             if !seqs.iter().any(|s| s.0 == r.seq) {
                 seqs.push((r.seq, self.fresh("full")));
@@ -304,22 +305,22 @@ pub(super) enum Loop<'a> {
 }
 
 /// A chunk of a loop's iterations whose reads slices serve.
-struct Chunk {
+pub(super) struct Chunk {
     /// The statements before the loop: each sequence's slice, each offset, `a` and `b`.
-    pre: TokenStream,
+    pub(super) pre: TokenStream,
     /// The variables holding the first iteration whose reads are all in range, and the end.
-    a: Ident,
-    b: Ident,
+    pub(super) a: Ident,
+    pub(super) b: Ident,
     /// What a `move` closure over the chunk needs first (references to what it borrows).
-    refs: Vec<TokenStream>,
+    pub(super) refs: Vec<TokenStream>,
     /// The chunk's range and its own index variables.
-    lo: Ident,
-    hi: Ident,
-    j: Ident,
+    pub(super) lo: Ident,
+    pub(super) hi: Ident,
+    pub(super) j: Ident,
     /// Each (sequence, offset)'s slice of the chunk.
-    cuts: Vec<TokenStream>,
+    pub(super) cuts: Vec<TokenStream>,
     /// The loop variable, of the count's type, from the chunk's index.
-    k_of: TokenStream,
+    pub(super) k_of: TokenStream,
     /// The loop function's body, its reads through the slices.
-    value: TokenStream,
+    pub(super) value: TokenStream,
 }

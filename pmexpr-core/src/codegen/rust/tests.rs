@@ -347,6 +347,10 @@ fn counted_loops_peel_reads_one_check_does_not_cover() {
         let code = generated(tokens);
         assert!(code.contains(call), "{code}");
     }
+    // A plain loop peels them in each chunk.
+    let code = generated(quote!(par_loop(n, |k| tensor_set(y, [k], s[k - 1]))));
+    assert!(code.contains("plain_loop"), "{code}");
+    assert!(code.contains("peel_parts"), "{code}");
     // Reads one check proves in range keep that way.
     let code = generated(quote!(seq_loop_acc(0, n, |acc, k| acc + s[k + 1])));
     assert!(!code.contains("peeled"), "{code}");

@@ -276,6 +276,50 @@ impl Gen<'_> {
         for r in reads {
             self.slices.remove(&r.key);
         }
+        // Reads the optimizer peeled (one check does not cover them): in each chunk, the
+        // iterations where every one is in range run a second body over slices of the chunk's
+        // part (`positions.rs`), the rows cut to that part too; the others run `b`.
+        let peel = self.facts.peeled.get(&f.id).cloned();
+        let peeled = peel.and_then(|p| self.chunk(f, &p, n, None, Some(j)));
+        let (peel_pre, run) = match peeled {
+            None => (quote!(), quote!(for #j in 0..#len { #k_of #b; })),
+            Some(c) => {
+                let super::positions::Chunk {
+                    pre,
+                    a,
+                    b: end,
+                    lo: clo,
+                    hi: chi,
+                    cuts: parts_of,
+                    k_of: fast_k,
+                    value,
+                    ..
+                } = c;
+                let rows: Vec<TokenStream> = (wins.iter().zip(written))
+                    .map(|(w, &wr)| {
+                        if wr {
+                            quote!(let #w = &mut #w[__pm_pa..__pm_pb];)
+                        } else {
+                            quote!(let #w = &#w[__pm_pa..__pm_pb];)
+                        }
+                    })
+                    .collect();
+                let run = quote!(
+                    let __pm_lo = #lo as usize;
+                    let [__pm_x, __pm_y, __pm_z] = #rt::peel_parts(#n, #a, #end, __pm_lo, __pm_lo + #len);
+                    for #j in __pm_x.start - __pm_lo..__pm_x.end - __pm_lo { #k_of #b; }
+                    {
+                        let (__pm_pa, __pm_pb) = (__pm_y.start - __pm_lo, __pm_y.end - __pm_lo);
+                        #(#rows)*
+                        let (#clo, #chi): (usize, usize) = (__pm_y.start, __pm_y.end);
+                        #(#parts_of)*
+                        for #j in 0..#chi - #clo { #fast_k #value; }
+                    }
+                    for #j in __pm_z.start - __pm_lo..__pm_z.end - __pm_lo { #k_of #b; }
+                );
+                (pre, run)
+            }
+        };
 
         let full_slices = fulls.iter().map(|(v, full)| {
             let x = self.local(*v);
@@ -314,6 +358,7 @@ impl Gen<'_> {
         quote!({
             #(#refs)*
             #(#full_slices)*
+            #peel_pre
             match #rt::Plain::begin(B::PARALLEL) {
                 ::core::option::Option::Some(#guard) => {
                     // SAFETY: `Window::plain_mut`'s contract: the guard keeps every other call
@@ -328,10 +373,7 @@ impl Gen<'_> {
                         #rt::plain_loop(#n, #nested, move |#lo: i64, #len: usize, #nested| {
                             #(#cuts)*
                             #(#part_slices)*
-                            for #j in 0..#len {
-                                #k_of
-                                #b;
-                            }
+                            #run
                         });
                         true
                     }
