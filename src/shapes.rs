@@ -54,8 +54,8 @@ pub struct Entry {
     pub make: fn(Size) -> Box<dyn Shape>,
 }
 
-/// Every shape: the issue's six, the three of `benches/cpu.rs`, two `create`s that read
-/// sequences at their positions (issue 28), two loops of plain stores, then the `scan`, `filter`
+/// Every shape: the issue's six, the three of `benches/cpu.rs`, two `create`s and a `par_loop`
+/// that read sequences at their positions plus offsets (issue 28), two loops of plain stores, then the `scan`, `filter`
 /// and `scatter` shapes of issue 31.
 pub const SHAPES: &[Entry] = &[
     Entry {
@@ -112,6 +112,11 @@ pub const SHAPES: &[Entry] = &[
         name: "dot_create",
         what: "reduce(|a, b| a + b, 0, create(n, |i| x[i] * y[i])), 4*10^6 i64",
         make: |s| Box::new(DotCreate::new(s)),
+    },
+    Entry {
+        name: "smooth_par_loop",
+        what: "y[i] = (x[i - 1] + x[i + 1]) / 2 in a par_loop, the ends copied, x a Vec, 4*10^6 f64",
+        make: |s| Box::new(SmoothInto::new(s)),
     },
     Entry {
         name: "axpy_par_loop",
@@ -1011,6 +1016,74 @@ impl Shape for DotCreate {
     }
     fn output(&self, v: Variant) -> Vec<f64> {
         ints(self.out.get(v))
+    }
+}
+
+/// The three-point average written in place as a Rust user ports
+/// `y.par_iter_mut().enumerate()`: a `par_loop` writing `y[i]` from `x[i - 1]` and `x[i + 1]` of
+/// a `Vec`, its ends copied.
+pub struct SmoothInto {
+    x: Vec<f64>,
+    acc: Tensor<f64>,
+    rayon: Vec<f64>,
+    seq: Vec<f64>,
+}
+
+impl SmoothInto {
+    fn new(size: Size) -> Self {
+        let n = pick(size, 1000, 4_000_000);
+        SmoothInto {
+            x: crate::Rng::new(6).floats(n),
+            acc: Tensor::zeros(&[n]),
+            rayon: vec![0.0; n],
+            seq: vec![0.0; n],
+        }
+    }
+
+    /// The `accelerate!` site.
+    pub fn accelerated(x: &[f64], y: &Tensor<f64>) {
+        let n = x.len();
+        accelerate!(par_loop(n, |i| tensor_set(
+            y,
+            [i],
+            if i == 0 || i == n - 1 {
+                x[i]
+            } else {
+                0.5 * (x[i - 1] + x[i + 1])
+            }
+        )))
+    }
+
+    fn at(x: &[f64], i: usize) -> f64 {
+        if i == 0 || i == x.len() - 1 {
+            x[i]
+        } else {
+            0.5 * (x[i - 1] + x[i + 1])
+        }
+    }
+}
+
+impl Shape for SmoothInto {
+    fn run(&mut self, v: Variant) {
+        let x = &self.x;
+        match v {
+            Variant::Accelerated(t) => with_target(t, || Self::accelerated(x, &self.acc)),
+            Variant::Rayon => {
+                (self.rayon.par_iter_mut().enumerate()).for_each(|(i, y)| *y = Self::at(x, i))
+            }
+            Variant::Sequential => {
+                for (i, y) in self.seq.iter_mut().enumerate() {
+                    *y = Self::at(x, i);
+                }
+            }
+        }
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        match v {
+            Variant::Accelerated(_) => self.acc.to_vec(),
+            Variant::Rayon => self.rayon.clone(),
+            Variant::Sequential => self.seq.clone(),
+        }
     }
 }
 

@@ -734,7 +734,10 @@ fn a_plain_loop_peels_its_reads() {
     }
     let before = pmexpr::__private::plain_loops();
     smooth_into(Target::Cpu, &x, 5000);
-    assert!(pmexpr::__private::plain_loops() > before, "the plain loop ran");
+    assert!(
+        pmexpr::__private::plain_loops() > before,
+        "the plain loop ran"
+    );
     same_failure(
         "Out of bounds access in sequence: index 5000 for a sequence of length 5000",
         || {

@@ -71,6 +71,11 @@ fn dot_create() {
 }
 
 #[test]
+fn smooth_par_loop() {
+    shape("smooth_par_loop");
+}
+
+#[test]
 fn axpy_par_loop() {
     shape("axpy_par_loop");
 }
@@ -125,7 +130,7 @@ fn futhark_class_shapes_call_the_library() {
 /// Every shape has a test above, and the check can fail: a wrong result is caught.
 #[test]
 fn every_shape_is_tested_and_the_check_catches_a_difference() {
-    assert_eq!(SHAPES.len(), 19);
+    assert_eq!(SHAPES.len(), 20);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
     assert_eq!(

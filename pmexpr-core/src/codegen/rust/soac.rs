@@ -437,7 +437,8 @@ impl Gen<'_> {
             let peeled = self.peeled(ready, index);
             let p = format_ident!("__pm_peeled");
             // (`peeled` converts the indices.)
-            let read = quote!({ let #p = #peeled; move |#lo: usize, #hi: usize| #p.iter(#lo, #hi) });
+            let read =
+                quote!({ let #p = #peeled; move |#lo: usize, #hi: usize| #p.iter(#lo, #hi) });
             return (quote!((#n as usize)), read);
         }
         let (len, read, by_ref) = match &ready.from {
