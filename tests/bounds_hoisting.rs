@@ -745,3 +745,35 @@ fn a_plain_loop_peels_its_reads() {
         },
     );
 }
+
+/// A `foldl` over created elements that read neighbours (not over the positions themselves): in
+/// order, the peeled positions through slices.
+fn fold_of_created(target: Target, s: &[i64], n: i64) -> i64 {
+    with_target(target, || {
+        accelerate!(foldl(
+            |acc, d| (acc * 31 + d) % 1000003,
+            0,
+            create(n, |i| if i == 0 { s[i] } else { s[i] - s[i - 1] })
+        ))
+    })
+}
+
+#[test]
+fn a_fold_of_created_elements_reads_them_in_order() {
+    let s: Vec<i64> = (0..3000).map(|k| (k * 7) % 13 - 6).collect();
+    for n in [0_i64, 1, 2, 3000] {
+        let u = n as usize;
+        let want = (0..u)
+            .map(|i| if i == 0 { s[i] } else { s[i] - s[i - 1] })
+            .fold(0, |acc, d| (acc * 31 + d) % 1000003);
+        for target in TARGETS {
+            assert_eq!(fold_of_created(target, &s, n), want, "{target:?} n = {n}");
+        }
+    }
+    same_failure(
+        "Out of bounds access in sequence: index 3000 for a sequence of length 3000",
+        || {
+            fold_of_created(current_target().unwrap(), &s, 3001);
+        },
+    );
+}

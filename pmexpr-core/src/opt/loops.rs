@@ -34,8 +34,8 @@
 //! (`Backend::par_loop_peeled`, `seq_loop_peeled`, `seq_loop_acc_peeled`; debug mode runs every
 //! iteration as written).
 //!
-//! **Reads of positions**: a `create(n, g)` (or a map over the positions themselves) read in
-//! parallel, whose element function reads sequences bound outside it at the position plus a
+//! **Reads of positions**: a `create(n, g)` (or a map over the positions themselves), whatever
+//! consumes it, whose element function reads sequences bound outside it at the position plus a
 //! constant of either sign or plus or minus a variable bound outside it ([`position_reads`]:
 //! `s[k - 1]`, `s[k + w]`), gets those reads served by slices of each chunk
 //! for the positions where every one is in range; the others run as written
@@ -316,8 +316,8 @@ fn loop_reads(f: &Expr, arity: usize) -> (Vec<SeqRead>, Vec<SeqRead>) {
 
 /// The element functions of positions in `e` and `more` (as [`loops`]) whose reads slices can
 /// serve ([`position_reads`]), by the function's node: the inputs made from positions of every
-/// consumer that reads its input in parallel (a `foldl` is a sequential loop instead), and the
-/// functions of counted loops whose reads one check does not cover ([`LoopFacts::reads`]).
+/// consumer (a `foldl`'s read in order), and the functions of counted loops whose reads one
+/// check does not cover ([`LoopFacts::reads`]).
 pub fn peeled<'a>(
     e: &'a Expr,
     more: impl IntoIterator<Item = &'a Expr>,
@@ -335,9 +335,6 @@ pub fn peeled<'a>(
             let ExprKind::Soac(s) = &x.kind else {
                 return;
             };
-            if matches!(s.form, Form::Foldl { .. }) {
-                return;
-            }
             for input in &s.inputs {
                 if let Some((f, _)) = element_fn(input) {
                     let reads = position_reads(f, 1);

@@ -245,6 +245,12 @@ impl Gen<'_> {
                         let x = reference(&ready.maps, quote!(__pm_x), true);
                         quote!({ #pre_t #rt::rt::foldl_until(#src, #accv, #t, move |__pm_a, __pm_x| #fv(__pm_a, #x)) })
                     }
+                    (Elems::Range(n, _), None) if ready.fast.is_some() => {
+                        // In order: the positions before the peeled ones, those through slices,
+                        // then the rest.
+                        let peeled = self.peeled(&ready, false);
+                        quote!(#peeled.fold(0, (#n as usize), #accv, move |__pm_a, __pm_x| #fv(__pm_a, &__pm_x)))
+                    }
                     (Elems::Range(n, g), None) => {
                         let x = reference(&ready.maps, quote!(#g(__pm_j)), false);
                         quote!(#rt::rt::seq_loop_acc(#accv, #n, move |__pm_a, __pm_j| #fv(__pm_a, #x)))

@@ -313,6 +313,10 @@ fn reads_of_positions_get_a_second_reader() {
             quote!(filter(|d| d > 0, create(n, |i| s[i + 1] - s[i]))),
             "B :: filter",
         ),
+        (
+            quote!(foldl(|a, d| a + d, 0, create(n, |i| s[i + 1] - s[i]))),
+            ". fold (0",
+        ),
     ] {
         let code = generated(tokens);
         assert!(code.contains(call), "{code}");
