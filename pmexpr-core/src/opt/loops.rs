@@ -190,15 +190,16 @@ impl Grid {
     }
 }
 
-/// The facts of every counted loop of `e` and of `more` (the settled tests, which copy parts of
-/// loops' bodies), by the loop's node.
-pub fn loops<'a>(
-    e: &'a Expr,
-    more: impl IntoIterator<Item = &'a Expr>,
+/// The facts of every counted loop of `e` and of the settled tests (`settled`: the folds whose
+/// accumulator settles, which stop early and are not peeled; their tests copy parts of loops'
+/// bodies), by the loop's node.
+pub fn loops(
+    e: &Expr,
+    settled: &HashMap<NodeId, Expr>,
     numeric: &[(TyVar, Numeric)],
 ) -> HashMap<NodeId, LoopFacts> {
     let mut out = HashMap::new();
-    for e in std::iter::once(e).chain(more) {
+    for e in std::iter::once(e).chain(settled.values()) {
         e.walk(&mut |x| {
             let Some((f, arity)) = counted_loop(x) else {
                 return;
@@ -214,7 +215,7 @@ pub fn loops<'a>(
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
                 grid: if par { grid(f, numeric) } else { None },
-                reads: loop_reads(f, arity).0,
+                reads: loop_reads(f, arity, settled.contains_key(&x.id)).0,
                 accesses,
             };
             if facts != LoopFacts::default() {
@@ -302,12 +303,13 @@ fn counted_loop(x: &Expr) -> Option<(&Expr, usize)> {
 }
 
 /// A counted loop's reads of sequences, served one way or the other: those one check proves in
-/// range ([`seq_reads`]) when they are all the reads slices could serve, or else every such read
-/// peeled ([`position_reads`]: at any constant offset, or a variable's).
-fn loop_reads(f: &Expr, arity: usize) -> (Vec<SeqRead>, Vec<SeqRead>) {
+/// range ([`seq_reads`]) when they are all the reads slices could serve or the loop is a fold
+/// that may stop early (`settled`), or else every such read peeled ([`position_reads`]: at any
+/// constant offset, or a variable's).
+fn loop_reads(f: &Expr, arity: usize, settled: bool) -> (Vec<SeqRead>, Vec<SeqRead>) {
     let one = seq_reads(f, arity);
     let all = position_reads(f, arity);
-    if one.len() == all.len() {
+    if settled || one.len() == all.len() {
         (one, Vec::new())
     } else {
         (Vec::new(), all)
@@ -318,15 +320,12 @@ fn loop_reads(f: &Expr, arity: usize) -> (Vec<SeqRead>, Vec<SeqRead>) {
 /// serve ([`position_reads`]), by the function's node: the inputs made from positions of every
 /// consumer (a `foldl`'s read in order), and the functions of counted loops whose reads one
 /// check does not cover ([`LoopFacts::reads`]).
-pub fn peeled<'a>(
-    e: &'a Expr,
-    more: impl IntoIterator<Item = &'a Expr>,
-) -> HashMap<NodeId, Vec<SeqRead>> {
+pub fn peeled(e: &Expr, settled: &HashMap<NodeId, Expr>) -> HashMap<NodeId, Vec<SeqRead>> {
     let mut out = HashMap::new();
-    for e in std::iter::once(e).chain(more) {
+    for e in std::iter::once(e).chain(settled.values()) {
         e.walk(&mut |x| {
             if let Some((f, arity)) = counted_loop(x) {
-                let (_, peel) = loop_reads(f, arity);
+                let (_, peel) = loop_reads(f, arity, settled.contains_key(&x.id));
                 if !peel.is_empty() {
                     out.insert(f.id, peel);
                 }

@@ -102,8 +102,8 @@ fn cpu(mono: &Mono, ids: &mut Ids) -> Program {
     facts.rows = rows::rows(&expr, &mono.numeric);
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
-    facts.loops = loops::loops(&expr, facts.settled.values(), &mono.numeric);
-    facts.peeled = loops::peeled(&expr, facts.settled.values());
+    facts.loops = loops::loops(&expr, &facts.settled, &mono.numeric);
+    facts.peeled = loops::peeled(&expr, &facts.settled);
     Program { expr, facts }
 }
 
