@@ -1,12 +1,14 @@
-//! Inputs made from positions whose element function reads sequences at the position plus
-//! constants or plus or minus variables fixed for the loop, `s[k - 1]`, `s[k + w]` (the optimizer's [`Facts::peeled`](crate::opt::Facts::peeled)): besides the element
-//! function as written, a second reader of a range of positions `lo..hi` that takes each
-//! sequence's slice `&s[lo + c..hi + c]` once and reads it at the chunk's own index, so that the
-//! compiler sees every read in range and drops its check. The runtime's `Peeled` calls it for the
+//! Inputs made from positions, and counted loops, whose function reads sequences at its variable
+//! plus constants or plus or minus variables fixed for the loop, `s[k - 1]`, `s[k + w]` (the
+//! optimizer's [`Facts::peeled`](crate::opt::Facts::peeled)): besides the function as written, a
+//! second body over a chunk of positions `lo..hi` that takes each sequence's slice
+//! `&s[lo + c..hi + c]` once and reads it at the chunk's own index, so that the compiler sees
+//! every read in range and drops its check. The runtime (`Peeled`, `par_loop_peeled`,
+//! `seq_loop_peeled`, `seq_loop_acc_peeled`, `peel_parts` in a plain loop) runs it for the
 //! positions `a..b` where every read is in range — each offset `c` (a variable's value included)
 //! computed once before the loop, in `i128` so that no bound overflows; `a` the greatest `-c`, `b`
-//! the least `length(s) - c`, `n`, and, for a count of a narrower type than `i64`, the positions whose
-//! `k + c` fits that type (the program computes the index there, wrapping) — and the element
+//! the least `length(s) - c`, `n`, and, for a count of a narrower type than `i64`, the positions
+//! whose `k + c` fits that type (the program computes the index there, wrapping) — and the
 //! function as written for the others: a stencil's ends fail, or not, where they did.
 
 use proc_macro2::{Ident, TokenStream};
@@ -41,29 +43,12 @@ impl Gen<'_> {
         let (f, absorbed) = element_fn(input)?;
         let reads = self.facts.peeled.get(&f.id)?.clone();
         let c = self.chunk(f, &reads, n, None, None)?;
-        let Chunk {
-            pre,
-            a,
-            b,
-            refs,
-            lo,
-            hi,
-            j,
-            cuts,
-            k_of,
-            value,
-        } = c;
+        let (lo, hi, j, k_of, value) = (&c.lo, &c.hi, &c.j, &c.k_of, &c.value);
+        let elements = quote!((0..#hi - #lo).map(move |#j: usize| { #k_of #value }));
+        let reader = c.closure(quote!(), quote!(), elements);
+        let (pre, a, b) = (&c.pre, c.a.clone(), c.b.clone());
         let read = self.fresh("fast");
-        let pre = quote!(
-            #pre
-            let #read = {
-                #(#refs)*
-                move |#lo: usize, #hi: usize| {
-                    #(#cuts)*
-                    (0..#hi - #lo).map(move |#j: usize| { #k_of #value })
-                }
-            };
-        );
+        let pre = quote!(#pre let #read = #reader;);
         Some(Fast {
             pre,
             a,
@@ -88,66 +73,37 @@ impl Gen<'_> {
         let reads = self.facts.peeled.get(&f.id)?.clone();
         let rt = self.rt.clone();
         let acc_param = match (&f.kind, &kind) {
-            (ExprKind::Lam { params, .. }, Loop::Acc(_, ty)) => Some((params.first()?, *ty)),
+            (ExprKind::Lam { params, .. }, Loop::Acc(..)) => Some(params.first()?),
             _ => None,
         };
         let accv = self.fresh("acc");
-        let Chunk {
-            pre,
-            a,
-            b,
-            refs,
-            lo,
-            hi,
-            j,
-            cuts,
-            k_of,
-            value,
-        } = self.chunk(f, &reads, n, acc_param.map(|(p, _)| p), None)?;
+        let c = self.chunk(f, &reads, n, acc_param, None)?;
+        let (pre, a, b, lo, hi, j) = (&c.pre, &c.a, &c.b, &c.lo, &c.hi, &c.j);
+        let (k_of, value) = (&c.k_of, &c.value);
         let run = match kind {
-            Loop::Par => quote!({
-                #pre
-                let __pm_fast = {
-                    #(#refs)*
-                    move |#lo: usize, #hi: usize| {
-                        #(#cuts)*
-                        for #j in 0..#hi - #lo { #k_of #value; }
-                    }
+            Loop::Par | Loop::Seq => {
+                let call = match kind {
+                    Loop::Par => quote!(B::par_loop_peeled),
+                    _ => quote!(#rt::seq_loop_peeled),
                 };
-                B::par_loop_peeled(#n, #a, #b, #slow, __pm_fast)
-            }),
-            Loop::Seq => quote!({
-                #pre
-                let __pm_fast = {
-                    #(#refs)*
-                    move |#lo: usize, #hi: usize| {
-                        #(#cuts)*
-                        for #j in 0..#hi - #lo { #k_of #value; }
-                    }
-                };
-                #rt::seq_loop_peeled(#n, #a, #b, #slow, __pm_fast)
-            }),
+                let body = quote!(for #j in 0..#hi - #lo { #k_of #value; });
+                let fast = c.closure(quote!(), quote!(), body);
+                quote!({ #pre #call(#n, #a, #b, #slow, #fast) })
+            }
             Loop::Acc(acc, ty) => {
-                let (p, _) = acc_param?;
-                let px = self.local(p.ident.id);
+                let px = self.local(acc_param?.ident.id);
                 let t = self.rty(ty);
-                quote!({
-                    #pre
-                    let __pm_fast = {
-                        #(#refs)*
-                        move |#accv: #t, #lo: usize, #hi: usize| -> #t {
-                            #(#cuts)*
-                            let mut #accv = #accv;
-                            for #j in 0..#hi - #lo {
-                                #k_of
-                                let #px: #t = #accv;
-                                #accv = #value;
-                            }
-                            #accv
-                        }
-                    };
-                    #rt::seq_loop_acc_peeled(#acc, #n, #a, #b, #slow, __pm_fast)
-                })
+                let body = quote!(
+                    let mut #accv = #accv;
+                    for #j in 0..#hi - #lo {
+                        #k_of
+                        let #px: #t = #accv;
+                        #accv = #value;
+                    }
+                    #accv
+                );
+                let fast = c.closure(quote!(#accv: #t,), quote!(-> #t), body);
+                quote!({ #pre #rt::seq_loop_acc_peeled(#acc, #n, #a, #b, #slow, #fast) })
             }
         };
         Some(run)
@@ -288,6 +244,18 @@ impl Gen<'_> {
             cuts,
             k_of,
             value,
+        })
+    }
+}
+
+impl Chunk {
+    /// The `move` closure over a chunk `lo..hi`: `lead` parameters before the chunk's, `ret` its
+    /// return type (or nothing), and `body` after the chunk's slices are taken.
+    fn closure(&self, lead: TokenStream, ret: TokenStream, body: TokenStream) -> TokenStream {
+        let (refs, lo, hi, cuts) = (&self.refs, &self.lo, &self.hi, &self.cuts);
+        quote!({
+            #(#refs)*
+            move |#lead #lo: usize, #hi: usize| #ret { #(#cuts)* #body }
         })
     }
 }
