@@ -9,7 +9,7 @@
 //!
 //! Both readers give the elements of a range `lo..hi` of positions as an iterator: exactly
 //! `hi - lo` of them, in order. The backends check that count where they write slots
-//! ([`Peeled::fill`]): a reader is a closure, which the type system cannot hold to it.
+//! (`Peeled::fill`): a reader is a closure, which the type system cannot hold to it.
 
 use std::iter::Chain;
 use std::mem::MaybeUninit;

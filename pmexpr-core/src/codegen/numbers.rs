@@ -140,7 +140,7 @@ fn derive(numeric: &[(TyVar, Numeric)], choice: &mut Choice) {
 /// variable alike as far as its kind allows, for each of the 13 numbers of [`Number::ALL`] —
 /// `i64` (the default), `f64`, `i32`, `f32`, `bool`, `i8`, `i16`, `isize`, `u8`, `u16`, `u32`,
 /// `u64`, `usize` ([`uniform`]) — then the mixes, by rank: each variable's choices ordered by
-/// [`PREFERENCE`], all the mixes of its first two choices before any with a third, and so on (so
+/// `PREFERENCE`, all the mixes of its first two choices before any with a third, and so on (so
 /// a `usize` count with `f64` elements, or `i32` values beside `i64` ones, have code), at most
 /// [`MAX_INSTANTIATIONS`] in all. The uniform ones come first so that the cap never drops them:
 /// every number has code for a site whose variables are all of it; the mixes past the cap run on

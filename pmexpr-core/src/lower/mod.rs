@@ -24,7 +24,7 @@
 //!   of an inner loop to one around it (`continue 'outer`, `break 'outer`, `return` from
 //!   nested loops) ends the inner loop with a tag that the code after its call takes on.
 //!
-//! The lowering is in continuation-passing style: [`Lower::lower`] lowers an expression and hands
+//! The lowering is in continuation-passing style: `Lower::lower` lowers an expression and hands
 //! its value to a continuation, which builds what follows. User binders inside imperative code
 //! get unique names (`y'3`), so that code a continuation places inside their scope cannot be
 //! captured by them. Expressions without imperative syntax are copied with their reads renamed.

@@ -29,7 +29,7 @@
 //!
 //! **Peeled reads**: where one check cannot cover every read of a counted loop at an offset (one
 //! at `k - 1`, at `k + w`, of a sequence also read otherwise), every such read is peeled instead
-//! ([`loop_reads`], [`peeled`]): before the loop the iterations `a..b` where all of them are in
+//! (`loop_reads`, [`peeled`]): before the loop the iterations `a..b` where all of them are in
 //! range are computed, and those run through slices of each chunk; the others run as written
 //! (`Backend::par_loop_peeled`, `seq_loop_peeled`, `seq_loop_acc_peeled`; debug mode runs every
 //! iteration as written).
