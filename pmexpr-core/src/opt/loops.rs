@@ -29,7 +29,7 @@
 //!
 //! **Peeled reads**: where one check cannot cover every read of a counted loop at an offset (one
 //! at `k - 1`, at `k + w`, of a sequence also read otherwise), every such read is peeled instead
-//! (`loop_reads`, [`peeled`]): before the loop the iterations `a..b` where all of them are in
+//! (`loop_reads`, [`Facts::peeled`](super::Facts::peeled)): before the loop the iterations `a..b` where all of them are in
 //! range are computed, and those run through slices of each chunk; the others run as written
 //! (`Backend::par_loop_peeled`, `seq_loop_peeled`, `seq_loop_acc_peeled`; debug mode runs every
 //! iteration as written).
@@ -39,7 +39,7 @@
 //! constant of either sign or plus or minus a variable bound outside it ([`position_reads`]:
 //! `s[k - 1]`, `s[k + w]`), gets those reads served by slices of each chunk
 //! for the positions where every one is in range; the others run as written
-//! ([`peeled`], printed by the generator's `positions.rs`).
+//! ([`Facts::peeled`](super::Facts::peeled), printed by the generator's `positions.rs`).
 //!
 //! **Plain loops**: a `par_loop` whose windowed accesses are all rows at the loop variable itself
 //! (each iteration touches its own element of each row), at least one of them a write, whose
@@ -118,7 +118,7 @@ pub struct SeqRead {
 
 /// A read's offset from the loop variable that is a variable bound outside the loop function
 /// (`k + w`, `w + k`, `k - w`): fixed for the loop, known when it runs.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Shift {
     /// The variable.
     pub var: VarId,
@@ -192,16 +192,27 @@ impl Grid {
 
 /// The facts of every counted loop of `e` and of the settled tests (`settled`: the folds whose
 /// accumulator settles, which stop early and are not peeled; their tests copy parts of loops'
-/// bodies), by the loop's node.
+/// bodies), by the loop's node; and the functions whose reads are peeled
+/// ([`Facts::peeled`](super::Facts::peeled)), by the function's node: the element functions of
+/// the inputs made from positions of every consumer (a `foldl`'s read in order), and the
+/// functions of counted loops whose reads one check does not cover ([`LoopFacts::reads`]).
 pub fn loops(
     e: &Expr,
     settled: &HashMap<NodeId, Expr>,
     numeric: &[(TyVar, Numeric)],
-) -> HashMap<NodeId, LoopFacts> {
-    let mut out = HashMap::new();
+) -> (HashMap<NodeId, LoopFacts>, HashMap<NodeId, Vec<SeqRead>>) {
+    let (mut out, mut peeled) = (HashMap::new(), HashMap::new());
     for e in std::iter::once(e).chain(settled.values()) {
         e.walk(&mut |x| {
             let Some((f, arity)) = counted_loop(x) else {
+                if let ExprKind::Soac(s) = &x.kind {
+                    for (f, _) in s.inputs.iter().filter_map(element_fn) {
+                        let reads = position_reads(f, 1);
+                        if !reads.is_empty() {
+                            peeled.insert(f.id, reads);
+                        }
+                    }
+                }
                 return;
             };
             let par = matches!(
@@ -212,10 +223,14 @@ pub fn loops(
                 }
             );
             let accesses = windowed_accesses(f, arity);
+            let (reads, peel) = loop_reads(f, arity, settled.contains_key(&x.id));
+            if !peel.is_empty() {
+                peeled.insert(f.id, peel);
+            }
             let facts = LoopFacts {
                 plain: par && plain_eligible(f, &accesses, numeric),
                 grid: if par { grid(f, numeric) } else { None },
-                reads: loop_reads(f, arity, settled.contains_key(&x.id)).0,
+                reads,
                 accesses,
             };
             if facts != LoopFacts::default() {
@@ -223,7 +238,7 @@ pub fn loops(
             }
         });
     }
-    out
+    (out, peeled)
 }
 
 /// The function of a `foldl` over the positions `0..n` themselves (`foldl(f, acc, create(n, |k| k))`,
@@ -267,7 +282,11 @@ pub fn element_fn(input: &Input) -> Option<(&Expr, usize)> {
 /// function is then printed once). The positions where every one is in range are read through
 /// slices, the others as written ([`Facts::peeled`](super::Facts::peeled)).
 pub fn position_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
-    let found = reads(f, arity);
+    at_offsets(f, arity, &reads(f, arity))
+}
+
+/// [`position_reads`] from what [`reads`] found in `f`.
+fn at_offsets(f: &Expr, arity: usize, found: &Reads) -> Vec<SeqRead> {
     if found.nested || loop_parts(f, arity).is_none() {
         return Vec::new();
     }
@@ -302,49 +321,19 @@ fn counted_loop(x: &Expr) -> Option<(&Expr, usize)> {
     }
 }
 
-/// A counted loop's reads of sequences, served one way or the other: those one check proves in
-/// range ([`seq_reads`]) when they are all the reads slices could serve or the loop is a fold
-/// that may stop early (`settled`), or else every such read peeled ([`position_reads`]: at any
-/// constant offset, or a variable's).
+/// A counted loop's reads of sequences (one [`reads`] analysis), served one way or the other:
+/// those one check proves in range ([`one_check`]) when they are all the reads slices could serve
+/// or the loop is a fold that may stop early (`settled`), or else every such read peeled
+/// ([`position_reads`]: at any constant offset, or a variable's).
 fn loop_reads(f: &Expr, arity: usize, settled: bool) -> (Vec<SeqRead>, Vec<SeqRead>) {
-    let one = seq_reads(f, arity);
-    let all = position_reads(f, arity);
+    let found = reads(f, arity);
+    let one = one_check(f, arity, &found);
+    let all = at_offsets(f, arity, &found);
     if settled || one.len() == all.len() {
         (one, Vec::new())
     } else {
         (Vec::new(), all)
     }
-}
-
-/// The element functions of positions in `e` and `more` (as [`loops`]) whose reads slices can
-/// serve ([`position_reads`]), by the function's node: the inputs made from positions of every
-/// consumer (a `foldl`'s read in order), and the functions of counted loops whose reads one
-/// check does not cover ([`LoopFacts::reads`]).
-pub fn peeled(e: &Expr, settled: &HashMap<NodeId, Expr>) -> HashMap<NodeId, Vec<SeqRead>> {
-    let mut out = HashMap::new();
-    for e in std::iter::once(e).chain(settled.values()) {
-        e.walk(&mut |x| {
-            if let Some((f, arity)) = counted_loop(x) {
-                let (_, peel) = loop_reads(f, arity, settled.contains_key(&x.id));
-                if !peel.is_empty() {
-                    out.insert(f.id, peel);
-                }
-                return;
-            }
-            let ExprKind::Soac(s) = &x.kind else {
-                return;
-            };
-            for input in &s.inputs {
-                if let Some((f, _)) = element_fn(input) {
-                    let reads = position_reads(f, 1);
-                    if !reads.is_empty() {
-                        out.insert(f.id, reads);
-                    }
-                }
-            }
-        });
-    }
-    out
 }
 
 /// The loop variable (the last of `arity` parameters) and the body of the loop function `f`, a
@@ -489,7 +478,7 @@ pub struct Reads {
 
 /// The one analysis of a counted loop's reads: every read of a sequence bound outside the loop
 /// function `f` (`arity` parameters, the loop variable last), each with its offset from the loop
-/// variable where it is one. What one check before the loop proves in range ([`seq_reads`]) and
+/// variable where it is one. What one check before the loop proves in range (`one_check`) and
 /// how a map of rows is peeled ([`crate::opt::rows`]) both come from it.
 pub fn reads(f: &Expr, arity: usize) -> Reads {
     // The loop variable of any integer type: each user says which it takes.
@@ -529,8 +518,7 @@ pub fn reads(f: &Expr, arity: usize) -> Reads {
 /// The reads of the loop function `f` (`arity` parameters, the loop variable last) that one check
 /// before the loop proves in range ([`SeqRead`]): at `k + c`, `c >= 0`, of a sequence the body
 /// reads in no other way; none when the body runs a keyword or a loop.
-pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
-    let found = reads(f, arity);
+fn one_check(f: &Expr, arity: usize, found: &Reads) -> Vec<SeqRead> {
     if found.nested || loop_parts(f, arity).is_none() {
         return Vec::new();
     }
@@ -553,57 +541,59 @@ pub fn seq_reads(f: &Expr, arity: usize) -> Vec<SeqRead> {
         .collect()
 }
 
+/// `k`, `k + x`, `x + k` or `k - x` (`+` and `-` on `i64`, or on the integer type of the loop
+/// variable `k`): `x`, if any, and whether it is subtracted.
+fn beside_k(e: &Expr, k: VarId) -> Option<(Option<&Expr>, bool)> {
+    let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
+    if is_k(e) {
+        return Some((None, false));
+    }
+    let ExprKind::App { func, args } = &e.kind else {
+        return None;
+    };
+    use Intrinsic::{AddI, NumAdd, NumSub, SubI};
+    match (&func.kind, &args[..]) {
+        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(a) => Some((Some(b), false)),
+        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(b) => Some((Some(a), false)),
+        (ExprKind::Intrinsic(SubI | NumSub), [a, b]) if is_k(a) => Some((Some(b), true)),
+        _ => None,
+    }
+}
+
 /// `k`, `k + c`, `c + k` or `k - c`: the offset from the loop variable `k`, a constant when `c` is
 /// a literal, `None` inside when it is another value `fixed` for the loop.
 fn offset_of(x: &Expr, k: VarId, fixed: &dyn Fn(&Expr) -> bool) -> Option<Option<i64>> {
-    let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
-    if is_k(x) {
-        return Some(Some(0));
-    }
-    let ExprKind::App { func, args } = &x.kind else {
-        return None;
+    let (c, minus) = match beside_k(x, k)? {
+        (None, _) => return Some(Some(0)),
+        (Some(c), minus) => (c, minus),
     };
-    let lit = |e: &Expr| match e.kind {
-        ExprKind::Lit(Lit::Int(c)) => Some(Some(c)),
-        _ if fixed(e) => Some(None),
-        _ => None,
+    let c = match c.kind {
+        ExprKind::Lit(Lit::Int(c)) => Some(c),
+        _ if fixed(c) => None,
+        _ => return None,
     };
-    // `+` and `-` on `i64`, or on the integer type of the loop variable.
-    use Intrinsic::{AddI, NumAdd, NumSub, SubI};
-    match (&func.kind, &args[..]) {
-        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(a) => lit(b),
-        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(b) => lit(a),
-        (ExprKind::Intrinsic(SubI | NumSub), [a, b]) if is_k(a) => {
-            lit(b).map(|c| c.and_then(i64::checked_neg))
-        }
-        _ => None,
-    }
+    Some(if minus {
+        c.and_then(i64::checked_neg)
+    } else {
+        c
+    })
 }
 
 /// `k + w`, `w + k` or `k - w`, `w` a variable bound outside the loop function (free in it), of
 /// `k`'s type by inference.
 fn shift_of(x: &Expr, k: VarId, free: &std::collections::BTreeSet<VarId>) -> Option<Shift> {
-    let is_k = |x: &Expr| matches!(&x.kind, ExprKind::Var { ident, .. } if ident.id == k);
-    let var = |x: &Expr| match &x.kind {
-        ExprKind::Var { ident, .. } if free.contains(&ident.id) && index_type_or_num(&x.ty) => {
-            Some(ident.id)
-        }
-        _ => None,
-    };
-    let ExprKind::App { func, args } = &x.kind else {
+    let (Some(w), minus) = beside_k(x, k)? else {
         return None;
     };
-    use Intrinsic::{AddI, NumAdd, NumSub, SubI};
-    let (w, minus) = match (&func.kind, &args[..]) {
-        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(a) => (b, false),
-        (ExprKind::Intrinsic(AddI | NumAdd), [a, b]) if is_k(b) => (a, false),
-        (ExprKind::Intrinsic(SubI | NumSub), [a, b]) if is_k(a) => (b, true),
-        _ => return None,
-    };
-    Some(Shift {
-        var: var(w)?,
-        minus,
-    })
+    match &w.kind {
+        ExprKind::Var { ident, .. } if free.contains(&ident.id) && index_type_or_num(&w.ty) => {
+            Some(Shift {
+                var: ident.id,
+                minus,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// Whether `t` is an integer type an index may have: `i64`, one of Rust's, or one the captured

@@ -102,8 +102,7 @@ fn cpu(mono: &Mono, ids: &mut Ids) -> Program {
     facts.rows = rows::rows(&expr, &mono.numeric);
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
-    facts.loops = loops::loops(&expr, &facts.settled, &mono.numeric);
-    facts.peeled = loops::peeled(&expr, &facts.settled);
+    (facts.loops, facts.peeled) = loops::loops(&expr, &facts.settled, &mono.numeric);
     Program { expr, facts }
 }
 

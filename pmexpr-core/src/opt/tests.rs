@@ -32,8 +32,7 @@ fn passes(tokens: TokenStream) -> (Expr, Facts, Vec<String>) {
     unique("fuse", &e, &facts);
     facts.settled = settle::settled(&e, &mut ids);
     unique("settle", &e, &facts);
-    facts.loops = loops::loops(&e, &facts.settled, &m.numeric);
-    facts.peeled = loops::peeled(&e, &facts.settled);
+    (facts.loops, facts.peeled) = loops::loops(&e, &facts.settled, &m.numeric);
     (e, facts, ids.into_names())
 }
 

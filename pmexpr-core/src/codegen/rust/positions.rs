@@ -11,6 +11,8 @@
 //! whose `k + c` fits that type (the program computes the index there, wrapping) — and the
 //! function as written for the others: a stencil's ends fail, or not, where they did.
 
+use std::collections::{HashMap, HashSet};
+
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -109,6 +111,18 @@ impl Gen<'_> {
         Some(run)
     }
 
+    /// `let k = …;`: the loop variable `k` of a chunk, of the count's type, from its position
+    /// `pos` (an `i64` below the count, so that it converts exactly).
+    pub(super) fn position(&mut self, k: &Param, pos: TokenStream) -> TokenStream {
+        let kx = self.local(k.ident.id);
+        if k.ty == Type::Int {
+            quote!(let #kx: i64 = #pos;)
+        } else {
+            let (rt, t) = (&self.rt, self.rty(&k.ty));
+            quote!(let #kx: #t = <#t as #rt::Int>::from_index(#pos);)
+        }
+    }
+
     /// The parts of a chunk of `f`'s iterations whose `reads` slices serve: `f`'s last parameter
     /// the position, `acc` (its first, of a loop with an accumulator) bound by value.
     pub(super) fn chunk(
@@ -126,21 +140,22 @@ impl Gen<'_> {
         let rt = self.rt.clone();
         // Each sequence: its slice; each distinct offset of a sequence (`c`, or `c ± w`): the
         // chunk's slice of it, and the variable holding the offset (`i128`, exact).
+        // (In order of first read, found through maps: linear in the reads.)
         let mut seqs: Vec<(VarId, Ident)> = Vec::new();
         let mut parts: Vec<(VarId, i64, Option<Shift>, Ident, Ident)> = Vec::new();
+        let mut seen: HashSet<VarId> = HashSet::new();
+        let mut part_of: HashMap<(VarId, i64, Option<Shift>), Ident> = HashMap::new();
         let j = j.cloned().unwrap_or_else(|| self.fresh("j"));
         for r in reads {
-            if !seqs.iter().any(|s| s.0 == r.seq) {
+            if seen.insert(r.seq) {
                 seqs.push((r.seq, self.fresh("full")));
             }
-            let same = |p: &&(VarId, i64, Option<Shift>, Ident, Ident)| {
-                p.0 == r.seq && p.1 == r.offset && p.2 == r.shift
-            };
-            let part = match parts.iter().find(same) {
-                Some(p) => p.3.clone(),
+            let part = match part_of.get(&(r.seq, r.offset, r.shift)) {
+                Some(p) => p.clone(),
                 None => {
                     let (p, off) = (self.fresh("part"), self.fresh("off"));
                     parts.push((r.seq, r.offset, r.shift, p.clone(), off));
+                    part_of.insert((r.seq, r.offset, r.shift), p.clone());
                     p
                 }
             };
@@ -148,14 +163,7 @@ impl Gen<'_> {
         }
         let (lo, hi) = (self.fresh("lo"), self.fresh("hi"));
         let (refs, mut scope) = self.move_captures(f);
-        let kx = self.local(k.ident.id);
-        // The position, of the count's type.
-        let k_of = if k.ty == Type::Int {
-            quote!(let #kx: i64 = (#lo + #j) as i64;)
-        } else {
-            let t = self.rty(&k.ty);
-            quote!(let #kx: #t = <#t as #rt::Int>::from_index((#lo + #j) as i64);)
-        };
+        let k_of = self.position(k, quote!((#lo + #j) as i64));
         for p in acc.into_iter().chain([k]) {
             scope.push((
                 p.ident.id,
@@ -206,7 +214,8 @@ impl Gen<'_> {
             let t = self.rty(&k.ty);
             quote!(<#t as #rt::Int>::MAX_INDEX)
         };
-        let full_of = |v: VarId| seqs.iter().find(|s| s.0 == v).map(|s| s.1.clone());
+        let fulls_by: HashMap<VarId, &Ident> = seqs.iter().map(|(v, f)| (*v, f)).collect();
+        let full_of = |v: VarId| fulls_by.get(&v).copied();
         let fulls: Vec<TokenStream> = (seqs.iter())
             .map(|(v, full)| {
                 let x = self.local(*v);

@@ -429,13 +429,7 @@ impl Gen<'_> {
     fn ranges(&mut self, ready: &Ready, index: bool) -> (TokenStream, TokenStream) {
         let rt = self.rt.clone();
         let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
-        let to_index = |iter: TokenStream| {
-            if index {
-                quote!(#iter.map(#rt::Int::to_index))
-            } else {
-                iter
-            }
-        };
+        let to_index = |iter: TokenStream| as_indices(&rt, iter, index);
         if ready.fast.is_some() {
             let Elems::Range(n, _) = &ready.from else {
                 return (quote!(0usize), unsupported("a second reader of a sequence"));
@@ -473,13 +467,7 @@ impl Gen<'_> {
             return unsupported("a second reader of a sequence");
         };
         let (lo, hi) = (format_ident!("__pm_lo"), format_ident!("__pm_hi"));
-        let to_index = |iter: TokenStream| {
-            if index {
-                quote!(#iter.map(#rt::Int::to_index))
-            } else {
-                iter
-            }
-        };
+        let to_index = |iter: TokenStream| as_indices(&rt, iter, index);
         let slow = quote!((#lo..#hi).map(move |__pm_j: usize| #g(__pm_j as i64)));
         let slow = to_index(staged(slow, false, &ready.maps, &ready.filters));
         let (read, a, b, k) = (&fast.read, &fast.a, &fast.b, fast.absorbed);
@@ -517,6 +505,15 @@ impl Gen<'_> {
                 "its host code launches kernels inside the function of a parallel keyword, which the CUDA target does not run".to_string()
             });
         }
+    }
+}
+
+/// `iter`'s elements as the runtime's indices (`i64`) where `index` says so.
+fn as_indices(rt: &TokenStream, iter: TokenStream, index: bool) -> TokenStream {
+    if index {
+        quote!(#iter.map(#rt::Int::to_index))
+    } else {
+        iter
     }
 }
 

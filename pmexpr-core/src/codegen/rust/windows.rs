@@ -256,15 +256,8 @@ impl Gen<'_> {
         let (guard, lo, len) = (self.fresh("plain"), self.fresh("lo"), self.fresh("len"));
         let (refs, mut scope) = self.move_captures(f);
         let k = &params[0].ident;
-        let kx = self.local(k.id);
-        // The loop variable, of the count's type, from the position.
         let kty = params[0].ty.clone();
-        let k_of = if kty == Type::Int {
-            quote!(let #kx: i64 = #lo + #j as i64;)
-        } else {
-            let t = self.rty(&kty);
-            quote!(let #kx: #t = <#t as #rt::Int>::from_index(#lo + #j as i64);)
-        };
+        let k_of = self.position(&params[0], quote!(#lo + #j as i64));
         scope.push((
             k.id,
             super::Binding::Value {
