@@ -302,13 +302,7 @@ fn expand_pmexpr_fn_here(
     // functions as the prelude. When one of those calls this one back (mutual recursion), the
     // prelude must hold this one too, so that the group is one recursive binding: then the
     // hook's copy of it joins the prelude (the local item shadows it for the body).
-    let calls_back = |errors: &Errors| {
-        let missing = format!("the PMExpr function `{name_str}`");
-        let uses = format!("uses `{name_str}`, which is neither");
-        errors
-            .iter()
-            .any(|e| e.message.contains(&missing) || e.message.contains(&uses))
-    };
+    let calls_back = |errors: &Errors| errors.iter().any(|e| e.kind.names(&name_str));
     let compiled = match site::compile(site.clone(), alone) {
         Err((errors, _)) if cx.prelude.is_some() && calls_back(&errors) => site::compile(site, cx),
         other => other,

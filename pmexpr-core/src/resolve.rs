@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, FnDef, Ident, Pat, PatKind, VarId};
-use crate::error::{Error, Errors, SpanRange};
+use crate::error::{Error, ErrorKind, Errors, SpanRange};
 use crate::intrinsics::{Intrinsic, Keyword, all_names};
 
 /// A variable of the enclosing Rust code used by the accelerated expression.
@@ -241,7 +241,10 @@ impl Resolver {
                         let mut err = Error::new(
                             ident.span,
                             format!("cannot find the PMExpr function `{}`", ident.name),
-                        );
+                        )
+                        .kind(ErrorKind::UnknownFunction {
+                            name: ident.name.clone(),
+                        });
                         err = match suggest(&ident.name) {
                                 Some(s) => err.help(format!("did you mean `{s}`?")),
                                 None => err.help(format!(

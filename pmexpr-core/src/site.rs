@@ -8,7 +8,7 @@ use proc_macro2::{TokenStream, TokenTree};
 
 use crate::ast::{Expr, ExprKind, FnDef, ItemRef, Lit, VarId};
 use crate::classify::{Backend, Class, Classification, KeywordUse, classify};
-use crate::error::{Error, Errors, SpanRange};
+use crate::error::{Error, ErrorKind, Errors, SpanRange};
 use crate::extract::extract;
 use crate::infer::Numeric;
 use crate::lift::{Binding, Lifted, Origin, lift};
@@ -171,7 +171,9 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
             let hook: Errors = errors
                 .iter()
                 .filter_map(|e| {
-                    let name = e.message.split('`').nth(1)?;
+                    let ErrorKind::UnknownFunction { name } = &e.kind else {
+                        return None;
+                    };
                     let location = find(name)?;
                     Some(missing_hook_error(name, &location, e.span))
                 })
@@ -218,11 +220,10 @@ pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Fai
         .iter()
         .map(|w| {
             let (span, suffix) = report.place(w.binding, w.span);
-            Error::new(span, format!("{}{suffix}", w.message(backend))).help(format!(
-                "{}\nnote: {}",
-                w.help(backend),
-                report.why(forced, &classification, backend)
-            ))
+            Error::new(span, format!("{}{suffix}", w.message(backend)))
+                .kind(ErrorKind::WellFormedness)
+                .help(w.help(backend))
+                .note(report.why(forced, &classification, backend))
         })
         .collect();
     if !errors.is_empty() {
@@ -449,17 +450,24 @@ fn select_prelude(
             .or(parsed.first())
             .map(|d| d.ident.name.clone())
             .unwrap_or_default();
-        return Err(vec![Error::new(
-            use_span(&user),
-            format!(
-                "the `#[pmexpr]` function `{user}` uses `{}`, which is neither one of its parameters nor a `#[pmexpr]` function",
-                fv.name
-            ),
-        )]);
+        return Err(vec![
+            Error::new(
+                use_span(&user),
+                format!(
+                    "the `#[pmexpr]` function `{user}` uses `{}`, which is neither one of its parameters nor a `#[pmexpr]` function",
+                    fv.name
+                ),
+            )
+            .kind(ErrorKind::ItemUsesUnknown {
+                function: user.clone(),
+                name: fv.name.clone(),
+            }),
+        ]);
     }
     if let Err(es) = resolved.and_then(|r| infer::infer_in(r, records).map(|_| ())) {
         // Reported once, at the site's use of the functions.
         let names: Vec<&str> = parsed.iter().map(|d| d.ident.name.as_str()).collect();
+        let cause = es.first().map_or(ErrorKind::Other, |e| e.kind.clone());
         return Err(vec![
             Error::new(
                 names.first().map_or(site_span, |n| use_span(n)),
@@ -469,6 +477,9 @@ fn select_prelude(
                     first_message(&es)
                 ),
             )
+            .kind(ErrorKind::ItemsDoNotCompile {
+                cause: Box::new(cause),
+            })
             .help("see the errors reported at their definitions"),
         ]);
     }
@@ -563,6 +574,8 @@ mod tests {
         let Err(e) = compile_for_test(quote!(map(|x| is_even(x), s)), &[EVEN, ODD]) else {
             panic!("Futhark has no recursion: the site must be refused");
         };
+        assert_eq!(e[0].kind, ErrorKind::WellFormedness);
+        assert_eq!(e[0].notes.len(), 1, "{:?}", e[0].notes);
         assert!(
             e[0].text().contains(
                 "Well-formedness check failed for Futhark backend: Recursive let-expressions are not supported"

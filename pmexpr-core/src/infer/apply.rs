@@ -5,7 +5,7 @@
 use super::unify::{Mismatch, kind_name};
 use super::{Infer, Kind};
 use crate::ast::{Expr, ExprKind};
-use crate::error::{Error, SpanRange};
+use crate::error::{Error, ErrorKind, SpanRange};
 use crate::intrinsics::{Intrinsic, Operands};
 use crate::types::Type;
 
@@ -217,13 +217,17 @@ impl Infer<'_> {
                     tf = result;
                     continue;
                 }
-                let mut err = self.mismatch(
-                    why,
-                    arg.span,
-                    &param,
-                    &ta,
-                    &format!(" as the {} argument of {callee}", ordinal(i)),
-                );
+                let mut err = self
+                    .mismatch(
+                        why,
+                        arg.span,
+                        &param,
+                        &ta,
+                        &format!(" as the {} argument of {callee}", ordinal(i)),
+                    )
+                    .kind(ErrorKind::ArgumentMismatch {
+                        callee: callee.to_string(),
+                    });
                 if let Some(t) = twin {
                     let (p, a) = (self.shown(&param), self.shown(&ta));
                     if matches!(

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::unify::Mismatch;
 use super::{Infer, Kind, Scheme};
 use crate::ast::{Expr, ExprKind, Lit, Pat, PatKind};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::intrinsics::Intrinsic;
 use crate::types::{Label, Type};
 
@@ -336,7 +336,11 @@ impl Infer<'_> {
                 let t = self.apply(&name, span, Type::arrows(ps, r), args, None);
                 // A mismatched argument: what the keyword takes.
                 for err in &mut self.errors[before..] {
-                    if err.help.is_none() && err.message.contains(&format!("argument of {name}")) {
+                    let mismatched = matches!(
+                        &err.kind,
+                        ErrorKind::ArgumentMismatch { callee } if *callee == name
+                    );
+                    if err.help.is_none() && mismatched {
                         err.help = Some(kw.parameters().into());
                     }
                 }
