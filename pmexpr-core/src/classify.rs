@@ -172,7 +172,7 @@ mod tests {
     use quote::quote;
 
     use super::{Backend, Class};
-    use crate::site::compile_for_test;
+    use crate::pipeline::compile_for_test;
 
     fn class_of(tokens: proc_macro2::TokenStream) -> (Class, Backend) {
         let p = compile_for_test(tokens, &[]).unwrap().program.unwrap();

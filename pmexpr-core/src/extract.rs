@@ -82,7 +82,7 @@ mod tests {
 
     use super::extract;
     use crate::lift::{Binding, Lifted};
-    use crate::site::compile_for_test;
+    use crate::pipeline::compile_for_test;
 
     fn names(l: &Lifted, ids: &BTreeSet<crate::ast::VarId>) -> Vec<String> {
         let mut v: Vec<String> = ids.iter().map(|i| l.names[i.0 as usize].clone()).collect();

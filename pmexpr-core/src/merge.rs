@@ -134,7 +134,7 @@ mod tests {
 
     use super::merge;
     use crate::classify::Backend;
-    use crate::site::compile_for_test;
+    use crate::pipeline::compile_for_test;
 
     /// Two sites that use one `#[pmexpr]` function: it is extracted once, and each site keeps its
     /// own backend.

@@ -61,7 +61,8 @@ pub enum SiteFailure {
 /// Compiles every site of the registry with the crate's `#[pmexpr]` functions and `Record`
 /// structs, in registry order: what [`compile_crate`] and the GPU code generators start from.
 pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
-    use crate::site::{Context, compile};
+    use crate::pipeline::check;
+    use crate::site::Context;
     // What a site sees depends only on whether its file is a crate of its own: computed once per
     // such crate.
     let mut records = std::collections::HashMap::new();
@@ -84,7 +85,7 @@ pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
                 tokens: s.tokens.clone(),
                 result: match s.tokens.parse::<proc_macro2::TokenStream>() {
                     Err(e) => Err(SiteFailure::Unparsable(e.to_string())),
-                    Ok(tokens) => compile(tokens, cx).map_err(|(e, _)| SiteFailure::Rejected(e)),
+                    Ok(tokens) => check(tokens, cx).map_err(|(e, _)| SiteFailure::Rejected(e)),
                 },
             }
         })

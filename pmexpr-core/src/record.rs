@@ -452,7 +452,7 @@ mod tests {
             find_item: None,
             records: Some(records),
         };
-        match crate::site::compile(tokens, cx) {
+        match crate::pipeline::check(tokens, cx) {
             Ok(s) => Ok(s
                 .mono
                 .free_var_types
@@ -567,7 +567,7 @@ mod tests {
             },
             ps
         ));
-        let s = crate::site::compile(tokens, cx)
+        let s = crate::pipeline::check(tokens, cx)
             .map_err(|(e, _)| e[0].text())
             .unwrap();
         assert_eq!(

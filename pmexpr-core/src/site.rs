@@ -1,22 +1,22 @@
-//! One `accelerate!` site through the whole pipeline: parse (with the `#[pmexpr]` functions it
-//! uses), resolve, infer, monomorphize, then the paper's compile-time passes — accelerated binding
-//! and lambda lifting, extraction, classification and well-formedness.
+//! What the [`crate::pipeline`] knows of one `accelerate!` site beyond its passes: the backend a
+//! user names (`backend = …`), the `#[pmexpr]` functions it uses (its prelude, selected and
+//! checked), where a problem found in a binding is reported, the backend it gets, and the site's
+//! typed outputs ([`CompiledSite`], [`SiteProgram`]).
 
 use std::collections::{BTreeSet, HashMap};
 
 use proc_macro2::{TokenStream, TokenTree};
 
 use crate::ast::{Expr, ExprKind, FnDef, ItemRef, Lit, VarId};
-use crate::classify::{Backend, Class, Classification, KeywordUse, classify};
+use crate::classify::{Backend, Class, Classification, KeywordUse};
 use crate::error::{Error, ErrorKind, Errors, SpanRange};
-use crate::extract::extract;
 use crate::infer::Numeric;
-use crate::lift::{Binding, Lifted, Origin, lift};
+use crate::lift::{Binding, Lifted, Origin};
 use crate::mono::Mono;
 use crate::record::Records;
 use crate::resolve::FreeVar;
 use crate::types::TyVar;
-use crate::{infer, mono, parse, resolve, wellformed};
+use crate::{infer, parse, resolve, wellformed};
 
 /// A backend named by the user: `accelerate!(backend = cuda, …)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,114 +142,96 @@ pub fn split_directive(tokens: TokenStream) -> Result<(Option<Forced>, TokenStre
     Ok((Some(forced), rest))
 }
 
-/// Compiles one site.
-pub fn compile(tokens: TokenStream, cx: Context<'_>) -> Result<CompiledSite, Failure> {
-    let no_fv = |e| (e, Vec::new());
-    let (forced, tokens) = split_directive(tokens).map_err(no_fv)?;
-    let site_span = SpanRange::of(&tokens);
-    let user = parse::parse_tokens_in(tokens, cx.records).map_err(no_fv)?;
+/// The `#[pmexpr]` functions the site uses, selected and checked ([`select_prelude`]), around the
+/// user's expression as one recursive group.
+pub(crate) fn with_prelude(user: Expr, cx: Context<'_>) -> Result<(Prelude, Expr), Errors> {
     let prelude = match cx.prelude {
-        Some(items) => select_prelude(&user, items, cx.records).map_err(no_fv)?,
+        Some(items) => select_prelude(&user, items, cx.records)?,
         None => Prelude::default(),
     };
-    let expr = if prelude.fns.is_empty() {
-        user
-    } else {
-        let span = user.span;
-        Expr::new(
-            ExprKind::RecLet {
-                fns: prelude.fns.clone(),
-                body: Box::new(user),
-                scheme: Vec::new(),
-            },
-            span,
-        )
-    };
-    let resolved = resolve::resolve(expr).map_err(|errors| {
-        // Without the hook, a `#[pmexpr]` function is an unknown name: say why.
-        if let (None, Some(find)) = (cx.prelude, cx.find_item) {
-            let hook: Errors = errors
-                .iter()
-                .filter_map(|e| {
-                    let ErrorKind::UnknownFunction { name } = &e.kind else {
-                        return None;
-                    };
-                    let location = find(name)?;
-                    Some(missing_hook_error(name, &location, e.span))
-                })
-                .collect();
-            if !hook.is_empty() {
-                return (hook, Vec::new());
-            }
-        }
-        (errors, Vec::new())
-    })?;
-    let free_vars = resolved.free_vars.clone();
-    let typed = infer::infer_in(resolved, cx.records).map_err(|e| {
-        // Without the hook, a `#[pmexpr]` function looks like a captured Rust function: say so.
-        if cx.prelude.is_none()
-            && let Some(find) = cx.find_item
-        {
-            let hook = missing_hook(&free_vars, find);
-            if !hook.is_empty() {
-                return (hook, free_vars.clone());
-            }
-        }
-        (e, free_vars.clone())
-    })?;
-    let mono = mono::monomorphize(typed);
-    if forced == Some(Forced::Cpu) {
-        return Ok(CompiledSite {
-            mono,
-            forced,
-            program: None,
-        });
+    if prelude.fns.is_empty() {
+        return Ok((prelude, user));
     }
-    let lifted = lift(&mono, site_span);
-    let (extracted_ids, extracted) =
-        extract(&BTreeSet::from([lifted.accelerated]), &lifted.bindings);
-    let classification = classify(&lifted);
-    let report = Report {
-        lifted: &lifted,
-        prelude: &prelude,
-        site: site_span,
-    };
-    let backend =
-        choose_backend(forced, &classification, &report).map_err(|e| (e, free_vars.clone()))?;
-    let errors: Errors = wellformed::check(&extracted, backend)
+    let span = user.span;
+    let expr = Expr::new(
+        ExprKind::RecLet {
+            fns: prelude.fns.clone(),
+            body: Box::new(user),
+            scheme: Vec::new(),
+        },
+        span,
+    );
+    Ok((prelude, expr))
+}
+
+/// Resolution's errors, or, without the hook, that a `#[pmexpr]` function the site calls is
+/// unknown because the hook is missing.
+pub(crate) fn unresolved(errors: Errors, cx: Context<'_>) -> Errors {
+    if let (None, Some(find)) = (cx.prelude, cx.find_item) {
+        let hook: Errors = errors
+            .iter()
+            .filter_map(|e| {
+                let ErrorKind::UnknownFunction { name } = &e.kind else {
+                    return None;
+                };
+                let location = find(name)?;
+                Some(missing_hook_error(name, &location, e.span))
+            })
+            .collect();
+        if !hook.is_empty() {
+            return hook;
+        }
+    }
+    errors
+}
+
+/// Inference's errors, or, without the hook, that a `#[pmexpr]` function looks like a captured
+/// Rust function because the hook is missing.
+pub(crate) fn untyped(errors: Errors, free_vars: &[FreeVar], cx: Context<'_>) -> Errors {
+    if cx.prelude.is_none()
+        && let Some(find) = cx.find_item
+    {
+        let hook = missing_hook(free_vars, find);
+        if !hook.is_empty() {
+            return hook;
+        }
+    }
+    errors
+}
+
+/// The backend of a lifted site ([`choose_backend`] from its classification), and the errors of
+/// the well-formedness rules of that backend over what extraction kept, each reported where
+/// [`Report::place`] says.
+pub(crate) fn backend_of(
+    forced: Option<Forced>,
+    classification: &Classification,
+    extracted: &[Binding],
+    report: &Report<'_>,
+) -> Result<Backend, Errors> {
+    let backend = choose_backend(forced, classification, report)?;
+    let errors: Errors = wellformed::check(extracted, backend)
         .iter()
         .map(|w| {
             let (span, suffix) = report.place(w.binding, w.span);
             Error::new(span, format!("{}{suffix}", w.message(backend)))
                 .kind(ErrorKind::WellFormedness)
                 .help(w.help(backend))
-                .note(report.why(forced, &classification, backend))
+                .note(report.why(forced, classification, backend))
         })
         .collect();
-    if !errors.is_empty() {
-        return Err((errors, free_vars));
+    if errors.is_empty() {
+        Ok(backend)
+    } else {
+        Err(errors)
     }
-    let numeric = mono.numeric.clone();
-    Ok(CompiledSite {
-        mono,
-        forced,
-        program: Some(SiteProgram {
-            lifted,
-            extracted_ids,
-            extracted,
-            classification,
-            backend,
-            numeric,
-        }),
-    })
 }
 
 /// Where to report a problem found in a binding, and what to add to the message: problems inside a
 /// `#[pmexpr]` function are reported at the site's use of it (its own tokens are in another file).
-struct Report<'a> {
-    lifted: &'a Lifted,
-    prelude: &'a Prelude,
-    site: SpanRange,
+pub(crate) struct Report<'a> {
+    pub(crate) lifted: &'a Lifted,
+    pub(crate) prelude: &'a Prelude,
+    pub(crate) site: SpanRange,
 }
 
 impl Report<'_> {
@@ -340,7 +322,7 @@ fn choose_backend(
 
 /// The `#[pmexpr]` functions a site uses, transitively, and where the site names each.
 #[derive(Debug, Default)]
-struct Prelude {
+pub(crate) struct Prelude {
     fns: Vec<FnDef>,
     /// Function name → the site's tokens that lead to it.
     use_span: HashMap<String, SpanRange>,
@@ -513,116 +495,4 @@ fn missing_hook_error(name: &str, location: &str, span: SpanRange) -> Error {
         ),
     )
     .help(crate::error::ADD_HOOK_HELP)
-}
-
-/// Compiles a site for tests, with `#[pmexpr]` functions given as `(name, source)`.
-#[cfg(test)]
-pub(crate) fn compile_for_test(
-    tokens: TokenStream,
-    items: &[(&str, &str)],
-) -> Result<CompiledSite, Errors> {
-    let prelude: Vec<PreludeItem> = items
-        .iter()
-        .map(|(name, source)| PreludeItem {
-            name: name.to_string(),
-            location: format!("src/lib.rs ({name})"),
-            source: source.to_string(),
-        })
-        .collect();
-    compile(
-        tokens,
-        Context {
-            prelude: Some(&prelude),
-            find_item: None,
-            records: None,
-        },
-    )
-    .map_err(|(e, _)| e)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use quote::quote;
-
-    const EVEN: (&str, &str) = (
-        "is_even",
-        "fn is_even(n: i64) -> bool { if n == 0 { true } else { is_odd(n - 1) } }",
-    );
-    const ODD: (&str, &str) = (
-        "is_odd",
-        "fn is_odd(n: i64) -> bool { if n == 0 { false } else { is_even(n - 1) } }",
-    );
-
-    #[test]
-    fn mutually_recursive_pmexpr_functions_on_cuda_and_cpu_sites() {
-        let cuda = compile_for_test(
-            quote!(par_loop(n, |i| tensor_set(
-                t,
-                [i],
-                if is_even(i) { 1 } else { 0 }
-            ))),
-            &[EVEN, ODD],
-        );
-        assert!(cuda.is_ok(), "{:?}", cuda.err().map(|e| e[0].text()));
-        let cpu = compile_for_test(quote!(backend = cpu, is_odd(k)), &[EVEN, ODD]);
-        assert!(cpu.is_ok(), "{:?}", cpu.err().map(|e| e[0].text()));
-    }
-
-    #[test]
-    fn mutually_recursive_pmexpr_functions_on_a_futhark_site_are_refused() {
-        let Err(e) = compile_for_test(quote!(map(|x| is_even(x), s)), &[EVEN, ODD]) else {
-            panic!("Futhark has no recursion: the site must be refused");
-        };
-        assert_eq!(e[0].kind, ErrorKind::WellFormedness);
-        assert_eq!(e[0].notes.len(), 1, "{:?}", e[0].notes);
-        assert!(
-            e[0].text().contains(
-                "Well-formedness check failed for Futhark backend: Recursive let-expressions are not supported"
-            ),
-            "{}",
-            e[0].text()
-        );
-    }
-
-    #[test]
-    fn a_pmexpr_function_expands_with_its_mutually_recursive_partner() {
-        let prelude: Vec<PreludeItem> = [EVEN, ODD]
-            .iter()
-            .map(|(name, source)| PreludeItem {
-                name: name.to_string(),
-                location: format!("src/lib.rs ({name})"),
-                source: source.to_string(),
-            })
-            .collect();
-        let item: TokenStream = EVEN.1.parse().unwrap();
-        let out = crate::expand_pmexpr_fn(
-            TokenStream::new(),
-            item,
-            &quote!(::pmexpr::__private),
-            Context {
-                prelude: Some(&prelude),
-                ..Context::default()
-            },
-        )
-        .to_string();
-        assert!(!out.contains("compile_error"), "{out}");
-        // Without its partner in the crate, the call back is an unknown function.
-        let alone = &prelude[..1];
-        let item: TokenStream = EVEN.1.parse().unwrap();
-        let out = crate::expand_pmexpr_fn(
-            TokenStream::new(),
-            item,
-            &quote!(::pmexpr::__private),
-            Context {
-                prelude: Some(alone),
-                ..Context::default()
-            },
-        )
-        .to_string();
-        assert!(
-            out.contains("cannot find the PMExpr function `is_odd`"),
-            "{out}"
-        );
-    }
 }

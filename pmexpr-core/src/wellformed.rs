@@ -554,7 +554,7 @@ fn elem_is_arrow(t: &Type) -> bool {
 mod tests {
     use quote::quote;
 
-    use crate::site::compile_for_test;
+    use crate::pipeline::compile_for_test;
 
     /// The errors of a site that must be rejected.
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<crate::error::Error> {

@@ -21,6 +21,7 @@
 mod expr;
 mod func;
 mod imperative;
+mod item;
 mod method;
 pub mod nesting;
 mod pat;
@@ -29,6 +30,7 @@ mod stmt;
 mod structs;
 mod ty;
 
+pub use item::pmexpr_fn_params;
 pub use structs::{parse_field_type, record_def};
 
 use syn::Expr as SynExpr;
@@ -38,16 +40,22 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::node::mk;
 use crate::record::Records;
 
-/// Parses a PMExpr expression; `records` are the derived structs it can name (`None` when the
-/// crate has no build hook).
+/// Parses a PMExpr expression, then lowers its imperative forms ([`crate::lower`]); `records`
+/// are the derived structs it can name (`None` when the crate has no build hook).
 pub fn parse_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors> {
+    crate::lower::lower_expr(syntax_expr(e, records)?)
+}
+
+/// Parses a PMExpr expression as written: its imperative forms (`let mut`, assignments, loops)
+/// are [`ExprKind::Imp`] nodes, which [`crate::lower`] rewrites.
+fn syntax_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors> {
     let mut p = Parser {
         records,
         ..Parser::default()
     };
     let out = p.expr(e);
     if p.errors.is_empty() {
-        crate::lower::lower_expr(out)
+        Ok(out)
     } else {
         Err(p.errors)
     }
@@ -58,12 +66,18 @@ pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
     parse_tokens_in(tokens, None)
 }
 
-/// Parses the token stream given to `accelerate!`; `records` are the derived structs it can name
-/// (`None` when the crate has no build hook).
+/// Parses the token stream given to `accelerate!` and lowers it; `records` are the derived
+/// structs it can name (`None` when the crate has no build hook).
 pub fn parse_tokens_in(
     tokens: proc_macro2::TokenStream,
     records: Option<&Records>,
 ) -> Result<Expr, Errors> {
+    crate::lower::lower_expr(syntax(tokens, records)?)
+}
+
+/// The pipeline's `parse` stage: the token stream given to `accelerate!` as written (see
+/// [`syntax_expr`]); `records` are the derived structs it can name.
+pub fn syntax(tokens: proc_macro2::TokenStream, records: Option<&Records>) -> Result<Expr, Errors> {
     if tokens.is_empty() {
         return Err(vec![
             Error::new(
@@ -81,7 +95,7 @@ pub fn parse_tokens_in(
                 format!("this is not a Rust expression: {e}"),
             )]
         })?;
-        parse_expr(&e, records)
+        syntax_expr(&e, records)
     };
     nesting::with_parse_stack(&tokens, parse)?
 }

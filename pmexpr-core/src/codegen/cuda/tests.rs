@@ -160,7 +160,7 @@ fn golden_corpus() {
 
 /// The CUDA of one site written with `quote!`, default instantiation.
 fn cuda_of(tokens: TokenStream) -> std::result::Result<CudaModule, CudaGenError> {
-    let site = crate::site::compile_for_test(tokens, &[]).expect("the site compiles");
+    let site = crate::pipeline::compile_for_test(tokens, &[]).expect("the site compiles");
     let program = site.program.expect("not backend = cpu");
     generate(
         &program,
@@ -262,7 +262,7 @@ fn unsupported_constructs_are_errors_not_panics() {
     .unwrap_err();
     assert!(e.message.contains("sequence literal"), "{}", e.message);
     // A numeric type variable without an instantiation (the literal count is an `i64`).
-    let site = crate::site::compile_for_test(
+    let site = crate::pipeline::compile_for_test(
         quote!(par_loop(8, |i| tensor_set(y, [i], a * tensor_get(y, [i])))),
         &[],
     )
@@ -378,7 +378,7 @@ fn instantiations_cover_the_runtime_types() {
 /// wrapping helpers, `float` literals, and a literal too big for an `i32` as a check.
 #[test]
 fn narrow_numbers_are_not_widened() {
-    let site = crate::site::compile_for_test(
+    let site = crate::pipeline::compile_for_test(
         quote!(par_loop(n, |i| {
             let x = tensor_get(t, [i]);
             tensor_set(t, [i], -(x * 3 + x / 2) + get(s, i))
@@ -421,7 +421,7 @@ fn narrow_numbers_are_not_widened() {
     // The index arithmetic stays 64-bit, the numbers' literals are `int`s.
     assert!(own.contains(", 3)") && !own.contains("3LL"), "{own}");
 
-    let site = crate::site::compile_for_test(
+    let site = crate::pipeline::compile_for_test(
         quote!(par_loop(n, |i| tensor_set(
             t,
             [i],
@@ -431,7 +431,7 @@ fn narrow_numbers_are_not_widened() {
     );
     // An integer literal where a float is: rejected before code generation.
     assert!(site.is_err());
-    let site = crate::site::compile_for_test(
+    let site = crate::pipeline::compile_for_test(
         quote!(par_loop(n, |i| {
             let k = tensor_get(u, [i]) + 3000000000;
             tensor_set(t, [i], tensor_get(t, [i]) * 0.1 + 1e39)

@@ -10,7 +10,8 @@ use super::code::{comment, lit, stem};
 use super::*;
 use crate::ast::Lit;
 use crate::merge::{CrateProgram, merge};
-use crate::site::{SiteProgram, compile_for_test};
+use crate::pipeline::compile_for_test;
+use crate::site::SiteProgram;
 
 /// The merged program of `sites` (name, tokens), with `#[pmexpr]` functions `items`.
 fn program(sites: &[(&str, TokenStream)], items: &[(&str, &str)]) -> CrateProgram {

@@ -10,7 +10,8 @@ use super::*;
 use crate::classify::Backend;
 use crate::codegen::{cuda, futhark};
 use crate::merge::merge;
-use crate::site::{SiteProgram, compile_for_test};
+use crate::pipeline::compile_for_test;
+use crate::site::SiteProgram;
 
 /// The Rust types the runtime's trait of each kind is implemented for (`pmexpr_runtime::numeric`:
 /// `Num`, `Scalar`, `Int`, `Float`), as their `Scalar::NUMBER`: what rustc may pick for a

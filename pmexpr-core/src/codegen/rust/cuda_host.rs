@@ -410,7 +410,7 @@ mod tests {
     use super::*;
     use crate::codegen::cuda::{GENERATED, default_instantiation};
     use crate::cuda_manifest::ManifestSite;
-    use crate::site::compile_for_test;
+    use crate::pipeline::compile_for_test;
 
     const NAME: &str = "src/lib.rs:1:1";
 

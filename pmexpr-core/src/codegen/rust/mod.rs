@@ -57,6 +57,7 @@ use crate::types::{TyVar, Type};
 mod bind;
 mod code;
 pub mod cuda_host;
+pub mod derive;
 mod expr;
 mod func;
 pub mod futhark_host;
@@ -76,7 +77,7 @@ mod windows;
 
 pub use self::code::{user_ident, user_place};
 pub use self::host::cuda_host_problem;
-pub use self::site::generate_site;
+pub use self::site::{error_expansion, generate_site};
 
 /// Where the build hook wrote a site's CUDA modules and Futhark glue, and what the site is called
 /// there.

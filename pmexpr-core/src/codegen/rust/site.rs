@@ -359,3 +359,22 @@ fn open_holder(mono: &Mono, v: crate::types::TyVar) -> Option<(&str, &crate::typ
         })
         .map(|(fv, t)| (fv.name.as_str(), t))
 }
+
+/// The expansion of errors: `compile_error!`s at the user's tokens followed by a value of type `!`,
+/// so that no follow-on type error hides the real ones.
+pub fn error_expansion(
+    errors: &[crate::error::Error],
+    free_vars: &[crate::resolve::FreeVar],
+) -> TokenStream {
+    let errors = crate::error::to_compile_errors(errors);
+    // Keep the captured variables used, so that no "unused variable" warning joins the errors; a
+    // variable that does not exist is reported at its own name.
+    let uses = free_vars.iter().map(|fv| {
+        let n = super::user_place(&fv.name, fv.uses[0]);
+        quote!(let _ = &#n;)
+    });
+    // A closure that never returns, called: its result type is inferred from the context, so the
+    // expansion fits wherever the value was expected, and, unlike a bare `loop {}`, the code after
+    // it is not reported as unreachable.
+    quote!({ #errors #(#uses)* #[allow(unreachable_code)] (|| loop {})() })
+}
