@@ -688,6 +688,8 @@ fn type_vars(t: &Type, out: &mut BTreeSet<TyVar>) {
 mod code;
 mod entry;
 mod expr;
+mod intrinsic;
+mod keyword;
 
 #[cfg(test)]
 mod tests;
