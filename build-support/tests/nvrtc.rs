@@ -74,12 +74,21 @@ fn all_modules() -> Vec<(String, CudaModule)> {
     golden.into_iter().chain(sites).collect()
 }
 
+/// Whether `tool` must be found here: named in `PMEXPR_REQUIRE` (comma-separated; CI sets it, so
+/// that the check fails where it would skip).
+fn required(tool: &str) -> bool {
+    std::env::var("PMEXPR_REQUIRE").is_ok_and(|v| v.split(',').any(|t| t.trim() == tool))
+}
+
 #[test]
 fn every_generated_kernel_compiles_with_nvrtc() {
     // Generation itself needs no NVRTC: check it everywhere.
     let modules = all_modules();
     let nvrtc = match nvrtc::nvrtc() {
         Ok(n) => n,
+        Err(e @ NvrtcError::NotFound { .. }) if required("nvrtc") => {
+            panic!("NVRTC is required here (PMEXPR_REQUIRE): {e}")
+        }
         Err(e @ NvrtcError::NotFound { .. }) => {
             println!(
                 "skipped: NVRTC compile check ({} modules generated): {e}",
@@ -175,6 +184,7 @@ fn every_generated_kernel_compiles_with_nvrtc() {
 #[test]
 fn compile_errors_carry_the_log() {
     let Ok(nvrtc) = nvrtc::nvrtc() else {
+        assert!(!required("nvrtc"), "NVRTC is required here (PMEXPR_REQUIRE)");
         println!("skipped: NVRTC not found");
         return;
     };

@@ -74,6 +74,13 @@ pub fn futhark_target() -> Option<Target> {
     })
 }
 
+/// Whether `tool` must be found here: named in `PMEXPR_REQUIRE` (comma-separated; CI sets it, so
+/// that a test fails where it would skip for want of a tool the machine must have).
+#[allow(dead_code)]
+pub fn required(tool: &str) -> bool {
+    std::env::var("PMEXPR_REQUIRE").is_ok_and(|v| v.split(',').any(|t| t.trim() == tool))
+}
+
 /// The CUDA targets this machine can run — the GPU when the probe finds one, the emulator when a
 /// C++ compiler is found — each said once when it is skipped.
 #[allow(dead_code)]
@@ -89,6 +96,9 @@ pub fn cuda_targets() -> Vec<Target> {
             }
             match pmexpr::cuda::emulator::emulator() {
                 Ok(_) => t.push(Target::CudaEmulator),
+                Err(why) if required("cuda-emulator") => {
+                    panic!("the cuda-emulator target is required here (PMEXPR_REQUIRE): {why}")
+                }
                 Err(why) => eprintln!("skipped: the cuda-emulator target ({why})"),
             }
             t
