@@ -184,7 +184,10 @@ fn every_generated_kernel_compiles_with_nvrtc() {
 #[test]
 fn compile_errors_carry_the_log() {
     let Ok(nvrtc) = nvrtc::nvrtc() else {
-        assert!(!required("nvrtc"), "NVRTC is required here (PMEXPR_REQUIRE)");
+        assert!(
+            !required("nvrtc"),
+            "NVRTC is required here (PMEXPR_REQUIRE)"
+        );
         println!("skipped: NVRTC not found");
         return;
     };

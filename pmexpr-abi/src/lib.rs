@@ -222,6 +222,39 @@ impl Number {
     pub const fn is_arithmetic(self) -> bool {
         !matches!(self.facts().kind, Kind::Bool)
     }
+
+    /// The arithmetic numbers (all but `bool`) in the order Rust's documentation lists them:
+    /// signed integers by width, then unsigned ones, then floats, the pointer-sized integer after
+    /// the 64-bit one — for the texts that name them all.
+    pub fn arithmetic() -> Vec<Number> {
+        let mut all: Vec<Number> = Number::ALL
+            .into_iter()
+            .filter(|n| n.is_arithmetic())
+            .collect();
+        all.sort_by_key(|n| {
+            let class = if n.is_float() {
+                2
+            } else if n.is_unsigned() {
+                1
+            } else {
+                0
+            };
+            (class, n.size(), n.rust_name().ends_with("size"))
+        });
+        all
+    }
+
+    /// The names of [`Number::arithmetic`] in a sentence: `"i8, i16, …, f32 {last} f64"`.
+    pub fn arithmetic_names(last: &str) -> String {
+        let names: Vec<&str> = Number::arithmetic()
+            .into_iter()
+            .map(Number::rust_name)
+            .collect();
+        match names.split_last() {
+            Some((tail, rest)) if !rest.is_empty() => format!("{} {last} {tail}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
 }
 
 impl fmt::Display for Number {
@@ -233,6 +266,14 @@ impl fmt::Display for Number {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_arithmetic_numbers_are_named_in_rusts_order() {
+        assert_eq!(
+            Number::arithmetic_names("and"),
+            "i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 and f64"
+        );
+    }
 
     #[test]
     fn all_lists_every_variant_once_in_declaration_order() {

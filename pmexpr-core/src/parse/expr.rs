@@ -162,7 +162,7 @@ impl Parser<'_> {
                             return self.error_help(
                                 sp,
                                 format!("`{s}` literals are not supported inside `accelerate!`"),
-                                SUFFIX_HELP,
+                                suffix_help(),
                             );
                         }
                     },
@@ -215,7 +215,7 @@ impl Parser<'_> {
                         return self.error_help(
                             sp,
                             format!("`{s}` literals are not supported inside `accelerate!`"),
-                            SUFFIX_HELP,
+                            suffix_help(),
                         );
                     }
                 };
@@ -326,7 +326,7 @@ impl Parser<'_> {
                         "the operator `{}` is not supported inside `accelerate!`",
                         b.op.to_token_stream_string()
                     ),
-                    OPERATOR_HELP,
+                    operator_help(),
                 );
             }
         };
@@ -449,9 +449,13 @@ impl Parser<'_> {
     }
 }
 
-/// The operators inside `accelerate!` and their types, for the help of an operator error.
 /// What a literal's suffix may be.
-const SUFFIX_HELP: &str = "a literal's suffix names its type: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 or f64; without one, the type comes from where the literal is used";
+fn suffix_help() -> String {
+    format!(
+        "a literal's suffix names its type: {}; without one, the type comes from where the literal is used",
+        Number::arithmetic_names("or")
+    )
+}
 
 /// A literal written with a suffix (`3u8`, `2.5f32`): `l as n`, which is `l` itself (the
 /// parser checked that it fits), of the suffix's type whatever the context.
@@ -473,7 +477,18 @@ fn range_text(n: Number) -> String {
     format!("{lo}..={hi}")
 }
 
-pub(crate) const OPERATOR_HELP: &str = "inside `accelerate!`: + - * / % on numbers (i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64); == != on numbers and bool; < <= > >= on numbers; & | ^ on integers and bool; << >> and ! on integers (! also on bool); && || on bool; values are immutable";
+/// The operators inside `accelerate!` and the types they take, for the help of an operator
+/// error.
+pub(crate) fn operator_help() -> String {
+    let numbers: Vec<&str> = Number::arithmetic()
+        .into_iter()
+        .map(Number::rust_name)
+        .collect();
+    format!(
+        "inside `accelerate!`: + - * / % on numbers ({}); == != on numbers and bool; < <= > >= on numbers; & | ^ on integers and bool; << >> and ! on integers (! also on bool); && || on bool; values are immutable",
+        numbers.join(" ")
+    )
+}
 
 trait TokenString {
     fn to_token_stream_string(&self) -> String;

@@ -140,8 +140,14 @@ impl Parser<'_> {
         let Some(f) = target else {
             return self.error_help(
                 at,
-                format!("`as {}` is not supported inside `accelerate!`", c.ty.to_token_stream()),
-                "`as` converts numbers and bool to a number: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 or f64",
+                format!(
+                    "`as {}` is not supported inside `accelerate!`",
+                    c.ty.to_token_stream()
+                ),
+                format!(
+                    "`as` converts numbers and bool to a number: {}",
+                    Number::arithmetic_names("or")
+                ),
             );
         };
         let x = self.expr(&c.expr);

@@ -87,9 +87,10 @@ impl Parser<'_> {
                                 span(t),
                                 format!("`{name}` is not supported inside `accelerate!`"),
                             )
-                            .help(
-                                "numbers inside `accelerate!` are i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32 and f64 (no GPU target has 128-bit or half-precision arithmetic in common)",
-                            ),
+                            .help(format!(
+                                "numbers inside `accelerate!` are {} (no GPU target has 128-bit or half-precision arithmetic in common)",
+                                Number::arithmetic_names("and")
+                            )),
                         );
                         TypeAnn::Infer
                     }
