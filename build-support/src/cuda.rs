@@ -21,9 +21,9 @@ use crate::write::write_output_file;
 /// newer ones.
 pub(crate) const ARCH: &str = "compute_80";
 
-/// Writes the modules of the CUDA-class sites, compiles the changed ones (on every core) and
-/// writes the manifest; returns warnings.
-pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
+/// Writes the modules of the CUDA-class sites, compiles the changed ones (on every core; with
+/// `ptx` only) and writes the manifest; returns warnings.
+pub(crate) fn build(out_dir: &Path, sites: &[CrateSite], ptx: bool) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut manifest = CudaManifest::default();
     let mut generated = Vec::new();
@@ -55,7 +55,7 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite]) -> Vec<String> {
         .collect();
     let mut results = crate::cores::on_every_core(&jobs, |(site, relative, module)| {
         let mut w = Vec::new();
-        let r = write_module(out_dir, site, relative, module, &mut w);
+        let r = write_module(out_dir, site, relative, module, ptx, &mut w);
         (r, w)
     })
     .into_iter();
@@ -103,6 +103,7 @@ fn write_module(
     site: &str,
     relative: &str,
     module: &Source<'_>,
+    compile: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, String> {
     let ptx = format!("{}/{}.ptx", CudaManifest::DIR, module.namespace);
@@ -111,7 +112,8 @@ fn write_module(
     if !changed && ptx_path.exists() {
         return Ok(Some(ptx));
     }
-    let Ok(nvrtc) = nvrtc::nvrtc() else {
+    let nvrtc = nvrtc::nvrtc().ok().filter(|_| compile);
+    let Some(nvrtc) = nvrtc else {
         // Compiled at the first call instead; a stale PTX must not outlive its source.
         let _ = std::fs::remove_file(&ptx_path);
         return Ok(None);

@@ -83,6 +83,10 @@ struct Flags {
     /// `PMEXPR_FUTHARK` or `PMEXPR_FUTHARK_BACKEND` is set: the user asked for the Futhark
     /// backend, so its absence is worth a warning.
     futhark_asked: bool,
+    /// `PMEXPR_PTX=0`: the CUDA modules are not compiled to PTX here even where NVRTC is found
+    /// (the runtime compiles a module's source at its first call), as a build that never runs
+    /// them on a GPU (a check, a CI run whose NVRTC test compiles every module anyway) wants.
+    no_ptx: bool,
 }
 
 impl Build {
@@ -131,6 +135,7 @@ impl Build {
             futhark_asked: ["PMEXPR_FUTHARK", "PMEXPR_FUTHARK_BACKEND"]
                 .iter()
                 .any(|v| env::var_os(v).is_some_and(|v| !v.is_empty())),
+            no_ptx: env::var_os("PMEXPR_PTX").is_some_and(|v| v == "0"),
         };
         for line in self.run(Path::new(&root), Path::new(&out_dir), flags) {
             println!("{line}");
@@ -179,7 +184,7 @@ impl Build {
         let compiled = std::panic::catch_unwind(|| {
             pmexpr_core::with_stack(size, || {
                 let sites = compile_sites(&scan.registry);
-                let cuda_warnings = cuda::build(out_dir, &sites);
+                let cuda_warnings = cuda::build(out_dir, &sites, !flags.no_ptx);
                 (crate_output(&sites, flags.dump), cuda_warnings)
             })
         })
@@ -288,6 +293,7 @@ impl Build {
                     "PMEXPR_FUTHARK",
                     "PMEXPR_FUTHARK_BACKEND",
                     "PMEXPR_NVRTC",
+                    "PMEXPR_PTX",
                     // Where NVRTC is looked up: installing it makes the next build compile PTX.
                     "LD_LIBRARY_PATH",
                     "CUDA_PATH",
@@ -346,6 +352,7 @@ mod tests {
             "cargo:rerun-if-env-changed=PMEXPR_FUTHARK".into(),
             "cargo:rerun-if-env-changed=PMEXPR_FUTHARK_BACKEND".into(),
             "cargo:rerun-if-env-changed=PMEXPR_NVRTC".into(),
+            "cargo:rerun-if-env-changed=PMEXPR_PTX".into(),
             "cargo:rerun-if-env-changed=LD_LIBRARY_PATH".into(),
             "cargo:rerun-if-env-changed=CUDA_PATH".into(),
             "cargo:rerun-if-env-changed=CUDA_HOME".into(),
@@ -377,7 +384,7 @@ mod tests {
         let flags = Flags {
             dump: true,
             verbose: true,
-            futhark_asked: false,
+            ..Flags::default()
         };
         let lines = Build::new().dirs(&["examples"]).run(&dir.path, &out, flags);
         let warnings: Vec<_> = lines
@@ -471,6 +478,23 @@ mod tests {
         // With NVRTC (CI installs it) the PTX is there too; an unchanged module is not recompiled.
         let ptx = out.join("pmexpr/cuda/pm_src_lib_rs_1_16_i64.ptx");
         assert_eq!(ptx.exists(), nvrtc::nvrtc().is_ok());
+        // PMEXPR_PTX=0: the sources only, even with NVRTC; a changed source loses its old PTX.
+        let no_ptx = dir.path.join("no-ptx");
+        let flags = Flags {
+            no_ptx: true,
+            ..Flags::default()
+        };
+        Build::new().run(&dir.path, &no_ptx, flags);
+        assert!(
+            no_ptx
+                .join("pmexpr/cuda/pm_src_lib_rs_1_16_i64.cu")
+                .exists()
+        );
+        assert!(
+            !no_ptx
+                .join("pmexpr/cuda/pm_src_lib_rs_1_16_i64.ptx")
+                .exists()
+        );
         // The manifest names both files, for the macro to embed.
         let text = fs::read_to_string(out.join(CudaManifest::FILE)).unwrap();
         let manifest = CudaManifest::from_text(&text).unwrap();
