@@ -9,8 +9,10 @@
 //! 2. [`resolve`]: unique identifiers, intrinsics and keywords, free variables;
 //! 3. [`infer`]: Hindley–Milner type inference; an operator (`a + b`, `-a`), which the parser
 //!    writes as its generic intrinsic (`__num_add` …), is checked with the operator's messages;
-//! 4. [`mono`]: monomorphization and normalization; each operator becomes the intrinsic of its
-//!    operands' type (`addi`, `addf` …), so the generators see no operators;
+//! 4. [`mono`]: monomorphization and normalization; an operator on `i64`, `f64` or `bool`
+//!    becomes the intrinsic of its operands' type (`addi`, `addf` …), while the bit operators and
+//!    operators on other numbers stay generic (`__num_*`), which the generators print in the
+//!    number's type;
 //! 5. [`lift`]: accelerated bindings and lambda lifting (free non-function variables become
 //!    parameters);
 //! 6. [`extract`]: Algorithm 1, only what each accelerated binding reaches (shared between sites);
