@@ -1,4 +1,4 @@
-//! The CPU benchmark of the foundation issue: each workload as `accelerate!` on the `cpu` target
+//! The CPU benchmark: each of its three workloads as `accelerate!` on the `cpu` target
 //! (and the Futhark-class ones on the `futhark` target when the build compiled the Futhark
 //! library), as the same computation hand-written with rayon, and as idiomatic sequential Rust.
 //!

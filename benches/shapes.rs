@@ -1,7 +1,7 @@
-//! The program shapes of issue 15 (`pmexpr_suite::shapes`): one criterion group per shape, each
-//! `accelerate!` site on the `cpu` and `seq` targets beside the same algorithm hand-written with
-//! rayon and as a sequential loop, on the same inputs. Every version's result is checked against
-//! the sequential loop once before timing.
+//! The program shapes of the `cpu` target's contract (`pmexpr_suite::shapes`): one criterion group
+//! per shape, each `accelerate!` site on the `cpu` and `seq` targets beside the same algorithm
+//! hand-written with rayon and as a sequential loop, on the same inputs. Every version's result is
+//! checked against the sequential loop once before timing.
 //!
 //! ```text
 //! cargo bench --bench shapes

@@ -1,5 +1,5 @@
-//! Imperative loops inside `accelerate!` against their functional spelling (issue 30,
-//! `pmexpr_suite::imperative`): a table of median times on one target (`cpu` by default) of each
+//! Imperative loops inside `accelerate!` against their functional spelling
+//! (`pmexpr_suite::imperative`): a table of median times on one target (`cpu` by default) of each
 //! workload written with `let mut`, `+=` and `for`/`while`, beside the same workload written with
 //! `foldl` or a tail-recursive `fn`, and of a search that stops at its first hit (`break`) beside
 //! the same loop without the `break`; then each imperative site beside the same algorithm written

@@ -1,11 +1,11 @@
-//! The program shapes of issue 15 (`pmexpr_suite::shapes`, the sites `benches/shapes.rs` times):
-//! a table of median times of each `accelerate!` site on the `cpu` and `seq` targets, of the same
-//! algorithm hand-written with rayon and as a sequential loop, and the ratios cpu/rayon and
-//! cpu/sequential. Every result is checked against the sequential loop first; the versions run in
-//! turn, one run of each per round. When the build made the Futhark library, the `futhark` column
-//! times the Futhark-class shapes on the `futhark` target, in rounds of its own (the others,
-//! which run on the CPU there, show `—`), with the ratio cpu/futhark. Freed memory stays in the
-//! heap (see `steady_malloc`).
+//! The program shapes of the `cpu` target's contract (`pmexpr_suite::shapes`, the sites
+//! `benches/shapes.rs` times): a table of median times of each `accelerate!` site on the `cpu` and
+//! `seq` targets, of the same algorithm hand-written with rayon and as a sequential loop, and the
+//! ratios cpu/rayon and cpu/sequential. Every result is checked against the sequential loop first;
+//! the versions run in turn, one run of each per round. When the build made the Futhark library,
+//! the `futhark` column times the Futhark-class shapes on the `futhark` target, in rounds of its
+//! own (the others, which run on the CPU there, show `—`), with the ratio cpu/futhark. Freed memory
+//! stays in the heap (see `steady_malloc`).
 //!
 //! ```text
 //! cargo run --release --example shapes [-- --runs 15] [-- NAME…]

@@ -1,4 +1,4 @@
-//! Imperative loops against their functional spelling (issue 30): each workload written twice as
+//! Imperative loops against their functional spelling: each workload written twice as
 //! an `accelerate!` site — once with `let mut`, `+=` and `for`/`while`, once as a PMExpr user
 //! writes it without them (`foldl`, a tail-recursive `fn`) — and a search that stops at its first
 //! hit (`break`) against the same loop without the `break`. `examples/imperative.rs` times them

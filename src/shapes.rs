@@ -1,8 +1,8 @@
-//! The program shapes of issue 15: small real programs written as a new user writes them in the
-//! README's style, each as an `accelerate!` site beside the same algorithm hand-written with
-//! rayon and as a sequential Rust loop, on the same inputs. `benches/shapes.rs` times them with
-//! criterion, `examples/shapes.rs` prints a table of medians and ratios, and `tests/shapes.rs`
-//! checks that every version agrees.
+//! The program shapes of the `cpu` target's contract: small real programs written as a new user
+//! writes them in the README's style, each as an `accelerate!` site beside the same algorithm
+//! hand-written with rayon and as a sequential Rust loop, on the same inputs. `benches/shapes.rs`
+//! times them with criterion, `examples/shapes.rs` prints a table of medians and ratios, and
+//! `tests/shapes.rs` checks that every version agrees.
 //!
 //! Every shape is a [`Shape`]: it owns its inputs and one set of outputs per [`Variant`] (the
 //! tensor shapes write in place, so each variant has its own tensors). [`SHAPES`] lists them with a
@@ -54,9 +54,9 @@ pub struct Entry {
     pub make: fn(Size) -> Box<dyn Shape>,
 }
 
-/// Every shape: the issue's six, the three of `benches/cpu.rs`, two `create`s and a `par_loop`
-/// that read sequences at their positions plus offsets (issue 28), two loops of plain stores, then the `scan`, `filter`
-/// and `scatter` shapes of issue 31.
+/// Every shape: the six real programs (`argmin_foldl_create` to `matvec_dense`), the three of
+/// `benches/cpu.rs`, two `create`s and a `par_loop` that read sequences at their positions plus
+/// offsets, two loops of plain stores, then the `scan`, `filter` and `scatter` shapes.
 pub const SHAPES: &[Entry] = &[
     Entry {
         name: "argmin_foldl_create",

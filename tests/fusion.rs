@@ -14,8 +14,8 @@ fn a_fold_over_create_is_the_fold_over_the_built_sequence() {
     let xs: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin() * 10.0).collect();
     let cs: Vec<f64> = (0..7).map(|i| i as f64 * 3.0 - 9.0).collect();
     let k = cs.len() as i64;
-    // The argmin of issue 15: fused (the `create` is foldl's argument) and unfused (the sequence
-    // is a variable the fold reads twice, so it is built).
+    // The argmin shape (`argmin_foldl_create`): fused (the `create` is foldl's argument) and
+    // unfused (the sequence is a variable the fold reads twice, so it is built).
     let fused = || {
         accelerate!(map(
             |x| foldl(

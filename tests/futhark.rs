@@ -175,9 +175,10 @@ fn irregular_sequences_fail_at_the_site() {
     );
 }
 
-/// Issue 16's sites whose element types the expression leaves open: with the number or `bool`
-/// the captured `Vec`s hold, the entry point generated for it runs; with a tuple (no entry point:
-/// the build cannot know the type) the site runs on the CPU, said once, with the same result.
+/// Sites whose element types the expression leaves open (`tests/open_types.rs`): with the number or
+/// `bool` the captured `Vec`s hold, the entry point generated for it runs; with a tuple (no entry
+/// point: the build cannot know the type) the site runs on the CPU, said once, with the same
+/// result.
 #[test]
 fn open_element_types_call_the_entry_of_their_rust_type() {
     let m: Vec<Vec<i64>> = vec![vec![1, 2], vec![3, 4]];

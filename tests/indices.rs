@@ -1,4 +1,4 @@
-//! Counts and indices of any integer type (issue 29): `s[i]`, `get`, `set`, `subsequence`,
+//! Counts and indices of any integer type: `s[i]`, `get`, `set`, `subsequence`,
 //! `tensor_get` and `tensor_set` take an index of any integer type, as Rust's indexing takes a
 //! `usize`; `create`, `par_loop`, `seq_loop` and `seq_loop_acc` take a count of any integer type,
 //! and their loop variable has the count's type, as in Rust's `for i in 0..n`. An index that

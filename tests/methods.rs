@@ -1,4 +1,4 @@
-//! The numeric methods added after `tests/bits.rs`'s (issue 29): `pow isqrt abs_diff div_ceil
+//! The numeric methods added after `tests/bits.rs`'s: `pow isqrt abs_diff div_ceil
 //! rem_euclid div_euclid is_power_of_two next_power_of_two` on integers, `powi` and `abs` on
 //! floats, `clamp` on both, against Rust outside `accelerate!` on edge values (MIN, MAX, 0, ±1;
 //! NaN, ±0, ±inf) on every target: the sites are `par_loop`s, so the CUDA targets run them as
@@ -713,7 +713,7 @@ fn u8_methods(a: &[u8], b: &[u8]) -> Vec<u8> {
     out.to_vec()
 }
 
-/// The methods on Rust's unsigned and narrow integers (after the number types of issue 29): each
+/// The methods on Rust's unsigned and narrow integers (after every Rust number type): each
 /// computed in the receiver's type with Rust's result, counts as Rust's `u32`, and `s.len()` a
 /// `usize`, on every target (the CUDA targets' `pm_m_*` instantiated per C type).
 macro_rules! unsigned_methods {

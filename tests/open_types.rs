@@ -273,7 +273,7 @@ fn kernels_read_sequences_of_open_elements() {
 
 #[test]
 fn lengths_of_sequences_never_read() {
-    // The `create(length(s), …)` of the issue, as a CUDA-class site.
+    // `create(length(s), …)` of the open types, as a CUDA-class site: `par_loop(length(s), …)`.
     let s: Vec<f64> = vec![0.5; 5];
     let r = on_cuda(1, || {
         let t = Tensor::<i64>::zeros(&[5]);

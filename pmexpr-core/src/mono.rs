@@ -3,7 +3,8 @@
 //!
 //! - A polymorphic `let`-bound lambda or `fn` group is copied once per distinct instantiation used
 //!   (unused ones disappear); every type variable left is one no value depends on and becomes `()`.
-//! - Operators become the intrinsics of their operand type (`+` on `f64` is `addf`).
+//! - Operators on `i64`, `f64` and `bool` become the intrinsics of their operand type (`+` on
+//!   `f64` is `addf`); the bit operators, and operators on other numbers, stay generic.
 //! - Application spines are flattened (`f(a)(b)` is `f(a, b)`), directly nested lambdas merged
 //!   (`|x| |y| e` is `|x, y| e`), and an intrinsic that is not applied to all its arguments is
 //!   eta-expanded into a lambda, so that code generation sees intrinsics only fully applied.
@@ -19,7 +20,10 @@ use crate::types::{TyVar, Type};
 /// A monomorphic, normalized program.
 #[derive(Debug, Clone)]
 pub struct Mono {
-    /// The expression: ground types only; no operators; intrinsics only fully applied.
+    /// The expression: ground types only (but the number type variables in `numeric`); no
+    /// operators but the generic ones (`__num_*`: on Rust's numbers other than `i64`, `f64` and
+    /// `bool`, on numbers the captured values fix, and the bit operators); intrinsics only fully
+    /// applied.
     pub expr: Expr,
     /// The captured variables, in order of first use.
     pub free_vars: Vec<FreeVar>,

@@ -8,7 +8,7 @@
 //! | | prelude | [`crate::site`] | [`Expr`] | [`Expr`] inside the `#[pmexpr]` functions it uses |
 //! | 3 | resolve | [`crate::resolve`] | [`Expr`] | [`Resolved`](crate::resolve::Resolved): unique ids, intrinsics, keywords, free variables |
 //! | 4 | infer | [`crate::infer`] | `Resolved` | [`Typed`](crate::infer::Typed): Hindley–Milner with records and number types |
-//! | 5 | mono | [`crate::mono`] | `Typed` | [`Mono`]: one copy per instantiation, operators as typed intrinsics, node ids |
+//! | 5 | mono | [`crate::mono`] | `Typed` | [`Mono`]: one copy per instantiation, node ids; operators on `i64`, `f64`, `bool` as the paper's intrinsics, the others generic (`__num_*`) for the generators to print in the number's type |
 //! | 6 | lift | [`crate::lift`] | [`Mono`] | [`Lifted`](crate::lift::Lifted): accelerated bindings, lambda lifting |
 //! | 7 | extract | [`crate::extract`] | `Lifted` | the bindings the accelerated one reaches (Algorithm 1) |
 //! | 8 | classify | [`crate::classify`] | `Lifted` | [`Classification`](crate::classify::Classification): P_F / P_C, so the backend |

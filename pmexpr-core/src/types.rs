@@ -49,7 +49,7 @@ pub enum Type {
     Num(Number),
     /// `[T]`: an immutable sequence (`Vec<T>` in Rust).
     Seq(Box<Type>),
-    /// `Tensor[T]`: a mutable, shaped array of `Int` or `Float`.
+    /// `Tensor[T]`: a mutable, shaped array of any number or `bool`.
     Tensor(Box<Type>),
     /// `T1 -> T2`.
     Arrow(Box<Type>, Box<Type>),

@@ -1,4 +1,4 @@
-//! Inputs that once made the macros panic, abort, hang or overflow the stack (issue 16): each is
+//! Inputs that once made the macros panic, abort, hang or overflow the stack: each is
 //! now expanded or refused with a clear error, quickly, on rustc's 8 MiB stack.
 
 mod common;
@@ -491,7 +491,7 @@ fn the_derive_never_panics() {
     refused(&o);
 }
 
-/// Imperative code (issue 30) is lowered in time and stack linear in its size: loops and `if`s
+/// Imperative code is lowered in time and stack linear in its size: loops and `if`s
 /// that assign nested as deep as the parser allows, long runs of assignments, and long runs of
 /// `if`s whose arms both reach what follows while one may `continue` (what follows is written
 /// once, not once per path).

@@ -26,7 +26,7 @@
 //!   results back.
 
 #![warn(missing_docs)]
-// Every unsafe block and impl says why it is sound (issue 28).
+// Every unsafe block and impl says why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 /// Calls the macro `$m` with every tuple arity that marshaling supports, 1 to

@@ -35,8 +35,9 @@ pub enum Target {
     /// CUDA-class sites' generated kernels run on the CPU, compiled by the system C++ compiler:
     /// for testing the CUDA path without a GPU (slow). Other sites on all CPU cores.
     CudaEmulator,
-    /// Futhark-class sites on the library the `futhark` compiler generated at build time, failing
-    /// at a site that has none; other sites on all CPU cores.
+    /// Futhark-class sites on the library the `futhark` compiler generated at build time (a site
+    /// without one runs on the CPU, said once; a library that cannot be used fails at the site);
+    /// other sites on all CPU cores.
     Futhark,
 }
 

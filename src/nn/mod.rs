@@ -11,13 +11,12 @@
 //!   (the triple loop on the sequential backends, the multithreaded `matrixmultiply` GEMM on
 //!   `cpu`), over the first `n` rows of the batch buffers (`tensor_sub`). The reference wrote them
 //!   as a `par_loop` over the output elements with a sequential inner product; as such they were
-//!   12–21× slower than the `matrixmultiply` baseline on `cpu` (BENCHMARKS.md).
+//!   15–33× slower than the `matrixmultiply` baseline on `cpu` (BENCHMARKS.md, History).
 //! * The element-wise parts (bias and ReLU, the ReLU's derivative, the softmax, the bias
 //!   gradients) stay `par_loop`s, one iteration per element, so no atomics are needed.
 //! * The validation set is classified before the first epoch and after each epoch, inside the
 //!   same expression; [`train`] returns the predictions and [`accuracy`] counts the hits.
-//! * Numbers are `f64`, as the reference's `Float` (`exp` and `int2float` are `f64` intrinsics, so
-//!   an `f32` network would need them for `f32` first).
+//! * Numbers are `f64`, as the reference's `Float`.
 //!
 //! [`rayon_train`] and [`matmul_train`] are the same algorithm hand-written in Rust (rayon loops,
 //! and over the `matrixmultiply` GEMM) that the example compares against; [`data`] reads MNIST,

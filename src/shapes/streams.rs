@@ -1,7 +1,7 @@
-//! The shapes of issue 31: `scan`, `filter`, and a radix sort pass built from `map`, `scan` and
-//! `scatter`, each beside the best hand-written rayon version of the same algorithm (a two-pass
-//! scan over chunks, rayon's own `filter().collect()`, the same pass with a parallel scatter) and
-//! a sequential loop.
+//! The shapes of Futhark's keywords beyond the paper: `scan`, `filter`, and a radix sort pass built
+//! from `map`, `scan` and `scatter`, each beside the best hand-written rayon version of the same
+//! algorithm (a two-pass scan over chunks, rayon's own `filter().collect()`, the same pass with a
+//! parallel scatter) and a sequential loop.
 
 use pmexpr::{accelerate, with_target};
 use rayon::prelude::*;

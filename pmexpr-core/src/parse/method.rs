@@ -1,8 +1,8 @@
 //! The Rust spellings of PMExpr functions: a method call whose function means the same
-//! (`x.sqrt()` is `sqrt(x)`, `s.len()` is `length(s)`), `x.abs()`, `x.min(y)` and `x.max(y)` as
-//! Rust means them on numbers, Rust's other numeric methods (`x.clamp(a, b)`, `x.pow(n)` …: an
-//! intrinsic each), and `e as T` of a number or `bool`. Other methods and casts are errors
-//! that name the PMExpr function to call instead.
+//! (`x.sqrt()` is `sqrt(x)`, `s.is_empty()` is `null(s)`; `s.len()` is Rust's `usize` length),
+//! `x.abs()`, `x.min(y)` and `x.max(y)` as Rust means them on numbers, Rust's other numeric
+//! methods (`x.clamp(a, b)`, `x.pow(n)` …: an intrinsic each), and `e as T` of a number or
+//! `bool`. Other methods and casts are errors that name the PMExpr function to call instead.
 
 use super::Parser;
 use super::span::span;

@@ -1,9 +1,9 @@
 //! The parser: the body of `accelerate!`, a Rust expression parsed by `syn`, to the PMExpr AST
-//! (the correspondence is the language table of the README and of the `pmexpr` crate docs).
+//! (the correspondence is the language reference, `pmexpr/docs/language.md`).
 //!
 //! Rust syntax that has no PMExpr meaning is reported at its own tokens with the PMExpr way to say
-//! it (`s.len()` → `length(s)`, `for` → `seq_loop`/`par_loop`). Errors are collected, so that one
-//! compilation shows all of them.
+//! it (`s.sum()` → `reduce(addi, 0, s)`, a range outside a `for` → `create`). Errors are
+//! collected, so that one compilation shows all of them.
 //!
 //! This module holds the entry points and the parser's state (its errors and how deep it is);
 //! the parser's methods are spread over one submodule per kind of syntax, as in `syn`:

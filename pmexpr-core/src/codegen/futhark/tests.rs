@@ -1014,7 +1014,7 @@ fn int2float_and_floorfi_follow_the_float_type() {
 
 /// Element types the expression leaves open (only moved or counted: `Numeric::Open`) get an entry
 /// per number and `bool`, like a compared value's, typed by that instantiation: the runtime
-/// picks the one the captured values' Rust types name (issue 16's examples).
+/// picks the one the captured values' Rust types name (the examples of `tests/open_types.rs`).
 #[test]
 fn open_element_types_get_an_entry_per_number() {
     let sites = [
@@ -1079,7 +1079,7 @@ fn open_element_types_get_an_entry_per_number() {
     assert_eq!(flat.result.leaves.len(), 1);
 }
 
-/// Rust's bit operators, casts and numeric methods (issue 29): shifts masked to the width, `&`
+/// Rust's bit operators, casts and numeric methods: shifts masked to the width, `&`
 /// `|` `^` on `bool` with both operands bound first, casts from floats saturating, and Rust's
 /// definitions where Futhark's function differs (`round`, `signum`), at `i64`, `i32`, `f64`
 /// and `f32` (the open types' instantiations).
@@ -1155,7 +1155,7 @@ fn bits_casts_and_methods() {
     assert!(src.contains("copysign"), "{src}");
 }
 
-/// The numeric methods beyond the first set (issue 29): `pow` and `powi` as square and
+/// The numeric methods beyond the first set: `pow` and `powi` as square and
 /// multiply (Futhark's `**` loops forever on a negative integer exponent), `isqrt` digit by
 /// digit, the Euclidean and ceiling divisions with `MIN / -1` wrapping, and the failures where
 /// Rust panics as `assert`s (`clamp`'s testing a float bound for NaN apart), at every
