@@ -602,6 +602,141 @@ pub enum Keyword {
     SeqLoopAcc,
 }
 
+/// Which backend's class a keyword puts its site in (the paper's P_F and P_C).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordClass {
+    /// A functional parallel keyword: Futhark (P_F).
+    Functional,
+    /// The imperative parallel keyword: CUDA (P_C).
+    Imperative,
+    /// A sequential loop: no class of its own.
+    Sequential,
+}
+
+/// A keyword's facts, one row each in [`KEYWORDS`]: what the passes and the messages ask of it
+/// (its types are [`Keyword::signature`]).
+#[derive(Debug, Clone, Copy)]
+pub struct KeywordRow {
+    /// The keyword.
+    pub keyword: Keyword,
+    /// Its name inside `accelerate!`.
+    pub name: &'static str,
+    /// How it is written with its arguments, for messages.
+    pub usage: &'static str,
+    /// What its arguments must be, for the `help:` of a mismatched argument.
+    pub parameters: &'static str,
+    /// The backend class it gives its site.
+    pub class: KeywordClass,
+}
+
+/// Every keyword's row, in [`Keyword::ALL`]'s order.
+pub const KEYWORDS: [KeywordRow; 11] = {
+    use KeywordClass::*;
+    const fn row(
+        keyword: Keyword,
+        name: &'static str,
+        usage: &'static str,
+        parameters: &'static str,
+        class: KeywordClass,
+    ) -> KeywordRow {
+        KeywordRow {
+            keyword,
+            name,
+            usage,
+            parameters,
+            class,
+        }
+    }
+    [
+        row(
+            Keyword::Map,
+            "map",
+            "map(f, s)",
+            "`map(f, s)` takes a function `f` of one element of the sequence `s`",
+            Functional,
+        ),
+        row(
+            Keyword::Map2,
+            "map2",
+            "map2(f, a, b)",
+            "`map2(f, a, b)` takes a function `f` of an element of `a` and one of `b`",
+            Functional,
+        ),
+        row(
+            Keyword::Reduce,
+            "reduce",
+            "reduce(f, ne, s)",
+            "`reduce(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
+                 and its neutral element `ne`, of the elements' type",
+            Functional,
+        ),
+        row(
+            Keyword::Flatten,
+            "flatten",
+            "flatten(s)",
+            "`flatten(s)` takes a sequence of sequences",
+            Functional,
+        ),
+        row(
+            Keyword::Scan,
+            "scan",
+            "scan(f, ne, s)",
+            "`scan(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
+                 and its neutral element `ne`, of the elements' type",
+            Functional,
+        ),
+        row(
+            Keyword::Filter,
+            "filter",
+            "filter(p, s)",
+            "`filter(p, s)` takes a predicate `p` of one element of `s` returning `bool` \
+                 (write `|x| x % 2 == 1`, not `|x| x % 2`)",
+            Functional,
+        ),
+        row(
+            Keyword::Scatter,
+            "scatter",
+            "scatter(dest, is, vs)",
+            "`scatter(dest, is, vs)` takes `i64` indices `is` (convert others with `map`), \
+                 and values `vs` of the type of `dest`'s elements",
+            Functional,
+        ),
+        row(
+            Keyword::Hist,
+            "hist",
+            "hist(f, ne, k, is, vs)",
+            "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
+                 values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`",
+            Functional,
+        ),
+        row(
+            Keyword::ParLoop,
+            "par_loop",
+            "par_loop(n, f)",
+            "`par_loop(n, f)` takes a count `n` of an integer type and a function of an index \
+                 of that type",
+            Imperative,
+        ),
+        row(
+            Keyword::SeqLoop,
+            "seq_loop",
+            "seq_loop(n, f)",
+            "`seq_loop(n, f)` takes a count `n` of an integer type and a function of an index \
+                 of that type",
+            Sequential,
+        ),
+        row(
+            Keyword::SeqLoopAcc,
+            "seq_loop_acc",
+            "seq_loop_acc(acc, n, f)",
+            "`seq_loop_acc(acc, n, f)` takes an accumulator, a count `n` of an integer type \
+                 and a function of the accumulator and an index of `n`'s type returning the \
+                 accumulator",
+            Sequential,
+        ),
+    ]
+};
+
 impl Keyword {
     /// Every keyword.
     pub const ALL: &'static [Keyword] = &[
@@ -618,21 +753,15 @@ impl Keyword {
         Keyword::SeqLoopAcc,
     ];
 
+    /// Its row of facts.
+    pub fn row(self) -> &'static KeywordRow {
+        // `ALL` and `KEYWORDS` list the keywords in one order (a unit test checks it).
+        &KEYWORDS[self as usize]
+    }
+
     /// The name inside `accelerate!`.
     pub fn name(self) -> &'static str {
-        match self {
-            Keyword::Map => "map",
-            Keyword::Map2 => "map2",
-            Keyword::Reduce => "reduce",
-            Keyword::Flatten => "flatten",
-            Keyword::Scan => "scan",
-            Keyword::Filter => "filter",
-            Keyword::Scatter => "scatter",
-            Keyword::Hist => "hist",
-            Keyword::ParLoop => "par_loop",
-            Keyword::SeqLoop => "seq_loop",
-            Keyword::SeqLoopAcc => "seq_loop_acc",
-        }
+        self.row().name
     }
 
     /// The keyword called `name`, if any.
@@ -642,63 +771,12 @@ impl Keyword {
 
     /// How the keyword is written with its arguments, for messages.
     pub fn usage(self) -> &'static str {
-        match self {
-            Keyword::Map => "map(f, s)",
-            Keyword::Map2 => "map2(f, a, b)",
-            Keyword::Reduce => "reduce(f, ne, s)",
-            Keyword::Flatten => "flatten(s)",
-            Keyword::Scan => "scan(f, ne, s)",
-            Keyword::Filter => "filter(p, s)",
-            Keyword::Scatter => "scatter(dest, is, vs)",
-            Keyword::Hist => "hist(f, ne, k, is, vs)",
-            Keyword::ParLoop => "par_loop(n, f)",
-            Keyword::SeqLoop => "seq_loop(n, f)",
-            Keyword::SeqLoopAcc => "seq_loop_acc(acc, n, f)",
-        }
+        self.row().usage
     }
 
     /// What the keyword's arguments must be, for the `help:` of a mismatched argument.
     pub fn parameters(self) -> &'static str {
-        match self {
-            Keyword::Map => "`map(f, s)` takes a function `f` of one element of the sequence `s`",
-            Keyword::Map2 => {
-                "`map2(f, a, b)` takes a function `f` of an element of `a` and one of `b`"
-            }
-            Keyword::Reduce => {
-                "`reduce(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
-                 and its neutral element `ne`, of the elements' type"
-            }
-            Keyword::Flatten => "`flatten(s)` takes a sequence of sequences",
-            Keyword::Scan => {
-                "`scan(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
-                 and its neutral element `ne`, of the elements' type"
-            }
-            Keyword::Filter => {
-                "`filter(p, s)` takes a predicate `p` of one element of `s` returning `bool` \
-                 (write `|x| x % 2 == 1`, not `|x| x % 2`)"
-            }
-            Keyword::Scatter => {
-                "`scatter(dest, is, vs)` takes `i64` indices `is` (convert others with `map`), \
-                 and values `vs` of the type of `dest`'s elements"
-            }
-            Keyword::Hist => {
-                "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
-                 values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`"
-            }
-            Keyword::ParLoop => {
-                "`par_loop(n, f)` takes a count `n` of an integer type and a function of an index \
-                 of that type"
-            }
-            Keyword::SeqLoop => {
-                "`seq_loop(n, f)` takes a count `n` of an integer type and a function of an index \
-                 of that type"
-            }
-            Keyword::SeqLoopAcc => {
-                "`seq_loop_acc(acc, n, f)` takes an accumulator, a count `n` of an integer type \
-                 and a function of the accumulator and an index of `n`'s type returning the \
-                 accumulator"
-            }
-        }
+        self.row().parameters
     }
 
     /// The parameter types and result type (paper, reference implementation §2.1).
@@ -822,22 +900,12 @@ impl Keyword {
 
     /// Whether this is one of the functional parallel keywords (the paper's P_F: Futhark).
     pub fn is_functional(self) -> bool {
-        matches!(
-            self,
-            Keyword::Map
-                | Keyword::Map2
-                | Keyword::Reduce
-                | Keyword::Flatten
-                | Keyword::Scan
-                | Keyword::Filter
-                | Keyword::Scatter
-                | Keyword::Hist
-        )
+        self.row().class == KeywordClass::Functional
     }
 
     /// Whether this is the imperative parallel keyword (the paper's P_C: CUDA).
     pub fn is_imperative(self) -> bool {
-        self == Keyword::ParLoop
+        self.row().class == KeywordClass::Imperative
     }
 }
 
@@ -895,7 +963,9 @@ mod tests {
         }
         for &k in Keyword::ALL {
             assert_eq!(Keyword::from_name(k.name()), Some(k));
+            assert_eq!(k.row().keyword, k, "KEYWORDS is in Keyword::ALL's order");
         }
+        assert_eq!(KEYWORDS.len(), Keyword::ALL.len());
     }
 
     #[test]
