@@ -27,6 +27,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::caller_runs::Pool;
 pub use crate::caller_runs::Split;
+use crate::policy;
 
 /// The state of one storage: the number of shared holders, or [`EXCLUSIVE`].
 #[doc(hidden)]
@@ -84,12 +85,12 @@ impl Lock {
 /// Spins briefly, then yields, then sleeps: an exclusive hold lasts one loop.
 fn backoff(waited: &mut u32) {
     *waited += 1;
-    if *waited < 64 {
+    if *waited < policy::LOCK_SPINS {
         std::hint::spin_loop();
-    } else if *waited < 128 {
+    } else if *waited < policy::LOCK_SLEEP_AFTER {
         std::thread::yield_now();
     } else {
-        std::thread::sleep(std::time::Duration::from_micros(50));
+        std::thread::sleep(std::time::Duration::from_micros(policy::LOCK_SLEEP_MICROS));
     }
 }
 
@@ -319,18 +320,6 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
-/// Loops of fewer iterations run on the calling thread: handing work to a pool from outside it
-/// costs 10–17 µs on the 2-core build machine (a 32-element `map2` took 17 µs through rayon,
-/// 0.01 µs on one thread), more than such work.
-pub(crate) const SEQUENTIAL_BELOW: usize = 1 << 12;
-
-/// A map of rows of fewer numbers runs on the calling thread when its function is a few
-/// operations per number (`Backend::map_rows`'s `cheap`: a copy, a gather, arithmetic; about
-/// 1 ns each): all of such work takes less than the 10–17 µs of the handoff to the pool, so no
-/// number of threads can win it back. (Parboil sgemm transposes its `B` this way: `small`'s
-/// 96 × 160 numbers, 1.18–1.19× rayon per call above 4096 numbers in parallel, 1.09–1.16× here.)
-pub(crate) const CHEAP_ROWS_SEQUENTIAL_BELOW: usize = 1 << 14;
-
 /// Runs `body(lo, len, parts)` over chunks `lo..lo + len` that cover `0..n` (`n <= 0`: none),
 /// `parts` being the slices split at the chunk's positions, on the calling thread helped by the
 /// plain loops' pool (`caller_runs`).
@@ -338,10 +327,14 @@ pub(crate) const CHEAP_ROWS_SEQUENTIAL_BELOW: usize = 1 << 14;
 pub fn plain_loop<S: Split, F: Fn(i64, usize, S) + Sync>(n: i64, slices: S, body: F) {
     PLAIN_LOOPS.with(|c| c.set(c.get() + 1));
     let n = n.max(0) as usize;
-    let pool = if n < SEQUENTIAL_BELOW { None } else { pool() };
+    let pool = if n < policy::SEQUENTIAL_BELOW {
+        None
+    } else {
+        pool()
+    };
     let Some(pool) = pool else {
         return body(0, n, slices);
     };
-    let grain = (n / (pool.current_num_threads() * 8)).max(1);
+    let grain = (n / (pool.current_num_threads() * policy::CHUNKS_PER_THREAD)).max(1);
     crate::caller_runs::run(Pool::Own(pool), n, grain, slices, &body)
 }

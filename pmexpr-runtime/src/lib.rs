@@ -17,6 +17,8 @@
 //! - Values inside generated code — [`seq`] (sequences), [`row`] (the rows of a map of rows),
 //!   [`func`] (function values with a nameable type), [`numeric`] and [`prim`] (the numbers code
 //!   can be generic over), [`intrinsics`] (those that can fail or need more than a line).
+//! - The private module `policy` — every tuning constant of the CPU runtime (when work runs in
+//!   parallel, in how many chunks), each with what it decides and why.
 //! - [`gemm`] — `tensor_gemm`, the dense product: its triple loop, and `matrixmultiply` on `cpu`.
 //! - Target selection — [`target`]: `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`,
 //!   `PMEXPR_DEBUG=1`, or [`with_target`]; [`site`], the site every failure names.
@@ -106,6 +108,7 @@ pub mod laws;
 pub mod marshal;
 pub mod numeric;
 pub mod peeled;
+mod policy;
 pub mod prim;
 pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
