@@ -585,7 +585,7 @@ macro_rules! sequential_backend {
             {
                 if $checks {
                     // Debug mode: the tensor elements each iteration touches are recorded.
-                    crate::laws::tracked_par_loop(n, f)
+                    crate::races::tracked_par_loop(n, f)
                 } else {
                     (0..n.max(0)).for_each(f)
                 }
