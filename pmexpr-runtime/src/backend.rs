@@ -9,11 +9,11 @@
 
 use std::mem::MaybeUninit;
 
-use crate::access::CHEAP_ROWS_SEQUENTIAL_BELOW;
 use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
 use crate::numeric::{OpenType, Scalar};
 use crate::peeled::{self, Peeled};
+use crate::policy::{self, CHEAP_ROWS_SEQUENTIAL_BELOW};
 use crate::row::{self, RowOut};
 use crate::seq::Seq;
 use crate::site::Site;
@@ -280,7 +280,7 @@ mod nesting {
     /// Whether a level of `tasks` parallel items saturates the workers.
     #[inline]
     pub(super) fn saturates(tasks: usize) -> bool {
-        tasks >= 4 * rayon::current_num_threads()
+        tasks >= crate::policy::SATURATING_TASKS_PER_THREAD * rayon::current_num_threads()
     }
 
     /// Sets the flag until dropped (restoring it also when a task panics).
@@ -585,7 +585,7 @@ macro_rules! sequential_backend {
             {
                 if $checks {
                     // Debug mode: the tensor elements each iteration touches are recorded.
-                    crate::laws::tracked_par_loop(n, f)
+                    crate::races::tracked_par_loop(n, f)
                 } else {
                     (0..n.max(0)).for_each(f)
                 }
@@ -832,9 +832,10 @@ impl Backend for CpuBackend {
         // bin by bin in the order of the chunks: each bin then combines its values in input
         // order, so an associative `f` gives the sequential result. Filling and merging the
         // private histograms streams through memory while the updates are scattered, about ten
-        // times dearer each: worth it unless the bins outnumber the values eight to one.
+        // times dearer each: worth it unless the bins outnumber the values
+        // (`policy::HIST_PRIVATE_BELOW_BINS_PER_VALUE`).
         let threads = rayon::current_num_threads();
-        let chunks = if n.saturating_mul(8) >= k {
+        let chunks = if n.saturating_mul(policy::HIST_PRIVATE_BELOW_BINS_PER_VALUE) >= k {
             threads.min(n).max(1)
         } else {
             1
@@ -859,7 +860,8 @@ impl Backend for CpuBackend {
             });
         let rest = partial.split_off(1);
         let mut bins = partial.pop().expect("at least two chunks");
-        let grain = (k / (threads * 4)).max(1024);
+        let grain =
+            (k / (threads * policy::HIST_MERGE_CHUNKS_PER_THREAD)).max(policy::HIST_MERGE_MIN_BINS);
         // One partial histogram at a time over the whole chunk: each bin still combines the
         // partials in chunk order, and the loop over the bins is one that vectorizes.
         let merge = |lo: usize, out: &mut [T]| {
@@ -1066,12 +1068,12 @@ impl Backend for CpuBackend {
 }
 
 /// `run(lo, hi)` for the contiguous chunks that cover `0..n` (`n <= 0`: none), in parallel.
-/// Eight chunks per thread leave work stealing room to balance uneven iterations; a level of
-/// enough chunks marks its tasks saturated (see [`nesting`]).
+/// [`policy::CHUNKS_PER_THREAD`] chunks per thread leave work stealing room to balance uneven
+/// iterations; a level of enough chunks marks its tasks saturated (see [`nesting`]).
 fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
     let n = n.max(0);
     let threads = rayon::current_num_threads() as i64;
-    let chunk = (n / (threads * 8)).max(1);
+    let chunk = (n / (threads * policy::CHUNKS_PER_THREAD as i64)).max(1);
     let chunks = (n + chunk - 1) / chunk;
     caller_runs::run(
         Pool::Global,
@@ -1079,7 +1081,8 @@ fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
         chunk as usize,
         (),
         &|lo, len, ()| {
-            let _nested = (chunks >= 4 * threads).then(nesting::Guard::new);
+            let saturating = policy::SATURATING_TASKS_PER_THREAD as i64 * threads;
+            let _nested = (chunks >= saturating).then(nesting::Guard::new);
             run(lo, lo + len as i64)
         },
     )

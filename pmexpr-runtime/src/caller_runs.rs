@@ -165,7 +165,7 @@ pub(crate) fn run<S: Split, F: Fn(i64, usize, S) + Sync>(
     let mut waited = 0_u32;
     while shared.done.load(Ordering::Acquire) < shared.chunks {
         waited += 1;
-        if waited < 1 << 10 {
+        if waited < crate::policy::CALLER_WAIT_SPINS {
             std::hint::spin_loop();
         } else {
             std::thread::yield_now();

@@ -9,11 +9,12 @@
 use std::mem::MaybeUninit;
 
 use crate::caller_runs::{self, Pool};
+use crate::policy;
 
-/// The elements of a chunk: about eight chunks per thread, so that work-stealing can even out
-/// chunks of different costs.
+/// The elements of a chunk: [`policy::CHUNKS_PER_THREAD`] chunks per thread, so that
+/// work-stealing can even out chunks of different costs.
 pub(crate) fn grain(n: usize) -> usize {
-    (n / (8 * rayon::current_num_threads())).max(1)
+    (n / (policy::CHUNKS_PER_THREAD * rayon::current_num_threads())).max(1)
 }
 
 /// `n` results: chunk by chunk of `grain` slots, in parallel, `fill(lo, slots)` writes the

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use crate::backend::Backend;
 use crate::numeric::Float;
+use crate::policy::GEMM_COPY_CHUNK as CHUNK;
 use crate::prim::Which;
 use crate::site::Site;
 use crate::tensor::{Element, TensorRef};
@@ -252,9 +253,6 @@ impl<'a, T: Float> Gemm<'a, T> {
         })
     }
 }
-
-/// Elements per parallel task of the copies.
-const CHUNK: usize = 1 << 15;
 
 /// The operands of one plain GEMM call.
 struct PlainGemm<'a, E> {

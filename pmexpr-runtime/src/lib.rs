@@ -12,11 +12,14 @@
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (the calling
 //!   thread and rayon's workers: the private modules `caller_runs`, parallel work the caller runs
 //!   itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
-//!   (sequential with debug mode's runtime checks: [`checks`], [`laws`]); [`reductions`] as
-//!   generated code calls them.
+//!   (sequential with debug mode's runtime checks: [`checks`], [`laws`] for the operators,
+//!   [`races`] for write conflicts); [`reductions`] and the private `accessors` (`tensor_get`,
+//!   `tensor_set`, recorded for [`races`] in debug mode) as generated code calls them.
 //! - Values inside generated code — [`seq`] (sequences), [`row`] (the rows of a map of rows),
 //!   [`func`] (function values with a nameable type), [`numeric`] and [`prim`] (the numbers code
 //!   can be generic over), [`intrinsics`] (those that can fail or need more than a line).
+//! - The private module `policy` — every tuning constant of the CPU runtime (when work runs in
+//!   parallel, in how many chunks), each with what it decides and why.
 //! - [`gemm`] — `tensor_gemm`, the dense product: its triple loop, and `matrixmultiply` on `cpu`.
 //! - Target selection — [`target`]: `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`,
 //!   `PMEXPR_DEBUG=1`, or [`with_target`]; [`site`], the site every failure names.
@@ -92,6 +95,7 @@ const _: () = assert!(
 );
 
 pub mod access;
+mod accessors;
 pub mod backend;
 mod caller_runs;
 pub mod checks;
@@ -106,7 +110,9 @@ pub mod laws;
 pub mod marshal;
 pub mod numeric;
 pub mod peeled;
+mod policy;
 pub mod prim;
+pub mod races;
 pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
 pub use pmexpr_nvrtc as nvrtc;
@@ -125,6 +131,7 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::access::{CallScope, Plain, plain_loop, plain_loops};
+    pub use crate::accessors::{tensor_get, tensor_linear_get, tensor_linear_set, tensor_set};
     pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;
@@ -138,9 +145,7 @@ pub mod __private {
     };
     pub use crate::gemm::{gemm_elements, tensor_gemm};
     pub use crate::intrinsics as rt;
-    pub use crate::laws::{
-        Law, check_reduce, tensor_get, tensor_linear_get, tensor_linear_set, tensor_set, track,
-    };
+    pub use crate::laws::{Law, check_reduce};
     pub use crate::marshal::{
         Capture, CaptureElem, Field, FromAccel, IntoRust, LenReceiver, Named, ResultRust,
         TupleField, VecElem, capture, from_accel, from_accel_as,
@@ -149,6 +154,7 @@ pub mod __private {
         Arith, Bits, Float, Int, Num, OpenType, Scalar, Value, open_instantiation,
     };
     pub use crate::peeled::{Peeled, peel_parts, seq_loop_acc_peeled, seq_loop_peeled};
+    pub use crate::races::track;
     pub use crate::reductions::{
         create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
         tabulate_reduce,

@@ -1,10 +1,11 @@
 //! The reductions (and `scan` and `scatter`) as generated code calls them: on backend `B`, whose
 //! debug instance first checks the operator's laws, or that no two indices of a `scatter` are
-//! equal ([`crate::laws`]), so that the check is one constant test.
+//! equal ([`crate::laws`], [`crate::races`]), so that the check is one constant test.
 
 use crate::backend::Backend;
-use crate::laws::{Law, check_laws, check_reduce, check_scatter};
+use crate::laws::{Law, check_laws, check_reduce};
 use crate::numeric::OpenType;
+use crate::races::check_scatter;
 use crate::seq::Seq;
 use crate::site::Site;
 

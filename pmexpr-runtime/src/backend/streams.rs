@@ -2,7 +2,7 @@
 //! backends share with it.
 //!
 //! The input of a `scan` or a `filter` is read by ranges of positions (`read(lo, hi)`, the fused
-//! producers applied as each element is read), cut into the same chunks (about eight per thread)
+//! producers applied as each element is read), cut into the same chunks (`policy::CHUNKS_PER_THREAD` per thread)
 //! in both passes of a two-pass algorithm:
 //!
 //! - **`scan`.** When the elements are cheap to read (the optimizer's decision) and none is
@@ -31,20 +31,17 @@ use std::sync::atomic::{
 
 use super::{level, nesting};
 use crate::caller_runs::{self, Pool};
+use crate::policy;
 use crate::prim::{Same, Which};
 use crate::seq::Seq;
 use crate::site::Site;
 
-/// Below this many positions `scan`, `filter` and `scatter` run on the calling thread: two
-/// passes and their handoffs would cost more than the work.
-pub(super) const SEQUENTIAL_BELOW: usize = 1 << 12;
-
 /// Whether a `scan`, `filter` or `scatter` of `n` positions runs on the calling thread: below
-/// [`SEQUENTIAL_BELOW`], nested in a level that already saturates the workers, or with one thread
+/// [`policy::SEQUENTIAL_BELOW`], nested in a level that already saturates the workers, or with one thread
 /// (where a two-pass algorithm would only read the input twice: measured 1.5× the sequential
 /// loop for a scan of additions).
 pub(super) fn sequential(n: usize) -> bool {
-    n < SEQUENTIAL_BELOW || nesting::saturated() || rayon::current_num_threads() == 1
+    n < policy::SEQUENTIAL_BELOW || nesting::saturated() || rayon::current_num_threads() == 1
 }
 
 /// Appends the inclusive scan of `xs` from `acc`, each result through `post`, to `out`; returns

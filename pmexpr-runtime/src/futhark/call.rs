@@ -13,6 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use pmexpr_abi::Number;
 
 use super::leaf::{Data, FutharkPrim, Leaf};
+use crate::policy;
 use crate::site::{Site, say_once};
 use crate::target::Target;
 
@@ -669,11 +670,12 @@ impl<'a> FutharkCall<'a> {
     }
 }
 
-/// A copy of `src`, made in parallel above a megabyte.
+/// A copy of `src`, made in parallel from a megabyte
+/// ([`policy::FUTHARK_PARALLEL_COPY_FROM_BYTES`]).
 fn copy_out<T: Copy + Send + Sync>(src: &[T]) -> Vec<T> {
+    use policy::FUTHARK_COPY_CHUNK as CHUNK;
     use rayon::prelude::*;
-    const CHUNK: usize = 1 << 17;
-    if std::mem::size_of_val(src) < 1 << 20 {
+    if std::mem::size_of_val(src) < policy::FUTHARK_PARALLEL_COPY_FROM_BYTES {
         return src.to_vec();
     }
     let mut out: Vec<T> = Vec::with_capacity(src.len());
