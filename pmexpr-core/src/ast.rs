@@ -945,7 +945,7 @@ fn free_vars(e: &Expr, bound: &mut Bound, out: &mut BTreeSet<VarId>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::parse_tokens;
+    use crate::pipeline::parse_tokens;
     use crate::resolve::resolve;
     use quote::quote;
 

@@ -549,7 +549,7 @@ fn set_field(args: &[Expr], ty: &Type, span: crate::error::SpanRange) -> Option<
 mod tests {
     use super::*;
     use crate::infer::infer;
-    use crate::parse::parse_tokens;
+    use crate::pipeline::parse_tokens;
     use crate::resolve::resolve;
     use quote::quote;
 

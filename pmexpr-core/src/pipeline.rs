@@ -205,20 +205,32 @@ pub fn expand_fn(
     }
 }
 
-/// Compiles a site for tests, with `#[pmexpr]` functions given as `(name, source)`.
+/// Stages 1 and 2 for the passes' tests, with no derived structs.
 #[cfg(test)]
-pub(crate) fn compile_for_test(
-    tokens: TokenStream,
-    items: &[(&str, &str)],
-) -> Result<CompiledSite, Errors> {
-    let prelude: Vec<PreludeItem> = items
+pub(crate) fn parse_tokens(tokens: TokenStream) -> Result<Expr, Errors> {
+    parse(tokens, None)
+}
+
+/// `#[pmexpr]` functions given as `(name, source)`, as the hook would record them.
+#[cfg(test)]
+fn test_prelude(items: &[(&str, &str)]) -> Vec<PreludeItem> {
+    items
         .iter()
         .map(|(name, source)| PreludeItem {
             name: name.to_string(),
             location: format!("src/lib.rs ({name})"),
             source: source.to_string(),
         })
-        .collect();
+        .collect()
+}
+
+/// Compiles a site for tests, with `#[pmexpr]` functions given as `(name, source)`.
+#[cfg(test)]
+pub(crate) fn compile_for_test(
+    tokens: TokenStream,
+    items: &[(&str, &str)],
+) -> Result<CompiledSite, Errors> {
+    let prelude = test_prelude(items);
     check(
         tokens,
         Context {
@@ -278,14 +290,7 @@ mod tests {
 
     #[test]
     fn a_pmexpr_function_expands_with_its_mutually_recursive_partner() {
-        let prelude: Vec<PreludeItem> = [EVEN, ODD]
-            .iter()
-            .map(|(name, source)| PreludeItem {
-                name: name.to_string(),
-                location: format!("src/lib.rs ({name})"),
-                source: source.to_string(),
-            })
-            .collect();
+        let prelude = test_prelude(&[EVEN, ODD]);
         let item: TokenStream = EVEN.1.parse().unwrap();
         let out = crate::expand_pmexpr_fn(
             TokenStream::new(),

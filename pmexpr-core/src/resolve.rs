@@ -445,7 +445,7 @@ fn dependency_groups(fns: Vec<FnDef>, body: Expr, span: SpanRange) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse_tokens;
+    use crate::pipeline::parse_tokens;
     use quote::quote;
 
     fn resolved(tokens: proc_macro2::TokenStream) -> Resolved {

@@ -107,7 +107,7 @@ impl Walk<'_> {
 mod tests {
     use super::*;
     use crate::ast::FnDef;
-    use crate::parse::parse_tokens;
+    use crate::pipeline::parse_tokens;
     use crate::resolve::resolve;
     use quote::quote;
 

@@ -1,7 +1,7 @@
 //! Type inference's tests: the types it finds, and the errors it reports.
 
 use super::*;
-use crate::parse::parse_tokens;
+use crate::pipeline::parse_tokens;
 use crate::resolve::resolve;
 use quote::quote;
 

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::parse::parse_tokens;
+use crate::pipeline::parse_tokens;
 use crate::pretty;
 
 /// The lowered expression, printed.

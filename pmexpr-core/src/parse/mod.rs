@@ -40,12 +40,6 @@ use crate::error::{Error, Errors, SpanRange};
 use crate::node::mk;
 use crate::record::Records;
 
-/// Parses a PMExpr expression, then lowers its imperative forms ([`crate::lower`]); `records`
-/// are the derived structs it can name (`None` when the crate has no build hook).
-pub fn parse_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors> {
-    crate::lower::lower_expr(syntax_expr(e, records)?)
-}
-
 /// Parses a PMExpr expression as written: its imperative forms (`let mut`, assignments, loops)
 /// are [`ExprKind::Imp`] nodes, which [`crate::lower`] rewrites.
 fn syntax_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors> {
@@ -61,22 +55,9 @@ fn syntax_expr(e: &SynExpr, records: Option<&Records>) -> Result<Expr, Errors> {
     }
 }
 
-/// Parses the token stream given to `accelerate!`, which names no derived struct.
-pub fn parse_tokens(tokens: proc_macro2::TokenStream) -> Result<Expr, Errors> {
-    parse_tokens_in(tokens, None)
-}
-
-/// Parses the token stream given to `accelerate!` and lowers it; `records` are the derived
-/// structs it can name (`None` when the crate has no build hook).
-pub fn parse_tokens_in(
-    tokens: proc_macro2::TokenStream,
-    records: Option<&Records>,
-) -> Result<Expr, Errors> {
-    crate::lower::lower_expr(syntax(tokens, records)?)
-}
-
-/// The pipeline's `parse` stage: the token stream given to `accelerate!` as written (see
-/// [`syntax_expr`]); `records` are the derived structs it can name.
+/// The pipeline's `parse` stage ([`crate::pipeline::parse`] lowers what it gives): the token
+/// stream given to `accelerate!` as written, its imperative forms as `Imp` nodes; `records` are
+/// the derived structs it can name (`None` when the crate has no build hook).
 pub fn syntax(tokens: proc_macro2::TokenStream, records: Option<&Records>) -> Result<Expr, Errors> {
     if tokens.is_empty() {
         return Err(vec![

@@ -5,6 +5,7 @@ use quote::quote;
 use super::*;
 use crate::ast::{Lit, PatKind};
 use crate::intrinsics::Intrinsic;
+use crate::pipeline::parse_tokens;
 use crate::types::TypeAnn;
 
 fn parse(tokens: proc_macro2::TokenStream) -> Expr {
