@@ -112,7 +112,8 @@ fn write_module(
     if !changed && ptx_path.exists() {
         return Ok(Some(ptx));
     }
-    let nvrtc = nvrtc::nvrtc().ok().filter(|_| compile);
+    // With the PTX step off, NVRTC is not even opened.
+    let nvrtc = if compile { nvrtc::nvrtc().ok() } else { None };
     let Some(nvrtc) = nvrtc else {
         // Compiled at the first call instead; a stale PTX must not outlive its source.
         let _ = std::fs::remove_file(&ptx_path);
