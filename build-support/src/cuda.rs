@@ -1,7 +1,7 @@
 //! The CUDA step of the hook: the kernels of every CUDA-class site, written into
 //! `OUT_DIR/pmexpr/cuda/<module>.cu`, compiled to PTX (`<module>.ptx`, for `compute_80`, which the
 //! driver compiles for newer GPUs too) when NVRTC is found, and the manifest that `accelerate!`
-//! reads (`pmexpr/cuda/manifest.txt`, see `pmexpr_core::cuda_manifest`): which files each site has,
+//! reads (`pmexpr/cuda/manifest.txt`, see `pmexpr_core::glue::manifest`): which files each site has,
 //! and what the macro needs to launch their kernels, so that the CUDA code is generated here only.
 //! A module whose source did not change since the last build is not compiled again, so an
 //! incremental build pays only for the sites that changed. Without NVRTC nothing is compiled (the
@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use pmexpr_core::codegen::rust::cuda_host::site_modules;
-use pmexpr_core::cuda_manifest::{CudaManifest, ManifestSite};
+use pmexpr_core::glue::manifest::{CudaManifest, ManifestSite};
+use pmexpr_core::pipeline::cuda_modules;
 use pmexpr_core::program::CrateSite;
 
 use crate::nvrtc;
@@ -35,7 +35,7 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite], ptx: bool) -> Vec<Strin
         if program.backend != pmexpr_core::classify::Backend::Cuda {
             continue;
         }
-        let cuda = site_modules(&compiled.mono, program, &site.name)
+        let cuda = cuda_modules(compiled, program, &site.name)
             .map_err(|why| format!("pmexpr: accelerate! at {} {why}", site.name));
         generated.push((site, cuda));
     }

@@ -17,7 +17,7 @@
 //! each site's glue, see [`futhark`]) and the CUDA kernels of the CUDA-class sites
 //! (`pmexpr/cuda/<module>.cu`, and `<module>.ptx` when NVRTC is found; an unchanged module is not
 //! compiled again) with their manifest (`pmexpr/cuda/manifest.txt`, see
-//! `pmexpr_core::cuda_manifest`), from which `accelerate!` embeds them: the CUDA code is generated
+//! `pmexpr_core::glue::manifest`), from which `accelerate!` embeds them: the CUDA code is generated
 //! here only, so a crate without the hook has no CUDA kernels (its CUDA-class sites run on the
 //! CPU targets, and the `cuda` target fails at them saying so). It never fails the build: a
 //! missing tool or an internal error is a warning, and the sites run on the CPU targets.
@@ -51,7 +51,7 @@ mod write;
 use std::env;
 use std::path::{Path, PathBuf};
 
-use pmexpr_core::cuda_manifest::CudaManifest;
+use pmexpr_core::glue::manifest::CudaManifest;
 use pmexpr_core::program::{compile_sites, crate_output};
 use pmexpr_core::registry::{DEFAULT_DIRS, Registry};
 

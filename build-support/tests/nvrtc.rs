@@ -13,13 +13,14 @@ use std::path::{Path, PathBuf};
 use pmexpr_build::nvrtc::{self, NvrtcError};
 use pmexpr_build::scan;
 use pmexpr_core::classify::Backend;
-use pmexpr_core::codegen::cuda::{CudaModule, CudaOptions, ERROR_SYMBOL, generate, instantiations};
+use pmexpr_core::codegen::cuda::{CudaModule, ERROR_SYMBOL};
+use pmexpr_core::pipeline::cuda_modules;
 use pmexpr_core::program::{SiteFailure, compile_sites};
 
 const ARCHS: [&str; 2] = ["compute_80", "compute_90"];
 
 /// The CUDA modules of every CUDA-class site found under `dirs` of `root` (one per
-/// instantiation: `codegen::cuda::instantiations`, so i32 and f32 too), named
+/// instantiation: `codegen::cuda::instantiations`, so i32 and f32 too, as the hook makes them), named
 /// `file:line:column`, and how many sites were rejected.
 fn modules(root: &Path, dirs: &[&str], exclude: &[PathBuf]) -> (Vec<(String, CudaModule)>, usize) {
     let scan = scan(root, dirs, exclude);
@@ -39,11 +40,9 @@ fn modules(root: &Path, dirs: &[&str], exclude: &[PathBuf]) -> (Vec<(String, Cud
         if program.backend != Backend::Cuda {
             continue;
         }
-        for inst in instantiations(&compiled.mono.numeric) {
-            match generate(program, &inst, &CudaOptions::for_site(&site.name)) {
-                Ok(m) => out.push((site.name.clone(), m)),
-                Err(e) => panic!("{}: {e}", site.name),
-            }
+        match cuda_modules(&compiled, program, &site.name) {
+            Ok((_, modules)) => out.extend(modules.into_iter().map(|m| (site.name.clone(), m))),
+            Err(e) => panic!("{}: {e}", site.name),
         }
     }
     (out, rejected)

@@ -610,6 +610,20 @@ pub enum Form {
 }
 
 impl Soac {
+    /// The functions the runtime may run on several threads: the form's operator or combining
+    /// function, and the stages of its inputs (a `foldl`'s step and a `scatter` run in order).
+    pub fn parallel_functions(&self) -> impl Iterator<Item = &Expr> {
+        let form: Vec<&Expr> = match &self.form {
+            Form::Map { f } => f.iter().collect(),
+            Form::Reduce { op, f, .. } => std::iter::once(op).chain(f).collect(),
+            Form::Hist { op, .. } => vec![op],
+            Form::Scan { op, post, .. } => std::iter::once(op).chain(post).collect(),
+            Form::Foldl { .. } | Form::Scatter { .. } => Vec::new(),
+        };
+        let stages = (self.inputs.iter()).flat_map(|i| i.stages.iter().map(Stage::func));
+        form.into_iter().chain(stages)
+    }
+
     /// The form's own arguments, in evaluation order.
     pub fn form_args(&self) -> Vec<&Expr> {
         match &self.form {

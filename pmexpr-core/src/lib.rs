@@ -5,15 +5,17 @@
 //! [`pipeline`], which lists every stage in order with its input and output. The passes follow
 //! the paper ("Expression Acceleration: Seamless Parallelization of Typed High-Level Languages",
 //! appendix), one module each: [`parse`], [`lower`], [`resolve`], [`infer`], [`mono`], [`lift`],
-//! [`extract`], [`classify`], [`wellformed`]; then the optimizer [`opt`] and the code generators
-//! [`codegen`] (Rust for the CPU targets and the host side of the GPU targets, CUDA C++, Futhark).
+//! [`extract`], [`classify`], [`wellformed`]; then the optimizer [`opt`], the kernel split of
+//! CUDA-class sites [`kernels`], and the code generators [`codegen`] (Rust for the CPU targets and
+//! the host side of the GPU targets, CUDA C++, Futhark); [`glue`] is what the build hook and the
+//! macro exchange (the CUDA manifest, the files a site embeds, the Futhark glue).
 //!
 //! The entry points of the macros are the functions below ([`expand_accelerate`],
 //! [`expand_pmexpr_fn`], [`expand_derive_record`]): each runs the pipeline on a stack deep enough
 //! for its input. [`program`] is what the build hook makes of a crate (every site checked, their
 //! programs merged by [`merge`], the CUDA and Futhark sources); [`registry`] is what the hook tells
 //! the macros (the crate's `#[pmexpr]` functions, derived structs and sites), and
-//! [`cuda_manifest`] which CUDA modules it generated for each site: the macro embeds those and
+//! [`glue::manifest`] which CUDA modules it generated for each site: the macro embeds those and
 //! never generates CUDA code itself.
 //!
 //! Beside the passes: [`ast`] and [`types`], the program and its types; [`error`], errors as
@@ -26,11 +28,12 @@
 pub mod ast;
 pub mod classify;
 pub mod codegen;
-pub mod cuda_manifest;
 pub mod error;
 pub mod extract;
+pub mod glue;
 pub mod infer;
 pub mod intrinsics;
+pub mod kernels;
 pub mod lift;
 pub mod lower;
 pub mod mangle;
@@ -118,7 +121,7 @@ pub fn compile_site(input: TokenStream) -> Result<Mono, (Errors, Vec<resolve::Fr
 /// the runtime's private module as the user's crate sees it.
 ///
 /// `cuda` names the site as the build hook does and says where the hook wrote its output: the
-/// CUDA manifest ([`cuda_manifest`]), whose module files a CUDA-class site embeds — the macro
+/// CUDA manifest ([`glue::manifest`]), whose module files a CUDA-class site embeds — the macro
 /// never generates CUDA code — and the Futhark glue. Without it a site has no GPU targets; with
 /// it, a CUDA-class site the manifest does not record runs on the CPU targets, and the `cuda` and
 /// `cuda-emulator` targets fail at the site saying that the build hook is needed.

@@ -14,13 +14,16 @@
 //! | 8 | classify | [`crate::classify`] | `Lifted` | [`Classification`](crate::classify::Classification): P_F / P_C, so the backend |
 //! | 9 | wellformed | [`crate::wellformed`] | the extracted bindings and the backend | the appendix's rules hold, or errors |
 //! | 10 | optimize | [`crate::opt`] | [`Mono`] | [`Optimized`]: fused compositions in the tree and [`Facts`](crate::opt::Facts) beside it |
-//! | 11 | kernels | [`crate::codegen::rust::cuda_host`], [`crate::codegen::rust::futhark_host`] | the site and the hook's output | the kernels a CUDA-class site launches, the glue a Futhark-class site includes |
-//! | 12 | print | [`crate::codegen`] | [`Optimized`] and the kernels | the Rust expansion; CUDA modules and the Futhark program in the hook |
+//! | 11 | kernels | [`crate::kernels`] | the checked program and [`Optimized`] | [`Split`](crate::kernels::Split): host code's launches and the kernels they launch, or why the site has none ([`NoKernels`](crate::kernels::NoKernels)) |
+//! | 12 | print | [`crate::codegen`] | [`Optimized`] and the split | the Rust expansion (with the hook's files, [`crate::glue`]); CUDA modules and the Futhark program in the hook |
 //!
 //! Stages 1–9 are [`check`]: what the macro and the hook both run over a site, with the same
 //! result. A site that names `backend = cpu` stops after stage 5: it has no GPU backend, so the
-//! paper's passes have nothing to decide. Every stage is a function of its input alone; errors
-//! are data ([`crate::error`]) reported at the user's tokens.
+//! paper's passes have nothing to decide. Stages 10 and 11 ([`optimize`], [`kernels`]) the
+//! macro and the hook run too: the hook prints the kernels of the split, the macro their
+//! launches, and the two agree on the kernels by computing the same split, not by sharing it.
+//! Every stage is a function of its input alone; errors are data ([`crate::error`]) reported at
+//! the user's tokens.
 
 use std::collections::BTreeSet;
 
@@ -29,13 +32,16 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::ast::Expr;
+use crate::codegen::cuda::CudaModule;
 use crate::error::{Error, Errors, SpanRange};
+use crate::glue::manifest::SiteModules;
+use crate::kernels::{NoKernels, Split};
 use crate::mono::Mono;
 use crate::opt::Optimized;
 use crate::record::Records;
 use crate::site::{CompiledSite, Context, Failure, Forced, PreludeItem, Report, SiteProgram};
 use crate::{
-    classify, codegen, extract, infer, lift, lower, mangle, mono, opt, parse, resolve, site,
+    classify, codegen, extract, glue, infer, lift, lower, mangle, mono, opt, parse, resolve, site,
 };
 
 /// Stages 1 and 2: the site's tokens parsed and lowered.
@@ -103,6 +109,31 @@ pub fn optimize(site: &CompiledSite) -> Optimized {
     opt::optimize(&site.mono)
 }
 
+/// Stage 11: the kernel split of a checked site's program ([`crate::kernels`]), from its
+/// optimized host code; what the macro and the hook both compute, with the same result.
+pub fn kernels(program: &SiteProgram, optimized: &Optimized) -> Result<Split, NoKernels> {
+    crate::kernels::split(program, optimized)
+}
+
+/// Stages 10–12 of a CUDA-class site for the build hook: its kernel split, its modules
+/// (one per instantiation of its number types, the default first) and the manifest's record of
+/// them. `Err`: the site runs on the CPU targets, and the text says why (the hook's warning,
+/// after `accelerate! at <site> `).
+pub fn cuda_modules(
+    site: &CompiledSite,
+    program: &SiteProgram,
+    site_name: &str,
+) -> Result<(SiteModules, Vec<CudaModule>), String> {
+    let split = kernels(program, &optimize(site)).map_err(|e| e.to_string())?;
+    let modules = codegen::cuda::site_modules(program, &split, site_name).map_err(|e| {
+        format!("cannot run on the CUDA backend and will run on the CPU targets: {e}")
+    })?;
+    Ok((
+        glue::cuda::record(&split, &modules, &program.numeric),
+        modules,
+    ))
+}
+
 /// Stages 1–12 for the macro: the expansion of `accelerate!(input)`, the generated code or the
 /// errors at the user's tokens (see [`crate::expand_accelerate`]).
 pub fn expand(
@@ -115,19 +146,14 @@ pub fn expand(
     let key = mangle::site_key(&input);
     match check(input, cx) {
         Ok(site) => {
-            let host = match (cuda, &site.program) {
-                (Some(build), Some(program)) => {
-                    codegen::rust::cuda_host::cuda_host(&site.mono, program, build, key, rt)
-                }
-                _ => None,
-            };
-            let futhark = match (cuda, &site.program) {
-                (Some(build), Some(program)) => {
-                    codegen::rust::futhark_host::futhark_host(program, build)
-                }
-                _ => None,
-            };
             let optimized = optimize(&site);
+            let (host, futhark) = match (cuda, &site.program) {
+                (Some(build), Some(program)) => (
+                    glue::cuda::cuda_site(&kernels(program, &optimized), build, key, rt),
+                    glue::futhark::futhark_host(program, build),
+                ),
+                _ => (None, None),
+            };
             codegen::rust::generate_site(&optimized, rt, false, host.as_ref(), futhark.as_ref())
         }
         Err((errors, free_vars)) => codegen::rust::error_expansion(&errors, &free_vars),

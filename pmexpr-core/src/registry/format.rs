@@ -106,7 +106,7 @@ impl Registry {
 }
 
 /// Writes one entry of a length-prefixed text format (this one, and the build hook's CUDA
-/// manifest, [`crate::cuda_manifest`]): a header line with the tag, the numbers and the fields'
+/// manifest, [`crate::glue::manifest`]): a header line with the tag, the numbers and the fields'
 /// byte lengths, then each field followed by a newline.
 pub(crate) fn write_entry(out: &mut String, tag: &str, numbers: &[usize], fields: &[&str]) {
     out.push_str(tag);

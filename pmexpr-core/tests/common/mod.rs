@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use pmexpr_core::classify::Backend;
 use pmexpr_core::codegen::rust::CudaBuild;
-use pmexpr_core::codegen::rust::cuda_host::site_modules;
-use pmexpr_core::cuda_manifest::{CudaManifest, ManifestSite};
+use pmexpr_core::glue::manifest::{CudaManifest, ManifestSite};
+use pmexpr_core::pipeline::cuda_modules;
 use pmexpr_core::program::{compile_sites, crate_output};
 use pmexpr_core::registry::{ItemKind, Registry, RegistryItem, SiteSource};
 use pmexpr_core::{Context, PreludeItem};
@@ -161,7 +161,7 @@ pub fn hook_items(site: &str, items: &[&str]) -> Outcome {
                 manifest.sites.push(ManifestSite {
                     name: s.name.clone(),
                     key: s.key,
-                    cuda: site_modules(&compiled.mono, program, &s.name).map(|(r, _)| r),
+                    cuda: cuda_modules(compiled, program, &s.name).map(|(r, _)| r),
                 });
             }
         }

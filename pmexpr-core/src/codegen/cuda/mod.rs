@@ -103,6 +103,7 @@ use std::fmt::{self, Write};
 use crate::ast::VarId;
 use crate::classify::Backend;
 use crate::error::SpanRange;
+use crate::kernels::{LaunchKind, Split};
 use crate::lift::Def;
 use crate::site::SiteProgram;
 
@@ -120,7 +121,7 @@ mod types;
 pub use self::abi::{
     CLayout, Check, DEFAULT_MAX_RANK, DeviceError, ERROR_SYMBOL, Kernel, KernelKind, KernelParam,
 };
-pub use self::host::{HostNote, HostPlan, is_launch};
+pub use self::host::HostPlan;
 pub use self::instantiation::{
     Instantiation, MAX_INSTANTIATIONS, default_instantiation, float_instantiation,
     instantiation_suffix, instantiations,
@@ -202,8 +203,8 @@ pub struct CudaModule {
     pub source: String,
     /// The C++ namespace of the module's definitions (also the start of its kernels' names).
     pub namespace: String,
-    /// The kernels: those of the accelerated binding, then those of each other host function
-    /// ([`HostPlan::functions`], in order), each binding's in [`Expr::walk`](crate::ast::Expr::walk) order.
+    /// The kernels, one per launch of the site's kernel split ([`Split::launches`]), in its
+    /// order.
     pub kernels: Vec<Kernel>,
     /// The runtime checks, by number (`checks[k].id == k + 1`).
     pub checks: Vec<Check>,
@@ -211,19 +212,23 @@ pub struct CudaModule {
     pub host: HostPlan,
     /// The maximum tensor rank the module was generated for.
     pub max_rank: usize,
+    /// What the site's numeric type variables are in this module.
+    pub instantiation: Instantiation,
 }
 
 #[cfg(test)]
 thread_local! {
     /// How many modules this thread has generated: how a test tells that `accelerate!` generates
-    /// none (`codegen::rust::cuda_host`).
+    /// none (`glue::cuda`).
     pub(crate) static GENERATED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Generates the CUDA code of a CUDA-class site for one instantiation of its numeric type
-/// variables.
+/// variables: a kernel for each launch of the site's kernel split ([`crate::kernels`]), in its
+/// order.
 pub fn generate(
     program: &SiteProgram,
+    split: &Split,
     inst: &Instantiation,
     options: &CudaOptions,
 ) -> Result<CudaModule> {
@@ -262,9 +267,13 @@ pub fn generate(
     let Some(accelerated) = g.defs.get(&lifted.accelerated).copied() else {
         return unsupported(lifted.span, "the accelerated binding was not extracted");
     };
-    let host = g.host_analysis(accelerated)?;
     // The device functions: what the kernels' functions reach.
-    let roots: Vec<VarId> = host.loops.iter().filter_map(|l| l.callee).collect();
+    let roots: Vec<VarId> = (split.launches.iter())
+        .filter_map(|l| match l.kind {
+            LaunchKind::ParLoop { callee } => Some(callee),
+            LaunchKind::Gemm => None,
+        })
+        .collect();
     let device = g.reachable(&roots);
     let device_order: Vec<VarId> = g
         .order
@@ -282,20 +291,18 @@ pub fn generate(
     }
     let mut kernels = Vec::new();
     let mut kernel_texts = Vec::new();
-    for (k, l) in host.loops.iter().enumerate() {
+    for (k, l) in split.launches.iter().enumerate() {
         let name = format!("{namespace}_k{k}");
         let (kernel, text) = g.kernel(name, l)?;
         kernels.push(kernel);
         kernel_texts.push(text);
     }
     let plan = HostPlan {
-        functions: host
-            .functions
-            .iter()
+        functions: (split.functions.iter())
             .map(|id| (*id, g.defs[id].ident.name.clone()))
             .collect(),
-        straight_line: host.notes.is_empty() && host.functions.len() == 1,
-        notes: host.notes,
+        straight_line: split.straight_line(),
+        notes: split.notes.clone(),
         result: g.ity(&body_of(accelerated).ty, lifted.span)?,
     };
 
@@ -358,7 +365,21 @@ pub fn generate(
         checks: g.checks,
         host: plan,
         max_rank: options.max_rank,
+        instantiation: inst.clone(),
     })
+}
+
+/// The modules of a CUDA-class site, one per instantiation of its number types (the default
+/// first: [`instantiations`]); `Err`: the construct the generator does not support.
+pub fn site_modules(
+    program: &SiteProgram,
+    split: &Split,
+    site_name: &str,
+) -> Result<Vec<CudaModule>> {
+    let options = CudaOptions::for_site(site_name);
+    (instantiations(&program.numeric).iter())
+        .map(|inst| generate(program, split, inst, &options))
+        .collect()
 }
 
 #[cfg(test)]

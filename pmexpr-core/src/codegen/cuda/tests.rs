@@ -101,8 +101,15 @@ fn corpus_modules() -> Vec<(String, Vec<std::result::Result<CudaModule, String>>
             prefix,
             max_rank: DEFAULT_MAX_RANK,
         };
+        let split = match crate::pipeline::kernels(program, &crate::pipeline::optimize(&compiled)) {
+            Ok(split) => split,
+            Err(e) => {
+                entry.push(Err(format!("{}: {e}", site.name)));
+                continue;
+            }
+        };
         for inst in instantiations(&compiled.mono.numeric) {
-            entry.push(generate(program, &inst, &options).map_err(|e| e.to_string()));
+            entry.push(generate(program, &split, &inst, &options).map_err(|e| e.to_string()));
         }
     }
     out
@@ -158,12 +165,19 @@ fn golden_corpus() {
     );
 }
 
+/// The kernel split of a checked site.
+fn split_of(site: &crate::site::CompiledSite) -> crate::kernels::Split {
+    let program = site.program.as_ref().expect("not backend = cpu");
+    crate::pipeline::kernels(program, &crate::pipeline::optimize(site)).expect("kernels")
+}
+
 /// The CUDA of one site written with `quote!`, default instantiation.
 fn cuda_of(tokens: TokenStream) -> std::result::Result<CudaModule, CudaGenError> {
     let site = crate::pipeline::compile_for_test(tokens, &[]).expect("the site compiles");
-    let program = site.program.expect("not backend = cpu");
+    let program = site.program.clone().expect("not backend = cpu");
     generate(
         &program,
+        &split_of(&site),
         &default_instantiation(&site.mono.numeric),
         &CudaOptions::for_site("src/lib.rs:1:1"),
     )
@@ -270,6 +284,7 @@ fn unsupported_constructs_are_errors_not_panics() {
     assert_eq!(site.mono.numeric.len(), 1);
     let e = generate(
         site.program.as_ref().unwrap(),
+        &split_of(&site),
         &Instantiation::new(),
         &CudaOptions::for_site("x"),
     )
@@ -278,6 +293,7 @@ fn unsupported_constructs_are_errors_not_panics() {
     // With one, names tell the instantiation apart.
     let m = generate(
         site.program.as_ref().unwrap(),
+        &split_of(&site),
         &float_instantiation(&site.mono.numeric),
         &CudaOptions::for_site("x"),
     )
@@ -392,7 +408,13 @@ fn narrow_numbers_are_not_widened() {
         panic!("{:?}", site.mono.numeric)
     };
     let i32_inst = Instantiation::from([(v, Number::I32), (w, Number::I32)]);
-    let m = generate(program, &i32_inst, &CudaOptions::for_site("x")).unwrap();
+    let m = generate(
+        program,
+        &split_of(&site),
+        &i32_inst,
+        &CudaOptions::for_site("x"),
+    )
+    .unwrap();
     assert_eq!(m.namespace, "pm_x_i32_i32");
     let params: Vec<(&str, &CLayout)> = m.kernels[0]
         .params
@@ -445,7 +467,13 @@ fn narrow_numbers_are_not_widened() {
         .filter(|i| i.values().all(|t| matches!(t, Number::I32 | Number::F32)))
         .collect();
     assert_eq!(narrow.len(), 1);
-    let m = generate(program, &narrow[0], &CudaOptions::for_site("x")).unwrap();
+    let m = generate(
+        program,
+        &split_of(&site),
+        &narrow[0],
+        &CudaOptions::for_site("x"),
+    )
+    .unwrap();
     let own = &m.source[m.source.find("namespace pm_x_").unwrap()..];
     assert!(!own.contains("double"), "{own}");
     assert!(own.contains("* 0.1f)"), "{own}");

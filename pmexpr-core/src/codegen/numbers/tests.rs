@@ -86,21 +86,32 @@ fn finds(available: &BTreeSet<Vec<Number>>, request: &[Number]) -> bool {
 }
 
 fn compile(tokens: TokenStream) -> (Vec<(TyVar, Numeric)>, SiteProgram) {
-    let site = compile_for_test(tokens.clone(), &[])
-        .unwrap_or_else(|e| panic!("{tokens} does not compile: {e:?}"));
+    let site = checked(tokens);
     (site.mono.numeric, site.program.expect("not backend = cpu"))
 }
 
+fn checked(tokens: TokenStream) -> crate::site::CompiledSite {
+    compile_for_test(tokens.clone(), &[])
+        .unwrap_or_else(|e| panic!("{tokens} does not compile: {e:?}"))
+}
+
 /// The names of the CUDA modules the hook generates for a site, as the runtime sees them
-/// (`cuda_host`: each instantiation's numbers in `Mono::numeric` order); every module is
+/// (`glue::cuda`: each instantiation's numbers in `Mono::numeric` order); every module is
 /// generated.
-fn cuda_modules(numeric: &[(TyVar, Numeric)], program: &SiteProgram) -> BTreeSet<Vec<Number>> {
+fn cuda_modules(site: &crate::site::CompiledSite) -> BTreeSet<Vec<Number>> {
+    let (numeric, program) = (
+        &site.mono.numeric,
+        site.program.as_ref().expect("a GPU site"),
+    );
     assert_eq!(program.backend, Backend::Cuda);
+    let split =
+        crate::pipeline::kernels(program, &crate::pipeline::optimize(site)).expect("kernels");
     let options = cuda::CudaOptions::for_site("src/numbers.rs:1:1");
     cuda::instantiations(numeric)
         .iter()
         .map(|inst| {
-            cuda::generate(program, inst, &options).unwrap_or_else(|e| panic!("{inst:?}: {e}"));
+            cuda::generate(program, &split, inst, &options)
+                .unwrap_or_else(|e| panic!("{inst:?}: {e}"));
             numeric.iter().map(|(v, _)| inst[v]).collect()
         })
         .collect()
@@ -203,8 +214,9 @@ fn every_runtime_request_has_a_module_and_an_entry_or_falls_back_past_the_cap() 
     ];
     let mut cases = Vec::new();
     for (vars, kind, tokens) in cuda_sites {
-        let (numeric, program) = compile(tokens);
-        let modules = cuda_modules(&numeric, &program);
+        let site = checked(tokens);
+        let modules = cuda_modules(&site);
+        let numeric = site.mono.numeric;
         cases.push(("CUDA", vars, kind, numeric, modules));
     }
     for (vars, kind, tokens) in futhark_sites {

@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::host::boxed_launcher;
 use super::{Arg, Binding, Callee, Gen};
 use crate::ast::{Expr, ExprKind, Param, VarId};
 use crate::types::Type;
@@ -141,10 +140,6 @@ impl Gen<'_> {
         params: &[Type],
         bound: Vec<Arg>,
     ) -> TokenStream {
-        let (Callee::Closure(f) | Callee::Item(f, _)) = &callee;
-        if self.host.launchers.contains(&f.to_string()) {
-            self.host_problem(boxed_launcher);
-        }
         let mut setup = Vec::new();
         let mut captured: Vec<proc_macro2::Ident> = Vec::new();
         let callee = match callee {
@@ -281,9 +276,6 @@ impl Gen<'_> {
 
     /// A lambda as a boxed, curried `Func`.
     pub(super) fn func_from_lambda(&mut self, params: &[Param], body: &Expr) -> TokenStream {
-        if self.launches_in(body) {
-            self.host_problem(boxed_launcher);
-        }
         let lam = Expr::typed(
             ExprKind::Lam {
                 params: params.to_vec(),

@@ -1,38 +1,21 @@
 //! Host code for the CUDA targets: the site's expression compiled like for the CPU targets
-//! (sequentially), where each `par_loop` that has a kernel launches it ([`CudaHost`], built by
-//! [`super::cuda_host`] from the build hook's manifest), and why such host code cannot be
-//! generated where it cannot.
+//! (sequentially), where each `par_loop` (or `tensor_gemm`) that the kernel split
+//! ([`crate::kernels`]) made a launch launches its kernel ([`CudaHost`], which
+//! [`crate::glue::cuda`] makes from the split and the build hook's manifest). The split decided
+//! that this host code can be printed; the printer decides nothing.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::types::is_copy;
 use super::{Binding, CudaHost, Gen};
 use crate::ast::{Expr, ExprKind, NodeId};
-use crate::codegen::cuda::is_launch;
 use crate::intrinsics::{Intrinsic, Keyword};
-use crate::mono::Mono;
+use crate::kernels::is_launch;
 use crate::opt::Program;
-
-/// Why the host code of a CUDA-class site cannot be generated for the CUDA targets, or `None`
-/// when it can: the check [`generate_site`](super::generate_site) makes, which the build hook
-/// makes first ([`super::cuda_host::site_modules`]), so that the macro generates its host code
-/// once.
-pub fn cuda_host_problem(mono: &Mono, rt: &TokenStream, host: &CudaHost) -> Option<String> {
-    let program = crate::opt::optimize(mono);
-    let mut g = Gen::new(&program.names, rt, &mono.numeric, &program.host.facts, None);
-    // The captured variables bound as `generate_site` binds them.
-    for (fv, ty) in mono.free_vars.iter().zip(&mono.free_var_types) {
-        let by_ref = !is_copy(ty, &mono.numeric);
-        let ty = ty.clone();
-        g.bindings.insert(fv.id, Binding::Value { by_ref, ty });
-    }
-    g.cuda_body(&program.host, host).err()
-}
 
 impl Gen<'_> {
     /// The body of the host code for the CUDA targets (the variables of the site bound as
-    /// `self`'s), or why there is none.
+    /// `self`'s), or why there is none: a kernel of the split that no launch reached (a bug).
     pub(super) fn cuda_body(
         &self,
         program: &Program,
@@ -48,9 +31,6 @@ impl Gen<'_> {
         gc.bindings = self.bindings.clone();
         gc.tmp = self.tmp;
         let body = gc.value(&program.expr);
-        if let Some(why) = gc.host.problem {
-            return Err(why);
-        }
         // Every kernel must have been launched from the node it was generated for.
         if gc.host.launched.len() != host.kernel_args.len() {
             return Err(format!(
@@ -82,13 +62,6 @@ impl Gen<'_> {
             _ => {}
         });
         found
-    }
-
-    /// Records why the host code cannot run on the CUDA targets (the first reason wins).
-    pub(super) fn host_problem(&mut self, why: impl FnOnce() -> String) {
-        if self.cuda.is_some() && self.host.problem.is_none() {
-            self.host.problem = Some(why());
-        }
     }
 
     /// The kernel that this keyword application (node `id`) launches, if it is a `par_loop` of
@@ -179,12 +152,4 @@ impl Gen<'_> {
             __pm_c.launch(#k, #n, __pm_params);
         }
     }
-}
-
-/// Why host code that makes a launching function a value cannot run on the CUDA targets: the
-/// boxed `Func` must outlive the call, which it would borrow.
-pub(super) fn boxed_launcher() -> String {
-    "its host code uses a function that launches kernels as a value (not called, nor passed to \
-     a sequential loop), which the CUDA target does not run"
-        .to_string()
 }

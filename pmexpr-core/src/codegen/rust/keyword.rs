@@ -24,28 +24,6 @@ impl Gen<'_> {
         ty: &Type,
     ) -> TokenStream {
         let rt = self.rt.clone();
-        // The runtime may run these functions on several threads: they cannot launch.
-        let parallel_fn = match kw {
-            Keyword::Map
-            | Keyword::Map2
-            | Keyword::Reduce
-            | Keyword::Hist
-            | Keyword::Scan
-            | Keyword::Filter => Some(&args[0]),
-            Keyword::ParLoop => Some(&args[1]),
-            _ => None,
-        };
-        if let Some(f) = parallel_fn
-            && self.launched(kw, id).is_none()
-            && self.launches_in(f)
-        {
-            self.host_problem(|| {
-                format!(
-                    "its host code launches kernels inside the function of a `{}`, which the CUDA target does not run",
-                    kw.name()
-                )
-            });
-        }
         match kw {
             Keyword::Map if let Some(fill) = self.row_fill(id, args) => fill,
             Keyword::Map if let Some(rows) = self.map_of_rows(id, &args[0], &args[1]) => {

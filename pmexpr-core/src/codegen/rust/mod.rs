@@ -39,9 +39,9 @@
 //! - `rows`: maps of rows, built in one buffer; `peel`: a row fill in three parts.
 //! - `intrinsic`: the intrinsics.
 //! - `code`: the names used in generated code, literals and pattern tests.
-//! - `host`: host code for the CUDA targets (kernel launches) and [`cuda_host_problem`].
-//! - [`cuda_host`], [`futhark_host`]: what a CUDA-class or Futhark-class site gets from the build
-//!   hook's output ([`CudaSite`], [`FutharkHost`]); they use the generator, it does not use them.
+//! - `host`: host code for the CUDA targets: the launches of the site's kernel split
+//!   ([`crate::kernels`]), as [`CudaSite`] gives them ([`crate::glue::cuda`] makes it from the
+//!   build hook's manifest; [`crate::glue::futhark`] makes [`FutharkHost`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -56,11 +56,9 @@ use crate::types::{TyVar, Type};
 
 mod bind;
 mod code;
-pub mod cuda_host;
 pub mod derive;
 mod expr;
 mod func;
-pub mod futhark_host;
 mod grid;
 mod host;
 mod intrinsic;
@@ -76,7 +74,6 @@ mod types;
 mod windows;
 
 pub use self::code::{user_ident, user_place};
-pub use self::host::cuda_host_problem;
 pub use self::site::{error_expansion, generate_site};
 
 /// Where the build hook wrote a site's CUDA modules and Futhark glue, and what the site is called
@@ -86,7 +83,7 @@ pub struct CudaBuild {
     /// `file:line:column` of the site as the hook names it (modules are named after it).
     pub site_name: String,
     /// `OUT_DIR`, where the hook wrote its CUDA manifest and modules
-    /// ([`crate::cuda_manifest`]) and the Futhark glue.
+    /// ([`crate::glue::manifest`]) and the Futhark glue.
     pub out_dir: Option<std::path::PathBuf>,
 }
 
@@ -101,7 +98,7 @@ pub struct CudaHost {
     pub kernels: TokenStream,
 }
 
-/// How a CUDA-class site reaches its kernels ([`cuda_host::cuda_host`]).
+/// How a CUDA-class site reaches its kernels ([`crate::glue::cuda::cuda_site`]).
 #[derive(Debug, Clone)]
 pub enum CudaSite {
     /// The kernels the build hook generated, and their launches.
@@ -227,8 +224,6 @@ struct HostState {
     /// The Rust names of the closures and `fn` items that launch kernels (the items take the
     /// call as their last parameter).
     launchers: HashSet<String>,
-    /// Why the host code cannot run on the CUDA targets.
-    problem: Option<String>,
 }
 
 /// How a known function is called.

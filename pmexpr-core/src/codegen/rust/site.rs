@@ -25,15 +25,14 @@ use crate::opt::Optimized;
 /// With `cuda` (a CUDA-class site whose kernels the build hook generated), the site also gets host
 /// code for the CUDA targets: the same expression, run sequentially, where each `par_loop` of the
 /// host code — loops, branches, closures and `fn` items included — launches its kernel
-/// ([`super::cuda_host`]); it falls back to the CPU code when the runtime says so, or when the
-/// host code cannot be generated (which the hook found first:
-/// [`cuda_host_problem`](super::cuda_host_problem)). A CUDA-class site without kernels
+/// (the site's kernel split, [`crate::kernels`]); it falls back to the CPU code when the runtime
+/// says so. A CUDA-class site without kernels
 /// ([`CudaSite::Missing`]) runs on the CPU targets, and fails at the site under the `cuda` and
 /// `cuda-emulator` targets (said once under `auto`).
 ///
 /// With `futhark` (a Futhark-class site), the `futhark` and `auto` targets call the site's entry
 /// point in the Futhark library through the glue the build hook generated
-/// ([`super::futhark_host`]), falling back to the CPU code when the runtime says so; without glue,
+/// ([`crate::glue::futhark`]), falling back to the CPU code when the runtime says so; without glue,
 /// the site runs on the CPU (said once on stderr under the `futhark` target).
 ///
 /// A type the captured values fix and the expression only moves or counts (`Numeric::Open`)
@@ -113,11 +112,13 @@ pub fn generate_site(
         Some(CudaSite::Kernels(host)) if !sequential => Some(host),
         _ => None,
     };
-    let cuda_fn = host.and_then(|host| {
-        g.cuda_body(&program.host, host)
-            .ok()
-            .map(|b| (b, &host.kernels))
-    });
+    // Host code the split accepted is printed; a kernel no launch reached is a bug, which the
+    // CUDA targets report at the site like a missing module.
+    let (cuda_fn, unprinted) = match host.map(|h| (g.cuda_body(&program.host, h), h)) {
+        Some((Ok(body), h)) => (Some((body, &h.kernels)), None),
+        Some((Err(why), _)) => (None, Some(why)),
+        None => (None, None),
+    };
     let body = g.value(&program.cpu.expr);
     let select = if sequential {
         quote!(#rt::select_sequential)
@@ -226,8 +227,11 @@ pub fn generate_site(
     let cuda_generics = g.generics_with(quote!(#rt::CudaArg<'pm>));
     let futhark_generics = g.generics_with(quote!(#rt::FutharkArg + #rt::FutharkResult));
     let (cuda_item, cuda_arm) = match cuda_fn {
-        None => match cuda {
-            Some(CudaSite::Missing(why)) if !sequential => (
+        None => match unprinted.as_ref().or(match cuda {
+            Some(CudaSite::Missing(why)) => Some(why),
+            _ => None,
+        }) {
+            Some(why) if !sequential => (
                 quote!(),
                 quote! {
                     __pm_t @ (#rt::Target::Auto | #rt::Target::Cuda | #rt::Target::CudaEmulator) => {

@@ -52,7 +52,6 @@ enum Elems {
 impl Gen<'_> {
     /// A consumer of sequences (node `id`, of type `ty`).
     pub(super) fn soac(&mut self, id: NodeId, s: &Soac, ty: &Type) -> TokenStream {
-        self.no_launch_in(s);
         let rt = self.rt.clone();
         let site = self.site();
         match (&s.form, &s.inputs[..]) {
@@ -480,31 +479,6 @@ impl Gen<'_> {
             move |#lo: usize, #hi: usize| #slow,
             move |#lo: usize, #hi: usize| #quick,
         ))
-    }
-
-    /// In host code for the CUDA targets: the functions that a consumer may run on several
-    /// threads (its operator or combining function, and the maps of its inputs) cannot launch.
-    fn no_launch_in(&mut self, s: &Soac) {
-        let parallel: Vec<_> = match &s.form {
-            Form::Map { f } => f.iter().collect(),
-            Form::Reduce { op, f, .. } => std::iter::once(op).chain(f).collect(),
-            Form::Hist { op, .. } => vec![op],
-            Form::Scan { op, post, .. } => std::iter::once(op).chain(post).collect(),
-            Form::Foldl { .. } | Form::Scatter { .. } => Vec::new(),
-        };
-        let maps = s
-            .inputs
-            .iter()
-            .flat_map(|i| i.stages.iter().map(Stage::func));
-        let launches = parallel
-            .into_iter()
-            .chain(maps)
-            .any(|f| self.launches_in(f));
-        if launches {
-            self.host_problem(|| {
-                "its host code launches kernels inside the function of a parallel keyword, which the CUDA target does not run".to_string()
-            });
-        }
     }
 }
 

@@ -2,8 +2,8 @@
 //! the compiled library's manifest (`pmexpr-build`, `futhark::glue`), which the site's expansion
 //! `include!`s, or the reason the site has none.
 
-use super::{CudaBuild, FutharkHost};
 use crate::classify::Backend;
+use crate::codegen::rust::{CudaBuild, FutharkHost};
 use crate::mangle::glue_file;
 use crate::site::SiteProgram;
 

@@ -1,238 +1,39 @@
-//! The host side of a CUDA-class site: what the build hook records of the site's CUDA modules
-//! ([`site_modules`], written to the manifest of [`crate::cuda_manifest`]), and what `accelerate!`
-//! makes of that record ([`cuda_host`]): the modules as `static` data, their files embedded with
-//! `include_str!`, and which `par_loop`s of the accelerated expression become launches in the
-//! Rust host code that [`super`] generates. The CUDA code is generated once, by the hook; the
-//! macro never generates it.
-//!
-//! The host code is the accelerated expression itself, compiled to Rust like for the CPU targets
-//! (sequentially), except that each `par_loop` of host code launches the kernel generated for it,
-//! with the kernel's parameters — the bound arguments of the loop's lifted function, then `n` —
-//! marshaled by the runtime. Host code is the expression's own code and the functions it calls or
-//! passes to a sequential loop ([`crate::codegen::cuda::HostPlan::functions`]): a launch may sit
-//! inside `seq_loop`, `seq_loop_acc`, `foldl`, a branch, a closure, a local `fn` (recursion
-//! included) or a `#[pmexpr]` function, and runs each time the host code reaches it. Closures use
-//! the call (a shared `RefCell` of the runtime's `Call`) from their environment; `fn` items that
-//! launch take it as their last parameter. A `tensor_gemm` of host code launches the kernel the
-//! CUDA generator made for it, after checking its operands on the host. Tensors stay on the
-//! device for the whole call unless host code reads or writes tensor elements itself: then each
-//! launch copies them back.
-//!
-//! Not run on the CUDA targets (the site runs on the CPU ones, and the build hook says why, from
-//! [`site_modules`]): a launching function used as a value (boxed, it would outlive the call it
-//! borrows) or inside the function of a parallel keyword; the CUDA well-formedness rules already
-//! reject both in valid sites.
+//! The CUDA side of what the build hook and `accelerate!` exchange: what the hook records of a
+//! CUDA-class site's modules in its manifest ([`record`], written as [`super::manifest`]), and
+//! what the macro makes of that record ([`cuda_site`]): the modules as `static` data, their files
+//! embedded with `include_str!`, and the launches of its own kernel split ([`crate::kernels`]),
+//! which the record's kernels must fit. The CUDA code is generated once, by the hook; the macro
+//! never generates it.
 //!
 //! Without the hook's record of a site (no build script, or a site the hook did not see: written
 //! by a macro, or in a file it does not scan) the site has no kernels ([`CudaSite::Missing`]): it
 //! runs on the CPU targets, and the `cuda` and `cuda-emulator` targets fail at the site saying why.
 
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{CudaBuild, CudaHost, CudaSite, cuda_host_problem};
-use crate::ast::{Expr, ExprKind, NodeId, VarId};
-use crate::classify::Backend;
-use crate::codegen::cuda::{CudaModule, CudaOptions, generate, instantiations, is_launch};
+use super::manifest::{CudaManifest, KernelAbi, ManifestSite, ModuleFiles, ParamAbi, SiteModules};
+use crate::codegen::cuda::CudaModule;
 use crate::codegen::numbers::{self, Number};
-use crate::cuda_manifest::{
-    CudaManifest, KernelAbi, ManifestSite, ModuleFiles, ParamAbi, SiteModules,
-};
-use crate::intrinsics::{Intrinsic, Keyword};
-use crate::lift::Def;
-use crate::mono::Mono;
-use crate::site::SiteProgram;
+use crate::codegen::rust::{CudaBuild, CudaHost, CudaSite};
+use crate::infer::Numeric;
+use crate::kernels::{NoKernels, Split};
+use crate::types::TyVar;
 
-/// Whether the host code reads or writes tensor elements itself (then tensors cannot stay on the
-/// device between launches). Host code is the accelerated binding and every function it reaches
-/// other than through the function argument of a `par_loop` (device code): a function that host
-/// code only calls may read a tensor that a kernel wrote.
-fn host_touches_tensors(program: &SiteProgram) -> bool {
-    fn visit(e: &Expr, defs: &HashMap<VarId, &Def>, todo: &mut Vec<VarId>) -> bool {
-        match &e.kind {
-            ExprKind::Intrinsic(
-                Intrinsic::TensorGet
-                | Intrinsic::TensorSet
-                | Intrinsic::TensorLinearGet
-                | Intrinsic::TensorLinearSet,
-            ) => true,
-            ExprKind::Var { ident, .. } => {
-                if defs.contains_key(&ident.id) {
-                    todo.push(ident.id);
-                }
-                false
-            }
-            ExprKind::Keyword {
-                kw: Keyword::ParLoop,
-                args,
-            } => {
-                // The loop's function runs on the device; its bound arguments on the host.
-                let bound: &[Expr] = match &args[1].kind {
-                    ExprKind::App { args, .. } => args,
-                    _ => &[],
-                };
-                visit(&args[0], defs, todo) | bound.iter().any(|a| visit(a, defs, todo))
-            }
-            _ => {
-                let mut touches = false;
-                e.children(&mut |c| touches |= visit(c, defs, todo));
-                touches
-            }
-        }
-    }
-    let defs = program.lifted.defs();
-    let mut seen: HashSet<VarId> = HashSet::new();
-    let mut todo = vec![program.lifted.accelerated];
-    while let Some(id) = todo.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        if let Some(d) = defs.get(&id)
-            && visit(&d.value, &defs, &mut todo)
-        {
-            return true;
-        }
-    }
-    false
-}
-
-/// The arguments a launching node hands its kernel, before `n`: the bound arguments of a
-/// `par_loop`'s lifted function (none when the function is a plain name), or the seven arguments
-/// of a `tensor_gemm` — what the CUDA generator makes the kernel's parameters of
-/// ([`crate::codegen::cuda::KernelParam::value`]).
-fn launch_args(node: &Expr) -> &[Expr] {
-    match &node.kind {
-        ExprKind::Keyword { args, .. } => match &args[1].kind {
-            ExprKind::App { args, .. } => args,
-            _ => &[],
-        },
-        ExprKind::App { args, .. } => args,
-        _ => &[],
-    }
-}
-
-/// Which node of the monomorphic program launches which kernel, and the kernels' arguments as
-/// expressions of the monomorphic program, for the kernels launched by `nodes` (in kernel order).
-///
-/// Each kernel records the [`NodeId`] of the `par_loop` (or `tensor_gemm`) it replaces; lifting
-/// and extraction keep the identities of the nodes they move, so that node is both in the
-/// extracted program, where its arguments are, and in the host code of the monomorphic program.
-/// A kernel's arguments name the lifted function's extra parameters, which are renamed back to
-/// the variables they copy ([`crate::lift::Lifted::origins`]). Nothing here generates CUDA code:
-/// the macro finds the launches of the manifest's kernels this way.
-#[allow(clippy::type_complexity)]
-fn host_launches(
-    mono: &Mono,
-    program: &SiteProgram,
-    nodes: &[NodeId],
-) -> Result<(HashMap<NodeId, usize>, Vec<Vec<Expr>>), String> {
-    let lifted = &program.lifted;
-    let mut loops = HashSet::new();
-    mono.expr.walk(&mut |x| {
-        if is_launch(x) {
-            loops.insert(x.id);
-        }
+/// What the build hook records of a CUDA-class site whose modules it generated (one per
+/// instantiation, the default first): their files (`pmexpr/cuda/<namespace>.cu`; no PTX yet, the
+/// hook records it once NVRTC made it) and the kernels' layouts, in the split's order.
+pub fn record(split: &Split, modules: &[CudaModule], numeric: &[(TyVar, Numeric)]) -> SiteModules {
+    let files = modules.iter().map(|m| {
+        let tags = numeric.iter().map(|(v, _)| m.instantiation[v].rust_name());
+        module_files(tags.collect(), m)
     });
-    let mut extracted: HashMap<NodeId, &Expr> = HashMap::new();
-    for d in program.extracted.iter().flat_map(|b| b.defs()) {
-        d.value.walk(&mut |x| {
-            if is_launch(x) {
-                extracted.insert(x.id, x);
-            }
-        });
+    SiteModules {
+        kernels: split.launches.len(),
+        modules: files.collect(),
     }
-    let mut launches = HashMap::new();
-    let mut kernel_args = Vec::new();
-    for (k, node) in nodes.iter().enumerate() {
-        let found = extracted.get(node).filter(|_| loops.contains(node));
-        let Some(e) = found.filter(|_| launches.insert(*node, k).is_none()) else {
-            return Err(format!(
-                "the `par_loop` of kernel {k} is not one node of its host code"
-            ));
-        };
-        let args = launch_args(e).iter().map(|a| {
-            let mut v = a.clone();
-            v.rename(&mut |id| lifted.origins.get(&id).copied().unwrap_or(id));
-            v
-        });
-        kernel_args.push(args.collect());
-    }
-    Ok((launches, kernel_args))
-}
-
-/// What the build hook makes of a CUDA-class site: its modules, one per instantiation of its
-/// number types (the default first), and the manifest's record of them — their files
-/// (`pmexpr/cuda/<namespace>.cu`; no PTX yet, the hook records it once NVRTC made it), the
-/// kernels' layouts, the launching nodes. `Err`: the site runs on the CPU targets, and the text
-/// says why (the hook's warning, after `accelerate! at <site> `).
-///
-/// The host code is generated here once to see whether it can be ([`cuda_host_problem`]), with
-/// the launches found as [`cuda_host`] finds them, so that the macro need not check again.
-pub fn site_modules(
-    mono: &Mono,
-    program: &SiteProgram,
-    site_name: &str,
-) -> Result<(SiteModules, Vec<CudaModule>), String> {
-    if program.backend != Backend::Cuda {
-        return Err(format!("is a {} site", program.backend));
-    }
-    let options = CudaOptions::for_site(site_name);
-    let mut modules = Vec::new();
-    let mut files = Vec::new();
-    for inst in instantiations(&mono.numeric) {
-        let m = generate(program, &inst, &options).map_err(|e| {
-            format!("cannot run on the CUDA backend and will run on the CPU targets: {e}")
-        })?;
-        files.push(module_files(
-            mono.numeric
-                .iter()
-                .map(|(v, _)| inst[v].rust_name())
-                .collect(),
-            &m,
-        ));
-        modules.push(m);
-    }
-    let bug = |why: &str| {
-        format!("will run on the CPU targets: {why} (a bug in pmexpr: please report it)")
-    };
-    let nodes: Vec<NodeId> = modules[0].kernels.iter().map(|k| k.node).collect();
-    if modules
-        .iter()
-        .any(|m| !m.kernels.iter().map(|k| k.node).eq(nodes.iter().copied()))
-    {
-        return Err(bug("its modules launch their kernels from different nodes"));
-    }
-    let (launches, kernel_args) = host_launches(mono, program, &nodes).map_err(|why| bug(&why))?;
-    // The macro finds the kernels' arguments from their nodes: they are those of the generator.
-    let generated = modules[0].kernels.iter().map(|k| {
-        let before_n = &k.params[..k.params.len() - 1];
-        before_n.iter().map(|p| p.value.id).collect::<Vec<_>>()
-    });
-    if !generated.eq(kernel_args
-        .iter()
-        .map(|a| a.iter().map(|e| e.id).collect::<Vec<_>>()))
-    {
-        return Err(bug(
-            "its kernels' arguments are not those of their launching nodes",
-        ));
-    }
-    let host = CudaHost {
-        launches,
-        kernel_args,
-        kernels: TokenStream::new(),
-    };
-    if let Some(why) = cuda_host_problem(mono, &quote!(::pmexpr::__private), &host) {
-        return Err(format!("will run on the CPU targets: {why}"));
-    }
-    let record = SiteModules {
-        resident: !host_touches_tensors(program),
-        launches: nodes,
-        modules: files,
-    };
-    Ok((record, modules))
 }
 
 /// The manifest's record of a module (its PTX not compiled yet).
@@ -275,21 +76,18 @@ pub const NO_HOOK: &str = "its CUDA kernels are generated by the build hook, whi
 /// Why a CUDA-class site has no kernels when the hook ran but did not record it.
 pub const NOT_SEEN: &str = "the build hook did not see this `accelerate!` (written by a macro, or in a file the hook does not scan), so it has no CUDA kernels";
 
-/// The host side of a CUDA-class site as `accelerate!` generates it, from the build hook's
-/// manifest in `build.out_dir` (the site found by name and by `key`, its tokens'
-/// [`crate::mangle::site_key`]; the other sites' entries are not read). `None`: not a CUDA-class
-/// site, or one that the hook found runs on the CPU targets only (it said why). No CUDA code is
+/// The host side of a CUDA-class site as `accelerate!` generates it, from its kernel split and
+/// the build hook's manifest in `build.out_dir` (the site found by name and by `key`, its
+/// tokens' [`crate::mangle::site_key`]; the other sites' entries are not read). `None`: not a
+/// CUDA-class site, or one that runs on the CPU targets only (the hook said why). No CUDA code is
 /// generated here: see [`host_from_manifest`].
-pub fn cuda_host(
-    mono: &Mono,
-    program: &SiteProgram,
+pub fn cuda_site(
+    split: &Result<Split, NoKernels>,
     build: &CudaBuild,
     key: u64,
     rt: &TokenStream,
 ) -> Option<CudaSite> {
-    if program.backend != Backend::Cuda {
-        return None;
-    }
+    let split = split.as_ref().ok()?;
     let unreadable = |e: String| format!("the build hook's CUDA manifest cannot be read ({e})");
     let Some(out_dir) = build.out_dir.as_deref() else {
         return Some(CudaSite::Missing(NO_HOOK.to_string()));
@@ -304,31 +102,26 @@ pub fn cuda_host(
         },
     };
     match entry {
-        Ok(entry) => host_from_manifest(mono, program, &entry, out_dir, rt),
+        Ok(entry) => host_from_manifest(split, &entry, out_dir, rt),
         Err(why) => Some(CudaSite::Missing(why)),
     }
 }
 
-/// [`cuda_host`] given the site's entry of the manifest and `OUT_DIR`, which the manifest's paths
-/// are relative to. The kernels' launches come from the entry's nodes, found in the site's
-/// programs, and the modules' files are embedded by absolute path; the host code is not checked
-/// again (the hook did: [`site_modules`]).
+/// [`cuda_site`] given the site's entry of the manifest and `OUT_DIR`, which the manifest's paths
+/// are relative to. The kernels' launches are the split's, which the entry's kernels must fit
+/// (as many, each with as many parameters); the modules' files are embedded by absolute path.
 pub fn host_from_manifest(
-    mono: &Mono,
-    program: &SiteProgram,
+    split: &Split,
     entry: &ManifestSite,
     out_dir: &Path,
     rt: &TokenStream,
 ) -> Option<CudaSite> {
     let record = entry.cuda.as_ref().ok()?;
-    let (launches, kernel_args) = match host_launches(mono, program, &record.launches) {
-        Ok(l) => l,
-        Err(why) => {
-            return Some(CudaSite::Missing(format!(
-                "the build hook's CUDA kernels do not fit this site ({why}; a bug in pmexpr: please report it)"
-            )));
-        }
-    };
+    if let Some(why) = misfit(split, record) {
+        return Some(CudaSite::Missing(format!(
+            "the build hook's CUDA kernels do not fit this site ({why}; a bug in pmexpr: please report it)"
+        )));
+    }
     let datas = match record
         .modules
         .iter()
@@ -338,15 +131,41 @@ pub fn host_from_manifest(
         Ok(d) => d,
         Err(why) => return Some(CudaSite::Missing(why)),
     };
-    let resident = record.resident;
+    let resident = split.resident;
     let kernels = quote! {
         #rt::SiteKernels { modules: &[#(#datas),*], resident: #resident }
     };
     Some(CudaSite::Kernels(CudaHost {
-        launches,
-        kernel_args,
+        launches: (split.launches.iter().enumerate())
+            .map(|(k, l)| (l.id(), k))
+            .collect(),
+        kernel_args: split.launches.iter().map(|l| l.host_args.clone()).collect(),
         kernels,
     }))
+}
+
+/// How the hook's record of a site does not fit the macro's split of it, if it does not.
+fn misfit(split: &Split, record: &SiteModules) -> Option<String> {
+    if record.kernels != split.launches.len() {
+        return Some(format!(
+            "{} kernels recorded, {} launched",
+            record.kernels,
+            split.launches.len()
+        ));
+    }
+    for m in &record.modules {
+        for (k, (abi, launch)) in m.kernels.iter().zip(&split.launches).enumerate() {
+            if abi.params.len() != launch.host_args.len() + 1 {
+                return Some(format!(
+                    "kernel {k} of `{}` takes {} parameters, and its launch gives {}",
+                    m.namespace,
+                    abi.params.len(),
+                    launch.host_args.len() + 1
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// A module as a `ModuleData` expression, its source (and PTX, when the hook compiled it)
@@ -406,11 +225,15 @@ fn module_data(m: &ModuleFiles, out_dir: &Path, rt: &TokenStream) -> Result<Toke
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
+    use std::collections::{HashMap, HashSet};
 
     use super::*;
-    use crate::codegen::cuda::{GENERATED, default_instantiation};
-    use crate::cuda_manifest::ManifestSite;
-    use crate::pipeline::compile_for_test;
+    use crate::ast::{ExprKind, NodeId};
+    use crate::codegen::cuda::{CudaOptions, GENERATED, default_instantiation, generate};
+    use crate::intrinsics::Keyword;
+    use crate::opt::Optimized;
+    use crate::pipeline::{self, compile_for_test};
+    use crate::site::{CompiledSite, SiteProgram};
 
     const NAME: &str = "src/lib.rs:1:1";
 
@@ -418,17 +241,46 @@ mod tests {
         quote!(::pmexpr::__private)
     }
 
-    /// A site's monomorphic program, its lifted program and its module (default instantiation).
-    fn site(tokens: TokenStream, items: &[(&str, &str)]) -> (Mono, SiteProgram, CudaModule) {
-        let site = compile_for_test(tokens, items).expect("the site compiles");
-        let program = site.program.expect("not backend = cpu");
-        let module = generate(
-            &program,
-            &default_instantiation(&site.mono.numeric),
-            &CudaOptions::for_site(NAME),
-        )
-        .expect("CUDA code");
-        (site.mono, program, module)
+    /// A checked site, its program, its optimized form and its kernel split.
+    struct Site {
+        compiled: CompiledSite,
+        program: SiteProgram,
+        optimized: Optimized,
+        split: Split,
+    }
+
+    impl Site {
+        /// Its module of the default instantiation.
+        fn module(&self) -> CudaModule {
+            let inst = default_instantiation(&self.program.numeric);
+            generate(
+                &self.program,
+                &self.split,
+                &inst,
+                &CudaOptions::for_site(NAME),
+            )
+            .expect("CUDA code")
+        }
+
+        /// Each launching node and its kernel.
+        fn launches(&self) -> HashMap<NodeId, usize> {
+            (self.split.launches.iter().enumerate())
+                .map(|(k, l)| (l.id(), k))
+                .collect()
+        }
+    }
+
+    fn site(tokens: TokenStream, items: &[(&str, &str)]) -> Site {
+        let compiled = compile_for_test(tokens, items).expect("the site compiles");
+        let program = compiled.program.clone().expect("not backend = cpu");
+        let optimized = pipeline::optimize(&compiled);
+        let split = pipeline::kernels(&program, &optimized).expect("kernels");
+        Site {
+            compiled,
+            program,
+            optimized,
+            split,
+        }
     }
 
     /// The launching node of each kernel of a module.
@@ -438,15 +290,15 @@ mod tests {
 
     /// What the hook records of a site (`Err`: its warning), and the host the macro makes of that
     /// record (`OUT_DIR` is `/out`) without generating CUDA code.
-    fn hook_and_macro(mono: &Mono, program: &SiteProgram) -> Result<CudaHost, String> {
-        let (record, _) = site_modules(mono, program, NAME)?;
+    fn hook_and_macro(s: &Site) -> Result<CudaHost, String> {
+        let (record, _) = pipeline::cuda_modules(&s.compiled, &s.program, NAME)?;
         let entry = ManifestSite {
             name: NAME.into(),
             key: 7,
             cuda: Ok(record),
         };
         let before = GENERATED.with(Cell::get);
-        let site = host_from_manifest(mono, program, &entry, Path::new("/out"), &rt());
+        let site = host_from_manifest(&s.split, &entry, Path::new("/out"), &rt());
         assert_eq!(
             GENERATED.with(Cell::get),
             before,
@@ -459,8 +311,7 @@ mod tests {
     }
 
     fn host(tokens: TokenStream, items: &[(&str, &str)]) -> Result<CudaHost, String> {
-        let (mono, program, _) = site(tokens, items);
-        hook_and_macro(&mono, &program)
+        hook_and_macro(&site(tokens, items))
     }
 
     /// Whether a generated `SiteKernels` keeps tensors on the device between launches.
@@ -473,7 +324,7 @@ mod tests {
     #[test]
     fn loops_branches_and_functions_launch_from_host_code() {
         let item = "fn bump(t: &Tensor<i64>, c: i64) { par_loop(length(tensor_shape(t)), |i| tensor_set(t, [i], c)) }";
-        let (mono, program, module) = site(
+        let s = site(
             quote!({
                 let scale = |c| par_loop(n, |i| tensor_set(t, [i], tensor_get(t, [i]) * c));
                 fn shift(k: i64) {
@@ -500,18 +351,23 @@ mod tests {
             }),
             &[("bump", item)],
         );
-        assert!(site_modules(&mono, &program, NAME).is_ok());
+        assert!(pipeline::cuda_modules(&s.compiled, &s.program, NAME).is_ok());
         // Four `par_loop`s, one kernel each, however often host code runs them.
+        let module = s.module();
         assert_eq!(module.kernels.len(), 4, "bump is one function");
-        let (launches, args) = host_launches(&mono, &program, &nodes(&module)).unwrap();
+        assert_eq!(
+            nodes(&module),
+            s.split.launches.iter().map(|l| l.id()).collect::<Vec<_>>()
+        );
+        let launches = s.launches();
         assert_eq!(launches.len(), 4);
         assert_eq!(launches.values().copied().collect::<HashSet<_>>().len(), 4);
         // The arguments name the site's variables, not the lifted functions' copies of them.
-        for a in args.iter().flatten() {
+        for a in s.split.launches.iter().flat_map(|l| &l.host_args) {
             a.walk(&mut |x| {
                 if let ExprKind::Var { ident, .. } = &x.kind {
                     assert!(
-                        !program.lifted.origins.contains_key(&ident.id),
+                        !s.program.lifted.origins.contains_key(&ident.id),
                         "{}",
                         ident.name
                     );
@@ -534,7 +390,7 @@ mod tests {
     fn copies_of_a_polymorphic_function_launch_their_own_kernels() {
         // `bump` is used at two types (of its unused `x`): monomorphization copies it, and each
         // copy's `par_loop` gets its own node, kernel and launch.
-        let (mono, program, module) = site(
+        let s = site(
             quote!({
                 bump(t, true);
                 bump(t, (true, false));
@@ -545,13 +401,14 @@ mod tests {
                 "fn bump(t: &Tensor<i64>, x: _) -> _ { par_loop(length(tensor_shape(t)), |i| tensor_set(t, [i], tensor_get(t, [i]) + 1)); x }",
             )],
         );
+        let module = s.module();
         assert_eq!(module.kernels.len(), 2, "one kernel per copy");
-        let (launches, _) = host_launches(&mono, &program, &nodes(&module)).unwrap();
+        let launches = s.launches();
         assert_eq!(launches.len(), 2);
         // Each copy's `par_loop` launches the kernel generated for that copy (the kernel's host
         // binding is the copy's lifted function).
         let mut seen = HashSet::new();
-        mono.expr.walk(&mut |x| {
+        s.optimized.host.expr.walk(&mut |x| {
             if let ExprKind::RecLet { fns, .. } = &x.kind {
                 for f in fns {
                     f.body.walk(&mut |y| {
@@ -643,17 +500,11 @@ mod tests {
             [7, 1]
         );
         assert!(resident(&h));
-        let (mono, _, _) = site(tokens, &[]);
+        let s = site(tokens, &[]);
         let rt = quote!(::pmexpr::__private);
         let h = CudaSite::Kernels(h);
-        let code = crate::codegen::rust::generate_site(
-            &crate::opt::optimize(&mono),
-            &rt,
-            false,
-            Some(&h),
-            None,
-        )
-        .to_string();
+        let code = crate::codegen::rust::generate_site(&s.optimized, &rt, false, Some(&h), None)
+            .to_string();
         assert!(code.contains(":: gemm_elements ("), "{code}");
         assert!(code.contains("__pm_c . launch (0 , __pm_n"), "{code}");
     }
@@ -662,17 +513,11 @@ mod tests {
     fn launching_functions_take_the_call() {
         let item = "fn bump(t: &Tensor<i64>, c: i64) { par_loop(length(tensor_shape(t)), |i| tensor_set(t, [i], c)) }";
         let tokens = quote!(seq_loop(3, |k| bump(t, k)));
-        let (mono, program, _) = site(tokens, &[("bump", item)]);
+        let s = site(tokens, &[("bump", item)]);
         let rt = quote!(::pmexpr::__private);
-        let h = CudaSite::Kernels(hook_and_macro(&mono, &program).unwrap());
-        let code = crate::codegen::rust::generate_site(
-            &crate::opt::optimize(&mono),
-            &rt,
-            false,
-            Some(&h),
-            None,
-        )
-        .to_string();
+        let h = CudaSite::Kernels(hook_and_macro(&s).unwrap());
+        let code = crate::codegen::rust::generate_site(&s.optimized, &rt, false, Some(&h), None)
+            .to_string();
         assert!(
             code.contains("__pm_call : & :: core :: cell :: RefCell < :: pmexpr :: __private :: CudaCall < 'pm >>"),
             "{code}"
@@ -686,23 +531,19 @@ mod tests {
     fn open_types_name_their_module_where_kernels_see_them() {
         let rt = quote!(::pmexpr::__private);
         let code = |tokens: TokenStream| {
-            let (mono, program, _) = site(tokens, &[]);
+            let s = site(tokens, &[]);
             assert!(
-                mono.numeric
+                s.compiled
+                    .mono
+                    .numeric
                     .iter()
                     .any(|(_, k)| *k == crate::infer::Numeric::Open),
                 "{:?}",
-                mono.numeric
+                s.compiled.mono.numeric
             );
-            let h = CudaSite::Kernels(hook_and_macro(&mono, &program).unwrap());
-            crate::codegen::rust::generate_site(
-                &crate::opt::optimize(&mono),
-                &rt,
-                false,
-                Some(&h),
-                None,
-            )
-            .to_string()
+            let h = CudaSite::Kernels(hook_and_macro(&s).unwrap());
+            crate::codegen::rust::generate_site(&s.optimized, &rt, false, Some(&h), None)
+                .to_string()
         };
         let read = code(quote!(par_loop(length(m), |i| tensor_set(
             t,
@@ -786,8 +627,8 @@ mod tests {
             [i],
             tensor_get(x, [i]) * 2.0
         )));
-        let (mono, program, _) = site(tokens.clone(), &[]);
-        let (mut record, modules) = site_modules(&mono, &program, NAME).unwrap();
+        let s = site(tokens.clone(), &[]);
+        let (mut record, modules) = pipeline::cuda_modules(&s.compiled, &s.program, NAME).unwrap();
         assert_eq!(modules.len(), 2);
         record.modules[0].ptx = Some(format!(
             "{}/{}.ptx",
@@ -841,8 +682,8 @@ mod tests {
     fn sites_without_kernels_say_why_under_the_cuda_targets() {
         let tokens = quote!(par_loop(n, |i| tensor_set(t, [i], i)));
         let key = crate::mangle::site_key(&tokens);
-        let (mono, program, _) = site(tokens.clone(), &[]);
-        let (record, _) = site_modules(&mono, &program, NAME).unwrap();
+        let s = site(tokens.clone(), &[]);
+        let (record, _) = pipeline::cuda_modules(&s.compiled, &s.program, NAME).unwrap();
         let missing = |code: &str, why: &str| {
             assert!(code.contains(":: cuda_missing (& __PM_SITE"), "{code}");
             assert!(code.contains(why), "{why}: {code}");
@@ -871,7 +712,7 @@ mod tests {
             NOT_SEEN,
         );
         let mut misfit = record.clone();
-        misfit.launches = vec![NodeId(999_999)];
+        misfit.modules[0].kernels[0].params.pop();
         missing(
             &with(vec![entry(NAME, key, Ok(misfit))]),
             "the build hook's CUDA kernels do not fit this site",
@@ -902,7 +743,7 @@ mod tests {
     #[test]
     fn kernel_arguments_come_from_the_launching_nodes() {
         let item = "fn bump(t: &Tensor<i64>, c: i64) { par_loop(length(tensor_shape(t)), |i| tensor_set(t, [i], c)) }";
-        let (mono, program, _) = site(
+        let s = site(
             quote!(seq_loop(steps, |k| {
                 tensor_gemm(y, x, false, w, true, 1.0, 0.0);
                 let s = 2.0 * int2float(k);
@@ -911,14 +752,20 @@ mod tests {
             })),
             &[("bump", item)],
         );
-        let (record, modules) = site_modules(&mono, &program, NAME).unwrap();
-        let (_, args) = host_launches(&mono, &program, &record.launches).unwrap();
-        assert_eq!(args.iter().map(Vec::len).collect::<Vec<_>>(), [7, 3, 2]);
+        let (record, modules) = pipeline::cuda_modules(&s.compiled, &s.program, NAME).unwrap();
+        let launches = &s.split.launches;
+        assert_eq!(record.kernels, launches.len());
+        let lens = launches.iter().map(|l| l.host_args.len());
+        assert_eq!(lens.collect::<Vec<_>>(), [7, 3, 2]);
         for m in &modules {
-            assert_eq!(nodes(m), record.launches);
-            for (k, a) in m.kernels.iter().zip(&args) {
+            assert_eq!(
+                nodes(m),
+                launches.iter().map(|l| l.id()).collect::<Vec<_>>()
+            );
+            for (k, l) in m.kernels.iter().zip(launches) {
                 let ids = k.params[..k.params.len() - 1].iter().map(|p| p.value.id);
-                assert!(ids.eq(a.iter().map(|e| e.id)), "{}", k.name);
+                assert!(ids.eq(l.device_args().iter().map(|e| e.id)), "{}", k.name);
+                assert_eq!(k.params.len(), l.host_args.len() + 1, "{}", k.name);
             }
         }
     }

@@ -1,14 +1,17 @@
 //! The build hook's CUDA manifest: for every CUDA-class `accelerate!` site the hook compiled, the
 //! module files it wrote under `OUT_DIR` (the `.cu`, and the `.ptx` where NVRTC made one), one per
 //! instantiation of the site's number types, with what the runtime needs of each module's kernels
-//! (names, parameter layouts, checks) and which node of the site's program launches each kernel.
+//! (names, parameter layouts, checks), in the order of the site's kernel split
+//! ([`crate::kernels`]).
 //!
 //! The CUDA code of a site is generated once, by the hook (`pmexpr-build`, which writes this file
 //! as [`CudaManifest::FILE`]); `accelerate!` reads the manifest, embeds the files it names
-//! (`include_str!`, so that cargo tracks them) and generates the launches from it
-//! ([`crate::codegen::rust::cuda_host`]), never the CUDA code itself. The hook and the macro run the
-//! same passes over the same tokens, so they agree on the nodes ([`crate::ast::NodeId`]); the
-//! site's key ([`crate::mangle::site_key`]) tells a stale entry from the site's own.
+//! (`include_str!`, so that cargo tracks them) and generates the launches from its own kernel
+//! split ([`super::cuda`]), never the CUDA code itself. The hook and the macro run the same passes
+//! over the same tokens, so the split gives both the same kernels in the same order: the manifest
+//! holds no node of the site's program, only each kernel's ABI, which the macro checks against
+//! its split. The site's key ([`crate::mangle::site_key`]) tells a stale entry from the site's
+//! own.
 //!
 //! # The text format
 //!
@@ -34,11 +37,11 @@
 //! <why>
 //! ```
 //!
-//! or its kernels' launching nodes, then its modules, each followed by its kernels (each followed
-//! by its parameters, the last `n`) and its runtime checks:
+//! or its number of kernels, then its modules, each followed by its kernels (each followed by its
+//! parameters, the last `n`) and its runtime checks:
 //!
 //! ```text
-//! kernels <resident: 0|1> <node>…
+//! kernels <count>
 //! module <max-rank> <tags-bytes> <namespace-bytes> <cu-bytes> <ptx-bytes>
 //! <number types, space-separated>
 //! <namespace>
@@ -59,11 +62,10 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use crate::ast::NodeId;
 use crate::registry::{END, Reader, read_entries, write_entry};
 
 /// The first line of the text format; the number changes with the format.
-const FORMAT_HEADER: &str = "pmexpr-cuda-manifest 1";
+const FORMAT_HEADER: &str = "pmexpr-cuda-manifest 2";
 
 /// What the build hook generated for the CUDA-class sites of a crate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,11 +88,9 @@ pub struct ManifestSite {
 /// The modules of a CUDA-class site, one per instantiation of its number types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteModules {
-    /// Whether tensors stay on the device between launches (host code reads no tensor element).
-    pub resident: bool,
-    /// The node (a `par_loop`, or a `tensor_gemm` of host code) that launches each kernel, in
-    /// kernel order: the same in every module.
-    pub launches: Vec<NodeId>,
+    /// The number of kernels the site launches: every module has as many, in the order of the
+    /// site's kernel split.
+    pub kernels: usize,
     /// The modules, the default instantiation first.
     pub modules: Vec<ModuleFiles>,
 }
@@ -204,9 +204,7 @@ fn site_body(cuda: &Result<SiteModules, String>) -> String {
         }
         Ok(m) => m,
     };
-    let mut numbers = vec![usize::from(modules.resident)];
-    numbers.extend(modules.launches.iter().map(|n| n.0 as usize));
-    write_entry(&mut out, "kernels", &numbers, &[]);
+    write_entry(&mut out, "kernels", &[modules.kernels], &[]);
     for m in &modules.modules {
         let tags = m.instantiation.join(" ");
         let ptx = m.ptx.as_deref().unwrap_or_default();
@@ -267,15 +265,9 @@ fn read_body(mut reader: Reader<'_>) -> Result<Result<SiteModules, String>, Stri
         let misplaced = || entry.at(format_args!("`{tag}` is not where it may be"));
         match (tag, entry.numbers.as_slice(), site.as_mut()) {
             ("cpu", &[why], None) => site = Some(Err(reader.field(why)?.to_owned())),
-            ("kernels", [resident, nodes @ ..], None) => {
-                let launches = nodes
-                    .iter()
-                    .map(|&n| u32::try_from(n).map(NodeId))
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| entry.at("a node number out of range"))?;
+            ("kernels", &[kernels], None) => {
                 site = Some(Ok(SiteModules {
-                    resident: *resident != 0,
-                    launches,
+                    kernels,
                     modules: Vec::new(),
                 }));
             }
@@ -322,14 +314,11 @@ fn read_body(mut reader: Reader<'_>) -> Result<Result<SiteModules, String>, Stri
     }
     let site = site.ok_or_else(|| format!("line {}: an empty entry", reader.line))?;
     if let Ok(m) = &site
-        && (m.modules.is_empty()
-            || m.modules
-                .iter()
-                .any(|x| x.kernels.len() != m.launches.len()))
+        && (m.modules.is_empty() || m.modules.iter().any(|x| x.kernels.len() != m.kernels))
     {
         return Err(format!(
             "{} kernels launched, but a module has another number of kernels (or there is no module)",
-            m.launches.len()
+            m.kernels
         ));
     }
     Ok(site)
@@ -376,8 +365,7 @@ mod tests {
                     name: "src/a.rs:1:2".into(),
                     key: 0x0123_4567_89ab_cdef,
                     cuda: Ok(SiteModules {
-                        resident: true,
-                        launches: vec![NodeId(7), NodeId(3)],
+                        kernels: 2,
                         modules: vec![module("i64", true), module("f32", false)],
                     }),
                 },
@@ -390,8 +378,7 @@ mod tests {
                     name: "src/c.rs:5:6".into(),
                     key: 2,
                     cuda: Ok(SiteModules {
-                        resident: false,
-                        launches: vec![NodeId(1), NodeId(2)],
+                        kernels: 2,
                         modules: vec![module("", false)],
                     }),
                 },
@@ -405,12 +392,12 @@ mod tests {
         let text = m.to_text();
         assert_eq!(CudaManifest::from_text(&text), Ok(m.clone()));
         assert!(
-            text.starts_with("pmexpr-cuda-manifest 1\nsite 12 16 "),
+            text.starts_with("pmexpr-cuda-manifest 2\nsite 12 16 "),
             "{text}"
         );
         assert!(
             text.contains(
-                "\nsrc/a.rs:1:2\n0123456789abcdef\nkernels 1 7 3\nmodule 8 8 18 33 34\ni64 bool\n"
+                "\nsrc/a.rs:1:2\n0123456789abcdef\nkernels 2\nmodule 8 8 18 33 34\ni64 bool\n"
             ),
             "{text}"
         );
@@ -438,7 +425,9 @@ mod tests {
         }
         assert_eq!(CudaManifest::site_in(&text, "src/b.rs:3:4", 2), Ok(None));
         // The other sites' bodies are not read: a broken one does not matter.
-        let broken = text.replace("kernels 0 1 2", "kernels 0 1 X");
+        // The last site's `kernels` entry broken.
+        let at = text.rfind("kernels 2").unwrap();
+        let broken = format!("{}kernels X{}", &text[..at], &text[at + 9..]);
         assert_ne!(broken, text);
         assert!(CudaManifest::from_text(&broken).is_err());
         assert_eq!(
@@ -467,24 +456,18 @@ mod tests {
         for (broken, says) in [
             (text[..text.len() - 4].to_string(), "unexpected end"),
             (
-                text.replace("pmexpr-cuda-manifest 1", "pmexpr-cuda-manifest 0"),
+                text.replace("pmexpr-cuda-manifest 2", "pmexpr-cuda-manifest 1"),
                 "another version",
             ),
             (
-                with_body("kernels 1 7 3", "kernels 1 7"),
+                with_body("kernels 2", "kernels 3"),
                 "another number of kernels",
             ),
+            (with_body("kernels 2", "launch 2"), "unexpected entry"),
+            (with_body("kernels 2\n", ""), "not where it may be"),
+            (with_body("kernels 2", "kernels 2 7"), "not where it may be"),
             (
-                with_body("kernels 1 7 3", "launch 1 7 3"),
-                "unexpected entry",
-            ),
-            (with_body("kernels 1 7 3\n", ""), "not where it may be"),
-            (
-                with_body("kernels 1 7 3", "kernels 1 7 99999999999"),
-                "out of range",
-            ),
-            (
-                with_body("kernels 1 7 3", "cpu 0\n\nkernels 1 7 3"),
+                with_body("kernels 2", "cpu 0\n\nkernels 2"),
                 "not where it may be",
             ),
             (
