@@ -94,8 +94,8 @@ pub fn compile_sites(registry: &crate::registry::Registry) -> Vec<CrateSite> {
 
 /// The optimizer's output for the CPU targets, in a site's dump: the program (fused compositions
 /// print as `fused …`) and what the passes found.
-fn optimized_dump(text: &mut String, mono: &crate::mono::Mono) {
-    let o = crate::opt::optimize(mono);
+fn optimized_dump(text: &mut String, site: &crate::site::CompiledSite) {
+    let o = crate::pipeline::optimize(site);
     let facts = &o.cpu.facts;
     let _ = writeln!(
         text,
@@ -113,6 +113,52 @@ fn optimized_dump(text: &mut String, mono: &crate::mono::Mono) {
         "facts: {} maps of rows ({peeled} peeled), {} folds that stop once settled, {windowed} loops with lines ({plain} plain), {grids} grids",
         facts.rows.len(),
         facts.settled.len(),
+    );
+    if let Some(p) = site.program.as_ref().filter(|p| p.backend == Backend::Cuda) {
+        kernels_dump(text, p, &o);
+    }
+}
+
+/// The kernel split of a CUDA-class site, in its dump: each launch and what host code does
+/// around them, or why the site has no kernels.
+fn kernels_dump(text: &mut String, p: &SiteProgram, o: &crate::opt::Optimized) {
+    let name = |id: &crate::ast::VarId| p.lifted.names[id.0 as usize].as_str();
+    let split = match crate::pipeline::kernels(p, o) {
+        Ok(split) => split,
+        Err(why) => {
+            let _ = writeln!(text, "\nkernels: none, the site {why}");
+            return;
+        }
+    };
+    let _ = writeln!(text, "\nkernels (launched by host code, in this order):");
+    for (k, l) in split.launches.iter().enumerate() {
+        let what = match l.kind {
+            crate::kernels::LaunchKind::ParLoop { callee } => {
+                format!("`par_loop` of `{}`", name(&callee))
+            }
+            crate::kernels::LaunchKind::Gemm => "`tensor_gemm`".to_string(),
+        };
+        let _ = writeln!(
+            text,
+            "  k{k}: {what}, launch #{} of `{}`, {} arguments and n",
+            l.ordinal,
+            name(&l.binding),
+            l.host_args.len()
+        );
+    }
+    let fns: Vec<&str> = split.functions.iter().map(name).collect();
+    let _ = writeln!(text, "host functions that launch: {}", fns.join(", "));
+    for n in &split.notes {
+        let _ = writeln!(text, "  {}", n.construct);
+    }
+    let _ = writeln!(
+        text,
+        "tensors {} between launches",
+        if split.resident {
+            "stay on the device"
+        } else {
+            "are copied back (host code reads or writes their elements)"
+        }
     );
 }
 
@@ -153,7 +199,7 @@ pub fn crate_output(sites: &[CrateSite], dump: bool) -> CrateOutput {
                     }
                 }
                 if dump {
-                    optimized_dump(&mut text, &site.mono);
+                    optimized_dump(&mut text, site);
                 }
             }
         }
