@@ -4,9 +4,10 @@
 //! from a `fn` or a closure. Each construct runs on every target — at the top of a site, inside
 //! the function of `map` (a Futhark-class site) and inside a `par_loop` (a CUDA-class site,
 //! through `#[pmexpr]` functions, which are ordinary Rust functions too) — and agrees with the
-//! same tokens compiled as plain Rust ([`same!`]).
+//! same tokens compiled as plain Rust ([`same!`]). `wide`: code as wide as rustc builds.
 
 mod common;
+mod wide;
 
 use std::ops::Index;
 

@@ -6,7 +6,7 @@ mod common;
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
-use common::{Outcome, accelerate, derive, hook, pmexpr_fn, run_limited};
+use common::{Outcome, accelerate, derive, expansion_depth, hook, pmexpr_fn, run_limited};
 
 /// Runs `f` on rustc's stack; fails on a panic or when it takes longer than `secs`.
 fn within<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
@@ -443,10 +443,32 @@ fn long_let_chains_and_many_fns_are_not_nesting() {
         let _ = write!(arms, " {i} => {i},");
     }
     arms.push_str(" _ => 0 }, [1, 2])");
+    let a2 = arms.clone();
     assert_eq!(
         within(120, "5,000 arms", move || accelerate(&arms)),
         Outcome::Expanded
     );
+    // The expansion is as flat as the `match` (nested, rustc's parser crashes at about 700).
+    let depth = within(120, "5,000 arms, depth", move || expansion_depth(&a2));
+    assert!(depth < 64, "the expansion of 5,000 arms nests {depth} deep");
+    // Ranges, alternatives and `if let`s of other variables are tests of the same chain.
+    let mut tests = String::from("backend = cpu, map(|x| { let y = x; match x {");
+    for i in 0..2000 {
+        let _ = write!(
+            tests,
+            " {} ..= {} | {} => {i},",
+            3 * i,
+            3 * i + 1,
+            3 * i + 2
+        );
+    }
+    tests.push_str(
+        " _ => if x > 1 { 1 } else if y > 2 { 2 } else if y > 3 { 3 } else { 4 } } }, [1, 2])",
+    );
+    let depth = within(120, "2,000 arms of tests, depth", move || {
+        expansion_depth(&tests)
+    });
+    assert!(depth < 64, "the expansion of 2,000 arms nests {depth} deep");
     let mut body = String::from("fn f(a: i64) -> i64 { let x0 = a;");
     for i in 1..5000 {
         let _ = write!(body, " let x{i} = x{} * 2;", i - 1);
@@ -562,4 +584,39 @@ fn imperative_code_is_linear_and_bounded() {
         )),
         Outcome::Expanded
     );
+}
+
+#[test]
+fn long_loop_bodies_are_flat() {
+    let mut body =
+        String::from("backend = cpu, { let mut s = 0i64; let mut t = 1i64; for i in 0..n {");
+    for k in 0..3000 {
+        let _ = match k % 3 {
+            0 => write!(body, " s += i;"),
+            1 => write!(body, " t = t ^ s;"),
+            _ => write!(body, " if s > {k} {{ s -= 1; }}"),
+        };
+    }
+    body.push_str(" } s + t }");
+    let depth = within(120, "3,000 statements, depth", move || {
+        expansion_depth(&body)
+    });
+    assert!(
+        depth < 64,
+        "a loop body of 3,000 statements nests {depth} deep"
+    );
+    for jump in ["continue", "break"] {
+        let mut body = String::from("backend = cpu, { let mut s = 0i64; for i in 0..n {");
+        for k in 0..1000 {
+            let _ = write!(body, " s += i; if s > {k} {{ {jump}; }}");
+        }
+        body.push_str(" } s }");
+        let depth = within(120, "2,000 statements, depth", move || {
+            expansion_depth(&body)
+        });
+        assert!(
+            depth < 64,
+            "a loop body of 1,000 `{jump}`s nests {depth} deep"
+        );
+    }
 }

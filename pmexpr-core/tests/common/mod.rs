@@ -60,6 +60,32 @@ pub fn accelerate(src: &str) -> Outcome {
     ))
 }
 
+/// How deeply the groups (`{…}`, `(…)`, `[…]`) of `accelerate!(src)`'s expansion without the
+/// build hook nest: what rustc's parser recurses on.
+pub fn expansion_depth(src: &str) -> usize {
+    fn depth(ts: TokenStream) -> usize {
+        // A worklist, so that measuring a deep expansion does not overflow this stack.
+        let mut todo = vec![(ts, 0)];
+        let mut max = 0;
+        while let Some((ts, d)) = todo.pop() {
+            max = max.max(d);
+            for t in ts {
+                if let proc_macro2::TokenTree::Group(g) = t {
+                    todo.push((g.stream(), d + 1));
+                }
+            }
+        }
+        max
+    }
+    let tokens: TokenStream = src.parse().expect("tokens");
+    depth(pmexpr_core::expand_accelerate(
+        tokens,
+        &rt(),
+        Context::default(),
+        None,
+    ))
+}
+
 /// `accelerate!(tokens)` without the build hook, from tokens (which a string cannot spell: the
 /// invisible groups of a `macro_rules!` that forwards an `$e:expr`).
 pub fn accelerate_tokens(tokens: TokenStream) -> Outcome {

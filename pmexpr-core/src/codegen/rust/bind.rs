@@ -22,8 +22,29 @@ impl Gen<'_> {
         let mut stmts = TokenStream::new();
         let mut saved: Vec<(VarId, Option<Binding>)> = Vec::new();
         let mut cur = e;
+        // The block's label, once a test leaves it early (below).
+        let mut label: Option<syn::Lifetime> = None;
         loop {
             let binds = match &cur.kind {
+                // A test whose other branch goes on with statements (a loop body's `if c {
+                // continue; }`, a `match` arm before more code): `if test { break 'b then; }`
+                // and the statements in this block, not one block deeper per test.
+                ExprKind::Match {
+                    scrutinee,
+                    pat,
+                    then,
+                    otherwise,
+                } if matches!(
+                    otherwise.kind,
+                    ExprKind::Let { .. } | ExprKind::RecLet { .. }
+                ) && chain_arm(cur).is_some() =>
+                {
+                    let l = label.get_or_insert_with(|| self.fresh_label()).clone();
+                    let exit = self.early_exit(scrutinee, pat, then, &l);
+                    stmts.extend([exit]);
+                    cur = otherwise;
+                    Vec::new()
+                }
                 ExprKind::Let {
                     binder,
                     value,
@@ -55,7 +76,41 @@ impl Gen<'_> {
             };
         }
         stmts.extend([tail]);
-        TokenStream::from(TokenTree::Group(Group::new(Delimiter::Brace, stmts)))
+        let block = TokenTree::Group(Group::new(Delimiter::Brace, stmts));
+        match label {
+            None => TokenStream::from(block),
+            Some(l) => quote!({ #l: #block }),
+        }
+    }
+
+    /// A fresh block label.
+    fn fresh_label(&mut self) -> syn::Lifetime {
+        let name = self.fresh("block");
+        syn::Lifetime::new(&format!("'{name}"), proc_macro2::Span::call_site())
+    }
+
+    /// The test of a `match` of one arm ([`chain_arm`]) as a statement that leaves the block
+    /// labelled `label` with the arm's value when it holds.
+    fn early_exit(
+        &mut self,
+        scrutinee: &Expr,
+        pat: &Pat,
+        then: &Expr,
+        label: &syn::Lifetime,
+    ) -> TokenStream {
+        if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
+            let c = self.value(scrutinee);
+            let t = self.value(then);
+            let test = if b { quote!(#c) } else { quote!(!(#c)) };
+            return quote!(if #test { break #label { #t }; });
+        }
+        let (s, setup) = self.scrutinee(scrutinee);
+        let test = pat_test(pat, quote!(#s), &self.rt);
+        let mut stmts = Vec::new();
+        let mut scope = Vec::new();
+        self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
+        let t = self.with_scope(scope, |g| g.value(then));
+        quote!(#setup if #test { #(#stmts)* break #label { #t }; })
     }
 
     /// The statement of `let binder = value;` and the binding it adds to the scope after it.
@@ -294,7 +349,8 @@ impl Gen<'_> {
         let saved = self.tail_loop.replace((f.ident.id, varying));
         let body = self.value(&f.body);
         self.tail_loop = saved;
-        quote!({ #(#rebind)* loop { break #body; } })
+        // Labelled: a tail call's `continue` may leave a labelled block (`block_chain`).
+        quote!({ #(#rebind)* '__pm_tail: loop { break '__pm_tail #body; } })
     }
 
     /// A tail call of the function whose loop is being generated: the new values of the
@@ -311,16 +367,20 @@ impl Gen<'_> {
             let k = syn::Index::from(k);
             quote!(#x = #next.#k;)
         });
-        quote!({ let #next = (#(#values,)*); #(#assigns)* continue; })
+        quote!({ let #next = (#(#values,)*); #(#assigns)* continue '__pm_tail; })
     }
 
     pub(super) fn match_(
         &mut self,
+        e: &Expr,
         scrutinee: &Expr,
         pat: &Pat,
         then: &Expr,
         otherwise: &Expr,
     ) -> TokenStream {
+        if chain_len(e) >= FLAT_CHAIN {
+            return self.flat_chain(e);
+        }
         if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
             let c = self.value(scrutinee);
             let (t, o) = (self.value(then), self.value(otherwise));
@@ -347,6 +407,36 @@ impl Gen<'_> {
             let o = self.value(otherwise);
             quote!({ #setup if #test { #(#stmts)* #t } else { #o } })
         }
+    }
+
+    /// A chain of tests — the arms of a `match`, `else if`s — as one flat Rust `match ()` of
+    /// guarded arms, in order: each arm's test is its guard, the last `otherwise` the final arm.
+    /// The tests of patterns read variables (a `match`'s scrutinee is named once), which are
+    /// taken before the `match`. Nested, such a chain of 700 arms crashes rustc's parser.
+    fn flat_chain(&mut self, e: &Expr) -> TokenStream {
+        let mut setups = Vec::new();
+        let mut arms = Vec::new();
+        let mut e = e;
+        while let Some((scrutinee, pat, then, otherwise)) = chain_arm(e) {
+            if let PatKind::Lit(Lit::Bool(b)) = pat.kind {
+                let c = self.value(scrutinee);
+                let t = self.value(then);
+                let guard = if b { quote!(#c) } else { quote!(!(#c)) };
+                arms.push(quote!(_ if #guard => { #t }));
+            } else {
+                let (s, setup) = self.scrutinee(scrutinee);
+                setups.push(setup);
+                let test = pat_test(pat, quote!(#s), &self.rt);
+                let mut stmts = Vec::new();
+                let mut scope = Vec::new();
+                self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
+                let t = self.with_scope(scope, |g| g.value(then));
+                arms.push(quote!(_ if #test => { #(#stmts)* #t }));
+            }
+            e = otherwise;
+        }
+        let last = self.value(e);
+        quote!({ #(#setups)* match () { #(#arms)* _ => { #last } } })
     }
 
     /// A variable holding `e` for a pattern to take apart, and the statements that set it: the
@@ -437,4 +527,39 @@ impl Gen<'_> {
             PatKind::Wild | PatKind::Lit(_) => {}
         }
     }
+}
+
+/// How long a chain of tests is printed as one flat `match` ([`Gen::flat_chain`]); shorter ones
+/// are nested `if`s.
+const FLAT_CHAIN: usize = 4;
+
+/// A `Match` that can be an arm of a flat chain: a test of a condition (a `bool` pattern), or a
+/// refutable pattern over a variable (which reading twice costs nothing), with its parts.
+fn chain_arm(e: &Expr) -> Option<(&Expr, &Pat, &Expr, &Expr)> {
+    let ExprKind::Match {
+        scrutinee,
+        pat,
+        then,
+        otherwise,
+    } = &e.kind
+    else {
+        return None;
+    };
+    let test = matches!(pat.kind, PatKind::Lit(Lit::Bool(_)));
+    let var = matches!(scrutinee.kind, ExprKind::Var { .. });
+    (test || (var && !pat.irrefutable())).then_some((&**scrutinee, pat, &**then, &**otherwise))
+}
+
+/// The number of arms of the chain of tests that starts at `e` ([`chain_arm`]), counted up to
+/// [`FLAT_CHAIN`].
+fn chain_len(e: &Expr) -> usize {
+    let mut n = 0;
+    let mut e = e;
+    while n < FLAT_CHAIN
+        && let Some((_, _, _, otherwise)) = chain_arm(e)
+    {
+        n += 1;
+        e = otherwise;
+    }
+    n
 }

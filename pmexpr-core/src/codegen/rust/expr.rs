@@ -32,7 +32,7 @@ impl Gen<'_> {
                 pat,
                 then,
                 otherwise,
-            } => self.match_(scrutinee, pat, then, otherwise),
+            } => self.match_(e, scrutinee, pat, then, otherwise),
             // Typed, so that a `never!()` in any position (an operand, a receiver) type-checks.
             ExprKind::Never(NeverKind::User) => {
                 let t = self.rty(&e.ty);
