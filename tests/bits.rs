@@ -619,3 +619,53 @@ fn clamp_with_min_above_max_fails_at_the_site() {
         },
     );
 }
+
+/// 8- and 16-bit `& | ^ !` keep their type: a kernel computes them in C's `int` and converts
+/// back, so `!10u16` is 65525 and a shift or method of the result sees the narrow number.
+#[test]
+fn narrow_bit_operators_keep_their_width() {
+    let b8: Vec<u8> = vec![0, 1, 20, 200, 255];
+    let b16: Vec<u16> = vec![0, 10, 300, 65535];
+    let n8 = b8.len() as i64;
+    let n16 = b16.len() as i64;
+    let out8 = Tensor::<i64>::zeros(&[5, 5]);
+    let out16 = Tensor::<i64>::zeros(&[3, 4]);
+    let got = on_every_target(|| {
+        accelerate!(par_loop(n8, |i| {
+            let b = b8[i as usize];
+            tensor_set(out8, [0, i], ((b & 255u8) << 1u8) as i64);
+            tensor_set(out8, [1, i], (b & 0u8).trailing_zeros() as i64);
+            tensor_set(out8, [2, i], (!b).isqrt() as i64);
+            tensor_set(out8, [3, i], ((b | 128u8) >> 1u8) as i64);
+            tensor_set(out8, [4, i], (b ^ 255u8).leading_zeros() as i64)
+        }));
+        accelerate!(par_loop(n16, |i| {
+            let h = b16[i as usize];
+            tensor_set(out16, [0, i], (!h) as i64);
+            tensor_set(out16, [1, i], ((h & 65535u16) << 3u16) as i64);
+            tensor_set(out16, [2, i], (h ^ 1u16).count_ones() as i64)
+        }));
+        (out8.to_vec(), out16.to_vec())
+    });
+    let mut want8 = Vec::new();
+    let rows8: [fn(u8) -> i64; 5] = [
+        |b| ((b & 255u8) << 1u8) as i64,
+        |b| (b & 0u8).trailing_zeros() as i64,
+        |b| (!b).isqrt() as i64,
+        |b| ((b | 128u8) >> 1u8) as i64,
+        |b| (b ^ 255u8).leading_zeros() as i64,
+    ];
+    for f in rows8 {
+        want8.extend(b8.iter().map(|&b| f(b)));
+    }
+    let mut want16 = Vec::new();
+    let rows16: [fn(u16) -> i64; 3] = [
+        |h| (!h) as i64,
+        |h| ((h & 65535u16) << 3u16) as i64,
+        |h| (h ^ 1u16).count_ones() as i64,
+    ];
+    for f in rows16 {
+        want16.extend(b16.iter().map(|&h| f(h)));
+    }
+    assert_eq!(got, (want8, want16));
+}

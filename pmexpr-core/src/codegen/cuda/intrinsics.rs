@@ -254,13 +254,15 @@ impl<'a> Gen<'a> {
                     format!("`{}` as the function argument of a loop or fold", i.name()),
                 );
             }
-            // Both operands evaluated, on integers and `bool`s alike.
+            // Both operands evaluated, on integers and `bool`s alike. C computes an 8- or
+            // 16-bit integer's bits in `int`: the result is converted back to its type, as Rust's
+            // is of it (`!10u16` is 65525, not -11).
             NumAnd | NumOr | NumXor => {
                 let op = i.operator().map_or("?", |o| o.symbol);
-                format!("({} {op} {})", a[0], a[1])
+                narrow(operands, format!("({} {op} {})", a[0], a[1]))
             }
             NumNot if operands == Some(Number::Bool) => format!("(!{})", a[0]),
-            NumNot => format!("(~{})", a[0]),
+            NumNot => narrow(operands, format!("(~{})", a[0])),
             // The prelude's: masked to the width as Rust's release build (C's shift by the width
             // or more is undefined).
             NumShl => format!("pm_shl({}, {})", a[0], a[1]),
@@ -295,5 +297,14 @@ impl<'a> Gen<'a> {
             }
         };
         self.finish(b, ty, pure, dest, span)
+    }
+}
+
+/// `c`, an integer operation that C computes in `int`, converted back to `n` where `n` is
+/// narrower (8 or 16 bits; `bool`s are computed as they are).
+fn narrow(n: Option<Number>, c: String) -> String {
+    match n {
+        Some(n) if n.is_int() && n.size() < 4 => format!("(({}){c})", n.c_type()),
+        _ => c,
     }
 }
