@@ -8,18 +8,36 @@ macro_rules! intrinsics {
     ($($variant:ident $name:literal,)*) => {
         /// A built-in function of PMExpr.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Intrinsic { $(#[doc = concat!("`", $name, "`")] $variant,)* }
+        pub enum Intrinsic {
+            $(#[doc = concat!("`", $name, "`")] $variant,)*
+            /// `x as n`: Rust's cast to the number `n` (never `bool`, which Rust casts nothing
+            /// to), one intrinsic for every number type, printed `__as_n` in the dumps.
+            As(Number),
+        }
 
         impl Intrinsic {
-            /// Every intrinsic a user can name.
+            /// Every intrinsic but the casts ([`Intrinsic::As`], one per number, which no
+            /// user names): what names are looked up in.
             pub const ALL: &'static [Intrinsic] = &[$(Intrinsic::$variant,)*];
 
-            /// The name inside `accelerate!`.
+            /// The name inside `accelerate!`; `__as` for every cast, whose number is its
+            /// parameter (the dumps print `__as_u8`: [`Intrinsic`]'s `Display`).
             pub fn name(self) -> &'static str {
-                match self { $(Intrinsic::$variant => $name,)* }
+                match self { $(Intrinsic::$variant => $name,)* Intrinsic::As(_) => "__as" }
             }
         }
     };
+}
+
+/// The name, and for a cast its number (`__as_u8`): how the dumps and internal messages write
+/// an intrinsic.
+impl std::fmt::Display for Intrinsic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Intrinsic::As(n) => write!(f, "__as_{n}"),
+            i => f.write_str(i.name()),
+        }
+    }
 }
 
 intrinsics! {
@@ -39,9 +57,7 @@ intrinsics! {
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
     SetField "__set_field",
     NumAnd "__num_and", NumOr "__num_or", NumXor "__num_xor", NumShl "__num_shl", NumShr "__num_shr", NumNot "__num_not",
-    AsI64 "__as_i64", AsF64 "__as_f64", AsI32 "__as_i32", AsF32 "__as_f32", AsI8 "__as_i8",
-    AsI16 "__as_i16", AsIsize "__as_isize", AsU8 "__as_u8", AsU16 "__as_u16", AsU32 "__as_u32",
-    AsU64 "__as_u64", AsUsize "__as_usize", Len "__len",
+    Len "__len",
     MCountOnes "__m_count_ones", MLeadingZeros "__m_leading_zeros", MTrailingZeros "__m_trailing_zeros",
     MReverseBits "__m_reverse_bits", MSwapBytes "__m_swap_bytes",
     MRotateLeft "__m_rotate_left", MRotateRight "__m_rotate_right", MWrappingAdd "__m_wrapping_add",
@@ -113,31 +129,16 @@ impl Intrinsic {
 
     /// The number `x as T` converts to, for the cast intrinsic of `T` (`__as_u8`: `u8`).
     pub fn cast_target(self) -> Option<Number> {
-        use Intrinsic::*;
-        Some(match self {
-            AsI64 => Number::I64,
-            AsF64 => Number::F64,
-            AsI32 => Number::I32,
-            AsF32 => Number::F32,
-            AsI8 => Number::I8,
-            AsI16 => Number::I16,
-            AsIsize => Number::Isize,
-            AsU8 => Number::U8,
-            AsU16 => Number::U16,
-            AsU32 => Number::U32,
-            AsU64 => Number::U64,
-            AsUsize => Number::Usize,
-            _ => return None,
-        })
+        match self {
+            Intrinsic::As(n) => Some(n),
+            _ => None,
+        }
     }
 
-    /// The intrinsic of `x as n` ([`Intrinsic::cast_target`]); none for `bool`, which Rust
-    /// casts nothing to.
+    /// The intrinsic of `x as n` ([`Intrinsic::As`]); none for `bool`, which Rust casts
+    /// nothing to.
     pub fn cast_to(n: Number) -> Option<Intrinsic> {
-        Intrinsic::ALL
-            .iter()
-            .copied()
-            .find(|i| i.cast_target() == Some(n))
+        n.is_arithmetic().then_some(Intrinsic::As(n))
     }
 
     /// Whether this is the compiler's own (`__num_add`, `__set_field`): no user can name it.
@@ -324,11 +325,7 @@ impl Intrinsic {
                 (vec![a.clone()], a)
             }
             // Inference gives the operand its kind (a number or `bool`).
-            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
-            | AsU64 | AsUsize => (
-                vec![fresh()],
-                Type::number(self.cast_target().unwrap_or(Number::I64)),
-            ),
+            As(n) => (vec![fresh()], Type::number(n)),
             // `s.len()`: inference makes the result Rust's type of a length ([`len_type`]).
             Len => (vec![Type::seq(fresh())], fresh()),
             // Inference gives these their kinds (`infer`): an integer or a float receiver.

@@ -144,9 +144,7 @@ impl Infer<'_> {
                 (Some((name, _)), _) => format!("`.{name}()`"),
                 (None, Intrinsic::Len) => "`.len()`".into(),
                 (None, Intrinsic::NumAbs) => "`.abs()`".into(),
-                (None, i) if i.cast_target().is_some() => {
-                    format!("`as {}`", i.cast_target().map_or("i64", |n| n.rust_name()))
-                }
+                (None, Intrinsic::As(n)) => format!("`as {n}`"),
                 _ => format!("`{}`", i.name()),
             },
             ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
@@ -302,7 +300,7 @@ fn reinterpreted(i: Intrinsic) -> Option<(String, String)> {
 /// What a numeric method or a cast applies to, for the help of a mismatch.
 fn method_help(i: Intrinsic) -> Option<String> {
     use crate::intrinsics::MethodType as M;
-    if i.cast_target().is_some() {
+    if let Intrinsic::As(_) = i {
         return Some("`as` converts numbers and bool to a number".into());
     }
     let (name, t) = i.method()?;

@@ -85,7 +85,7 @@ impl Infer<'_> {
                     } else if !matches!(t, M::FloatTest | M::IntTest | M::IntCount) {
                         r = a;
                     }
-                } else if i.cast_target().is_some() {
+                } else if let Intrinsic::As(_) = i {
                     // `x as u8`, `x as f64`, … of a number or a `bool`.
                     ps[0] = self.fresh_kind(Kind::Eq);
                 } else if i == Intrinsic::FloorFI {

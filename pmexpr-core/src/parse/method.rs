@@ -117,9 +117,9 @@ impl Parser<'_> {
     }
 
     /// `e as T` of a number or a `bool` to a number `T`, with Rust's meaning on every target
-    /// (`__as_u8`, … one intrinsic per `T`): an integer truncates, sign- or zero-extends, a
-    /// float to an integer truncates toward zero and saturates (NaN is 0), an integer to a
-    /// float rounds to the nearest, `true` is 1. Rust casts nothing to `bool`.
+    /// (`Intrinsic::As(T)`, printed `__as_u8` in the dumps): an integer truncates, sign- or
+    /// zero-extends, a float to an integer truncates toward zero and saturates (NaN is 0), an
+    /// integer to a float rounds to the nearest, `true` is 1. Rust casts nothing to `bool`.
     pub(super) fn cast(&mut self, c: &syn::ExprCast, sp: SpanRange) -> Expr {
         // A type from a `macro_rules!` fragment (`as $t`) arrives wrapped in a group.
         let mut ty = &*c.ty;

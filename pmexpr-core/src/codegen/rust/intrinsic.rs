@@ -298,9 +298,8 @@ impl Gen<'_> {
                 quote!(#rt::Int::#m(B::CHECKS, #site, #a, #b))
             }
             // Rust's own `as` between the two primitive types.
-            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
-            | AsU64 | AsUsize => {
-                let t = format_ident!("{}", i.cast_target().map_or("i64", |n| n.rust_name()));
+            As(n) => {
+                let t = format_ident!("{}", n.rust_name());
                 let a = v(self, 0);
                 quote!(#rt::Scalar::cast::<#t>(#a))
             }
@@ -381,7 +380,7 @@ impl Gen<'_> {
         match &t.kind {
             ExprKind::Var { ident, .. } => ident.name.clone(),
             ExprKind::App { func, .. } => match &func.kind {
-                ExprKind::Intrinsic(i) => format!("{}(…)", i.name()),
+                ExprKind::Intrinsic(i) => format!("{i}(…)"),
                 ExprKind::Var { ident, .. } => format!("{}(…)", ident.name),
                 _ => "(a computed tensor)".into(),
             },
