@@ -200,25 +200,27 @@ impl Intrinsic {
     /// The parameter types and result type; `fresh` makes a new type variable.
     pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
         use Intrinsic::*;
-        use Type::{Bool, Float, Int};
+        const INT: Type = Type::INT;
+        const FLOAT: Type = Type::FLOAT;
+        const BOOL: Type = Type::BOOL;
         match self {
-            AddI | SubI | MulI | DivI | ModI => (vec![Int, Int], Int),
-            NegI | AbsI => (vec![Int], Int),
-            AddF | SubF | MulF | DivF | Pow => (vec![Float, Float], Float),
-            NegF | AbsF | Sqrt | Exp | Log | Sin | Cos => (vec![Float], Float),
-            EqI | NeqI | LtI | GtI | LeqI | GeqI => (vec![Int, Int], Bool),
-            EqF | NeqF | LtF | GtF | LeqF | GeqF => (vec![Float, Float], Bool),
-            EqB | NeqB => (vec![Bool, Bool], Bool),
-            Not => (vec![Bool], Bool),
-            Int2Float => (vec![Int], Float),
-            FloorFI => (vec![Float], Int),
+            AddI | SubI | MulI | DivI | ModI => (vec![INT, INT], INT),
+            NegI | AbsI => (vec![INT], INT),
+            AddF | SubF | MulF | DivF | Pow => (vec![FLOAT, FLOAT], FLOAT),
+            NegF | AbsF | Sqrt | Exp | Log | Sin | Cos => (vec![FLOAT], FLOAT),
+            EqI | NeqI | LtI | GtI | LeqI | GeqI => (vec![INT, INT], BOOL),
+            EqF | NeqF | LtF | GtF | LeqF | GeqF => (vec![FLOAT, FLOAT], BOOL),
+            EqB | NeqB => (vec![BOOL, BOOL], BOOL),
+            Not => (vec![BOOL], BOOL),
+            Int2Float => (vec![INT], FLOAT),
+            FloorFI => (vec![FLOAT], INT),
             // The count, and the index it gives, of any integer type (`index_type`).
             Create => {
                 let (ix, a) = (fresh(), fresh());
                 (vec![ix.clone(), Type::arrow(ix, a.clone())], Type::seq(a))
             }
-            Length => (vec![Type::seq(fresh())], Int),
-            Null => (vec![Type::seq(fresh())], Bool),
+            Length => (vec![Type::seq(fresh())], INT),
+            Null => (vec![Type::seq(fresh())], BOOL),
             Get => {
                 let a = fresh();
                 (vec![Type::seq(a.clone()), fresh()], a)
@@ -267,21 +269,21 @@ impl Intrinsic {
             }
             TensorLinearGet => {
                 let a = fresh();
-                (vec![Type::tensor(a.clone()), Int], a)
+                (vec![Type::tensor(a.clone()), INT], a)
             }
             TensorLinearSet => {
                 let a = fresh();
-                (vec![Type::tensor(a.clone()), Int, a], Type::unit())
+                (vec![Type::tensor(a.clone()), INT, a], Type::unit())
             }
-            TensorRank => (vec![Type::tensor(fresh())], Int),
-            TensorShape => (vec![Type::tensor(fresh())], Type::seq(Int)),
+            TensorRank => (vec![Type::tensor(fresh())], INT),
+            TensorShape => (vec![Type::tensor(fresh())], Type::seq(INT)),
             TensorSub => {
                 let t = Type::tensor(fresh());
-                (vec![t.clone(), Int, Int], t)
+                (vec![t.clone(), INT, INT], t)
             }
             TensorSlice => {
                 let t = Type::tensor(fresh());
-                (vec![t.clone(), Type::seq(Int)], t)
+                (vec![t.clone(), Type::seq(INT)], t)
             }
             TensorGemm => {
                 // `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)`; inference makes the
@@ -289,7 +291,7 @@ impl Intrinsic {
                 let a = fresh();
                 let t = Type::tensor(a.clone());
                 (
-                    vec![t.clone(), t.clone(), Bool, t, Bool, a.clone(), a],
+                    vec![t.clone(), t.clone(), BOOL, t, BOOL, a.clone(), a],
                     Type::unit(),
                 )
             }
@@ -303,7 +305,7 @@ impl Intrinsic {
             }
             NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
                 let a = fresh();
-                (vec![a.clone(), a], Bool)
+                (vec![a.clone(), a], BOOL)
             }
             // `__set_field(r, r.l, v)`: `r` with its field `l` (the projection's label) set to
             // `v`. Made by the lowering of `r.l = v`; `mono` writes it as the record literal it
@@ -339,7 +341,7 @@ impl Intrinsic {
                         MethodType::IntAmount | MethodType::FloatAmount => {
                             (vec![a.clone(), fresh()], a)
                         }
-                        MethodType::FloatTest | MethodType::IntTest => (vec![a], Bool),
+                        MethodType::FloatTest | MethodType::IntTest => (vec![a], BOOL),
                         MethodType::IntCount => (vec![a], Type::number(Number::U32)),
                         MethodType::Num => (vec![a.clone()], a),
                     }
@@ -778,7 +780,7 @@ impl Keyword {
 
     /// The parameter types and result type (paper, reference implementation §2.1).
     pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
-        use Type::Int;
+        const INT: Type = Type::INT;
         match self {
             Keyword::Map => {
                 let (a, b) = (fresh(), fresh());
@@ -827,7 +829,7 @@ impl Keyword {
             Keyword::Filter => {
                 let a = fresh();
                 (
-                    vec![Type::arrow(a.clone(), Type::Bool), Type::seq(a.clone())],
+                    vec![Type::arrow(a.clone(), Type::BOOL), Type::seq(a.clone())],
                     Type::seq(a),
                 )
             }
@@ -835,7 +837,7 @@ impl Keyword {
                 // The indices are `i64`, as Futhark's.
                 let a = fresh();
                 (
-                    vec![Type::seq(a.clone()), Type::seq(Int), Type::seq(a.clone())],
+                    vec![Type::seq(a.clone()), Type::seq(INT), Type::seq(a.clone())],
                     Type::seq(a),
                 )
             }
@@ -847,7 +849,7 @@ impl Keyword {
                     vec![
                         Type::arrows([a.clone(), a.clone()], a.clone()),
                         a.clone(),
-                        Int,
+                        INT,
                         Type::seq(ix),
                         Type::seq(a.clone()),
                     ],
@@ -938,7 +940,7 @@ mod tests {
                 assert_eq!(i.operator().map(|r| r.op), Some(op), "{}", i.name());
                 let (params, result) = i.signature(&mut fresh);
                 assert_eq!(params.len(), 2, "{}", i.name());
-                assert_eq!(result == Type::Bool, o.comparison, "{}", i.name());
+                assert_eq!(result == Type::BOOL, o.comparison, "{}", i.name());
             }
         }
         assert_eq!(operator(Add).generic.concrete(true, false), Intrinsic::AddF);

@@ -369,7 +369,7 @@ impl Checker {
             Type::Seq(e) | Type::Tensor(e) => self.bad_type(e),
             Type::Arrow(a, b) => self.bad_type(a).or_else(|| self.bad_type(b)),
             Type::Record(fs) => fs.iter().find_map(|(_, f)| self.bad_type(f)),
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => None,
+            Type::Num(_) | Type::Var(_) => None,
         }
     }
 

@@ -94,7 +94,7 @@ impl Infer<'_> {
             };
             if matches!(
                 (&l, &r),
-                (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                (&Type::INT, &Type::FLOAT) | (&Type::FLOAT, &Type::INT)
             ) {
                 err = err.help("convert the i64 operand with `x as f64`");
             }
@@ -131,7 +131,7 @@ impl Infer<'_> {
             }
         }
         let result = if row.comparison {
-            Type::Bool
+            Type::BOOL
         } else {
             tl.clone()
         };
@@ -230,7 +230,7 @@ impl Infer<'_> {
                     let (p, a) = (self.shown(&param), self.shown(&ta));
                     if matches!(
                         (&p, &a),
-                        (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                        (&Type::INT, &Type::FLOAT) | (&Type::FLOAT, &Type::INT)
                     ) {
                         err = err.help(format!("use `{}` for `{a}` values", t.name()));
                     }

@@ -82,14 +82,7 @@ impl Infer<'_> {
 
 fn bad_tensor(t: &Type) -> Option<Type> {
     match t {
-        Type::Tensor(e)
-            if !matches!(
-                **e,
-                Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_)
-            ) =>
-        {
-            Some(t.clone())
-        }
+        Type::Tensor(e) if !matches!(**e, Type::Num(_) | Type::Var(_)) => Some(t.clone()),
         Type::Seq(a) | Type::Tensor(a) => bad_tensor(a),
         Type::Record(fs) => fs.iter().find_map(|(_, t)| bad_tensor(t)),
         Type::Arrow(a, b) => bad_tensor(a).or_else(|| bad_tensor(b)),

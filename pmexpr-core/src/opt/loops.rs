@@ -345,14 +345,14 @@ fn loop_parts(f: &Expr, arity: usize) -> Option<(VarId, &Expr)> {
         return None;
     };
     let k = params.get(arity.checked_sub(1)?)?;
-    (params.len() == arity && matches!(k.ty, Type::Int | Type::Var(_)))
+    (params.len() == arity && matches!(k.ty, Type::INT | Type::Var(_)))
         .then_some((k.ident.id, &**body))
 }
 
 /// Whether `t` may be an index's type: `i64`, or an integer type the captured values fix (only
 /// integers index, by inference).
 fn index_type(t: &Type) -> bool {
-    matches!(t, Type::Int | Type::Var(_))
+    matches!(t, &Type::INT | Type::Var(_))
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -674,7 +674,7 @@ fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -
 /// number.
 pub fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
+        Type::Num(_) => false,
         Type::Tensor(_) => true,
         Type::Var(v) => !numeric.iter().any(|(w, k)| w == v && *k != Numeric::Open),
         Type::Seq(t) => mentions_tensor(t, numeric),
@@ -714,7 +714,6 @@ fn grid(f: &Expr, numeric: &[(TyVar, Numeric)]) -> Option<Grid> {
     };
     let int = &k.ty;
     let integer = match int {
-        Type::Int => true,
         Type::Num(n) => n.is_int(),
         Type::Var(v) => numeric.iter().any(|(w, n)| w == v && *n == Numeric::Int),
         _ => false,

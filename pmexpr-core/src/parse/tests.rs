@@ -34,7 +34,10 @@ fn blocks_become_lets() {
     let ExprKind::Let { binder, .. } = &body.kind else {
         panic!()
     };
-    assert!(matches!(binder.ann.as_ref().unwrap().ann, TypeAnn::Int));
+    assert!(matches!(
+        binder.ann.as_ref().unwrap().ann,
+        TypeAnn::Num(Number::I64)
+    ));
 }
 
 #[test]
@@ -276,9 +279,9 @@ fn types() {
     assert_eq!(
         anns,
         [
-            "Seq(Seq(Float))",
-            "Tensor(Int)",
-            "Arrow([Int], Bool)",
+            "Seq(Seq(Num(F64)))",
+            "Tensor(Num(I64))",
+            "Arrow([Num(I64)], Num(Bool))",
             "Tuple([])"
         ]
     );

@@ -66,9 +66,6 @@ impl Parser<'_> {
                     None
                 };
                 match name.as_str() {
-                    "i64" if seg.arguments.is_none() => TypeAnn::Int,
-                    "f64" if seg.arguments.is_none() => TypeAnn::Float,
-                    "bool" if seg.arguments.is_none() => TypeAnn::Bool,
                     "Vec" => match arg(self) {
                         Some(a) => TypeAnn::Seq(Box::new(a)),
                         None => self.type_error(t),
@@ -77,7 +74,7 @@ impl Parser<'_> {
                         Some(a) => TypeAnn::Tensor(Box::new(a)),
                         None => self.type_error(t),
                     },
-                    // Every other Rust number: its own type, computed in it.
+                    // Every Rust number, and `bool`: its own type, computed in it.
                     _ if seg.arguments.is_none() && Number::from_rust_name(&name).is_some() => {
                         TypeAnn::Num(Number::from_rust_name(&name).unwrap_or(Number::I64))
                     }
