@@ -626,6 +626,18 @@ pub struct KeywordRow {
     pub parameters: &'static str,
     /// The backend class it gives its site.
     pub class: KeywordClass,
+    /// Its function argument, if it takes one (`map`'s `f`, a loop's body).
+    pub function: Option<FunctionArg>,
+}
+
+/// Which argument of a keyword is a function, and of how many parameters (a loop's body takes
+/// the loop variable last: `seq_loop_acc`'s takes the accumulator, then the index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionArg {
+    /// The argument's position.
+    pub index: usize,
+    /// The function's parameters.
+    pub params: usize,
 }
 
 /// Every keyword's row, in [`Keyword::ALL`]'s order.
@@ -637,13 +649,19 @@ pub const KEYWORDS: [KeywordRow; 11] = {
         usage: &'static str,
         parameters: &'static str,
         class: KeywordClass,
+        function: Option<(usize, usize)>,
     ) -> KeywordRow {
+        let function = match function {
+            Some((index, params)) => Some(FunctionArg { index, params }),
+            None => None,
+        };
         KeywordRow {
             keyword,
             name,
             usage,
             parameters,
             class,
+            function,
         }
     }
     [
@@ -653,6 +671,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "map(f, s)",
             "`map(f, s)` takes a function `f` of one element of the sequence `s`",
             Functional,
+            Some((0, 1)),
         ),
         row(
             Keyword::Map2,
@@ -660,6 +679,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "map2(f, a, b)",
             "`map2(f, a, b)` takes a function `f` of an element of `a` and one of `b`",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::Reduce,
@@ -668,6 +688,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`reduce(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
                  and its neutral element `ne`, of the elements' type",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::Flatten,
@@ -675,6 +696,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "flatten(s)",
             "`flatten(s)` takes a sequence of sequences",
             Functional,
+            None,
         ),
         row(
             Keyword::Scan,
@@ -683,6 +705,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`scan(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
                  and its neutral element `ne`, of the elements' type",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::Filter,
@@ -691,6 +714,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`filter(p, s)` takes a predicate `p` of one element of `s` returning `bool` \
                  (write `|x| x % 2 == 1`, not `|x| x % 2`)",
             Functional,
+            Some((0, 1)),
         ),
         row(
             Keyword::Scatter,
@@ -699,6 +723,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`scatter(dest, is, vs)` takes `i64` indices `is` (convert others with `map`), \
                  and values `vs` of the type of `dest`'s elements",
             Functional,
+            None,
         ),
         row(
             Keyword::Hist,
@@ -707,6 +732,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
                  values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::ParLoop,
@@ -715,6 +741,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`par_loop(n, f)` takes a count `n` of an integer type and a function of an index \
                  of that type",
             Imperative,
+            Some((1, 1)),
         ),
         row(
             Keyword::SeqLoop,
@@ -723,6 +750,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`seq_loop(n, f)` takes a count `n` of an integer type and a function of an index \
                  of that type",
             Sequential,
+            Some((1, 1)),
         ),
         row(
             Keyword::SeqLoopAcc,
@@ -732,6 +760,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
                  and a function of the accumulator and an index of `n`'s type returning the \
                  accumulator",
             Sequential,
+            Some((2, 2)),
         ),
     ]
 };
@@ -897,6 +926,17 @@ impl Keyword {
         self.signature(&mut || Type::unit()).0.len()
     }
 
+    /// Its function argument, if it takes one.
+    pub fn function(self) -> Option<FunctionArg> {
+        self.row().function
+    }
+
+    /// The body of a loop (`par_loop`, `seq_loop`, `seq_loop_acc`): a function of the loop
+    /// variable, its last parameter.
+    pub fn loop_body(self) -> Option<FunctionArg> {
+        self.function().filter(|_| !self.is_functional())
+    }
+
     /// Whether this is one of the functional parallel keywords (the paper's P_F: Futhark).
     pub fn is_functional(self) -> bool {
         self.row().class == KeywordClass::Functional
@@ -974,6 +1014,19 @@ mod tests {
         assert_eq!(Intrinsic::TensorGemm.arity(), 7);
         assert_eq!(Keyword::SeqLoopAcc.arity(), 3);
         assert_eq!(Keyword::Flatten.arity(), 1);
+    }
+
+    #[test]
+    fn function_arguments_are_functions_of_their_rows_arity() {
+        for &k in Keyword::ALL {
+            let (params, _) = k.signature(&mut || Type::Var(crate::types::TyVar(0)));
+            for (i, p) in params.iter().enumerate() {
+                match k.function().filter(|f| f.index == i) {
+                    Some(f) => assert_eq!(p.split_arrows(usize::MAX).0.len(), f.params, "{k:?}"),
+                    None => assert!(!p.is_arrow(), "{k:?} argument {i}"),
+                }
+            }
+        }
     }
 
     #[test]

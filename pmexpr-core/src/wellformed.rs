@@ -509,11 +509,7 @@ impl Checker {
             ExprKind::Soac(soac) => soac.parts(&mut |x| self.expr(x, false)),
             ExprKind::Imp(i) => i.parts(&mut |x| self.expr(x, false)),
             ExprKind::Keyword { kw, args } => {
-                let ho_arg = match kw {
-                    Keyword::ParLoop | Keyword::SeqLoop => Some(1),
-                    Keyword::SeqLoopAcc => Some(2),
-                    _ => None,
-                };
+                let ho_arg = kw.loop_body().map(|f| f.index);
                 let allowed = if kw.is_functional() { futhark } else { cuda };
                 if !allowed {
                     self.error(WfKind::Expr(kw.name()), e.span);

@@ -311,11 +311,7 @@ fn at_offsets(f: &Expr, arity: usize, found: &Reads) -> Vec<SeqRead> {
 /// and its number of parameters.
 fn counted_loop(x: &Expr) -> Option<(&Expr, usize)> {
     match &x.kind {
-        ExprKind::Keyword { kw, args } => match kw {
-            Keyword::ParLoop | Keyword::SeqLoop => Some((&args[1], 1)),
-            Keyword::SeqLoopAcc => Some((&args[2], 2)),
-            _ => None,
-        },
+        ExprKind::Keyword { kw, args } => kw.loop_body().map(|f| (&args[f.index], f.params)),
         ExprKind::Soac(s) => counted_fold(s).map(|f| (f, 2)),
         _ => None,
     }

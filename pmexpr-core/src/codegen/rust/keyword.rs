@@ -11,7 +11,7 @@ use super::types::result_type;
 use super::windows::Run;
 use super::{Arg, Binding, Gen};
 use crate::ast::{Expr, ExprKind, NodeId, VarId};
-use crate::intrinsics::Keyword;
+use crate::intrinsics::{Keyword, KeywordClass};
 use crate::opt::fuse;
 use crate::types::Type;
 
@@ -25,16 +25,10 @@ impl Gen<'_> {
     ) -> TokenStream {
         let rt = self.rt.clone();
         // The runtime may run these functions on several threads: they cannot launch.
-        let parallel_fn = match kw {
-            Keyword::Map
-            | Keyword::Map2
-            | Keyword::Reduce
-            | Keyword::Hist
-            | Keyword::Scan
-            | Keyword::Filter => Some(&args[0]),
-            Keyword::ParLoop => Some(&args[1]),
-            _ => None,
-        };
+        let parallel_fn = kw
+            .function()
+            .filter(|_| kw.row().class != KeywordClass::Sequential)
+            .map(|f| &args[f.index]);
         if let Some(f) = parallel_fn
             && self.launched(kw, id).is_none()
             && self.launches_in(f)
