@@ -39,7 +39,7 @@ impl Infer<'_> {
         } else if let Some(bad) = bad_tensor(t) {
             self.errors.push(Error::new(
                 span,
-                format!("`{name}` is used as a `{bad}`, but tensors hold i64 or f64"),
+                format!("`{name}` is used as a `{bad}`, but tensors hold numbers or bool"),
             ));
         }
     }

@@ -87,7 +87,7 @@ impl Parser<'_> {
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, see the README) may be called as methods",
+                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, listed in the language reference, `pmexpr::language`) may be called as methods",
             ),
         }
     }

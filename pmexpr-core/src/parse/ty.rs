@@ -111,10 +111,13 @@ impl Parser<'_> {
     }
 
     fn type_error(&mut self, t: &syn::Type) -> TypeAnn {
+        // The numbers from their rows, so that a new number type is named here too.
+        let help = format!(
+            "use a number type ({}), bool, (), tuples, Vec<T>, Tensor<T> of a number type or bool, fn(A) -> B, `#[derive(pmexpr::Record)]` structs or _",
+            Number::arithmetic_names("or")
+        );
         self.errors
-            .push(Error::new(span(t), "this type is not a PMExpr type").help(
-                "use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B, `#[derive(pmexpr::Record)]` structs or _",
-            ));
+            .push(Error::new(span(t), "this type is not a PMExpr type").help(help));
         TypeAnn::Infer
     }
 }

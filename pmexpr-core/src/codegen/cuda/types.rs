@@ -27,10 +27,7 @@ impl<'a> Gen<'a> {
                 None => {
                     return unsupported(
                         span,
-                        format!(
-                            "the numeric type variable {} has no instantiation (i64, f64, i32 or f32)",
-                            v.0
-                        ),
+                        format!("the numeric type variable {} has no instantiation", v.0),
                     );
                 }
             },
