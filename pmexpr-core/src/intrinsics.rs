@@ -8,18 +8,36 @@ macro_rules! intrinsics {
     ($($variant:ident $name:literal,)*) => {
         /// A built-in function of PMExpr.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Intrinsic { $(#[doc = concat!("`", $name, "`")] $variant,)* }
+        pub enum Intrinsic {
+            $(#[doc = concat!("`", $name, "`")] $variant,)*
+            /// `x as n`: Rust's cast to the number `n` (never `bool`, which Rust casts nothing
+            /// to), one intrinsic for every number type, printed `__as_n` in the dumps.
+            As(Number),
+        }
 
         impl Intrinsic {
-            /// Every intrinsic a user can name.
+            /// Every intrinsic but the casts ([`Intrinsic::As`], one per number, which no
+            /// user names): what names are looked up in.
             pub const ALL: &'static [Intrinsic] = &[$(Intrinsic::$variant,)*];
 
-            /// The name inside `accelerate!`.
+            /// The name inside `accelerate!`; `__as` for every cast, whose number is its
+            /// parameter (the dumps print `__as_u8`: [`Intrinsic`]'s `Display`).
             pub fn name(self) -> &'static str {
-                match self { $(Intrinsic::$variant => $name,)* }
+                match self { $(Intrinsic::$variant => $name,)* Intrinsic::As(_) => "__as" }
             }
         }
     };
+}
+
+/// The name, and for a cast its number (`__as_u8`): how the dumps and internal messages write
+/// an intrinsic.
+impl std::fmt::Display for Intrinsic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Intrinsic::As(n) => write!(f, "__as_{n}"),
+            i => f.write_str(i.name()),
+        }
+    }
 }
 
 intrinsics! {
@@ -39,9 +57,7 @@ intrinsics! {
     NumEq "__num_eq", NumNe "__num_ne", NumLt "__num_lt", NumLe "__num_le", NumGt "__num_gt", NumGe "__num_ge",
     SetField "__set_field",
     NumAnd "__num_and", NumOr "__num_or", NumXor "__num_xor", NumShl "__num_shl", NumShr "__num_shr", NumNot "__num_not",
-    AsI64 "__as_i64", AsF64 "__as_f64", AsI32 "__as_i32", AsF32 "__as_f32", AsI8 "__as_i8",
-    AsI16 "__as_i16", AsIsize "__as_isize", AsU8 "__as_u8", AsU16 "__as_u16", AsU32 "__as_u32",
-    AsU64 "__as_u64", AsUsize "__as_usize", Len "__len",
+    Len "__len",
     MCountOnes "__m_count_ones", MLeadingZeros "__m_leading_zeros", MTrailingZeros "__m_trailing_zeros",
     MReverseBits "__m_reverse_bits", MSwapBytes "__m_swap_bytes",
     MRotateLeft "__m_rotate_left", MRotateRight "__m_rotate_right", MWrappingAdd "__m_wrapping_add",
@@ -113,31 +129,16 @@ impl Intrinsic {
 
     /// The number `x as T` converts to, for the cast intrinsic of `T` (`__as_u8`: `u8`).
     pub fn cast_target(self) -> Option<Number> {
-        use Intrinsic::*;
-        Some(match self {
-            AsI64 => Number::I64,
-            AsF64 => Number::F64,
-            AsI32 => Number::I32,
-            AsF32 => Number::F32,
-            AsI8 => Number::I8,
-            AsI16 => Number::I16,
-            AsIsize => Number::Isize,
-            AsU8 => Number::U8,
-            AsU16 => Number::U16,
-            AsU32 => Number::U32,
-            AsU64 => Number::U64,
-            AsUsize => Number::Usize,
-            _ => return None,
-        })
+        match self {
+            Intrinsic::As(n) => Some(n),
+            _ => None,
+        }
     }
 
-    /// The intrinsic of `x as n` ([`Intrinsic::cast_target`]); none for `bool`, which Rust
-    /// casts nothing to.
+    /// The intrinsic of `x as n` ([`Intrinsic::As`]); none for `bool`, which Rust casts
+    /// nothing to.
     pub fn cast_to(n: Number) -> Option<Intrinsic> {
-        Intrinsic::ALL
-            .iter()
-            .copied()
-            .find(|i| i.cast_target() == Some(n))
+        n.is_arithmetic().then_some(Intrinsic::As(n))
     }
 
     /// Whether this is the compiler's own (`__num_add`, `__set_field`): no user can name it.
@@ -199,25 +200,27 @@ impl Intrinsic {
     /// The parameter types and result type; `fresh` makes a new type variable.
     pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
         use Intrinsic::*;
-        use Type::{Bool, Float, Int};
+        const INT: Type = Type::INT;
+        const FLOAT: Type = Type::FLOAT;
+        const BOOL: Type = Type::BOOL;
         match self {
-            AddI | SubI | MulI | DivI | ModI => (vec![Int, Int], Int),
-            NegI | AbsI => (vec![Int], Int),
-            AddF | SubF | MulF | DivF | Pow => (vec![Float, Float], Float),
-            NegF | AbsF | Sqrt | Exp | Log | Sin | Cos => (vec![Float], Float),
-            EqI | NeqI | LtI | GtI | LeqI | GeqI => (vec![Int, Int], Bool),
-            EqF | NeqF | LtF | GtF | LeqF | GeqF => (vec![Float, Float], Bool),
-            EqB | NeqB => (vec![Bool, Bool], Bool),
-            Not => (vec![Bool], Bool),
-            Int2Float => (vec![Int], Float),
-            FloorFI => (vec![Float], Int),
+            AddI | SubI | MulI | DivI | ModI => (vec![INT, INT], INT),
+            NegI | AbsI => (vec![INT], INT),
+            AddF | SubF | MulF | DivF | Pow => (vec![FLOAT, FLOAT], FLOAT),
+            NegF | AbsF | Sqrt | Exp | Log | Sin | Cos => (vec![FLOAT], FLOAT),
+            EqI | NeqI | LtI | GtI | LeqI | GeqI => (vec![INT, INT], BOOL),
+            EqF | NeqF | LtF | GtF | LeqF | GeqF => (vec![FLOAT, FLOAT], BOOL),
+            EqB | NeqB => (vec![BOOL, BOOL], BOOL),
+            Not => (vec![BOOL], BOOL),
+            Int2Float => (vec![INT], FLOAT),
+            FloorFI => (vec![FLOAT], INT),
             // The count, and the index it gives, of any integer type (`index_type`).
             Create => {
                 let (ix, a) = (fresh(), fresh());
                 (vec![ix.clone(), Type::arrow(ix, a.clone())], Type::seq(a))
             }
-            Length => (vec![Type::seq(fresh())], Int),
-            Null => (vec![Type::seq(fresh())], Bool),
+            Length => (vec![Type::seq(fresh())], INT),
+            Null => (vec![Type::seq(fresh())], BOOL),
             Get => {
                 let a = fresh();
                 (vec![Type::seq(a.clone()), fresh()], a)
@@ -266,21 +269,21 @@ impl Intrinsic {
             }
             TensorLinearGet => {
                 let a = fresh();
-                (vec![Type::tensor(a.clone()), Int], a)
+                (vec![Type::tensor(a.clone()), INT], a)
             }
             TensorLinearSet => {
                 let a = fresh();
-                (vec![Type::tensor(a.clone()), Int, a], Type::unit())
+                (vec![Type::tensor(a.clone()), INT, a], Type::unit())
             }
-            TensorRank => (vec![Type::tensor(fresh())], Int),
-            TensorShape => (vec![Type::tensor(fresh())], Type::seq(Int)),
+            TensorRank => (vec![Type::tensor(fresh())], INT),
+            TensorShape => (vec![Type::tensor(fresh())], Type::seq(INT)),
             TensorSub => {
                 let t = Type::tensor(fresh());
-                (vec![t.clone(), Int, Int], t)
+                (vec![t.clone(), INT, INT], t)
             }
             TensorSlice => {
                 let t = Type::tensor(fresh());
-                (vec![t.clone(), Type::seq(Int)], t)
+                (vec![t.clone(), Type::seq(INT)], t)
             }
             TensorGemm => {
                 // `tensor_gemm(c, a, trans_a, b, trans_b, alpha, beta)`; inference makes the
@@ -288,7 +291,7 @@ impl Intrinsic {
                 let a = fresh();
                 let t = Type::tensor(a.clone());
                 (
-                    vec![t.clone(), t.clone(), Bool, t, Bool, a.clone(), a],
+                    vec![t.clone(), t.clone(), BOOL, t, BOOL, a.clone(), a],
                     Type::unit(),
                 )
             }
@@ -302,7 +305,7 @@ impl Intrinsic {
             }
             NumEq | NumNe | NumLt | NumLe | NumGt | NumGe => {
                 let a = fresh();
-                (vec![a.clone(), a], Bool)
+                (vec![a.clone(), a], BOOL)
             }
             // `__set_field(r, r.l, v)`: `r` with its field `l` (the projection's label) set to
             // `v`. Made by the lowering of `r.l = v`; `mono` writes it as the record literal it
@@ -324,11 +327,7 @@ impl Intrinsic {
                 (vec![a.clone()], a)
             }
             // Inference gives the operand its kind (a number or `bool`).
-            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
-            | AsU64 | AsUsize => (
-                vec![fresh()],
-                Type::number(self.cast_target().unwrap_or(Number::I64)),
-            ),
+            As(n) => (vec![fresh()], Type::number(n)),
             // `s.len()`: inference makes the result Rust's type of a length ([`len_type`]).
             Len => (vec![Type::seq(fresh())], fresh()),
             // Inference gives these their kinds (`infer`): an integer or a float receiver.
@@ -342,7 +341,7 @@ impl Intrinsic {
                         MethodType::IntAmount | MethodType::FloatAmount => {
                             (vec![a.clone(), fresh()], a)
                         }
-                        MethodType::FloatTest | MethodType::IntTest => (vec![a], Bool),
+                        MethodType::FloatTest | MethodType::IntTest => (vec![a], BOOL),
                         MethodType::IntCount => (vec![a], Type::number(Number::U32)),
                         MethodType::Num => (vec![a.clone()], a),
                     }
@@ -627,6 +626,18 @@ pub struct KeywordRow {
     pub parameters: &'static str,
     /// The backend class it gives its site.
     pub class: KeywordClass,
+    /// Its function argument, if it takes one (`map`'s `f`, a loop's body).
+    pub function: Option<FunctionArg>,
+}
+
+/// Which argument of a keyword is a function, and of how many parameters (a loop's body takes
+/// the loop variable last: `seq_loop_acc`'s takes the accumulator, then the index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionArg {
+    /// The argument's position.
+    pub index: usize,
+    /// The function's parameters.
+    pub params: usize,
 }
 
 /// Every keyword's row, in [`Keyword::ALL`]'s order.
@@ -638,13 +649,19 @@ pub const KEYWORDS: [KeywordRow; 11] = {
         usage: &'static str,
         parameters: &'static str,
         class: KeywordClass,
+        function: Option<(usize, usize)>,
     ) -> KeywordRow {
+        let function = match function {
+            Some((index, params)) => Some(FunctionArg { index, params }),
+            None => None,
+        };
         KeywordRow {
             keyword,
             name,
             usage,
             parameters,
             class,
+            function,
         }
     }
     [
@@ -654,6 +671,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "map(f, s)",
             "`map(f, s)` takes a function `f` of one element of the sequence `s`",
             Functional,
+            Some((0, 1)),
         ),
         row(
             Keyword::Map2,
@@ -661,6 +679,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "map2(f, a, b)",
             "`map2(f, a, b)` takes a function `f` of an element of `a` and one of `b`",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::Reduce,
@@ -669,6 +688,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`reduce(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
                  and its neutral element `ne`, of the elements' type",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::Flatten,
@@ -676,6 +696,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "flatten(s)",
             "`flatten(s)` takes a sequence of sequences",
             Functional,
+            None,
         ),
         row(
             Keyword::Scan,
@@ -684,6 +705,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`scan(f, ne, s)` takes an operator `f` of two elements of `s` returning one, \
                  and its neutral element `ne`, of the elements' type",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::Filter,
@@ -692,6 +714,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`filter(p, s)` takes a predicate `p` of one element of `s` returning `bool` \
                  (write `|x| x % 2 == 1`, not `|x| x % 2`)",
             Functional,
+            Some((0, 1)),
         ),
         row(
             Keyword::Scatter,
@@ -700,6 +723,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`scatter(dest, is, vs)` takes `i64` indices `is` (convert others with `map`), \
                  and values `vs` of the type of `dest`'s elements",
             Functional,
+            None,
         ),
         row(
             Keyword::Hist,
@@ -708,6 +732,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`hist(f, ne, k, is, vs)` takes an operator `f` and neutral element `ne` of the \
                  values' type, a bin count `k: i64`, and `i64` or `i32` indices `is`",
             Functional,
+            Some((0, 2)),
         ),
         row(
             Keyword::ParLoop,
@@ -716,6 +741,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`par_loop(n, f)` takes a count `n` of an integer type and a function of an index \
                  of that type",
             Imperative,
+            Some((1, 1)),
         ),
         row(
             Keyword::SeqLoop,
@@ -724,6 +750,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
             "`seq_loop(n, f)` takes a count `n` of an integer type and a function of an index \
                  of that type",
             Sequential,
+            Some((1, 1)),
         ),
         row(
             Keyword::SeqLoopAcc,
@@ -733,6 +760,7 @@ pub const KEYWORDS: [KeywordRow; 11] = {
                  and a function of the accumulator and an index of `n`'s type returning the \
                  accumulator",
             Sequential,
+            Some((2, 2)),
         ),
     ]
 };
@@ -781,7 +809,7 @@ impl Keyword {
 
     /// The parameter types and result type (paper, reference implementation §2.1).
     pub fn signature(self, fresh: &mut dyn FnMut() -> Type) -> (Vec<Type>, Type) {
-        use Type::Int;
+        const INT: Type = Type::INT;
         match self {
             Keyword::Map => {
                 let (a, b) = (fresh(), fresh());
@@ -830,7 +858,7 @@ impl Keyword {
             Keyword::Filter => {
                 let a = fresh();
                 (
-                    vec![Type::arrow(a.clone(), Type::Bool), Type::seq(a.clone())],
+                    vec![Type::arrow(a.clone(), Type::BOOL), Type::seq(a.clone())],
                     Type::seq(a),
                 )
             }
@@ -838,7 +866,7 @@ impl Keyword {
                 // The indices are `i64`, as Futhark's.
                 let a = fresh();
                 (
-                    vec![Type::seq(a.clone()), Type::seq(Int), Type::seq(a.clone())],
+                    vec![Type::seq(a.clone()), Type::seq(INT), Type::seq(a.clone())],
                     Type::seq(a),
                 )
             }
@@ -850,7 +878,7 @@ impl Keyword {
                     vec![
                         Type::arrows([a.clone(), a.clone()], a.clone()),
                         a.clone(),
-                        Int,
+                        INT,
                         Type::seq(ix),
                         Type::seq(a.clone()),
                     ],
@@ -898,6 +926,17 @@ impl Keyword {
         self.signature(&mut || Type::unit()).0.len()
     }
 
+    /// Its function argument, if it takes one.
+    pub fn function(self) -> Option<FunctionArg> {
+        self.row().function
+    }
+
+    /// The body of a loop (`par_loop`, `seq_loop`, `seq_loop_acc`): a function of the loop
+    /// variable, its last parameter.
+    pub fn loop_body(self) -> Option<FunctionArg> {
+        self.function().filter(|_| !self.is_functional())
+    }
+
     /// Whether this is one of the functional parallel keywords (the paper's P_F: Futhark).
     pub fn is_functional(self) -> bool {
         self.row().class == KeywordClass::Functional
@@ -941,7 +980,7 @@ mod tests {
                 assert_eq!(i.operator().map(|r| r.op), Some(op), "{}", i.name());
                 let (params, result) = i.signature(&mut fresh);
                 assert_eq!(params.len(), 2, "{}", i.name());
-                assert_eq!(result == Type::Bool, o.comparison, "{}", i.name());
+                assert_eq!(result == Type::BOOL, o.comparison, "{}", i.name());
             }
         }
         assert_eq!(operator(Add).generic.concrete(true, false), Intrinsic::AddF);
@@ -975,6 +1014,19 @@ mod tests {
         assert_eq!(Intrinsic::TensorGemm.arity(), 7);
         assert_eq!(Keyword::SeqLoopAcc.arity(), 3);
         assert_eq!(Keyword::Flatten.arity(), 1);
+    }
+
+    #[test]
+    fn function_arguments_are_functions_of_their_rows_arity() {
+        for &k in Keyword::ALL {
+            let (params, _) = k.signature(&mut || Type::Var(crate::types::TyVar(0)));
+            for (i, p) in params.iter().enumerate() {
+                match k.function().filter(|f| f.index == i) {
+                    Some(f) => assert_eq!(p.split_arrows(usize::MAX).0.len(), f.params, "{k:?}"),
+                    None => assert!(!p.is_arrow(), "{k:?} argument {i}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::fmt;
 use crate::ast::{Expr, ExprKind, NodeId, VarId};
 use crate::classify::Backend;
 use crate::error::SpanRange;
-use crate::intrinsics::{Intrinsic, Keyword};
+use crate::intrinsics::{Intrinsic, Keyword, KeywordClass};
 use crate::lift::Def;
 use crate::opt::Optimized;
 use crate::site::SiteProgram;
@@ -765,33 +765,14 @@ impl HostUses {
     }
 }
 
-/// The argument of a keyword that is its function, if one is.
+/// The argument of a keyword that is its function, if one is ([`Keyword::function`]).
 fn kw_function(kw: Keyword) -> Option<usize> {
-    match kw {
-        Keyword::Map
-        | Keyword::Map2
-        | Keyword::Reduce
-        | Keyword::Hist
-        | Keyword::Scan
-        | Keyword::Filter => Some(0),
-        Keyword::ParLoop | Keyword::SeqLoop => Some(1),
-        Keyword::SeqLoopAcc => Some(2),
-        _ => None,
-    }
+    kw.function().map(|f| f.index)
 }
 
 /// Whether the runtime may run the keyword's function on several threads.
 fn parallel(kw: Keyword) -> bool {
-    matches!(
-        kw,
-        Keyword::Map
-            | Keyword::Map2
-            | Keyword::Reduce
-            | Keyword::Hist
-            | Keyword::Scan
-            | Keyword::Filter
-            | Keyword::ParLoop
-    )
+    kw.row().class != KeywordClass::Sequential
 }
 
 #[cfg(test)]

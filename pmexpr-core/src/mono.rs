@@ -91,7 +91,7 @@ struct Monomorphizer {
 fn ground(t: &Type, s: &Subst) -> Type {
     match t {
         Type::Var(v) => s.get(v).cloned().unwrap_or_else(Type::unit),
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) => t.clone(),
+        Type::Num(_) => t.clone(),
         Type::Seq(a) => Type::seq(ground(a, s)),
         Type::Tensor(a) => Type::tensor(ground(a, s)),
         Type::Arrow(a, b) => Type::arrow(ground(a, s), ground(b, s)),
@@ -389,8 +389,8 @@ impl Monomorphizer {
         // (`+` on `f64` is `addf`); on a number whose type the captured values fix, or another
         // of Rust's numbers (`u8`), it stays: the generators compute it in the number's type.
         let i = match params.first() {
-            Some(t) if i.is_generic_numeric() && !matches!(t, Type::Var(_) | Type::Num(_)) => {
-                i.concrete(*t == Type::Float, *t == Type::Bool)
+            Some(t) if i.is_generic_numeric() && t.is_paper_ground() => {
+                i.concrete(*t == Type::FLOAT, *t == Type::BOOL)
             }
             _ => i,
         };

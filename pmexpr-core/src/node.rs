@@ -38,7 +38,7 @@ pub(crate) fn if_then_else(cond: Expr, then: Expr, otherwise: Expr, span: SpanRa
     let pat = Pat {
         kind: PatKind::Lit(Lit::Bool(true)),
         span: cond.span,
-        ty: Type::Bool,
+        ty: Type::BOOL,
     };
     mk(
         ExprKind::Match {

@@ -83,7 +83,7 @@ impl Printer<'_> {
         match &e.kind {
             ExprKind::Var { ident, .. } => out.push_str(&self.name(ident.id, &ident.name)),
             ExprKind::Lit(l) => out.push_str(&lit(l)),
-            ExprKind::Intrinsic(i) => out.push_str(i.name()),
+            ExprKind::Intrinsic(i) => out.push_str(&i.to_string()),
             ExprKind::Lam { params, body } => {
                 out.push('|');
                 for (i, p) in params.iter().enumerate() {

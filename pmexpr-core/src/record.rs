@@ -251,7 +251,7 @@ impl Records {
                     n = n.saturating_add(self.ann_size(t, stack, memo)?);
                 }
             }
-            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Num(_) | TypeAnn::Infer => {}
+            TypeAnn::Num(_) | TypeAnn::Infer => {}
         }
         Ok(n)
     }
@@ -292,9 +292,7 @@ impl Records {
                     .map(|(f, t)| Ok((f.clone(), go(t)?)))
                     .collect::<Result<_, _>>()?,
             ),
-            TypeAnn::Int | TypeAnn::Float | TypeAnn::Bool | TypeAnn::Num(_) | TypeAnn::Infer => {
-                t.clone()
-            }
+            TypeAnn::Num(_) | TypeAnn::Infer => t.clone(),
         })
     }
 
@@ -335,6 +333,7 @@ pub fn field_key(name: &str) -> u64 {
 mod tests {
     use super::*;
     use crate::parse::record_def;
+    use crate::types::Number;
 
     fn def(src: &str) -> RecordDef {
         record_def(&syn::parse_str(src).unwrap(), "src/lib.rs:1:1").unwrap()
@@ -363,16 +362,19 @@ mod tests {
             alias("type Ps = Vec<P>;", "src/a.rs:6:6"),
         ]);
         let want_p = TypeAnn::Record(vec![
-            ("x".into(), TypeAnn::Float),
+            ("x".into(), TypeAnn::Num(Number::F64)),
             (
                 "ps".into(),
-                TypeAnn::Seq(Box::new(TypeAnn::Tuple(vec![TypeAnn::Float, TypeAnn::Int]))),
+                TypeAnn::Seq(Box::new(TypeAnn::Tuple(vec![
+                    TypeAnn::Num(Number::F64),
+                    TypeAnn::Num(Number::I64),
+                ]))),
             ),
         ]);
         assert_eq!(r.expand("P").unwrap(), want_p);
         assert_eq!(
             r.expand("Real").unwrap(),
-            TypeAnn::Float,
+            TypeAnn::Num(Number::F64),
             "defined twice alike"
         );
         assert_eq!(r.expand("Ps").unwrap(), TypeAnn::Seq(Box::new(want_p)));

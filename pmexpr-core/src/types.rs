@@ -37,15 +37,10 @@ pub struct TyVar(pub u32);
 /// A PMExpr type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Type {
-    /// `Int`: `i64`.
-    Int,
-    /// `Float`: `f64`.
-    Float,
-    /// `Bool`: `bool`.
-    Bool,
-    /// Beyond the paper, one of Rust's other numbers (`u8`, `i32`, `usize`, `f32`, …), named
-    /// in the expression (an annotation, a literal's suffix, an `as`). Never `i64`, `f64` or
-    /// `bool`, which are `Int`, `Float` and `Bool` ([`Type::number`] makes either).
+    /// A number or `bool`, one row of [`Number`] each: the paper's `Int`, `Float` and `Bool`
+    /// are `i64`, `f64` and `bool` ([`Type::INT`], [`Type::FLOAT`], [`Type::BOOL`]); beyond
+    /// the paper, Rust's other numbers (`u8`, `i32`, `usize`, `f32`, …), named in the
+    /// expression (an annotation, a literal's suffix, an `as`) or by the captured values.
     Num(Number),
     /// `[T]`: an immutable sequence (`Vec<T>` in Rust).
     Seq(Box<Type>),
@@ -60,26 +55,30 @@ pub enum Type {
 }
 
 impl Type {
-    /// The type that is the number `n`: `Int`, `Float` or `Bool` for `i64`, `f64` and `bool`,
-    /// else [`Type::Num`].
-    pub fn number(n: Number) -> Type {
-        match n {
-            Number::I64 => Type::Int,
-            Number::F64 => Type::Float,
-            Number::Bool => Type::Bool,
-            n => Type::Num(n),
-        }
+    /// The paper's `Int`: `i64`.
+    pub const INT: Type = Type::Num(Number::I64);
+    /// The paper's `Float`: `f64`.
+    pub const FLOAT: Type = Type::Num(Number::F64);
+    /// The paper's `Bool`: `bool`.
+    pub const BOOL: Type = Type::Num(Number::Bool);
+
+    /// The type that is the number (or `bool`) `n`.
+    pub const fn number(n: Number) -> Type {
+        Type::Num(n)
     }
 
     /// The number (or `bool`) this type is, if it is one.
     pub fn as_number(&self) -> Option<Number> {
         match self {
-            Type::Int => Some(Number::I64),
-            Type::Float => Some(Number::F64),
-            Type::Bool => Some(Number::Bool),
             Type::Num(n) => Some(*n),
             _ => None,
         }
+    }
+
+    /// Whether this is one of the paper's ground types, `i64`, `f64` or `bool` (`Int`, `Float`
+    /// and `Bool`), whose operators are the paper's intrinsics (`addi`, `addf`, `eqb`).
+    pub fn is_paper_ground(&self) -> bool {
+        matches!(self, Type::Num(Number::I64 | Number::F64 | Number::Bool))
     }
 
     /// The unit type `()` (the empty record).
@@ -152,7 +151,7 @@ impl Type {
     /// Whether any type variable occurs in this type.
     pub fn has_vars(&self) -> bool {
         match self {
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
+            Type::Num(_) => false,
             Type::Seq(t) | Type::Tensor(t) => t.has_vars(),
             Type::Arrow(a, b) => a.has_vars() || b.has_vars(),
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_vars()),
@@ -163,7 +162,7 @@ impl Type {
     /// Whether a function type occurs anywhere in this type.
     pub fn has_arrow(&self) -> bool {
         match self {
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => false,
+            Type::Num(_) | Type::Var(_) => false,
             Type::Seq(t) | Type::Tensor(t) => t.has_arrow(),
             Type::Arrow(..) => true,
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_arrow()),
@@ -174,12 +173,7 @@ impl Type {
     /// checks for regularity).
     pub fn has_nested_seq(&self) -> bool {
         match self {
-            Type::Int
-            | Type::Float
-            | Type::Bool
-            | Type::Num(_)
-            | Type::Var(_)
-            | Type::Arrow(..) => false,
+            Type::Num(_) | Type::Var(_) | Type::Arrow(..) => false,
             Type::Seq(t) => t.has_seq() || t.has_nested_seq(),
             Type::Tensor(t) => t.has_nested_seq(),
             Type::Record(fs) => fs.iter().any(|(_, t)| t.has_nested_seq()),
@@ -208,9 +202,6 @@ impl Type {
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Type::Int => f.write_str("i64"),
-            Type::Float => f.write_str("f64"),
-            Type::Bool => f.write_str("bool"),
             Type::Num(n) => f.write_str(n.rust_name()),
             Type::Seq(t) => write!(f, "Vec<{t}>"),
             Type::Tensor(t) => write!(f, "Tensor<{t}>"),
@@ -244,13 +235,7 @@ impl fmt::Display for Type {
 /// into fresh variables.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypeAnn {
-    /// `i64`.
-    Int,
-    /// `f64`.
-    Float,
-    /// `bool`.
-    Bool,
-    /// Another of Rust's numbers (`u8`, `i32`, `f32`, …).
+    /// A number or `bool` (`i64`, `u8`, `f32`, `bool`, …).
     Num(Number),
     /// `Vec<T>`, `[T]`, `&[T]`, `[T; N]`.
     Seq(Box<TypeAnn>),
@@ -295,19 +280,19 @@ mod tests {
     #[test]
     fn prints_rust_names() {
         let t = Type::arrows(
-            [Type::seq(Type::Int), Type::Float],
-            Type::tuple(vec![Type::Bool, Type::unit()]),
+            [Type::seq(Type::INT), Type::FLOAT],
+            Type::tuple(vec![Type::BOOL, Type::unit()]),
         );
         assert_eq!(t.to_string(), "fn(Vec<i64>, f64) -> (bool, ())");
         assert_eq!(Type::tensor(Type::Var(TyVar(0))).to_string(), "Tensor<_>");
-        assert_eq!(Type::tuple(vec![Type::Int]).to_string(), "(i64,)");
+        assert_eq!(Type::tuple(vec![Type::INT]).to_string(), "(i64,)");
     }
 
     #[test]
     fn nested_sequences() {
-        assert!(!Type::seq(Type::Int).has_nested_seq());
-        assert!(Type::seq(Type::seq(Type::Int)).has_nested_seq());
-        assert!(Type::seq(Type::tuple(vec![Type::seq(Type::Int)])).has_nested_seq());
-        assert!(Type::tuple(vec![Type::seq(Type::seq(Type::Int))]).has_nested_seq());
+        assert!(!Type::seq(Type::INT).has_nested_seq());
+        assert!(Type::seq(Type::seq(Type::INT)).has_nested_seq());
+        assert!(Type::seq(Type::tuple(vec![Type::seq(Type::INT)])).has_nested_seq());
+        assert!(Type::tuple(vec![Type::seq(Type::seq(Type::INT))]).has_nested_seq());
     }
 }

@@ -369,7 +369,7 @@ impl Checker {
             Type::Seq(e) | Type::Tensor(e) => self.bad_type(e),
             Type::Arrow(a, b) => self.bad_type(a).or_else(|| self.bad_type(b)),
             Type::Record(fs) => fs.iter().find_map(|(_, f)| self.bad_type(f)),
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => None,
+            Type::Num(_) | Type::Var(_) => None,
         }
     }
 
@@ -509,11 +509,7 @@ impl Checker {
             ExprKind::Soac(soac) => soac.parts(&mut |x| self.expr(x, false)),
             ExprKind::Imp(i) => i.parts(&mut |x| self.expr(x, false)),
             ExprKind::Keyword { kw, args } => {
-                let ho_arg = match kw {
-                    Keyword::ParLoop | Keyword::SeqLoop => Some(1),
-                    Keyword::SeqLoopAcc => Some(2),
-                    _ => None,
-                };
+                let ho_arg = kw.loop_body().map(|f| f.index);
                 let allowed = if kw.is_functional() { futhark } else { cuda };
                 if !allowed {
                     self.error(WfKind::Expr(kw.name()), e.span);

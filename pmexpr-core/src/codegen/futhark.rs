@@ -132,7 +132,7 @@ impl FutType {
     /// is its element (Futhark has no 1-tuples).
     pub fn of(t: &Type, inst: &Instantiation) -> Result<FutType, GenError> {
         Ok(match t {
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => match numbers::of_type(t) {
+            Type::Num(_) => match numbers::of_type(t) {
                 Some(n) => FutType::Prim(n),
                 None => return Err(GenError::Unsupported(format!("the type `{t}`"))),
             },
@@ -675,7 +675,7 @@ fn type_vars(t: &Type, out: &mut BTreeSet<TyVar>) {
         Type::Var(v) => {
             out.insert(*v);
         }
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
+        Type::Num(_) => {}
         Type::Seq(a) | Type::Tensor(a) => type_vars(a, out),
         Type::Arrow(a, b) => {
             type_vars(a, out);

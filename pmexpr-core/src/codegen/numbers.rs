@@ -21,8 +21,8 @@ use quote::{format_ident, quote};
 use crate::infer::Numeric;
 use crate::types::{TyVar, Type};
 
-/// The number a ground PMExpr type is: `Int` is `i64`, `Float` is `f64`, `Bool` is `bool`, and
-/// [`Type::Num`] the other numbers a site names.
+/// The number a ground PMExpr type ([`Type::Num`]) is: the paper's `Int` is `i64`, `Float`
+/// `f64`, `Bool` `bool`.
 pub fn of_type(t: &Type) -> Option<Number> {
     t.as_number()
 }

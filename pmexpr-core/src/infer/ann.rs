@@ -45,7 +45,7 @@ impl Infer<'_> {
     fn non_numeric_tensor(&self, t: &Type) -> Option<Type> {
         match self.find(t) {
             Type::Tensor(a) => match self.find(&a) {
-                Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => None,
+                Type::Num(_) | Type::Var(_) => None,
                 other => Some(self.shown(&other)),
             },
             Type::Seq(a) => self.non_numeric_tensor(&a),
@@ -59,10 +59,7 @@ impl Infer<'_> {
 
     pub(super) fn ann_type_raw(&mut self, a: &TypeAnn) -> Type {
         match a {
-            TypeAnn::Int => Type::Int,
-            TypeAnn::Float => Type::Float,
-            TypeAnn::Bool => Type::Bool,
-            TypeAnn::Num(n) => Type::number(*n),
+            TypeAnn::Num(n) => Type::Num(*n),
             TypeAnn::Seq(t) => Type::seq(self.ann_type_raw(t)),
             TypeAnn::Tensor(t) => Type::tensor(self.ann_type_raw(t)),
             TypeAnn::Arrow(ps, r) => {

@@ -94,7 +94,7 @@ impl Infer<'_> {
             };
             if matches!(
                 (&l, &r),
-                (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                (&Type::INT, &Type::FLOAT) | (&Type::FLOAT, &Type::INT)
             ) {
                 err = err.help("convert the i64 operand with `x as f64`");
             }
@@ -131,7 +131,7 @@ impl Infer<'_> {
             }
         }
         let result = if row.comparison {
-            Type::Bool
+            Type::BOOL
         } else {
             tl.clone()
         };
@@ -144,9 +144,7 @@ impl Infer<'_> {
                 (Some((name, _)), _) => format!("`.{name}()`"),
                 (None, Intrinsic::Len) => "`.len()`".into(),
                 (None, Intrinsic::NumAbs) => "`.abs()`".into(),
-                (None, i) if i.cast_target().is_some() => {
-                    format!("`as {}`", i.cast_target().map_or("i64", |n| n.rust_name()))
-                }
+                (None, Intrinsic::As(n)) => format!("`as {n}`"),
                 _ => format!("`{}`", i.name()),
             },
             ExprKind::Var { ident, .. } => format!("`{}`", ident.name),
@@ -232,7 +230,7 @@ impl Infer<'_> {
                     let (p, a) = (self.shown(&param), self.shown(&ta));
                     if matches!(
                         (&p, &a),
-                        (Type::Int, Type::Float) | (Type::Float, Type::Int)
+                        (&Type::INT, &Type::FLOAT) | (&Type::FLOAT, &Type::INT)
                     ) {
                         err = err.help(format!("use `{}` for `{a}` values", t.name()));
                     }
@@ -302,7 +300,7 @@ fn reinterpreted(i: Intrinsic) -> Option<(String, String)> {
 /// What a numeric method or a cast applies to, for the help of a mismatch.
 fn method_help(i: Intrinsic) -> Option<String> {
     use crate::intrinsics::MethodType as M;
-    if i.cast_target().is_some() {
+    if let Intrinsic::As(_) = i {
         return Some("`as` converts numbers and bool to a number".into());
     }
     let (name, t) = i.method()?;

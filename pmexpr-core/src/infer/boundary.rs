@@ -39,7 +39,7 @@ impl Infer<'_> {
         } else if let Some(bad) = bad_tensor(t) {
             self.errors.push(Error::new(
                 span,
-                format!("`{name}` is used as a `{bad}`, but tensors hold i64 or f64"),
+                format!("`{name}` is used as a `{bad}`, but tensors hold numbers or bool"),
             ));
         }
     }
@@ -82,14 +82,7 @@ impl Infer<'_> {
 
 fn bad_tensor(t: &Type) -> Option<Type> {
     match t {
-        Type::Tensor(e)
-            if !matches!(
-                **e,
-                Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_)
-            ) =>
-        {
-            Some(t.clone())
-        }
+        Type::Tensor(e) if !matches!(**e, Type::Num(_) | Type::Var(_)) => Some(t.clone()),
         Type::Seq(a) | Type::Tensor(a) => bad_tensor(a),
         Type::Record(fs) => fs.iter().find_map(|(_, t)| bad_tensor(t)),
         Type::Arrow(a, b) => bad_tensor(a).or_else(|| bad_tensor(b)),

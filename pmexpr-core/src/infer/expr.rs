@@ -38,7 +38,7 @@ impl Infer<'_> {
             ExprKind::Lit(l) => match l {
                 Lit::Int(_) => self.fresh_kind(Kind::IntNum),
                 Lit::Float(_) => self.fresh_kind(Kind::FloatNum),
-                Lit::Bool(_) => Type::Bool,
+                Lit::Bool(_) => Type::BOOL,
                 Lit::Unit => Type::unit(),
             },
             ExprKind::Intrinsic(i) => {
@@ -85,7 +85,7 @@ impl Infer<'_> {
                     } else if !matches!(t, M::FloatTest | M::IntTest | M::IntCount) {
                         r = a;
                     }
-                } else if i.cast_target().is_some() {
+                } else if let Intrinsic::As(_) = i {
                     // `x as u8`, `x as f64`, … of a number or a `bool`.
                     ps[0] = self.fresh_kind(Kind::Eq);
                 } else if i == Intrinsic::FloorFI {
@@ -98,9 +98,9 @@ impl Infer<'_> {
                     ps = vec![
                         t.clone(),
                         t.clone(),
-                        Type::Bool,
+                        Type::BOOL,
                         t,
-                        Type::Bool,
+                        Type::BOOL,
                         a.clone(),
                         a,
                     ];
@@ -247,8 +247,8 @@ impl Infer<'_> {
                 if is_condition
                     && matches!(
                         self.shown(&ts),
-                        Type::Int
-                            | Type::Float
+                        Type::INT
+                            | Type::FLOAT
                             | Type::Seq(_)
                             | Type::Tensor(_)
                             | Type::Arrow(..)
@@ -380,7 +380,7 @@ impl Infer<'_> {
                 let tl = match l {
                     Lit::Int(_) => self.fresh_kind(Kind::IntNum),
                     Lit::Float(_) => self.fresh_kind(Kind::FloatNum),
-                    Lit::Bool(_) => Type::Bool,
+                    Lit::Bool(_) => Type::BOOL,
                     Lit::Unit => Type::unit(),
                 };
                 self.expect(t, &tl, p.span, " (the type of the value matched)");

@@ -69,13 +69,13 @@ impl Infer<'_> {
                 continue;
             }
             let (numeric, default) = match self.vars[i].kind {
-                Kind::Num => (Numeric::Num, Type::Int),
-                Kind::Eq => (Numeric::Scalar, Type::Int),
-                Kind::IntNum => (Numeric::Int, Type::Int),
+                Kind::Num => (Numeric::Num, Type::INT),
+                Kind::Eq => (Numeric::Scalar, Type::INT),
+                Kind::IntNum => (Numeric::Int, Type::INT),
                 // Only `&`, `|`, `^` or `!` applied: `bool`, as `!` always was, unless an
                 // integer (a literal, a captured value) says otherwise.
-                Kind::Bits => (Numeric::Bits, Type::Bool),
-                Kind::FloatNum => (Numeric::Float, Type::Float),
+                Kind::Bits => (Numeric::Bits, Type::BOOL),
+                Kind::FloatNum => (Numeric::Float, Type::FLOAT),
                 // A value of any type that a captured value fixes: kept open, for rustc to fix.
                 Kind::Any if reachable.contains(&v) => (Numeric::Open, Type::unit()),
                 _ => continue,
@@ -236,7 +236,7 @@ impl Infer<'_> {
                 self.unbound_vars(b, out, seen);
             }
             Type::Record(fs) => fs.iter().for_each(|(_, t)| self.unbound_vars(t, out, seen)),
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
+            Type::Num(_) => {}
         }
     }
 
@@ -249,7 +249,7 @@ impl Infer<'_> {
                 self.vars_of(b, out);
             }
             Type::Record(fs) => fs.iter().for_each(|(_, t)| self.vars_of(t, out)),
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
+            Type::Num(_) => {}
         }
     }
 
@@ -371,7 +371,7 @@ impl Infer<'_> {
                 }
                 m
             }
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => (1, 0),
+            Type::Num(_) => (1, 0),
             Type::Seq(a) | Type::Tensor(a) => {
                 let (size, depth) = measure(a);
                 (size.saturating_add(1), depth + 1)

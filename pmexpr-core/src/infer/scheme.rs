@@ -91,7 +91,7 @@ impl Infer<'_> {
             Type::Record(fs) => fs
                 .iter()
                 .for_each(|(_, t)| self.collect_generalizable(t, pinned_here, walk)),
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
+            Type::Num(_) => {}
         }
     }
 
@@ -154,7 +154,7 @@ impl Infer<'_> {
                         .collect(),
                 ))
             }
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => None,
+            Type::Num(_) => None,
         }
     }
 
@@ -189,7 +189,7 @@ fn parts_within(t: &Type, budget: &mut usize) -> bool {
     }
     *budget -= 1;
     match t {
-        Type::Var(_) | Type::Int | Type::Float | Type::Bool | Type::Num(_) => true,
+        Type::Var(_) | Type::Num(_) => true,
         Type::Seq(a) | Type::Tensor(a) => parts_within(a, budget),
         Type::Arrow(a, b) => parts_within(a, budget) && parts_within(b, budget),
         Type::Record(fs) => fs.iter().all(|(_, t)| parts_within(t, budget)),

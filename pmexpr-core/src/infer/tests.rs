@@ -56,7 +56,7 @@ fn captured_types_come_from_use() {
             .unwrap()
             .expr
             .ty,
-        Type::Float
+        Type::FLOAT
     );
     assert_eq!(
         captured(quote!(reduce(addf, 0.0, flatten(m)))),
@@ -81,7 +81,7 @@ fn recursive_functions() {
         }
         fact(5)
     }));
-    assert_eq!(t.expr.ty, Type::Int);
+    assert_eq!(t.expr.ty, Type::INT);
     let t = typed(quote!({
         fn len(s: _) -> i64 {
             if null(s) { 0 } else { 1 + len(tail(s)) }
@@ -100,7 +100,7 @@ fn operators_default_to_i64_and_follow_use() {
         }))
         .expr
         .ty,
-        Type::Float
+        Type::FLOAT
     );
     assert_eq!(
         typed(quote!({
@@ -109,16 +109,16 @@ fn operators_default_to_i64_and_follow_use() {
         }))
         .expr
         .ty,
-        Type::Int
+        Type::INT
     );
-    assert_eq!(typed(quote!(1.0 < 2.0)).expr.ty, Type::Bool);
+    assert_eq!(typed(quote!(1.0 < 2.0)).expr.ty, Type::BOOL);
 }
 
 #[test]
 fn bit_operators_methods_and_casts() {
     // `&` `|` `^` `!`: integers or `bool`, the operands' type; a shift the shifted value's.
-    assert_eq!(typed(quote!(true ^ (false | true))).expr.ty, Type::Bool);
-    assert_eq!(typed(quote!(!(1 & 3))).expr.ty, Type::Int);
+    assert_eq!(typed(quote!(true ^ (false | true))).expr.ty, Type::BOOL);
+    assert_eq!(typed(quote!(!(1 & 3))).expr.ty, Type::INT);
     assert_eq!(
         typed(quote!({
             let f = |b| !b;
@@ -126,7 +126,7 @@ fn bit_operators_methods_and_casts() {
         }))
         .expr
         .ty,
-        Type::Bool
+        Type::BOOL
     );
     assert_eq!(
         typed(quote!({
@@ -135,21 +135,21 @@ fn bit_operators_methods_and_casts() {
         }))
         .expr
         .ty,
-        Type::Int
+        Type::INT
     );
-    assert_eq!(typed(quote!(1 << 70)).expr.ty, Type::Int);
+    assert_eq!(typed(quote!(1 << 70)).expr.ty, Type::INT);
     // The methods: the receiver's type, a test `bool`.
     assert_eq!(
         typed(quote!(7.count_ones())).expr.ty,
         Type::Num(crate::types::Number::U32)
     );
-    assert_eq!(typed(quote!(1.5.floor())).expr.ty, Type::Float);
-    assert_eq!(typed(quote!(1.5.is_nan())).expr.ty, Type::Bool);
-    assert_eq!(typed(quote!(1.5.atan2(2.0))).expr.ty, Type::Float);
+    assert_eq!(typed(quote!(1.5.floor())).expr.ty, Type::FLOAT);
+    assert_eq!(typed(quote!(1.5.is_nan())).expr.ty, Type::BOOL);
+    assert_eq!(typed(quote!(1.5.atan2(2.0))).expr.ty, Type::FLOAT);
     // The casts, of numbers and `bool`.
-    assert_eq!(typed(quote!(true as i64)).expr.ty, Type::Int);
-    assert_eq!(typed(quote!(1.5 as i64)).expr.ty, Type::Int);
-    assert_eq!(typed(quote!(3 as f64)).expr.ty, Type::Float);
+    assert_eq!(typed(quote!(true as i64)).expr.ty, Type::INT);
+    assert_eq!(typed(quote!(1.5 as i64)).expr.ty, Type::INT);
+    assert_eq!(typed(quote!(3 as f64)).expr.ty, Type::FLOAT);
     assert!(errors(quote!([1] as f64))[0].contains("`as f64`"));
 }
 
@@ -162,7 +162,7 @@ fn tuples_and_projection() {
         }))
         .expr
         .ty,
-        Type::Float
+        Type::FLOAT
     );
     assert_eq!(
         typed(quote!({
@@ -171,7 +171,7 @@ fn tuples_and_projection() {
         }))
         .expr
         .ty,
-        Type::Int
+        Type::INT
     );
     assert_eq!(
         captured(quote!({

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::{Infer, Kind, VarInfo};
 use crate::error::{Error, SpanRange};
-use crate::types::{Label, TyVar, Type};
+use crate::types::{Label, Number, TyVar, Type};
 
 /// Why two types do not unify.
 pub(super) enum Mismatch {
@@ -90,8 +90,8 @@ impl Infer<'_> {
         };
         match t {
             Type::Var(v) if literals => match self.vars[v.0 as usize].kind {
-                Kind::IntNum => Type::Int,
-                Kind::FloatNum => Type::Float,
+                Kind::IntNum => Type::INT,
+                Kind::FloatNum => Type::FLOAT,
                 _ => Type::Var(v),
             },
             Type::Seq(a) => Type::seq(self.resolve(&a, literals, budget)),
@@ -139,7 +139,7 @@ impl Infer<'_> {
                 self.occurs_in(v, a, level, seen) || self.occurs_in(v, b, level, seen)
             }
             Type::Record(fs) => fs.iter().any(|(_, t)| self.occurs_in(v, t, level, seen)),
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
+            Type::Num(_) => false,
         }
     }
 
@@ -200,9 +200,6 @@ impl Infer<'_> {
             (Type::Var(v), Type::Var(w)) if v == w => Ok(()),
             (Type::Var(v), _) => self.bind(*v, &b),
             (_, Type::Var(w)) => self.bind(*w, &a),
-            (Type::Int, Type::Int) | (Type::Float, Type::Float) | (Type::Bool, Type::Bool) => {
-                Ok(())
-            }
             (Type::Num(x), Type::Num(y)) if x == y => Ok(()),
             (Type::Seq(x), Type::Seq(y)) | (Type::Tensor(x), Type::Tensor(y)) => self.unify(x, y),
             (Type::Arrow(a1, b1), Type::Arrow(a2, b2)) => {
@@ -232,8 +229,7 @@ impl Infer<'_> {
             (Kind::IntNum, _, Some(Kind::FloatNum)) | (Kind::FloatNum, _, Some(Kind::IntNum)) => {
                 true
             }
-            (Kind::IntNum, Type::Var(_) | Type::Int, _)
-            | (Kind::FloatNum, Type::Var(_) | Type::Float, _) => false,
+            (Kind::IntNum | Kind::FloatNum, Type::Var(_), _) => false,
             (Kind::IntNum, Type::Num(n), _) => !n.is_int(),
             (Kind::FloatNum, Type::Num(n), _) => !n.is_float(),
             (Kind::IntNum | Kind::FloatNum, _, _) => true,
@@ -300,14 +296,11 @@ impl Infer<'_> {
                 self.vars[w.0 as usize].kind = merged;
                 Ok(())
             }
-            (Kind::Num, Type::Int | Type::Float) => Ok(()),
-            (Kind::IntNum, Type::Int) | (Kind::FloatNum, Type::Float) => Ok(()),
-            (Kind::Eq, Type::Int | Type::Float | Type::Bool | Type::Num(_)) => Ok(()),
-            (Kind::Bits, Type::Int | Type::Bool) => Ok(()),
-            // Another of Rust's numbers: as the kind's numbers of its type.
-            (Kind::Num, Type::Num(_)) => Ok(()),
-            (Kind::IntNum | Kind::Bits, Type::Num(n)) if n.is_int() => Ok(()),
+            (Kind::Eq, Type::Num(_)) => Ok(()),
+            (Kind::Num, Type::Num(n)) if n.is_arithmetic() => Ok(()),
+            (Kind::IntNum, Type::Num(n)) if n.is_int() => Ok(()),
             (Kind::FloatNum, Type::Num(n)) if n.is_float() => Ok(()),
+            (Kind::Bits, Type::Num(n)) if n.is_int() || *n == Number::Bool => Ok(()),
             (Kind::Record(req), Type::Record(fs)) => {
                 for (l, tr) in req {
                     match fs.iter().find(|(fl, _)| *fl == l) {

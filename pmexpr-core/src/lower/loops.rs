@@ -755,11 +755,11 @@ fn is_positive_literal(e: &Expr) -> bool {
 
 /// A literal of type `t`, if there is one to write.
 fn placeholder(t: &crate::types::TypeAnn, sp: SpanRange) -> Option<Expr> {
-    use crate::types::{Label, TypeAnn as T};
+    use crate::types::{Label, Number, TypeAnn as T};
     let e = match t {
-        T::Int => lit(Lit::Int(0), sp),
-        T::Float => lit(Lit::Float(0.0), sp),
-        T::Bool => lit(Lit::Bool(false), sp),
+        T::Num(Number::I64) => lit(Lit::Int(0), sp),
+        T::Num(Number::F64) => lit(Lit::Float(0.0), sp),
+        T::Num(Number::Bool) => lit(Lit::Bool(false), sp),
         T::Seq(_) => mk(ExprKind::Seq(Vec::new()), sp),
         T::Tuple(ts) => pack(
             ts.iter()

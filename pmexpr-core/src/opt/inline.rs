@@ -12,7 +12,7 @@
 
 use crate::ast::{Expr, ExprKind, IdMap, Ident, Lit, Param, VarId};
 use crate::infer::Numeric;
-use crate::intrinsics::{Intrinsic, Keyword};
+use crate::intrinsics::Intrinsic;
 use crate::types::TyVar;
 
 use super::Ids;
@@ -44,13 +44,8 @@ impl Inliner<'_> {
         match &mut e.kind {
             ExprKind::Let { binder, value, .. } => self.remember(binder.ident.id, value),
             ExprKind::Keyword { kw, args } => {
-                let body = match kw {
-                    Keyword::ParLoop | Keyword::SeqLoop => Some(1),
-                    Keyword::SeqLoopAcc => Some(2),
-                    _ => None,
-                };
-                if let Some(b) = body {
-                    self.inline_calls(&mut args[b]);
+                if let Some(body) = kw.loop_body() {
+                    self.inline_calls(&mut args[body.index]);
                 }
             }
             _ => {}

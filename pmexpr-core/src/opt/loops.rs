@@ -311,11 +311,7 @@ fn at_offsets(f: &Expr, arity: usize, found: &Reads) -> Vec<SeqRead> {
 /// and its number of parameters.
 fn counted_loop(x: &Expr) -> Option<(&Expr, usize)> {
     match &x.kind {
-        ExprKind::Keyword { kw, args } => match kw {
-            Keyword::ParLoop | Keyword::SeqLoop => Some((&args[1], 1)),
-            Keyword::SeqLoopAcc => Some((&args[2], 2)),
-            _ => None,
-        },
+        ExprKind::Keyword { kw, args } => kw.loop_body().map(|f| (&args[f.index], f.params)),
         ExprKind::Soac(s) => counted_fold(s).map(|f| (f, 2)),
         _ => None,
     }
@@ -345,14 +341,14 @@ fn loop_parts(f: &Expr, arity: usize) -> Option<(VarId, &Expr)> {
         return None;
     };
     let k = params.get(arity.checked_sub(1)?)?;
-    (params.len() == arity && matches!(k.ty, Type::Int | Type::Var(_)))
+    (params.len() == arity && matches!(k.ty, Type::INT | Type::Var(_)))
         .then_some((k.ident.id, &**body))
 }
 
 /// Whether `t` may be an index's type: `i64`, or an integer type the captured values fix (only
 /// integers index, by inference).
 fn index_type(t: &Type) -> bool {
-    matches!(t, Type::Int | Type::Var(_))
+    matches!(t, &Type::INT | Type::Var(_))
 }
 
 /// The accesses of the loop function `f` (a lambda whose last parameter is the loop variable;
@@ -674,7 +670,7 @@ fn plain_eligible(f: &Expr, accesses: &[Access], numeric: &[(TyVar, Numeric)]) -
 /// number.
 pub fn mentions_tensor(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) => false,
+        Type::Num(_) => false,
         Type::Tensor(_) => true,
         Type::Var(v) => !numeric.iter().any(|(w, k)| w == v && *k != Numeric::Open),
         Type::Seq(t) => mentions_tensor(t, numeric),
@@ -714,7 +710,6 @@ fn grid(f: &Expr, numeric: &[(TyVar, Numeric)]) -> Option<Grid> {
     };
     let int = &k.ty;
     let integer = match int {
-        Type::Int => true,
         Type::Num(n) => n.is_int(),
         Type::Var(v) => numeric.iter().any(|(w, n)| w == v && *n == Numeric::Int),
         _ => false,

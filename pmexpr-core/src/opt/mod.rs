@@ -125,7 +125,7 @@ fn host(mono: &Mono, ids: &mut Ids) -> Program {
 pub fn is_copy(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
     match t {
         Type::Var(v) => !numeric.iter().any(|(w, k)| w == v && *k == Numeric::Open),
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Tensor(_) => true,
+        Type::Num(_) | Type::Tensor(_) => true,
         Type::Record(fs) => fs.iter().all(|(_, t)| is_copy(t, numeric)),
         Type::Seq(_) | Type::Arrow(..) => false,
     }

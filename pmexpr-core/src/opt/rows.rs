@@ -124,7 +124,7 @@ fn map_of_rows<'e>(
         return None;
     };
     let scalar = match &**u {
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) => true,
+        Type::Num(_) => true,
         Type::Var(v) => numeric.iter().any(|(w, k)| w == v && *k != Numeric::Open),
         _ => false,
     };

@@ -96,7 +96,7 @@ pub fn settled_test(f: &Expr) -> Option<Expr> {
         fields: Vec::new(),
     };
     let test = shape.test(body)?;
-    let ty = Type::arrow(acc.ty.clone(), Type::Bool);
+    let ty = Type::arrow(acc.ty.clone(), Type::BOOL);
     Some(Expr {
         id: f.id,
         kind: ExprKind::Lam {
@@ -127,7 +127,7 @@ impl Shape {
                 id: e.id,
                 kind,
                 span: e.span,
-                ty: Type::Bool,
+                ty: Type::BOOL,
             })
         };
         match &e.kind {
@@ -184,7 +184,7 @@ impl Shape {
                         id: e.id,
                         kind: ExprKind::Intrinsic(Intrinsic::Not),
                         span: e.span,
-                        ty: Type::arrow(Type::Bool, Type::Bool),
+                        ty: Type::arrow(Type::BOOL, Type::BOOL),
                     };
                     with(ExprKind::App {
                         func: Box::new(not),

@@ -87,7 +87,7 @@ impl Parser<'_> {
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, see the README) may be called as methods",
+                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, listed in the language reference, `pmexpr::language`) may be called as methods",
             ),
         }
     }
@@ -117,9 +117,9 @@ impl Parser<'_> {
     }
 
     /// `e as T` of a number or a `bool` to a number `T`, with Rust's meaning on every target
-    /// (`__as_u8`, … one intrinsic per `T`): an integer truncates, sign- or zero-extends, a
-    /// float to an integer truncates toward zero and saturates (NaN is 0), an integer to a
-    /// float rounds to the nearest, `true` is 1. Rust casts nothing to `bool`.
+    /// (`Intrinsic::As(T)`, printed `__as_u8` in the dumps): an integer truncates, sign- or
+    /// zero-extends, a float to an integer truncates toward zero and saturates (NaN is 0), an
+    /// integer to a float rounds to the nearest, `true` is 1. Rust casts nothing to `bool`.
     pub(super) fn cast(&mut self, c: &syn::ExprCast, sp: SpanRange) -> Expr {
         // A type from a `macro_rules!` fragment (`as $t`) arrives wrapped in a group.
         let mut ty = &*c.ty;

@@ -6,7 +6,7 @@ use super::*;
 use crate::ast::{Lit, PatKind};
 use crate::intrinsics::Intrinsic;
 use crate::pipeline::parse_tokens;
-use crate::types::TypeAnn;
+use crate::types::{Number, TypeAnn};
 
 fn parse(tokens: proc_macro2::TokenStream) -> Expr {
     parse_tokens(tokens).unwrap_or_else(|e| panic!("{}", e[0].text()))
@@ -34,7 +34,10 @@ fn blocks_become_lets() {
     let ExprKind::Let { binder, .. } = &body.kind else {
         panic!()
     };
-    assert!(matches!(binder.ann.as_ref().unwrap().ann, TypeAnn::Int));
+    assert!(matches!(
+        binder.ann.as_ref().unwrap().ann,
+        TypeAnn::Num(Number::I64)
+    ));
 }
 
 #[test]
@@ -103,8 +106,14 @@ fn rust_spellings_are_the_pmexpr_functions() {
     assert!(matches!(body.kind, ExprKind::Let { .. }));
     assert!(matches!(parse(quote!(&s)).kind, ExprKind::Var { .. }));
     // `as i64`, `as f64`: Rust's casts, of any number or `bool`.
-    assert_eq!(call(&parse(quote!(k as f64))), (Intrinsic::AsF64, 1));
-    assert_eq!(call(&parse(quote!(x as i64))), (Intrinsic::AsI64, 1));
+    assert_eq!(
+        call(&parse(quote!(k as f64))),
+        (Intrinsic::As(Number::F64), 1)
+    );
+    assert_eq!(
+        call(&parse(quote!(x as i64))),
+        (Intrinsic::As(Number::I64), 1)
+    );
     // The numeric methods: the receiver first.
     assert_eq!(
         call(&parse(quote!(x.count_ones()))),
@@ -270,9 +279,9 @@ fn types() {
     assert_eq!(
         anns,
         [
-            "Seq(Seq(Float))",
-            "Tensor(Int)",
-            "Arrow([Int], Bool)",
+            "Seq(Seq(Num(F64)))",
+            "Tensor(Num(I64))",
+            "Arrow([Num(I64)], Num(Bool))",
             "Tuple([])"
         ]
     );

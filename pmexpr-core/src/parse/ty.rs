@@ -66,9 +66,6 @@ impl Parser<'_> {
                     None
                 };
                 match name.as_str() {
-                    "i64" if seg.arguments.is_none() => TypeAnn::Int,
-                    "f64" if seg.arguments.is_none() => TypeAnn::Float,
-                    "bool" if seg.arguments.is_none() => TypeAnn::Bool,
                     "Vec" => match arg(self) {
                         Some(a) => TypeAnn::Seq(Box::new(a)),
                         None => self.type_error(t),
@@ -77,7 +74,7 @@ impl Parser<'_> {
                         Some(a) => TypeAnn::Tensor(Box::new(a)),
                         None => self.type_error(t),
                     },
-                    // Every other Rust number: its own type, computed in it.
+                    // Every Rust number, and `bool`: its own type, computed in it.
                     _ if seg.arguments.is_none() && Number::from_rust_name(&name).is_some() => {
                         TypeAnn::Num(Number::from_rust_name(&name).unwrap_or(Number::I64))
                     }
@@ -114,10 +111,13 @@ impl Parser<'_> {
     }
 
     fn type_error(&mut self, t: &syn::Type) -> TypeAnn {
+        // The numbers from their rows, so that a new number type is named here too.
+        let help = format!(
+            "use a number type ({}), bool, (), tuples, Vec<T>, Tensor<T> of a number type or bool, fn(A) -> B, `#[derive(pmexpr::Record)]` structs or _",
+            Number::arithmetic_names("or")
+        );
         self.errors
-            .push(Error::new(span(t), "this type is not a PMExpr type").help(
-                "use i64, f64, bool, (), tuples, Vec<T>, Tensor<i64>, Tensor<f64>, fn(A) -> B, `#[derive(pmexpr::Record)]` structs or _",
-            ));
+            .push(Error::new(span(t), "this type is not a PMExpr type").help(help));
         TypeAnn::Infer
     }
 }

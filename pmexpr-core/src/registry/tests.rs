@@ -245,15 +245,18 @@ fn a_test_file_keeps_its_structs_and_aliases_to_itself() {
         ],
         Vec::new(),
     );
-    use crate::types::TypeAnn;
+    use crate::types::{Number, TypeAnn};
     let a = registry.records_for(Some(Path::new("tests/a.rs")));
     assert_eq!(
         a.expand("B").unwrap(),
-        TypeAnn::Record(vec![("x".into(), TypeAnn::Int)])
+        TypeAnn::Record(vec![("x".into(), TypeAnn::Num(Number::I64))])
     );
-    assert_eq!(a.expand("R").unwrap(), TypeAnn::Float);
+    assert_eq!(a.expand("R").unwrap(), TypeAnn::Num(Number::F64));
     let b = registry.records_for(Some(Path::new("/pkg/tests/b.rs")));
-    assert_eq!(b.expand("L").unwrap(), TypeAnn::Seq(Box::new(TypeAnn::Int)));
+    assert_eq!(
+        b.expand("L").unwrap(),
+        TypeAnn::Seq(Box::new(TypeAnn::Num(Number::I64)))
+    );
     // Seen from everywhere, the two are ambiguous.
     assert!(registry.records().expand("B").is_err());
     assert!(registry.records().expand("R").is_err());

@@ -322,10 +322,9 @@ impl<'a> Gen<'a> {
                 Literal::Fails(c) => self.bind(b, &ty, c, dest, e.span),
                 Literal::Value(c) => self.finish(b, &ty, c, dest, e.span),
             },
-            ExprKind::Intrinsic(i) => unsupported(
-                e.span,
-                format!("the intrinsic `{}` used as a value", i.name()),
-            ),
+            ExprKind::Intrinsic(i) => {
+                unsupported(e.span, format!("the intrinsic `{i}` used as a value"))
+            }
             ExprKind::Lam { .. } => unsupported(e.span, "a lambda inside CUDA code (not lifted)"),
             ExprKind::RecLet { .. } => {
                 unsupported(e.span, "`fn` items inside CUDA code (not lifted)")

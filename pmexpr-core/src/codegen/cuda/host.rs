@@ -265,7 +265,7 @@ impl<'a> Gen<'a> {
 fn n_param(value: Expr) -> KernelParam {
     KernelParam {
         name: "n".into(),
-        ty: Type::Int,
+        ty: Type::INT,
         c_type: "long long".into(),
         layout: CLayout::Number(Number::I64),
         value,

@@ -22,10 +22,7 @@ impl<'a> Gen<'a> {
     ) -> Result<String> {
         use Intrinsic::*;
         if args.len() != i.arity() {
-            return unsupported(
-                span,
-                format!("`{}` applied to {} arguments", i.name(), args.len()),
-            );
+            return unsupported(span, format!("`{i}` applied to {} arguments", args.len()));
         }
         match i {
             Foldl => {
@@ -142,7 +139,7 @@ impl<'a> Gen<'a> {
     ) -> Result<String> {
         use Intrinsic::*;
         if a.len() != i.arity() {
-            return unsupported(span, format!("`{}` given {} arguments", i.name(), a.len()));
+            return unsupported(span, format!("`{i}` given {} arguments", a.len()));
         }
         // The generic operators on numbers take the instantiated type of their operands.
         let operands = tys.first().and_then(|t| self.num(t));
@@ -189,9 +186,8 @@ impl<'a> Gen<'a> {
             Int2Float if self.num(ty) == Some(Number::F32) => format!("((float){})", a[0]),
             Int2Float => format!("((double){})", a[0]),
             // The prelude's `pm_as<T>`: Rust's `as` (a float to an integer saturates).
-            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
-            | AsU64 | AsUsize => {
-                let t = i.cast_target().map_or("long long", Number::c_type);
+            As(n) => {
+                let t = n.c_type();
                 format!("pm_as<{t}>({})", a[0])
             }
             // A `float` is exactly a `double`: the same floor, the same saturation.

@@ -210,7 +210,7 @@ fn kernels_are_described_as_data() {
         k.params[0].layout,
         CLayout::Tensor(Box::new(CLayout::Number(Number::I64)))
     );
-    assert_eq!(k.params[0].ty, Type::tensor(Type::Int));
+    assert_eq!(k.params[0].ty, Type::tensor(Type::INT));
     assert!(matches!(&k.params[1].value.kind, ExprKind::Var { ident, .. } if ident.name == "n"));
     assert!(
         m.source

@@ -27,14 +27,11 @@ impl<'a> Gen<'a> {
                 None => {
                     return unsupported(
                         span,
-                        format!(
-                            "the numeric type variable {} has no instantiation (i64, f64, i32 or f32)",
-                            v.0
-                        ),
+                        format!("the numeric type variable {} has no instantiation", v.0),
                     );
                 }
             },
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => t.clone(),
+            Type::Num(_) => t.clone(),
             Type::Seq(a) => Type::seq(self.ity(a, span)?),
             Type::Tensor(a) => Type::tensor(self.ity(a, span)?),
             Type::Arrow(a, b) => Type::arrow(self.ity(a, span)?, self.ity(b, span)?),
@@ -91,7 +88,7 @@ impl<'a> Gen<'a> {
                     .collect();
                 format!("{{ {} }}", parts.join(", "))
             }
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) => t.to_string(),
+            Type::Num(_) => t.to_string(),
         }
     }
 
@@ -105,8 +102,7 @@ impl<'a> Gen<'a> {
     pub(super) fn c_type_of(&mut self, t: &Type, span: SpanRange) -> Result<String> {
         Ok(match t {
             // A number or `bool`; a variable without one is `ity`'s error.
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => match self.num(t)
-            {
+            Type::Num(_) | Type::Var(_) => match self.num(t) {
                 Some(n) => n.c_type().into(),
                 None => {
                     let t = self.ity(t, span)?;
@@ -170,14 +166,12 @@ impl<'a> Gen<'a> {
     pub(super) fn layout(&mut self, t: &Type, span: SpanRange) -> Result<CLayout> {
         let t = self.ity(t, span)?;
         Ok(match &t {
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => {
-                match self.num(&t) {
-                    Some(n) => CLayout::Number(n),
-                    None => {
-                        return unsupported(span, format!("a kernel parameter of type `{t}`"));
-                    }
+            Type::Num(_) | Type::Var(_) => match self.num(&t) {
+                Some(n) => CLayout::Number(n),
+                None => {
+                    return unsupported(span, format!("a kernel parameter of type `{t}`"));
                 }
-            }
+            },
             Type::Record(fs) if fs.is_empty() => CLayout::Unit,
             Type::Seq(a) => CLayout::Seq(Box::new(self.layout(a, span)?)),
             Type::Tensor(a) => CLayout::Tensor(Box::new(self.layout(a, span)?)),

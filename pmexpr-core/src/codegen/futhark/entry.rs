@@ -342,7 +342,7 @@ pub(super) fn leaf_paths(t: &Type) -> R<Vec<(Vec<Label>, Type)>> {
         out: &mut Vec<(Vec<Label>, Type)>,
     ) -> R<()> {
         match t {
-            Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => {
+            Type::Num(_) | Type::Var(_) => {
                 let mut leaf = t.clone();
                 for _ in 0..rank {
                     leaf = Type::seq(leaf);

@@ -16,8 +16,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let ret = ret.clone();
         if params.len() != i.arity() {
             return Err(GenError::Unsupported(format!(
-                "`{}` used with a type that is not its own",
-                i.name()
+                "`{i}` used with a type that is not its own"
             )));
         }
         let params: Vec<Type> = params.into_iter().cloned().collect();
@@ -227,8 +226,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                 &a,
             ),
             Length | Null | Head | Tail | Reverse => call(i.name(), &a),
-            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot => self.bits_code(i, a, tys, ret),
-            _ if i.cast_target().is_some() => self.bits_code(i, a, tys, ret),
+            NumAnd | NumOr | NumXor | NumShl | NumShr | NumNot | As(_) => {
+                self.bits_code(i, a, tys, ret)
+            }
             _ if i.method().is_some() => self.method_code(i, a, tys),
             Get => {
                 let mut a = a.into_iter();
@@ -299,7 +299,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             TensorGet | TensorSet | TensorLinearGet | TensorLinearSet | TensorRank
             | TensorShape | TensorSub | TensorSlice | TensorGemm => Err(GenError::Tensor),
-            _ => Err(GenError::Unsupported(format!("`{}`", i.name()))),
+            _ => Err(GenError::Unsupported(format!("`{i}`"))),
         }
     }
 
@@ -345,7 +345,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let op = if i == NumShl { "<<" } else { ">>" };
                 Code::closed(format!("{} {op} ({})", x.arg(), amount.closed_text()))
             }
-            _ if i.cast_target().is_some() => {
+            As(_) => {
                 let target = self.prim(ret)?;
                 let to = target.futhark_name();
                 if target.is_int() && p.is_float() {
@@ -364,7 +364,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     apply_text(&format!("{to}.{pn}"), &[x])
                 }
             }
-            _ => return Err(GenError::Unsupported(format!("`{}`", i.name()))),
+            _ => return Err(GenError::Unsupported(format!("`{i}`"))),
         };
         Ok(with_lets(lines, code))
     }
@@ -381,8 +381,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let [x, y] = &a[..] else {
             return Err(GenError::Unsupported(format!(
-                "`{}` of {} operands",
-                i.name(),
+                "`{i}` of {} operands",
                 a.len()
             )));
         };
@@ -411,7 +410,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// receiver's type.
     fn method_code(&mut self, i: Intrinsic, a: Vec<Code>, tys: &[Type]) -> R<Code> {
         let Some((name, _)) = i.method() else {
-            return Err(GenError::Unsupported(format!("`{}`", i.name())));
+            return Err(GenError::Unsupported(format!("`{i}`")));
         };
         let p = self.prim(&tys[0])?;
         let pn = p.futhark_name();

@@ -184,7 +184,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 return Ok(apply_text("iota", &[nc]));
             }
             if !body.free_vars().contains(&index) && cannot_fail(body) {
-                let value = self.apply(f, vec![Code::atom("0i64")], &[Type::Int])?;
+                let value = self.apply(f, vec![Code::atom("0i64")], &[Type::INT])?;
                 return Ok(apply_text("replicate", &[nc, value]));
             }
         }

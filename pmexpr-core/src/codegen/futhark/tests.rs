@@ -717,25 +717,25 @@ fn instantiations_cover_the_runtime_types() {
 fn futhark_types() {
     let none = Instantiation::new();
     let named = Type::Record(vec![
-        (Label::Name("type".into()), Type::Int),
-        (Label::Name("x_y".into()), Type::seq(Type::Float)),
+        (Label::Name("type".into()), Type::INT),
+        (Label::Name("x_y".into()), Type::seq(Type::FLOAT)),
     ]);
     assert_eq!(
         FutType::of(&named, &none).unwrap().to_string(),
         "{type_: i64, x_y: []f64}"
     );
     let f = Type::arrows(
-        [Type::arrow(Type::Int, Type::Bool), Type::Int],
+        [Type::arrow(Type::INT, Type::BOOL), Type::INT],
         Type::unit(),
     );
     assert_eq!(
         FutType::of(&f, &none).unwrap().to_string(),
         "(i64 -> bool) -> i64 -> ()"
     );
-    let one = Type::tuple(vec![Type::seq(Type::Int)]);
+    let one = Type::tuple(vec![Type::seq(Type::INT)]);
     assert_eq!(FutType::of(&one, &none).unwrap().to_string(), "[]i64");
     assert_eq!(
-        FutType::of(&Type::tensor(Type::Float), &none),
+        FutType::of(&Type::tensor(Type::FLOAT), &none),
         Err(GenError::Tensor)
     );
     assert_eq!(

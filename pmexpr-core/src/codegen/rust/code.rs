@@ -116,9 +116,9 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
             let f = Literal::f64_suffixed(*f);
             return quote!(<#n as #rt::Float>::from_lit(#f));
         }
-        // Another of Rust's numbers, named in the expression: a literal of its type (inference
-        // checked that an integer fits).
-        (Lit::Int(i), Type::Num(n)) => {
+        // Another of Rust's numbers than `i64` and `f64`, named in the expression: a literal of
+        // its type (inference checked that an integer fits).
+        (Lit::Int(i), Type::Num(n)) if !t.is_paper_ground() => {
             let digits = Literal::from_str(&format!("{}{n}", i.unsigned_abs()))
                 .unwrap_or_else(|_| Literal::i64_suffixed(*i));
             return if *i < 0 {
@@ -127,7 +127,7 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
                 quote!((#digits))
             };
         }
-        (Lit::Float(f), Type::Num(_)) => {
+        (Lit::Float(f), Type::Num(_)) if !t.is_paper_ground() => {
             let l = Literal::f32_suffixed(*f as f32);
             return quote!((#l));
         }

@@ -39,7 +39,7 @@ impl Gen<'_> {
         let t = self.rty(&ix);
         let rt = self.rt.clone();
         let of_index = |e: TokenStream| {
-            if ix == Type::Int {
+            if ix == Type::INT {
                 e
             } else {
                 quote!(<#t as #rt::Int>::from_index(#e))

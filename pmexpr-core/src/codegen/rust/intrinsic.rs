@@ -31,7 +31,7 @@ impl Gen<'_> {
                 quote!(#rt::Num::#m(B::CHECKS, #site, #a, #b))
             }
             // `%` of another integer type than `i64` (or of a float) is the runtime's `Num::rem`.
-            NumRem if *ty != Type::Int => {
+            NumRem if *ty != Type::INT => {
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!(#rt::Num::rem(#site, #a, #b))
             }
@@ -62,7 +62,7 @@ impl Gen<'_> {
                 let a = v(self, 0);
                 // `int2float(i)` is `i as F`: Rust's `as`, which rounds every integer to the
                 // nearest float (through an `i64` a `u64` above `i64::MAX` would change).
-                if matches!(ty, Type::Var(_) | Type::Num(_)) || args[0].ty != Type::Int {
+                if *ty != Type::FLOAT || args[0].ty != Type::INT {
                     let t = self.rty(ty);
                     quote!(#rt::Scalar::cast::<#t>(#a))
                 } else {
@@ -112,7 +112,7 @@ impl Gen<'_> {
                 let s = p(self, 0);
                 if *ty == Type::Num(crate::types::Number::Usize) {
                     quote!((#s).len())
-                } else if *ty == Type::Int {
+                } else if *ty == Type::INT {
                     quote!(((#s).len() as i64))
                 } else {
                     let t = self.rty(ty);
@@ -224,7 +224,7 @@ impl Gen<'_> {
                         let vs: Vec<TokenStream> = es.iter().map(|e| self.index_value(e)).collect();
                         quote!(&[#(#vs),*])
                     }
-                    _ if args[1].ty == Type::seq(Type::Int) => {
+                    _ if args[1].ty == Type::seq(Type::INT) => {
                         let s = p(self, 1);
                         quote!((#s).as_slice())
                     }
@@ -298,9 +298,8 @@ impl Gen<'_> {
                 quote!(#rt::Int::#m(B::CHECKS, #site, #a, #b))
             }
             // Rust's own `as` between the two primitive types.
-            AsI64 | AsF64 | AsI32 | AsF32 | AsI8 | AsI16 | AsIsize | AsU8 | AsU16 | AsU32
-            | AsU64 | AsUsize => {
-                let t = format_ident!("{}", i.cast_target().map_or("i64", |n| n.rust_name()));
+            As(n) => {
+                let t = format_ident!("{}", n.rust_name());
                 let a = v(self, 0);
                 quote!(#rt::Scalar::cast::<#t>(#a))
             }
@@ -381,7 +380,7 @@ impl Gen<'_> {
         match &t.kind {
             ExprKind::Var { ident, .. } => ident.name.clone(),
             ExprKind::App { func, .. } => match &func.kind {
-                ExprKind::Intrinsic(i) => format!("{}(…)", i.name()),
+                ExprKind::Intrinsic(i) => format!("{i}(…)"),
                 ExprKind::Var { ident, .. } => format!("{}(…)", ident.name),
                 _ => "(a computed tensor)".into(),
             },

@@ -290,7 +290,7 @@ impl Gen<'_> {
     /// exact, or past every length), so that it is checked, and fails, as an `i64` one.
     pub(super) fn index_value(&mut self, e: &Expr) -> TokenStream {
         let v = self.value(e);
-        if e.ty == Type::Int {
+        if e.ty == Type::INT {
             v
         } else {
             let rt = &self.rt;
@@ -310,7 +310,7 @@ impl Gen<'_> {
         let mut incoming = before.to_vec();
         incoming.push((ix.clone(), false, true));
         let (pre, g) = self.adaptor(f, &incoming);
-        if *ix == Type::Int {
+        if *ix == Type::INT {
             return (pre, g);
         }
         let rt = self.rt.clone();

@@ -115,7 +115,7 @@ impl Gen<'_> {
     /// `pos` (an `i64` below the count, so that it converts exactly).
     pub(super) fn position(&mut self, k: &Param, pos: TokenStream) -> TokenStream {
         let kx = self.local(k.ident.id);
-        if k.ty == Type::Int {
+        if k.ty == Type::INT {
             quote!(let #kx: i64 = #pos;)
         } else {
             let (rt, t) = (&self.rt, self.rty(&k.ty));
@@ -208,7 +208,7 @@ impl Gen<'_> {
         let offsets = offsets?;
         // Where `k + c` leaves the count's type (the program computes it in that type, wrapping):
         // the second reader reads the sum itself, so only below.
-        let max_index = if k.ty == Type::Int {
+        let max_index = if k.ty == Type::INT {
             quote!(i64::MAX)
         } else {
             let t = self.rty(&k.ty);

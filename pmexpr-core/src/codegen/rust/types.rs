@@ -61,9 +61,6 @@ pub(super) fn open_result_type(
         found: &HashMap<TyVar, TokenStream>,
     ) -> Option<TokenStream> {
         Some(match t {
-            Type::Int => quote!(i64),
-            Type::Float => quote!(f64),
-            Type::Bool => quote!(bool),
             Type::Num(n) => {
                 let n = format_ident!("{}", n.rust_name());
                 quote!(#n)
@@ -128,7 +125,7 @@ pub(super) fn vars_in(t: &Type, out: &mut Vec<TyVar>) {
             vars_in(b, out);
         }
         Type::Record(fs) => fs.iter().for_each(|(_, t)| vars_in(t, out)),
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) => {}
+        Type::Num(_) => {}
     }
 }
 
@@ -144,9 +141,7 @@ pub(super) fn may_nest(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
         Type::Seq(a) => matches!(**a, Type::Var(v) if is_open(v, numeric)) || may_nest(a, numeric),
         Type::Tensor(a) => may_nest(a, numeric),
         Type::Record(fs) => fs.iter().any(|(_, t)| may_nest(t, numeric)),
-        Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) | Type::Arrow(..) => {
-            false
-        }
+        Type::Num(_) | Type::Var(_) | Type::Arrow(..) => false,
     }
 }
 
@@ -154,9 +149,6 @@ pub(super) fn may_nest(t: &Type, numeric: &[(TyVar, Numeric)]) -> bool {
 /// is the capture function's generic parameter, or, in a result (`infer`), left to inference.
 pub(super) fn canonical(t: &Type, rt: &TokenStream, infer: bool) -> TokenStream {
     match t {
-        Type::Int => quote!(i64),
-        Type::Float => quote!(f64),
-        Type::Bool => quote!(bool),
         Type::Num(n) => {
             let n = format_ident!("{}", n.rust_name());
             quote!(#n)
@@ -200,9 +192,7 @@ pub(super) fn has_named_record(t: &Type) -> bool {
             .iter()
             .any(|(l, t)| matches!(l, Label::Name(_)) || has_named_record(t)),
         Type::Seq(a) | Type::Tensor(a) => has_named_record(a),
-        Type::Arrow(..) | Type::Int | Type::Float | Type::Bool | Type::Num(_) | Type::Var(_) => {
-            false
-        }
+        Type::Arrow(..) | Type::Num(_) | Type::Var(_) => false,
     }
 }
 
@@ -304,9 +294,6 @@ impl Gen<'_> {
     fn rty_into(&self, t: &Type, out: &mut TokenStream) {
         let rt = &self.rt;
         match t {
-            Type::Int => out.extend(quote!(i64)),
-            Type::Float => out.extend(quote!(f64)),
-            Type::Bool => out.extend(quote!(bool)),
             Type::Num(n) => {
                 let n = format_ident!("{}", n.rust_name());
                 out.extend(quote!(#n))

@@ -140,7 +140,7 @@ impl Gen<'_> {
             _ => None,
         };
         let max_index = match k_ty {
-            Some(t) if t != Type::Int && !seqs.is_empty() => {
+            Some(t) if t != Type::INT && !seqs.is_empty() => {
                 let t = self.rty(&t);
                 Some(quote!(<#t as #rt::Int>::MAX_INDEX))
             }
