@@ -7,14 +7,13 @@
 //! pool; the debug backend is the sequential one with the runtime checks of debug mode switched on
 //! (`B::CHECKS` is a constant, so the other backends carry no trace of them).
 
-use std::mem::MaybeUninit;
-
-use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
 use crate::numeric::{OpenType, Scalar};
 use crate::peeled::{self, Peeled};
 use crate::policy::{self, CHEAP_ROWS_SEQUENTIAL_BELOW};
-use crate::row::{self, RowOut};
+use crate::raw::caller_runs::{self, Pool};
+use crate::raw::slots::{self, Slots};
+use crate::row::RowOut;
 use crate::seq::Seq;
 use crate::site::Site;
 
@@ -306,7 +305,7 @@ mod nesting {
 fn level<U, F>(n: usize, fill: F) -> Vec<U>
 where
     U: Send,
-    F: Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
+    F: Fn(usize, &mut Slots<'_, U>) + Sync + Send,
 {
     let grain = fill::grain(n);
     if nesting::saturates(n) {
@@ -327,10 +326,10 @@ where
 {
     let grain = fill::grain(n);
     let partials = level(n.div_ceil(grain), |c, slots| {
-        for (k, slot) in slots.iter_mut().enumerate() {
+        slots.fill_with(|k| {
             let lo = (c + k) * grain;
-            slot.write(part(lo, (lo + grain).min(n), ne.clone()));
-        }
+            part(lo, (lo + grain).min(n), ne.clone())
+        })
     });
     partials.into_iter().fold(ne, f)
 }
@@ -410,11 +409,7 @@ macro_rules! sequential_backend {
                 I: Iterator<Item = U>,
                 J: Iterator<Item = U>,
             {
-                let mut out = Vec::with_capacity(p.len());
-                p.fill(site, 0, &mut out.spare_capacity_mut()[..p.len()]);
-                // SAFETY: `fill` wrote every one of the first `p.len()` slots (it fails through
-                // `site` before returning otherwise).
-                unsafe { out.set_len(p.len()) };
+                let (out, ()) = slots::filled(p.len(), |slots| p.fill(site, 0, slots));
                 Seq::from_vec(out)
             }
 
@@ -616,13 +611,9 @@ macro_rules! sequential_backend {
                 U: Scalar,
                 F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
             {
-                let buf = row::buffer(s.len() * w, |slots| {
-                    if w == 0 {
-                        s.iter().for_each(|x| RowOut::run(&mut [], |row| f(x, row)));
-                    } else {
-                        for (x, slots) in s.iter().zip(slots.chunks_mut(w)) {
-                            RowOut::run(slots, |row| f(x, row))
-                        }
+                let (buf, ()) = slots::filled(s.len() * w, |slots| {
+                    for x in s {
+                        slots.part(w, |row| RowOut::run(row, |row| f(x, row)))
                     }
                 });
                 Seq::rows(buf, s.len(), w)
@@ -647,10 +638,8 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::map(s, f);
         }
-        let fill = |lo: usize, slots: &mut [MaybeUninit<U>]| {
-            for (slot, x) in slots.iter_mut().zip(&s[lo..]) {
-                slot.write(f(x));
-            }
+        let fill = |lo: usize, slots: &mut Slots<'_, U>| {
+            slots.extend(s[lo..].iter().map(&f));
         };
         Seq::from_vec(level(s.len(), fill))
     }
@@ -664,10 +653,8 @@ impl Backend for CpuBackend {
             return SeqBackend::tabulate(n, f);
         }
         let n = n.max(0) as usize;
-        let fill = |lo: usize, slots: &mut [MaybeUninit<U>]| {
-            for (k, slot) in slots.iter_mut().enumerate() {
-                slot.write(f((lo + k) as i64));
-            }
+        let fill = |lo: usize, slots: &mut Slots<'_, U>| {
+            slots.fill_with(|k| f((lo + k) as i64));
         };
         Seq::from_vec(level(n, fill))
     }
@@ -699,10 +686,8 @@ impl Backend for CpuBackend {
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
-        let fill = |lo: usize, slots: &mut [MaybeUninit<V>]| {
-            for ((slot, x), y) in slots.iter_mut().zip(&a[lo..]).zip(&b[lo..]) {
-                slot.write(f(x, y));
-            }
+        let fill = |lo: usize, slots: &mut Slots<'_, V>| {
+            slots.extend(a[lo..].iter().zip(&b[lo..]).map(|(x, y)| f(x, y)));
         };
         Seq::from_vec(level(a.len(), fill))
     }
@@ -778,31 +763,18 @@ impl Backend for CpuBackend {
         // One allocation of the exact length, each row cloned into its own part of it in
         // parallel (rayon's `collect` of a `flat_map` gathers per-task vectors and copies them
         // again).
-        let total = crate::intrinsics::flat_len(s);
-        let mut out: Vec<T> = Vec::with_capacity(total);
-        let mut parts = Vec::with_capacity(s.len());
-        let mut rest = &mut out.spare_capacity_mut()[..total];
-        for x in s {
-            let (part, tail) = rest.split_at_mut(x.len());
-            parts.push((x, part));
-            rest = tail;
-        }
-        let copy = |(x, part): &mut (&Seq<'a, T>, &mut [MaybeUninit<T>])| {
-            for (slot, v) in part.iter_mut().zip(x.iter()) {
-                slot.write(v.clone());
-            }
-        };
-        let rows = parts.len();
-        caller_runs::run(
-            Pool::Global,
+        let lens: Vec<usize> = s.iter().map(|x| x.len()).collect();
+        let rows: Vec<&Seq<'a, T>> = s.iter().collect();
+        let grain = fill::grain(rows.len());
+        let (out, _) = slots::par_filled_parts(
+            &lens,
             rows,
-            fill::grain(rows),
-            &mut parts[..],
-            &|_, _, ps| ps.iter_mut().for_each(copy),
+            grain,
+            || (),
+            |_, x, part| {
+                part.extend(x.iter().cloned());
+            },
         );
-        // SAFETY: the parts cover the first `total` slots of the capacity exactly once, and each
-        // was written above (a panic in `clone` leaves `out` empty, leaking what was written).
-        unsafe { out.set_len(total) };
         Seq::from_vec(out)
     }
 
@@ -849,14 +821,14 @@ impl Backend for CpuBackend {
         // One task per worker: what it runs inside is sequential.
         let mut partial: Vec<Vec<T>> =
             fill::par_fill(chunks, 1, nesting::Guard::new, |c, slots| {
-                for (d, slot) in slots.iter_mut().enumerate() {
+                slots.fill_with(|d| {
                     let c = c + d;
                     let mut bins = vec![ne.clone(); k];
                     // With more workers than values per worker, the last chunks may be empty.
                     let (lo, hi) = ((c * per).min(n), ((c + 1) * per).min(n));
                     hist_into(&mut bins, lo, hi, &index, &value, &f);
-                    slot.write(bins);
-                }
+                    bins
+                })
             });
         let rest = partial.split_off(1);
         let mut bins = partial.pop().expect("at least two chunks");
@@ -1036,21 +1008,12 @@ impl Backend for CpuBackend {
         if nesting::saturated() || w == 0 || small {
             return SeqBackend::map_rows(s, w, cheap, f);
         }
-        let buf = row::buffer(s.len() * w, |slots| {
-            let (n, saturates) = (s.len(), nesting::saturates(s.len()));
-            caller_runs::run(
-                Pool::Global,
-                n,
-                fill::grain(n),
-                Rows(slots, w),
-                &|lo, len, rows| {
-                    let _nested = saturates.then(nesting::Guard::new);
-                    let lo = lo as usize;
-                    for (slots, x) in rows.0.chunks_mut(w).zip(&s[lo..lo + len]) {
-                        RowOut::run(slots, |row| f(x, row))
-                    }
-                },
-            )
+        let (n, saturates) = (s.len(), nesting::saturates(s.len()));
+        let task = || saturates.then(nesting::Guard::new);
+        let buf = slots::par_filled(Pool::Global, n, w, fill::grain(n), task, |lo, len, rows| {
+            for x in &s[lo..lo + len] {
+                rows.part(w, |row| RowOut::run(row, |row| f(x, row)))
+            }
         });
         Seq::rows(buf, s.len(), w)
     }

@@ -198,6 +198,8 @@ impl<'a, T: Float> Gemm<'a, T> {
     /// `T::WHICH`; `to` converts `alpha`): copies, `E`'s GEMM into the plain buffers, the update
     /// of `c`. The copies and the update work in `T` (the scratch buffers are viewed as `T`s), so
     /// that no conversion sits in their loops.
+    // Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+    #[allow(unsafe_code)]
     fn product<E: ScratchElement>(&self, alpha: T, beta: T, to: impl Fn(T) -> E) {
         assert!(
             std::mem::size_of::<T>() == std::mem::size_of::<E>()
@@ -288,6 +290,8 @@ macro_rules! scratch_element {
             static $key: RefCell<[Vec<$t>; 3]> = RefCell::new(Default::default());
         }
         impl ScratchElement for $t {
+            // Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+            #[allow(unsafe_code)]
             fn gemm(g: PlainGemm<'_, Self>) {
                 // SAFETY: the dimensions and strides were checked against the views the buffers
                 // copy; `c` is an `m × n` row-major buffer of its own (`beta == 0` does not read

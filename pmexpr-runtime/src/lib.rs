@@ -10,8 +10,8 @@
 //! - [`access`] — who may touch a tensor's memory: the per-storage lock, call scopes, and the
 //!   plain (vectorizable) loops it makes sound.
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (the calling
-//!   thread and rayon's workers: the private modules `caller_runs`, parallel work the caller runs
-//!   itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
+//!   thread and rayon's workers: the private modules `raw::caller_runs`, parallel work the caller
+//!   runs itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
 //!   (sequential with debug mode's runtime checks: [`checks`], [`laws`] for the operators,
 //!   [`races`] for write conflicts); [`reductions`] and the private `accessors` (`tensor_get`,
 //!   `tensor_set`, recorded for [`races`] in debug mode) as generated code calls them.
@@ -29,7 +29,9 @@
 //!   results back.
 
 #![warn(missing_docs)]
-// Every unsafe block and impl says why it is sound.
+// Unsafe code lives in `raw` (and the FFI of `cuda`, `futhark` and `gpu`), each piece behind a safe
+// API; every unsafe block and impl says why it is sound.
+#![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 /// Calls the macro `$m` with every tuple arity that marshaling supports, 1 to
@@ -97,13 +99,15 @@ const _: () = assert!(
 pub mod access;
 mod accessors;
 pub mod backend;
-mod caller_runs;
 pub mod checks;
+#[allow(unsafe_code)]
 pub mod cuda;
 mod fill;
 pub mod func;
+#[allow(unsafe_code)]
 pub mod futhark;
 pub mod gemm;
+#[allow(unsafe_code)]
 pub mod gpu;
 pub mod intrinsics;
 pub mod laws;
@@ -113,6 +117,8 @@ pub mod peeled;
 mod policy;
 pub mod prim;
 pub mod races;
+#[allow(unsafe_code)]
+mod raw;
 pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
 pub use pmexpr_nvrtc as nvrtc;
