@@ -25,6 +25,16 @@
 //!   `PMEXPR_DEBUG=1`, or [`with_target`]; [`site`], the site every failure names.
 //! - GPU and Futhark execution — [`gpu::probe`] (never panics), [`cuda`] (the CUDA device through
 //!   cudarc, and the `cuda-emulator` device), [`futhark`] (the Futhark C library's context and calls).
+//!
+//! # Features
+//!
+//! - `cuda-emulator` (off by default) — the `cuda-emulator` target's device: the generated CUDA
+//!   C++ compiled by the system C++ compiler and run on the CPU, so that tests exercise the CUDA
+//!   host path without a GPU (`cuda::emulator`). A test device, so a user's build does not compile
+//!   it; without the feature `PMEXPR_BACKEND=cuda-emulator` fails at each CUDA-class site saying
+//!   to enable it. The facade forwards it (`pmexpr/cuda-emulator`); this repository's tests enable
+//!   it through their dev-dependencies, so `cargo test --workspace` runs the emulator's own tests
+//!   too (alone: `cargo test -p pmexpr-runtime --features cuda-emulator`).
 //! - Marshaling — [`marshal::Capture`] borrows free variables, [`marshal::IntoRust`] converts
 //!   results back.
 
