@@ -12,8 +12,8 @@
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (the calling
 //!   thread and rayon's workers: the private modules `raw::caller_runs`, parallel work the caller
 //!   runs itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
-//!   (sequential with debug mode's runtime checks: [`checks`], [`laws`] for the operators,
-//!   [`races`] for write conflicts); [`reductions`] and the private `accessors` (`tensor_get`,
+//!   (sequential with debug mode's runtime checks, in its own methods: [`checks`], [`laws`] for
+//!   the operators, [`races`] for write conflicts); the private `accessors` (`tensor_get`,
 //!   `tensor_set`, recorded for [`races`] in debug mode) as generated code calls them.
 //! - Values inside generated code — [`seq`] (sequences), [`row`] (the rows of a map of rows),
 //!   [`func`] (function values with a nameable type), [`numeric`] and [`prim`] (the numbers code
@@ -129,7 +129,6 @@ pub mod prim;
 pub mod races;
 #[allow(unsafe_code)]
 mod raw;
-pub mod reductions;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
 pub use pmexpr_nvrtc as nvrtc;
 pub mod row;
@@ -148,7 +147,7 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 pub mod __private {
     pub use crate::access::{CallScope, Plain, plain_loop, plain_loops};
     pub use crate::accessors::{tensor_get, tensor_linear_get, tensor_linear_set, tensor_set};
-    pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
+    pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend, create};
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;
     pub use crate::cuda::{
@@ -171,10 +170,6 @@ pub mod __private {
     };
     pub use crate::peeled::{Peeled, peel_parts, seq_loop_acc_peeled, seq_loop_peeled};
     pub use crate::races::track;
-    pub use crate::reductions::{
-        create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
-        tabulate_reduce,
-    };
     pub use crate::row::RowOut;
     pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;
