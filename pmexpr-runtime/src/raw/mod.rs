@@ -9,10 +9,12 @@
 //!   them viewed as atomics (`scatter` on `cpu` stores through it).
 //! - [`caller_runs`] — parallel work that the calling thread runs itself: its chunks borrow the
 //!   caller's frame, lent to the pool's workers until every chunk is done.
+//! - [`gemm`] — `matrixmultiply`'s GEMM on plain buffers, the operands checked against them.
 //! - [`seq`] — [`Seq`](crate::seq::Seq)'s representation: a pointer and a length beside the owner
 //!   of the elements, views into one shared buffer for the rows of a map of rows.
 
 pub(crate) mod atomic;
 pub(crate) mod caller_runs;
+pub(crate) mod gemm;
 pub(crate) mod seq;
 pub(crate) mod slots;
