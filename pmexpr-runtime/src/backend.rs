@@ -5,16 +5,20 @@
 //! sequential backend is the semantics (the paper's `demote`: `reduce` is a left fold, `par_loop`
 //! runs its iterations in order); the multicore backend runs the same closures on rayon's thread
 //! pool; the debug backend is the sequential one with the runtime checks of debug mode switched on
-//! (`B::CHECKS` is a constant, so the other backends carry no trace of them).
+//! (`B::CHECKS` is a constant, so the other backends carry no trace of them): it checks the laws
+//! of the operators of the reductions, `scan` and `hist` ([`crate::laws`]; hence their `site`
+//! and `op`, the operator's name for the message) and that a `scatter`'s indices are distinct
+//! ([`crate::races`]) in its own methods, before computing.
 
-use std::mem::MaybeUninit;
-
-use crate::caller_runs::{self, Pool, Rows};
 use crate::fill;
+use crate::laws::{Law, check_laws, check_reduce};
 use crate::numeric::{OpenType, Scalar};
 use crate::peeled::{self, Peeled};
 use crate::policy::{self, CHEAP_ROWS_SEQUENTIAL_BELOW};
-use crate::row::{self, RowOut};
+use crate::races::check_scatter;
+use crate::raw::caller_runs::{self, Pool};
+use crate::raw::slots::{self, Slots};
+use crate::row::RowOut;
 use crate::seq::Seq;
 use crate::site::Site;
 
@@ -63,34 +67,37 @@ pub trait Backend: 'static {
         I: Iterator<Item = U>,
         J: Iterator<Item = U>;
 
-    /// `reduce f ne s`, assuming `f` is associative with neutral element `ne`.
-    fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
+    /// `reduce f ne s`, assuming `f` is associative with neutral element `ne`. `op` names `f` in
+    /// the message of debug mode's check of its laws, which fails at `site` (as for every
+    /// reduction, `scan` and `hist` below).
+    fn reduce<T, F>(site: &Site, op: &str, s: &[T], ne: T, f: F) -> T
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         F: Fn(T, T) -> T + Sync + Send;
 
     /// `reduce f ne (map g s)` without building the intermediate sequence.
-    fn map_reduce<T, U, G, F>(s: &[T], ne: U, g: G, f: F) -> U
+    fn map_reduce<T, U, G, F>(site: &Site, op: &str, s: &[T], ne: U, g: G, f: F) -> U
     where
         T: Sync,
-        U: Clone + Send + Sync,
+        U: Law + Clone + Send + Sync,
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send;
 
     /// `reduce f ne (create n g)` without building the created sequence (`n` is not negative).
-    fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
+    fn tabulate_reduce<U, G, F>(site: &Site, op: &str, n: i64, ne: U, g: G, f: F) -> U
     where
-        U: Clone + Send + Sync,
+        U: Law + Clone + Send + Sync,
         G: Fn(i64) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send;
 
     /// `reduce f ne (map2 g a b)` without building the intermediate sequence (a dot product);
     /// the sequences must have the same length.
-    fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
+    #[allow(clippy::too_many_arguments)]
+    fn map2_reduce<T, U, V, G, F>(site: &Site, op: &str, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
     where
         T: Sync,
         U: Sync,
-        V: Clone + Send + Sync,
+        V: Law + Clone + Send + Sync,
         G: Fn(&T, &U) -> V + Sync + Send,
         F: Fn(V, V) -> V + Sync + Send;
 
@@ -108,6 +115,7 @@ pub trait Backend: 'static {
     #[allow(clippy::too_many_arguments)]
     fn hist<'a, T, I, V, F, II, VI>(
         site: &Site,
+        op: &str,
         k: i64,
         ne: T,
         n: usize,
@@ -117,7 +125,7 @@ pub trait Backend: 'static {
         f: F,
     ) -> Seq<'a, T>
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         I: Fn(usize, usize) -> II + Sync + Send,
         V: Fn(usize, usize) -> VI + Sync + Send,
         II: Iterator<Item = i64>,
@@ -132,6 +140,8 @@ pub trait Backend: 'static {
     /// `ne`.
     #[allow(clippy::too_many_arguments)]
     fn scan_map<'a, T, U, R, I, F, P>(
+        site: &Site,
+        op: &str,
         n: usize,
         exact: bool,
         cheap: bool,
@@ -141,7 +151,7 @@ pub trait Backend: 'static {
         post: P,
     ) -> Seq<'a, U>
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         U: Send,
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
@@ -149,9 +159,19 @@ pub trait Backend: 'static {
         P: Fn(&T) -> U + Sync + Send;
 
     /// `scan(f, ne, xs)` without building `xs`: [`Backend::scan_map`] with no consuming map.
-    fn scan<'a, T, R, I, F>(n: usize, exact: bool, cheap: bool, ne: T, read: R, f: F) -> Seq<'a, T>
+    #[allow(clippy::too_many_arguments)]
+    fn scan<'a, T, R, I, F>(
+        site: &Site,
+        op: &str,
+        n: usize,
+        exact: bool,
+        cheap: bool,
+        ne: T,
+        read: R,
+        f: F,
+    ) -> Seq<'a, T>
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send;
@@ -166,9 +186,9 @@ pub trait Backend: 'static {
 
     /// `reduce f ne` of the elements that `read(lo, hi)` gives for the positions `lo..hi` of
     /// `0..n` (a filtered input), assuming `f` is associative with neutral element `ne`.
-    fn read_reduce<T, R, I, F>(n: usize, ne: T, read: R, f: F) -> T
+    fn read_reduce<T, R, I, F>(site: &Site, op: &str, n: usize, ne: T, read: R, f: F) -> T
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send;
@@ -301,12 +321,28 @@ mod nesting {
     }
 }
 
+/// `create n f`: `[f 0, …, f (n-1)]` on backend `B` — Futhark's `tabulate`, a parallel keyword:
+/// in order on the sequential backends, in parallel on `cpu`. A negative `n` fails at `site`
+/// (on every target, so this is not a backend method).
+#[doc(hidden)]
+pub fn create<'a, B, T, F>(site: &Site, n: i64, f: F) -> Seq<'a, T>
+where
+    B: Backend,
+    T: Send,
+    F: Fn(i64) -> T + Sync + Send,
+{
+    if n < 0 {
+        site.fail(format_args!("create with negative length: {n}"));
+    }
+    B::tabulate(n, f)
+}
+
 /// The `n` results of one parallel level, written in place (`fill::par_fill`), its tasks marked
 /// when the level saturates the workers (see [`nesting`]).
 fn level<U, F>(n: usize, fill: F) -> Vec<U>
 where
     U: Send,
-    F: Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
+    F: Fn(usize, &mut Slots<'_, U>) + Sync + Send,
 {
     let grain = fill::grain(n);
     if nesting::saturates(n) {
@@ -327,10 +363,10 @@ where
 {
     let grain = fill::grain(n);
     let partials = level(n.div_ceil(grain), |c, slots| {
-        for (k, slot) in slots.iter_mut().enumerate() {
+        slots.fill_with(|k| {
             let lo = (c + k) * grain;
-            slot.write(part(lo, (lo + grain).min(n), ne.clone()));
-        }
+            part(lo, (lo + grain).min(n), ne.clone())
+        })
     });
     partials.into_iter().fold(ne, f)
 }
@@ -410,11 +446,7 @@ macro_rules! sequential_backend {
                 I: Iterator<Item = U>,
                 J: Iterator<Item = U>,
             {
-                let mut out = Vec::with_capacity(p.len());
-                p.fill(site, 0, &mut out.spare_capacity_mut()[..p.len()]);
-                // SAFETY: `fill` wrote every one of the first `p.len()` slots (it fails through
-                // `site` before returning otherwise).
-                unsafe { out.set_len(p.len()) };
+                let (out, ()) = slots::filled(p.len(), |slots| p.fill(site, 0, slots));
                 Seq::from_vec(out)
             }
 
@@ -431,43 +463,66 @@ macro_rules! sequential_backend {
                 Seq::from_exact_iter(a.iter().zip(b).map(|(x, y)| f(x, y)))
             }
 
-            fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
+            fn reduce<T, F>(site: &Site, op: &str, s: &[T], ne: T, f: F) -> T
             where
-                T: Clone + Send + Sync,
+                T: Law + Clone + Send + Sync,
                 F: Fn(T, T) -> T + Sync + Send,
             {
+                if Self::CHECKS {
+                    check_reduce(site, op, s, &ne, &f);
+                }
                 s.iter().cloned().fold(ne, f)
             }
 
-            fn map_reduce<T, U, G, F>(s: &[T], ne: U, g: G, f: F) -> U
+            fn map_reduce<T, U, G, F>(site: &Site, op: &str, s: &[T], ne: U, g: G, f: F) -> U
             where
                 T: Sync,
-                U: Clone + Send + Sync,
+                U: Law + Clone + Send + Sync,
                 G: Fn(&T) -> U + Sync + Send,
                 F: Fn(U, U) -> U + Sync + Send,
             {
+                if Self::CHECKS {
+                    let mapped: Vec<U> = s.iter().map(&g).collect();
+                    check_reduce(site, op, &mapped, &ne, &f);
+                }
                 s.iter().map(g).fold(ne, f)
             }
 
-            fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
+            fn tabulate_reduce<U, G, F>(site: &Site, op: &str, n: i64, ne: U, g: G, f: F) -> U
             where
-                U: Clone + Send + Sync,
+                U: Law + Clone + Send + Sync,
                 G: Fn(i64) -> U + Sync + Send,
                 F: Fn(U, U) -> U + Sync + Send,
             {
+                if Self::CHECKS {
+                    let created: Vec<U> = (0..n).map(&g).collect();
+                    check_reduce(site, op, &created, &ne, &f);
+                }
                 (0..n.max(0)).map(g).fold(ne, f)
             }
 
-            fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
+            fn map2_reduce<T, U, V, G, F>(
+                site: &Site,
+                op: &str,
+                a: &[T],
+                b: &[U],
+                ne: V,
+                g: G,
+                f: F,
+            ) -> V
             where
                 T: Sync,
                 U: Sync,
-                V: Clone + Send + Sync,
+                V: Law + Clone + Send + Sync,
                 G: Fn(&T, &U) -> V + Sync + Send,
                 F: Fn(V, V) -> V + Sync + Send,
             {
                 if a.len() != b.len() {
                     map2_lengths(site, a.len(), b.len());
+                }
+                if Self::CHECKS {
+                    let mapped: Vec<V> = a.iter().zip(b).map(|(x, y)| g(x, y)).collect();
+                    check_reduce(site, op, &mapped, &ne, &f);
                 }
                 a.iter().zip(b).map(|(x, y)| g(x, y)).fold(ne, f)
             }
@@ -481,6 +536,7 @@ macro_rules! sequential_backend {
 
             fn hist<'a, T, I, V, F, II, VI>(
                 site: &Site,
+                op: &str,
                 k: i64,
                 ne: T,
                 n: usize,
@@ -490,7 +546,7 @@ macro_rules! sequential_backend {
                 f: F,
             ) -> Seq<'a, T>
             where
-                T: Clone + Send + Sync,
+                T: Law + Clone + Send + Sync,
                 I: Fn(usize, usize) -> II + Sync + Send,
                 V: Fn(usize, usize) -> VI + Sync + Send,
                 II: Iterator<Item = i64>,
@@ -498,12 +554,23 @@ macro_rules! sequential_backend {
                 F: Fn(T, T) -> T + Sync + Send,
             {
                 let k = hist_checks(site, k, n, nv);
+                if Self::CHECKS {
+                    // The laws on the values that land in a bin, computed in the order the
+                    // other backends compute them, so that a failure in them is theirs.
+                    let binned: Vec<T> = index(0, n)
+                        .zip(value(0, n))
+                        .filter_map(|(i, v)| usize::try_from(i).is_ok_and(|i| i < k).then_some(v))
+                        .collect();
+                    check_laws(site, "hist", op, &binned, &ne, &f);
+                }
                 let mut bins = vec![ne; k];
                 hist_into(&mut bins, 0, n, &index, &value, &f);
                 Seq::from_vec(bins)
             }
 
             fn scan<'a, T, R, I, F>(
+                site: &Site,
+                op: &str,
                 n: usize,
                 exact: bool,
                 cheap: bool,
@@ -512,15 +579,17 @@ macro_rules! sequential_backend {
                 f: F,
             ) -> Seq<'a, T>
             where
-                T: Clone + Send + Sync,
+                T: Law + Clone + Send + Sync,
                 R: Fn(usize, usize) -> I + Sync + Send,
                 I: Iterator<Item = T>,
                 F: Fn(T, T) -> T + Sync + Send,
             {
-                Self::scan_map(n, exact, cheap, ne, read, f, T::clone)
+                Self::scan_map(site, op, n, exact, cheap, ne, read, f, T::clone)
             }
 
             fn scan_map<'a, T, U, R, I, F, P>(
+                site: &Site,
+                op: &str,
                 n: usize,
                 _exact: bool,
                 _cheap: bool,
@@ -530,13 +599,17 @@ macro_rules! sequential_backend {
                 post: P,
             ) -> Seq<'a, U>
             where
-                T: Clone + Send + Sync,
+                T: Law + Clone + Send + Sync,
                 U: Send,
                 R: Fn(usize, usize) -> I + Sync + Send,
                 I: Iterator<Item = T>,
                 F: Fn(T, T) -> T + Sync + Send,
                 P: Fn(&T) -> U + Sync + Send,
             {
+                if Self::CHECKS {
+                    let elements: Vec<T> = read(0, n).collect();
+                    check_laws(site, "scan", op, &elements, &ne, &f);
+                }
                 Seq::from_vec(streams::scan_into(Vec::new(), ne, read(0, n), &f, &post).0)
             }
 
@@ -549,13 +622,17 @@ macro_rules! sequential_backend {
                 Seq::from_vec(read(0, n).collect())
             }
 
-            fn read_reduce<T, R, I, F>(n: usize, ne: T, read: R, f: F) -> T
+            fn read_reduce<T, R, I, F>(site: &Site, op: &str, n: usize, ne: T, read: R, f: F) -> T
             where
-                T: Clone + Send + Sync,
+                T: Law + Clone + Send + Sync,
                 R: Fn(usize, usize) -> I + Sync + Send,
                 I: Iterator<Item = T>,
                 F: Fn(T, T) -> T + Sync + Send,
             {
+                if Self::CHECKS {
+                    let elements: Vec<T> = read(0, n).collect();
+                    check_reduce(site, op, &elements, &ne, &f);
+                }
                 read(0, n).fold(ne, f)
             }
 
@@ -574,6 +651,9 @@ macro_rules! sequential_backend {
                 II: Iterator<Item = i64>,
                 VI: Iterator<Item = T>,
             {
+                if $checks && n == nv {
+                    check_scatter(site, dest.len(), index(0, n));
+                }
                 streams::scatter_checks(site, n, nv);
                 streams::scatter_into(dest.make_mut(), 0, n, &index, &value);
                 dest
@@ -616,13 +696,9 @@ macro_rules! sequential_backend {
                 U: Scalar,
                 F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
             {
-                let buf = row::buffer(s.len() * w, |slots| {
-                    if w == 0 {
-                        s.iter().for_each(|x| RowOut::run(&mut [], |row| f(x, row)));
-                    } else {
-                        for (x, slots) in s.iter().zip(slots.chunks_mut(w)) {
-                            RowOut::run(slots, |row| f(x, row))
-                        }
+                let (buf, ()) = slots::filled(s.len() * w, |slots| {
+                    for x in s {
+                        slots.part(w, |row| RowOut::run(row, |row| f(x, row)))
                     }
                 });
                 Seq::rows(buf, s.len(), w)
@@ -647,10 +723,8 @@ impl Backend for CpuBackend {
         if nesting::saturated() {
             return SeqBackend::map(s, f);
         }
-        let fill = |lo: usize, slots: &mut [MaybeUninit<U>]| {
-            for (slot, x) in slots.iter_mut().zip(&s[lo..]) {
-                slot.write(f(x));
-            }
+        let fill = |lo: usize, slots: &mut Slots<'_, U>| {
+            slots.extend(s[lo..].iter().map(&f));
         };
         Seq::from_vec(level(s.len(), fill))
     }
@@ -664,10 +738,8 @@ impl Backend for CpuBackend {
             return SeqBackend::tabulate(n, f);
         }
         let n = n.max(0) as usize;
-        let fill = |lo: usize, slots: &mut [MaybeUninit<U>]| {
-            for (k, slot) in slots.iter_mut().enumerate() {
-                slot.write(f((lo + k) as i64));
-            }
+        let fill = |lo: usize, slots: &mut Slots<'_, U>| {
+            slots.fill_with(|k| f((lo + k) as i64));
         };
         Seq::from_vec(level(n, fill))
     }
@@ -699,63 +771,62 @@ impl Backend for CpuBackend {
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
-        let fill = |lo: usize, slots: &mut [MaybeUninit<V>]| {
-            for ((slot, x), y) in slots.iter_mut().zip(&a[lo..]).zip(&b[lo..]) {
-                slot.write(f(x, y));
-            }
+        let fill = |lo: usize, slots: &mut Slots<'_, V>| {
+            slots.extend(a[lo..].iter().zip(&b[lo..]).map(|(x, y)| f(x, y)));
         };
         Seq::from_vec(level(a.len(), fill))
     }
 
-    fn reduce<T, F>(s: &[T], ne: T, f: F) -> T
+    fn reduce<T, F>(site: &Site, op: &str, s: &[T], ne: T, f: F) -> T
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         F: Fn(T, T) -> T + Sync + Send,
     {
         if nesting::saturated() {
-            return SeqBackend::reduce(s, ne, f);
+            return SeqBackend::reduce(site, op, s, ne, f);
         }
         let part = |lo: usize, hi: usize, a| s[lo..hi].iter().cloned().fold(a, &f);
         reduced(s.len(), ne, part, &f)
     }
 
-    fn map_reduce<T, U, G, F>(s: &[T], ne: U, g: G, f: F) -> U
+    fn map_reduce<T, U, G, F>(site: &Site, op: &str, s: &[T], ne: U, g: G, f: F) -> U
     where
         T: Sync,
-        U: Clone + Send + Sync,
+        U: Law + Clone + Send + Sync,
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
         if nesting::saturated() {
-            return SeqBackend::map_reduce(s, ne, g, f);
+            return SeqBackend::map_reduce(site, op, s, ne, g, f);
         }
         let part = |lo: usize, hi: usize, a| s[lo..hi].iter().map(&g).fold(a, &f);
         reduced(s.len(), ne, part, &f)
     }
 
-    fn tabulate_reduce<U, G, F>(n: i64, ne: U, g: G, f: F) -> U
+    fn tabulate_reduce<U, G, F>(site: &Site, op: &str, n: i64, ne: U, g: G, f: F) -> U
     where
-        U: Clone + Send + Sync,
+        U: Law + Clone + Send + Sync,
         G: Fn(i64) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
         if nesting::saturated() {
-            return SeqBackend::tabulate_reduce(n, ne, g, f);
+            return SeqBackend::tabulate_reduce(site, op, n, ne, g, f);
         }
         let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
         reduced(n.max(0) as usize, ne, part, &f)
     }
 
-    fn map2_reduce<T, U, V, G, F>(site: &Site, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
+    #[allow(clippy::too_many_arguments)]
+    fn map2_reduce<T, U, V, G, F>(site: &Site, op: &str, a: &[T], b: &[U], ne: V, g: G, f: F) -> V
     where
         T: Sync,
         U: Sync,
-        V: Clone + Send + Sync,
+        V: Law + Clone + Send + Sync,
         G: Fn(&T, &U) -> V + Sync + Send,
         F: Fn(V, V) -> V + Sync + Send,
     {
         if nesting::saturated() {
-            return SeqBackend::map2_reduce(site, a, b, ne, g, f);
+            return SeqBackend::map2_reduce(site, op, a, b, ne, g, f);
         }
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
@@ -778,36 +849,24 @@ impl Backend for CpuBackend {
         // One allocation of the exact length, each row cloned into its own part of it in
         // parallel (rayon's `collect` of a `flat_map` gathers per-task vectors and copies them
         // again).
-        let total = crate::intrinsics::flat_len(s);
-        let mut out: Vec<T> = Vec::with_capacity(total);
-        let mut parts = Vec::with_capacity(s.len());
-        let mut rest = &mut out.spare_capacity_mut()[..total];
-        for x in s {
-            let (part, tail) = rest.split_at_mut(x.len());
-            parts.push((x, part));
-            rest = tail;
-        }
-        let copy = |(x, part): &mut (&Seq<'a, T>, &mut [MaybeUninit<T>])| {
-            for (slot, v) in part.iter_mut().zip(x.iter()) {
-                slot.write(v.clone());
-            }
-        };
-        let rows = parts.len();
-        caller_runs::run(
-            Pool::Global,
+        let lens: Vec<usize> = s.iter().map(|x| x.len()).collect();
+        let rows: Vec<&Seq<'a, T>> = s.iter().collect();
+        let grain = fill::grain(rows.len());
+        let (out, _) = slots::par_filled_parts(
+            &lens,
             rows,
-            fill::grain(rows),
-            &mut parts[..],
-            &|_, _, ps| ps.iter_mut().for_each(copy),
+            grain,
+            || (),
+            |_, x, part| {
+                part.extend(x.iter().cloned());
+            },
         );
-        // SAFETY: the parts cover the first `total` slots of the capacity exactly once, and each
-        // was written above (a panic in `clone` leaves `out` empty, leaking what was written).
-        unsafe { out.set_len(total) };
         Seq::from_vec(out)
     }
 
     fn hist<'a, T, I, V, F, II, VI>(
         site: &Site,
+        op: &str,
         k: i64,
         ne: T,
         n: usize,
@@ -817,7 +876,7 @@ impl Backend for CpuBackend {
         f: F,
     ) -> Seq<'a, T>
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         I: Fn(usize, usize) -> II + Sync + Send,
         V: Fn(usize, usize) -> VI + Sync + Send,
         II: Iterator<Item = i64>,
@@ -825,7 +884,7 @@ impl Backend for CpuBackend {
         F: Fn(T, T) -> T + Sync + Send,
     {
         if nesting::saturated() {
-            return SeqBackend::hist(site, k, ne, n, nv, index, value, f);
+            return SeqBackend::hist(site, op, k, ne, n, nv, index, value, f);
         }
         let k = hist_checks(site, k, n, nv);
         // One private histogram per contiguous chunk of the input (one chunk per worker), merged
@@ -849,14 +908,14 @@ impl Backend for CpuBackend {
         // One task per worker: what it runs inside is sequential.
         let mut partial: Vec<Vec<T>> =
             fill::par_fill(chunks, 1, nesting::Guard::new, |c, slots| {
-                for (d, slot) in slots.iter_mut().enumerate() {
+                slots.fill_with(|d| {
                     let c = c + d;
                     let mut bins = vec![ne.clone(); k];
                     // With more workers than values per worker, the last chunks may be empty.
                     let (lo, hi) = ((c * per).min(n), ((c + 1) * per).min(n));
                     hist_into(&mut bins, lo, hi, &index, &value, &f);
-                    slot.write(bins);
-                }
+                    bins
+                })
             });
         let rest = partial.split_off(1);
         let mut bins = partial.pop().expect("at least two chunks");
@@ -878,15 +937,25 @@ impl Backend for CpuBackend {
         Seq::from_vec(bins)
     }
 
-    fn scan<'a, T, R, I, F>(n: usize, exact: bool, cheap: bool, ne: T, read: R, f: F) -> Seq<'a, T>
+    #[allow(clippy::too_many_arguments)]
+    fn scan<'a, T, R, I, F>(
+        site: &Site,
+        op: &str,
+        n: usize,
+        exact: bool,
+        cheap: bool,
+        ne: T,
+        read: R,
+        f: F,
+    ) -> Seq<'a, T>
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send,
     {
         if streams::sequential(n) {
-            return SeqBackend::scan(n, exact, cheap, ne, read, f);
+            return SeqBackend::scan(site, op, n, exact, cheap, ne, read, f);
         }
         Seq::from_vec(streams::par_scan_in_place(
             n,
@@ -900,6 +969,8 @@ impl Backend for CpuBackend {
     }
 
     fn scan_map<'a, T, U, R, I, F, P>(
+        site: &Site,
+        op: &str,
         n: usize,
         exact: bool,
         cheap: bool,
@@ -909,7 +980,7 @@ impl Backend for CpuBackend {
         post: P,
     ) -> Seq<'a, U>
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         U: Send,
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
@@ -917,7 +988,7 @@ impl Backend for CpuBackend {
         P: Fn(&T) -> U + Sync + Send,
     {
         if streams::sequential(n) {
-            return SeqBackend::scan_map(n, exact, cheap, ne, read, f, post);
+            return SeqBackend::scan_map(site, op, n, exact, cheap, ne, read, f, post);
         }
         Seq::from_vec(streams::par_scan(
             n,
@@ -943,15 +1014,15 @@ impl Backend for CpuBackend {
         Seq::from_vec(streams::par_filter(n, fill::grain(n), &read))
     }
 
-    fn read_reduce<T, R, I, F>(n: usize, ne: T, read: R, f: F) -> T
+    fn read_reduce<T, R, I, F>(site: &Site, op: &str, n: usize, ne: T, read: R, f: F) -> T
     where
-        T: Clone + Send + Sync,
+        T: Law + Clone + Send + Sync,
         R: Fn(usize, usize) -> I + Sync + Send,
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send,
     {
         if nesting::saturated() {
-            return SeqBackend::read_reduce(n, ne, read, f);
+            return SeqBackend::read_reduce(site, op, n, ne, read, f);
         }
         let part = |lo: usize, hi: usize, a| read(lo, hi).fold(a, &f);
         reduced(n, ne, part, &f)
@@ -1036,21 +1107,12 @@ impl Backend for CpuBackend {
         if nesting::saturated() || w == 0 || small {
             return SeqBackend::map_rows(s, w, cheap, f);
         }
-        let buf = row::buffer(s.len() * w, |slots| {
-            let (n, saturates) = (s.len(), nesting::saturates(s.len()));
-            caller_runs::run(
-                Pool::Global,
-                n,
-                fill::grain(n),
-                Rows(slots, w),
-                &|lo, len, rows| {
-                    let _nested = saturates.then(nesting::Guard::new);
-                    let lo = lo as usize;
-                    for (slots, x) in rows.0.chunks_mut(w).zip(&s[lo..lo + len]) {
-                        RowOut::run(slots, |row| f(x, row))
-                    }
-                },
-            )
+        let (n, saturates) = (s.len(), nesting::saturates(s.len()));
+        let task = || saturates.then(nesting::Guard::new);
+        let buf = slots::par_filled(Pool::Global, n, w, fill::grain(n), task, |lo, len, rows| {
+            for x in &s[lo..lo + len] {
+                rows.part(w, |row| RowOut::run(row, |row| f(x, row)))
+            }
         });
         Seq::rows(buf, s.len(), w)
     }
@@ -1101,10 +1163,10 @@ mod tests {
         assert_eq!(B::tabulate(1000, |j| (j + 1) * 2).into_vec(), m);
         assert!(B::tabulate(0, |j| j).is_empty());
         let m2 = B::map2(&SITE, &s, &m, |x, y| x + y).into_vec();
-        let r = B::reduce(&s, 0, |a, b| a + b);
-        let mr = B::map_reduce(&s, 0, |x| x * x, |a, b| a + b);
+        let r = B::reduce(&SITE, "add", &s, 0, |a, b| a + b);
+        let mr = B::map_reduce(&SITE, "add", &s, 0, |x| x * x, |a, b| a + b);
         assert_eq!(
-            B::map2_reduce(&SITE, &s, &s, 0, |x, y| x * y, |a, b| a + b),
+            B::map2_reduce(&SITE, "add", &s, &s, 0, |x, y| x * y, |a, b| a + b),
             mr
         );
         let nested = vec![
@@ -1118,6 +1180,27 @@ mod tests {
             hits.fetch_add(i, Ordering::Relaxed);
         });
         (m, m2, r, mr, hits.into_inner())
+    }
+
+    /// `create` on the sequential backend and, past the parallel threshold, on `cpu`; a negative
+    /// length fails at the site on both.
+    #[test]
+    fn create_on_each_backend() {
+        assert_eq!(
+            &*create::<SeqBackend, _, _>(&SITE, 3, |i| i * i),
+            &[0, 1, 4]
+        );
+        let big = create::<CpuBackend, _, _>(&SITE, 10_001, |i| i * i);
+        assert_eq!(big.len(), 10_001);
+        assert!(big.iter().enumerate().all(|(i, &x)| x == (i * i) as i64));
+        for r in [
+            std::panic::catch_unwind(|| create::<CpuBackend, _, _>(&SITE, -1, |i| i).len()),
+            std::panic::catch_unwind(|| create::<SeqBackend, _, _>(&SITE, -1, |i| i).len()),
+        ] {
+            let e = r.expect_err("fails");
+            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains("create with negative length: -1"), "{msg}");
+        }
     }
 
     #[test]
@@ -1277,9 +1360,9 @@ mod tests {
         // Indices out of range (negative, k and beyond) are skipped.
         let index = |lo: usize, hi: usize| (lo..hi).map(move |j| (j as i64 * 7919) % (k + 3) - 1);
         let value = |lo: usize, hi: usize| (lo..hi).map(|j| j as i64);
-        let sum = B::hist(&SITE, k, 0, n, n, index, value, |a, b| a + b).into_vec();
+        let sum = B::hist(&SITE, "add", k, 0, n, n, index, value, |a, b| a + b).into_vec();
         // "The first value": associative, not commutative, so merging out of order shows.
-        let first = B::hist(&SITE, k, -1, n, n, index, value, |a, b| {
+        let first = B::hist(&SITE, "first", k, -1, n, n, index, value, |a, b| {
             if a == -1 { b } else { a }
         })
         .into_vec();
@@ -1324,6 +1407,7 @@ mod tests {
             let r = std::panic::catch_unwind(|| {
                 CpuBackend::hist(
                     &SITE,
+                    "add",
                     k,
                     0_i64,
                     2,

@@ -6,10 +6,9 @@
 //! sequential backend took 8.7 ms). Called from outside the pool, the calling thread runs chunks
 //! too (`caller_runs`).
 
-use std::mem::MaybeUninit;
-
-use crate::caller_runs::{self, Pool};
 use crate::policy;
+use crate::raw::caller_runs::Pool;
+use crate::raw::slots::{self, Slots};
 
 /// The elements of a chunk: [`policy::CHUNKS_PER_THREAD`] chunks per thread, so that
 /// work-stealing can even out chunks of different costs.
@@ -19,25 +18,18 @@ pub(crate) fn grain(n: usize) -> usize {
 
 /// `n` results: chunk by chunk of `grain` slots, in parallel, `fill(lo, slots)` writes the
 /// results `lo..lo + slots.len()`, each task holding what `task()` returns (the nested
-/// parallelism guard, or nothing) while it runs. `fill` must write every slot it is given.
+/// parallelism guard, or nothing) while it runs.
+///
+/// # Panics
+/// When a `fill` panics or leaves some of its slots unwritten.
+#[inline]
 pub(crate) fn par_fill<U, T, G, F>(n: usize, grain: usize, task: G, fill: F) -> Vec<U>
 where
     U: Send,
     G: Fn() -> T + Sync + Send,
-    F: Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
+    F: Fn(usize, &mut Slots<'_, U>) + Sync + Send,
 {
-    let mut out = Vec::with_capacity(n);
-    let slots = &mut out.spare_capacity_mut()[..n];
-    caller_runs::run(Pool::Global, n, grain, slots, &|lo, _, slots| {
-        let _task = task();
-        fill(lo as usize, slots)
-    });
-    // SAFETY: every chunk's `fill` wrote each of its slots (the callers in this crate zip the
-    // slots with inputs or indices of the same length), and the chunks cover `0..n`. If a
-    // `fill` panicked, this line is not reached: the results written so far are leaked, never
-    // read or dropped twice.
-    unsafe { out.set_len(n) };
-    out
+    slots::par_filled(Pool::Global, n, 1, grain, task, |lo, _, s| fill(lo, s))
 }
 
 #[cfg(test)]
@@ -52,11 +44,7 @@ mod tests {
                     n,
                     g,
                     || (),
-                    |lo, slots| {
-                        for (k, s) in slots.iter_mut().enumerate() {
-                            s.write(format!("{}", lo + k));
-                        }
-                    },
+                    |lo, slots| slots.fill_with(|k| format!("{}", lo + k)),
                 );
                 assert_eq!(v, (0..n).map(|i| i.to_string()).collect::<Vec<_>>());
             }
@@ -71,10 +59,10 @@ mod tests {
                 4,
                 || (),
                 |lo, slots| {
-                    for (k, s) in slots.iter_mut().enumerate() {
+                    slots.fill_with(|k| {
                         assert!(lo + k != 37, "element 37");
-                        s.write(vec![lo + k]);
-                    }
+                        vec![lo + k]
+                    })
                 },
             )
         });

@@ -24,7 +24,8 @@ use rayon::prelude::*;
 use crate::backend::Backend;
 use crate::numeric::Float;
 use crate::policy::GEMM_COPY_CHUNK as CHUNK;
-use crate::prim::Which;
+use crate::prim::{Same, Which};
+use crate::raw::gemm::PlainGemm;
 use crate::site::Site;
 use crate::tensor::{Element, TensorRef};
 
@@ -187,28 +188,18 @@ impl<'a, T: Float> Gemm<'a, T> {
     /// 4 KiB, which measured more than the copies themselves.
     fn fast(&self, alpha: T, beta: T) {
         match <T as Element>::WHICH {
-            Which::F64(same) => self.product(alpha, beta, |x| same.to(x)),
-            Which::F32(same) => self.product(alpha, beta, |x| same.to(x)),
+            Which::F64(same) => self.product(alpha, beta, &same),
+            Which::F32(same) => self.product(alpha, beta, &same),
             // `Float` is implemented for `f64` and `f32` only.
             _ => self.loops(alpha, beta),
         }
     }
 
     /// `fast` in the concrete element type `E`, which is `T` itself (the caller matched
-    /// `T::WHICH`; `to` converts `alpha`): copies, `E`'s GEMM into the plain buffers, the update
+    /// `T::WHICH`; `same` converts `alpha` and views the scratch buffers): copies, `E`'s GEMM into the plain buffers, the update
     /// of `c`. The copies and the update work in `T` (the scratch buffers are viewed as `T`s), so
     /// that no conversion sits in their loops.
-    fn product<E: ScratchElement>(&self, alpha: T, beta: T, to: impl Fn(T) -> E) {
-        assert!(
-            std::mem::size_of::<T>() == std::mem::size_of::<E>()
-                && std::mem::align_of::<T>() == std::mem::align_of::<E>(),
-            "tensor_gemm: the element type is not the scratch type"
-        );
-        // SAFETY: `T` is `E` (see above; checked in size and alignment), so a buffer of `E`s is
-        // a buffer of `T`s, and every bit pattern is a valid `f64`/`f32`.
-        let as_t = |x: &mut [E]| unsafe {
-            std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<T>(), x.len())
-        };
+    fn product<E: ScratchElement>(&self, alpha: T, beta: T, same: &Same<T, E>) {
         let (m, k, n) = (self.m, self.k, self.n);
         let (la, lb, lc) = (self.a.len(), self.b.len(), m * n);
         E::with_scratch([la, lb, lc], |a, b, ab| {
@@ -217,14 +208,14 @@ impl<'a, T: Float> Gemm<'a, T> {
                     .zip(cells.par_chunks(CHUNK))
                     .for_each(|(o, c)| o.iter_mut().zip(c).for_each(|(x, c)| *x = T::load(c)));
             };
-            load(self.a, as_t(a));
-            load(self.b, as_t(b));
+            load(self.a, same.from_slice_mut(a));
+            load(self.b, same.from_slice_mut(b));
             let s = |x: usize| x as isize;
             E::gemm(PlainGemm {
                 m,
                 k,
                 n,
-                alpha: to(alpha),
+                alpha: same.to(alpha),
                 a,
                 a_rs: s(self.a_rs),
                 a_cs: s(self.a_cs),
@@ -234,7 +225,7 @@ impl<'a, T: Float> Gemm<'a, T> {
                 c: ab,
                 c_rs: s(n),
             });
-            let ab: &[T] = as_t(ab);
+            let ab: &[T] = same.from_slice_mut(ab);
             let zero = T::from_lit(0.0);
             self.c
                 .par_chunks(CHUNK)
@@ -254,22 +245,6 @@ impl<'a, T: Float> Gemm<'a, T> {
     }
 }
 
-/// The operands of one plain GEMM call.
-struct PlainGemm<'a, E> {
-    m: usize,
-    k: usize,
-    n: usize,
-    alpha: E,
-    a: &'a [E],
-    a_rs: isize,
-    a_cs: isize,
-    b: &'a [E],
-    b_rs: isize,
-    b_cs: isize,
-    c: &'a mut [E],
-    c_rs: isize,
-}
-
 /// `f64` and `f32`, with this thread's scratch buffers for them and their GEMM.
 trait ScratchElement: Copy + Default + Send + Sync + 'static {
     /// `c := alpha · a · b` with `matrixmultiply` (`c` need not be initialized).
@@ -283,33 +258,13 @@ trait ScratchElement: Copy + Default + Send + Sync + 'static {
 }
 
 macro_rules! scratch_element {
-    ($t:ty, $key:ident, $gemm:path) => {
+    ($t:ty, $key:ident) => {
         thread_local! {
             static $key: RefCell<[Vec<$t>; 3]> = RefCell::new(Default::default());
         }
         impl ScratchElement for $t {
             fn gemm(g: PlainGemm<'_, Self>) {
-                // SAFETY: the dimensions and strides were checked against the views the buffers
-                // copy; `c` is an `m × n` row-major buffer of its own (`beta == 0` does not read
-                // it).
-                unsafe {
-                    $gemm(
-                        g.m,
-                        g.k,
-                        g.n,
-                        g.alpha,
-                        g.a.as_ptr(),
-                        g.a_rs,
-                        g.a_cs,
-                        g.b.as_ptr(),
-                        g.b_rs,
-                        g.b_cs,
-                        0.0,
-                        g.c.as_mut_ptr(),
-                        g.c_rs,
-                        1,
-                    )
-                }
+                g.run()
             }
 
             fn with_scratch<R>(
@@ -342,8 +297,8 @@ macro_rules! scratch_element {
         }
     };
 }
-scratch_element!(f64, SCRATCH_F64, matrixmultiply::dgemm);
-scratch_element!(f32, SCRATCH_F32, matrixmultiply::sgemm);
+scratch_element!(f64, SCRATCH_F64);
+scratch_element!(f32, SCRATCH_F32);
 
 /// Whether two views share an element.
 fn overlap<C>(x: &[C], y: &[C]) -> bool {

@@ -10,8 +10,8 @@
 //! or 1e-5 (`f32`, whose rounding step is about 6e-8) of the largest magnitude involved, since a
 //! parallel sum rounds differently by design.
 //!
-//! The checks run only under the debug backend (`Backend::CHECKS`), which generated code tests
-//! with a constant (in [`crate::reductions`]): the other backends carry no trace of them. The
+//! The checks run only under the debug backend (`Backend::CHECKS`), which its methods test with a
+//! constant (in [`crate::backend`]): the other backends carry no trace of them. The
 //! write conflicts of `par_loop` and `scatter` are [`crate::races`]'.
 
 use crate::func::Func;

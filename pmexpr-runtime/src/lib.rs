@@ -10,10 +10,10 @@
 //! - [`access`] — who may touch a tensor's memory: the per-storage lock, call scopes, and the
 //!   plain (vectorizable) loops it makes sound.
 //! - Backends — [`backend::SeqBackend`] (the semantics), [`backend::CpuBackend`] (the calling
-//!   thread and rayon's workers: the private modules `caller_runs`, parallel work the caller runs
-//!   itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
-//!   (sequential with debug mode's runtime checks: [`checks`], [`laws`] for the operators,
-//!   [`races`] for write conflicts); [`reductions`] and the private `accessors` (`tensor_get`,
+//!   thread and rayon's workers: the private modules `raw::caller_runs`, parallel work the caller
+//!   runs itself, and `fill`, results written in place by chunks) and [`backend::DebugBackend`]
+//!   (sequential with debug mode's runtime checks, in its own methods: [`checks`], [`laws`] for
+//!   the operators, [`races`] for write conflicts); the private `accessors` (`tensor_get`,
 //!   `tensor_set`, recorded for [`races`] in debug mode) as generated code calls them.
 //! - Values inside generated code — [`seq`] (sequences), [`row`] (the rows of a map of rows),
 //!   [`func`] (function values with a nameable type), [`numeric`] and [`prim`] (the numbers code
@@ -25,11 +25,23 @@
 //!   `PMEXPR_DEBUG=1`, or [`with_target`]; [`site`], the site every failure names.
 //! - GPU and Futhark execution — [`gpu::probe`] (never panics), [`cuda`] (the CUDA device through
 //!   cudarc, and the `cuda-emulator` device), [`futhark`] (the Futhark C library's context and calls).
+//!
+//! # Features
+//!
+//! - `cuda-emulator` (off by default) — the `cuda-emulator` target's device: the generated CUDA
+//!   C++ compiled by the system C++ compiler and run on the CPU, so that tests exercise the CUDA
+//!   host path without a GPU (`cuda::emulator`). A test device, so a user's build does not compile
+//!   it; without the feature `PMEXPR_BACKEND=cuda-emulator` fails at each CUDA-class site saying
+//!   to enable it. The facade forwards it (`pmexpr/cuda-emulator`); this repository's tests enable
+//!   it through their dev-dependencies, so `cargo test --workspace` runs the emulator's own tests
+//!   too (alone: `cargo test -p pmexpr-runtime --features cuda-emulator`).
 //! - Marshaling — [`marshal::Capture`] borrows free variables, [`marshal::IntoRust`] converts
 //!   results back.
 
 #![warn(missing_docs)]
-// Every unsafe block and impl says why it is sound.
+// Unsafe code lives in `raw` (and the FFI of `cuda`, `futhark` and `gpu`), each piece behind a safe
+// API; every unsafe block and impl says why it is sound.
+#![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 /// Calls the macro `$m` with every tuple arity that marshaling supports, 1 to
@@ -97,13 +109,15 @@ const _: () = assert!(
 pub mod access;
 mod accessors;
 pub mod backend;
-mod caller_runs;
 pub mod checks;
+#[allow(unsafe_code)]
 pub mod cuda;
 mod fill;
 pub mod func;
+#[allow(unsafe_code)]
 pub mod futhark;
 pub mod gemm;
+#[allow(unsafe_code)]
 pub mod gpu;
 pub mod intrinsics;
 pub mod laws;
@@ -113,7 +127,8 @@ pub mod peeled;
 mod policy;
 pub mod prim;
 pub mod races;
-pub mod reductions;
+#[allow(unsafe_code)]
+mod raw;
 /// NVRTC, opened at run time (the `pmexpr-nvrtc` crate, which the build hook shares).
 pub use pmexpr_nvrtc as nvrtc;
 pub mod row;
@@ -132,7 +147,7 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 pub mod __private {
     pub use crate::access::{CallScope, Plain, plain_loop, plain_loops};
     pub use crate::accessors::{tensor_get, tensor_linear_get, tensor_linear_set, tensor_set};
-    pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend};
+    pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend, create};
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;
     pub use crate::cuda::{
@@ -155,10 +170,6 @@ pub mod __private {
     };
     pub use crate::peeled::{Peeled, peel_parts, seq_loop_acc_peeled, seq_loop_peeled};
     pub use crate::races::track;
-    pub use crate::reductions::{
-        create, hist, map_reduce, map2_reduce, read_reduce, reduce, scan, scan_map, scatter,
-        tabulate_reduce,
-    };
     pub use crate::row::RowOut;
     pub use crate::seq::{Seq, SliceSeq};
     pub use crate::site::Site;

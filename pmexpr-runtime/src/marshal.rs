@@ -268,6 +268,8 @@ macro_rules! tuples {
         }
         impl<'a, $($c, $t: Capture<'a, $c> + 'a),+> CaptureElem<'a, ($($c,)+)> for ($($t,)+) {
             type Repr = ($($t::Repr,)+);
+            // Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+            #[allow(unsafe_code)]
             fn capture_seq(s: &'a [Self], site: &Site, name: &str) -> Seq<'a, Self::Repr> {
                 if let Some(SameType::<Self, Self::Repr>(_)) =
                     <Self as Capture<'a, ($($c,)+)>>::VERBATIM

@@ -12,9 +12,9 @@
 //! (`Peeled::fill`): a reader is a closure, which the type system cannot hold to it.
 
 use std::iter::Chain;
-use std::mem::MaybeUninit;
 use std::ops::Range;
 
+use crate::raw::slots::Slots;
 use crate::site::Site;
 
 /// The positions `0..n` read in three parts: `0..a` and `b..n` by `slow`, `a..b` by `fast`.
@@ -90,15 +90,13 @@ where
     ///
     /// # Panics
     /// Through `site`, when a reader gives fewer elements than positions (generated readers
-    /// never do); the slots are then partly written, which the callers never read.
+    /// never do).
     #[inline(always)]
-    pub(crate) fn fill(&self, site: &Site, lo: usize, slots: &mut [MaybeUninit<T>]) {
+    pub(crate) fn fill(&self, site: &Site, lo: usize, slots: &mut Slots<'_, T>) {
         let [x, y, z] = self.parts(lo, lo + slots.len());
-        let (first, rest) = slots.split_at_mut(x.len());
-        let (second, third) = rest.split_at_mut(y.len());
-        write(site, first, (self.slow)(x.start, x.end));
-        write(site, second, (self.fast)(y.start, y.end));
-        write(site, third, (self.slow)(z.start, z.end));
+        write(site, slots, x.len(), (self.slow)(x.start, x.end));
+        write(site, slots, y.len(), (self.fast)(y.start, y.end));
+        write(site, slots, z.len(), (self.slow)(z.start, z.end));
     }
 }
 
@@ -164,18 +162,14 @@ pub fn seq_loop_acc_peeled<A>(
     (b as i64..n as i64).fold(acc, slow)
 }
 
-/// Writes `values` into every slot of `slots`: the loop over a plain slice (`zip` of two
-/// exact-size iterators), so it vectorizes as that one would; counted, since a reader's length
-/// is not trusted.
+/// Writes `values` into the next `n` slots: the loop over a plain slice (`zip` of two exact-size
+/// iterators), so it vectorizes as that one would; counted, since a reader's length is not
+/// trusted.
 #[inline(always)]
-fn write<T>(site: &Site, slots: &mut [MaybeUninit<T>], values: impl Iterator<Item = T>) {
-    let mut written = 0;
-    for (slot, v) in slots.iter_mut().zip(values) {
-        slot.write(v);
-        written += 1;
-    }
-    if written != slots.len() {
-        short(site, written, slots.len());
+fn write<T>(site: &Site, slots: &mut Slots<'_, T>, n: usize, values: impl Iterator<Item = T>) {
+    let written = slots.extend_n(n, values);
+    if written != n {
+        short(site, written, n);
     }
 }
 
@@ -190,6 +184,7 @@ fn short(site: &Site, written: usize, wanted: usize) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::raw::slots::filled;
 
     fn site() -> Site {
         Site::new("peeled.rs", 1, 1)
@@ -217,11 +212,7 @@ mod tests {
                         v
                     });
                     assert_eq!(folded, got);
-                    let mut slots = vec![MaybeUninit::uninit(); hi - lo];
-                    p.fill(&site(), lo, &mut slots);
-                    // SAFETY: `fill` wrote every slot (it panics otherwise).
-                    let filled: Vec<i64> =
-                        slots.iter().map(|s| unsafe { s.assume_init() }).collect();
+                    let (filled, ()) = filled(hi - lo, |slots| p.fill(&site(), lo, slots));
                     assert_eq!(filled, got);
                 }
             }
@@ -234,8 +225,7 @@ mod tests {
         let fast = |lo: usize, hi: usize| (lo..hi.saturating_sub(1)).map(|k| k as i64);
         let p = Peeled::new(8, 2, 6, slow, fast);
         let r = std::panic::catch_unwind(|| {
-            let mut slots = vec![MaybeUninit::uninit(); 8];
-            p.fill(&site(), 0, &mut slots);
+            filled(8, |slots| p.fill(&site(), 0, slots));
         });
         let msg = r.unwrap_err();
         let msg = msg.downcast_ref::<String>().unwrap();

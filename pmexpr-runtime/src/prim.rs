@@ -13,6 +13,7 @@ pub struct Same<A, B> {
     from: fn(B) -> A,
     slice: for<'a> fn(&'a [A]) -> &'a [B],
     slice_mut: for<'a> fn(&'a mut [A]) -> &'a mut [B],
+    from_slice_mut: for<'a> fn(&'a mut [B]) -> &'a mut [A],
     vec_to: fn(Vec<A>) -> Vec<B>,
     vec_from: fn(Vec<B>) -> Vec<A>,
 }
@@ -24,6 +25,7 @@ impl<T> Same<T, T> {
         from: id,
         slice: id_slice,
         slice_mut: id_slice_mut,
+        from_slice_mut: id_slice_mut,
         vec_to: id,
         vec_from: id,
     };
@@ -61,6 +63,11 @@ impl<A, B> Same<A, B> {
     #[inline(always)]
     pub fn slice_mut<'a>(&self, a: &'a mut [A]) -> &'a mut [B] {
         (self.slice_mut)(a)
+    }
+    /// Elements of `B` as elements of `A`, mutably.
+    #[inline(always)]
+    pub fn from_slice_mut<'a>(&self, b: &'a mut [B]) -> &'a mut [A] {
+        (self.from_slice_mut)(b)
     }
     /// Elements of `A` as elements of `B`.
     #[inline(always)]

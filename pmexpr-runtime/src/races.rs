@@ -10,7 +10,7 @@
 //!   checked to be distinct before the values are written (one hash-map entry per index).
 //!
 //! The checks run only under the debug backend (`Backend::CHECKS`), which generated code tests
-//! with a constant (in [`crate::reductions`] and the tensor accessors that record the elements
+//! with a constant (in the debug backend's methods, [`crate::backend`], and the tensor accessors that record the elements
 //! for [`track`]): the other backends carry no trace of them.
 
 use std::cell::RefCell;

@@ -3,30 +3,30 @@
 //! is written once, by [`RowOut::fill`] or, for a row that the function did not fill, by the
 //! backend (with zeros), so the buffer is whole when it becomes a sequence.
 
-use std::mem::MaybeUninit;
-
 use crate::numeric::Scalar;
+use crate::raw::slots::{Done, Slots};
 
 /// The slots of one row, to be filled once.
 #[derive(Debug)]
 pub struct RowOut<'r, U> {
-    slots: &'r mut [MaybeUninit<U>],
+    slots: Slots<'r, U>,
     filled: bool,
 }
 
 impl<'r, U: Scalar> RowOut<'r, U> {
-    /// Runs `f` on the row of `slots` and returns once every slot is written: the slots that
-    /// `f` did not fill hold `U::default()`.
+    /// Runs `f` on the row of `slots` and gives them back written: the slots that `f` did not
+    /// fill hold `U::default()`.
     #[inline(always)]
-    pub(crate) fn run(slots: &'r mut [MaybeUninit<U>], f: impl FnOnce(&mut Self)) {
+    pub(crate) fn run(slots: Slots<'r, U>, f: impl FnOnce(&mut Self)) -> Done {
         let mut row = RowOut {
             slots,
             filled: false,
         };
         f(&mut row);
         if !row.filled {
-            row.slots.fill(MaybeUninit::new(U::default()));
+            row.slots.pad(U::default());
         }
+        row.slots.done()
     }
 
     /// Writes `values` into the row in order; slots past the last value hold `U::default()`.
@@ -35,22 +35,17 @@ impl<'r, U: Scalar> RowOut<'r, U> {
     ///
     /// # Panics
     /// When `values` yields another number of values than its `len()` said (within the row):
-    /// `ExactSizeIterator` is a safe trait, so its length is checked, not trusted. The row is
-    /// whole even then.
+    /// `ExactSizeIterator` is a safe trait, so its length is checked, not trusted.
     #[inline(always)]
     pub fn fill(&mut self, values: impl ExactSizeIterator<Item = U>) {
         let said = values.len();
-        let n = said.min(self.slots.len());
+        let n = said.min(self.slots.len() - self.slots.written());
         // Counted rather than taken from `len()`: what decides which slots are written.
-        let mut written = 0;
-        for (slot, v) in self.slots.iter_mut().zip(values) {
-            slot.write(v);
-            written += 1;
-        }
+        let written = self.slots.extend(values);
         if written != n {
-            wrong_length(self.slots, written, said);
+            wrong_length(self.slots.len(), written, said);
         }
-        self.slots[n..].fill(MaybeUninit::new(U::default()));
+        self.slots.pad(U::default());
         self.filled = true;
     }
 
@@ -58,9 +53,6 @@ impl<'r, U: Scalar> RowOut<'r, U> {
     /// `outer` elsewhere: the generated code passes the same function twice, `inner` over the
     /// rows it reads cut to what it reads there, so that its reads need no bounds check
     /// (`codegen/rust/peel.rs` in `pmexpr-core`).
-    // Counted loops over `k` itself: the range `lo..hi` is what lets LLVM see `inner`'s reads
-    // in range.
-    #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     pub fn fill_peeled(
         &mut self,
@@ -69,65 +61,47 @@ impl<'r, U: Scalar> RowOut<'r, U> {
         mut outer: impl FnMut(&i64) -> U,
         mut inner: impl FnMut(&i64) -> U,
     ) {
-        let slots = &mut *self.slots;
-        let hi = hi.min(slots.len());
+        let len = self.slots.len();
+        let hi = hi.min(len);
         let lo = lo.min(hi);
-        for k in 0..lo {
-            slots[k].write(outer(&(k as i64)));
-        }
-        for k in lo..hi {
-            slots[k].write(inner(&(k as i64)));
-        }
-        for k in hi..slots.len() {
-            slots[k].write(outer(&(k as i64)));
-        }
+        // Counted loops over `k` itself: the range `lo..hi` is what lets LLVM see `inner`'s
+        // reads in range.
+        self.slots.fill_upto(lo, |k| outer(&(k as i64)));
+        self.slots.fill_upto(hi, |k| inner(&(k as i64)));
+        self.slots.fill_upto(len, |k| outer(&(k as i64)));
         self.filled = true;
     }
 }
 
-/// `RowOut::fill`'s iterator yielded `written` values where its `len()` said `said`: writes the
-/// slots it left (so that no slot of the row is uninitialized, whoever catches the panic) and
-/// panics.
+/// `RowOut::fill`'s iterator yielded `written` values where its `len()` said `said`.
 #[cold]
 #[inline(never)]
-fn wrong_length<U: Scalar>(slots: &mut [MaybeUninit<U>], written: usize, said: usize) -> ! {
-    slots[written..].fill(MaybeUninit::new(U::default()));
+fn wrong_length(row: usize, written: usize, said: usize) -> ! {
     panic!(
         "RowOut::fill: the iterator's len() was {said} but it yielded {written} values \
-         (into a row of {})",
-        slots.len()
+         (into a row of {row})"
     );
-}
-
-/// A buffer of `n` elements, every one of which `init` writes: `init` gets the uninitialized
-/// slots and must pass each part of them through [`RowOut::run`] exactly once; it is given them
-/// in one piece so that a backend may split them as it likes.
-pub(crate) fn buffer<U: Scalar>(n: usize, init: impl FnOnce(&mut [MaybeUninit<U>])) -> Vec<U> {
-    let mut buf = Vec::with_capacity(n);
-    init(&mut buf.spare_capacity_mut()[..n]);
-    // SAFETY: `init` wrote every one of the first `n` slots (through `RowOut::run`, which
-    // returns only once its row is written; every caller in this crate covers the slots with
-    // rows); if it panicked, this line is not reached.
-    unsafe { buf.set_len(n) };
-    buf
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::raw::slots::filled;
+
+    /// One row of `n` slots, written by `f`.
+    fn buffer<U: Scalar>(n: usize, f: impl FnOnce(&mut RowOut<'_, U>)) -> Vec<U> {
+        filled(n, |slots| slots.part(n, |row| RowOut::run(row, f))).0
+    }
 
     #[test]
     fn a_row_is_whole_however_it_was_filled() {
-        let rows = buffer::<i32>(9, |slots| {
-            let mut chunks = slots.chunks_mut(3);
-            RowOut::run(chunks.next().unwrap(), |r| r.fill([1, 2, 3].into_iter()));
-            RowOut::run(chunks.next().unwrap(), |r| r.fill([4].into_iter()));
-            RowOut::run(chunks.next().unwrap(), |_| {});
+        let (rows, ()) = filled::<i32, _>(9, |slots| {
+            slots.part(3, |row| RowOut::run(row, |r| r.fill([1, 2, 3].into_iter())));
+            slots.part(3, |row| RowOut::run(row, |r| r.fill([4].into_iter())));
+            slots.part(3, |row| RowOut::run(row, |_| {}));
         });
         assert_eq!(rows, [1, 2, 3, 4, 0, 0, 0, 0, 0]);
-        let more = buffer::<f32>(2, |slots| {
-            RowOut::run(slots, |r| r.fill([1.0, 2.0, 3.0].into_iter()));
-        });
+        let more = buffer::<f32>(2, |r| r.fill([1.0, 2.0, 3.0].into_iter()));
         assert_eq!(more, [1.0, 2.0]);
     }
 
@@ -167,18 +141,9 @@ mod tests {
     #[test]
     fn a_fill_whose_iterator_lies_about_its_length_panics_and_leaves_the_row_whole() {
         // (said, gives): too long, too short, past the row and short of it, nothing said.
-        for (said, gives, want) in [
-            (6, 3, vec![1, 2, 3, 0, 0, 0]),
-            (2, 5, vec![1, 2, 3, 4, 5, 0]),
-            (9, 4, vec![1, 2, 3, 4, 0, 0]),
-            (0, 2, vec![1, 2, 0, 0, 0, 0]),
-        ] {
-            // Fresh heap memory, so that valgrind sees a slot that nothing wrote.
-            let mut v = Vec::<i64>::with_capacity(6);
-            let slots = &mut v.spare_capacity_mut()[..6];
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                RowOut::run(slots, |row| row.fill(Liar::new(said, gives)))
-            }));
+        for (said, gives) in [(6, 3), (2, 5), (9, 4), (0, 2)] {
+            let r =
+                std::panic::catch_unwind(|| buffer::<i64>(6, |r| r.fill(Liar::new(said, gives))));
             let msg = panic_message(r.expect_err("a wrong length panics"));
             assert_eq!(
                 msg,
@@ -187,18 +152,14 @@ mod tests {
                      (into a row of 6)"
                 )
             );
-            // SAFETY: the row is whole even after the panic: `fill` wrote what the iterator
-            // gave and `wrong_length` the rest; this reads all six, as the test's point.
-            unsafe { v.set_len(6) };
-            assert_eq!(v, want, "{said} {gives}");
         }
         // A lie past the row's end is not seen (the row takes its six values), and harms nothing.
-        let row = buffer::<i64>(6, |slots| RowOut::run(slots, |r| r.fill(Liar::new(9, 8))));
+        let row = buffer::<i64>(6, |r| r.fill(Liar::new(9, 8)));
         assert_eq!(row, [1, 2, 3, 4, 5, 6]);
         // Honest iterators, shorter and longer than the row.
-        let row = buffer::<i64>(6, |slots| RowOut::run(slots, |r| r.fill(Liar::new(2, 2))));
+        let row = buffer::<i64>(6, |r| r.fill(Liar::new(2, 2)));
         assert_eq!(row, [1, 2, 0, 0, 0, 0]);
-        let row = buffer::<i64>(6, |slots| RowOut::run(slots, |r| r.fill(Liar::new(7, 7))));
+        let row = buffer::<i64>(6, |r| r.fill(Liar::new(7, 7)));
         assert_eq!(row, [1, 2, 3, 4, 5, 6]);
     }
 
@@ -233,21 +194,19 @@ mod tests {
         // (lo, hi) as given, clamped to the row: `inner` for `k` in `lo..hi`, `outer` elsewhere.
         for (lo, hi, inner_ks) in [(1, 4, 1..4), (0, 6, 0..6), (3, 2, 2..2), (2, 9, 2..6)] {
             let calls = std::cell::RefCell::new(Vec::new());
-            let row = buffer::<i64>(6, |slots| {
-                RowOut::run(slots, |r| {
-                    r.fill_peeled(
-                        lo,
-                        hi,
-                        |k| {
-                            calls.borrow_mut().push(*k);
-                            -*k
-                        },
-                        |k| {
-                            calls.borrow_mut().push(*k);
-                            *k
-                        },
-                    )
-                });
+            let row = buffer::<i64>(6, |r| {
+                r.fill_peeled(
+                    lo,
+                    hi,
+                    |k| {
+                        calls.borrow_mut().push(*k);
+                        -*k
+                    },
+                    |k| {
+                        calls.borrow_mut().push(*k);
+                        *k
+                    },
+                )
             });
             let want: Vec<i64> = (0..6)
                 .map(|k| if inner_ks.contains(&k) { k } else { -k })

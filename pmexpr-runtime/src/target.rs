@@ -33,7 +33,8 @@ pub enum Target {
     /// CPU cores.
     Cuda,
     /// CUDA-class sites' generated kernels run on the CPU, compiled by the system C++ compiler:
-    /// for testing the CUDA path without a GPU (slow). Other sites on all CPU cores.
+    /// for testing the CUDA path without a GPU (slow). Other sites on all CPU cores. Needs the
+    /// `cuda-emulator` feature; without it a CUDA-class site fails saying so.
     CudaEmulator,
     /// Futhark-class sites on the library the `futhark` compiler generated at build time (a site
     /// without one runs on the CPU, said once; a library that cannot be used fails at the site);

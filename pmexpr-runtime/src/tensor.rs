@@ -114,6 +114,8 @@ pub(crate) struct Store<T: Element> {
 }
 
 /// `data` as cells, in the same allocation.
+// Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+#[allow(unsafe_code)]
 fn cells_of<T: Element>(data: Vec<T>) -> Vec<T::Cell> {
     const {
         assert!(size_of::<T>() == size_of::<T::Cell>());
@@ -128,6 +130,8 @@ fn cells_of<T: Element>(data: Vec<T>) -> Vec<T::Cell> {
 }
 
 /// `cells` as elements, in the same allocation: the inverse of [`cells_of`].
+// Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+#[allow(unsafe_code)]
 fn elements_of<T: Element>(cells: Vec<T::Cell>) -> Vec<T> {
     const {
         assert!(size_of::<T>() == size_of::<T::Cell>());
@@ -520,6 +524,8 @@ impl<'a, T: Element> TensorRef<'a, T> {
 
     /// The cell at a position that `offset` or `linear` checked.
     #[inline(always)]
+    // Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+    #[allow(unsafe_code)]
     fn cell(&self, ofs: usize) -> &T::Cell {
         debug_assert!(ofs < self.data.len());
         // SAFETY: `data.len()` is the product of `shape[..rank]` (every constructor keeps this),
@@ -790,6 +796,8 @@ impl<'a, T: Element> Window<'a, T> {
     /// while it does (`Plain::begin` is taken at the call's top level only).
     // The slice borrows the guard, whose `claim` keeps it the only one of its cells.
     #[allow(clippy::mut_from_ref)]
+    // Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+    #[allow(unsafe_code)]
     pub unsafe fn plain_mut<'p>(self, plain: &'p Plain) -> Option<&'p mut [T]>
     where
         'a: 'p,
@@ -815,6 +823,8 @@ impl<'a, T: Element> Window<'a, T> {
     /// storage, on any thread (reads through them are fine). As for [`Window::plain_mut`], the
     /// guard keeps out everyone but the calling call's own views, and generated code upholds
     /// this for those.
+    // Not yet behind `raw`: a reinterpretation that this module's invariants make sound.
+    #[allow(unsafe_code)]
     pub unsafe fn plain<'p>(self, plain: &'p Plain) -> Option<&'p [T]>
     where
         'a: 'p,
@@ -913,6 +923,8 @@ impl<T: Element> Strided<'_, T> {
 }
 
 #[cfg(test)]
+// The plain views' tests call their unsafe API, as generated code does.
+#[allow(unsafe_code)]
 mod tests {
     use super::*;
 

@@ -61,7 +61,7 @@
 //! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
 //! | `cuda` | CUDA-class sites on the GPU (an error at the site without one) | `PMEXPR_BACKEND=cuda` |
-//! | `cuda-emulator` | CUDA-class sites' generated kernels on the CPU, for tests | `PMEXPR_BACKEND=cuda-emulator` |
+//! | `cuda-emulator` | CUDA-class sites' generated kernels on the CPU, for tests; only in a build with the `cuda-emulator` feature (off by default: put it in the `[dev-dependencies]`), else an error at the site saying so | `PMEXPR_BACKEND=cuda-emulator` |
 //! | `futhark` | Futhark-class sites on the library the `futhark` compiler built for them at build time (a site without one runs on the CPU, said once; so does a call with an empty sequence of sequences, whose inner length Futhark cannot know) | `PMEXPR_BACKEND=futhark` |
 //!
 //! [`with_target`] overrides the environment for the `accelerate!` calls a closure makes on the
@@ -176,8 +176,8 @@ pub use pmexpr_macros::pmexpr;
 /// assert_eq!(stats, Stats { sum: 8.0, max: 4.0 });
 /// ```
 pub use pmexpr_macros::Record;
-/// The CUDA target's runtime: the devices (the GPU, and the emulator that runs the generated
-/// kernels on the CPU for tests), marshaling and launches.
+/// The CUDA target's runtime: the devices (the GPU, and with the `cuda-emulator` feature the
+/// emulator that runs the generated kernels on the CPU for tests), marshaling and launches.
 pub use pmexpr_runtime::cuda;
 /// The Futhark target's runtime: marshaling to the C library that the `futhark` compiler built for
 /// the crate's Futhark-class sites, and its context.

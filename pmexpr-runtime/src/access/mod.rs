@@ -38,4 +38,4 @@ pub use plain::{Plain, plain_loop, plain_loops};
 pub use scope::CallScope;
 pub(crate) use scope::register;
 
-pub use crate::caller_runs::Split;
+pub use crate::raw::caller_runs::Split;

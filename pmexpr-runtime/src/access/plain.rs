@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use super::lock::{Lock, PLAIN_HERE};
 use super::pool::pool;
 use super::scope;
-use crate::caller_runs::{Pool, Split};
 use crate::policy;
+use crate::raw::caller_runs::{Pool, Split};
 
 thread_local! {
     /// How many plain loops this thread has started.
@@ -107,5 +107,5 @@ pub fn plain_loop<S: Split, F: Fn(i64, usize, S) + Sync>(n: i64, slices: S, body
         return body(0, n, slices);
     };
     let grain = (n / (pool.current_num_threads() * policy::CHUNKS_PER_THREAD)).max(1);
-    crate::caller_runs::run(Pool::Own(pool), n, grain, slices, &body)
+    crate::raw::caller_runs::run(Pool::Own(pool), n, grain, slices, &body)
 }

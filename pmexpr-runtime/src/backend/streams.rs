@@ -23,16 +23,12 @@
 //!   with one winner, never undefined behaviour (debug mode reports them). Other values are
 //!   written in order.
 
-use std::mem::MaybeUninit;
-use std::sync::atomic::{
-    AtomicBool, AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU8, AtomicU16,
-    AtomicU32, AtomicU64, AtomicUsize, Ordering,
-};
-
 use super::{level, nesting};
-use crate::caller_runs::{self, Pool};
 use crate::policy;
 use crate::prim::{Same, Which};
+use crate::raw::atomic::{self, AtomicBits};
+use crate::raw::caller_runs::{self, Pool};
+use crate::raw::slots::{self, Slots};
 use crate::seq::Seq;
 use crate::site::Site;
 
@@ -61,77 +57,30 @@ pub(super) fn scan_into<T: Clone, U>(
     (out, acc)
 }
 
-/// Writes `xs` into `slots` in order, as many as both have; returns how many.
-#[inline]
-fn write<U>(slots: &mut [MaybeUninit<U>], xs: impl Iterator<Item = U>) -> usize {
-    let mut written = 0;
-    for (slot, x) in slots.iter_mut().zip(xs) {
-        slot.write(x);
-        written += 1;
-    }
-    written
-}
-
 /// The results of the parts `lens` (in order, one allocation): part `c` is written by
-/// `fill(c, data[c], slots)` into its `lens[c]` slots, the parts in parallel; `fill` returns how
-/// many it wrote, which must be all (an internal error otherwise, before any result is read).
+/// `fill(c, data[c], slots)` into its `lens[c]` slots, the parts in parallel; every slot must be
+/// written (an internal error otherwise, before any result is read).
 fn fill_parts<U, D, F>(lens: &[usize], data: Vec<D>, fill: F) -> Vec<U>
 where
     U: Send,
     D: Send,
-    F: Fn(usize, D, &mut [MaybeUninit<U>]) -> usize + Sync,
+    F: Fn(usize, D, &mut Slots<'_, U>) -> usize + Sync,
 {
     fill_parts_with(lens, data, |c, d, slots| (fill(c, d, slots), ())).0
 }
 
-/// [`fill_parts`] whose `fill` also gives a value per part: the results, and the values in part
-/// order.
+/// [`fill_parts`] whose `fill` also gives a value per part (besides how many results it wrote):
+/// the results, and the values in part order.
 fn fill_parts_with<U, D, Q, F>(lens: &[usize], data: Vec<D>, fill: F) -> (Vec<U>, Vec<Q>)
 where
     U: Send,
     D: Send,
     Q: Send,
-    F: Fn(usize, D, &mut [MaybeUninit<U>]) -> (usize, Q) + Sync,
+    F: Fn(usize, D, &mut Slots<'_, U>) -> (usize, Q) + Sync,
 {
-    type Part<'p, D, U, Q> = (Option<D>, &'p mut [MaybeUninit<U>], Option<Q>);
-    assert_eq!(lens.len(), data.len(), "one datum per part");
-    let total: usize = lens.iter().sum();
-    let mut out: Vec<U> = Vec::with_capacity(total);
-    let mut parts: Vec<Part<'_, D, U, Q>> = Vec::with_capacity(lens.len());
-    let mut rest = &mut out.spare_capacity_mut()[..total];
-    for (&len, d) in lens.iter().zip(data) {
-        let (part, tail) = rest.split_at_mut(len);
-        parts.push((Some(d), part, None));
-        rest = tail;
-    }
-    let saturates = nesting::saturates(parts.len());
-    caller_runs::run(
-        Pool::Global,
-        parts.len(),
-        1,
-        &mut parts[..],
-        &|lo, _, ps: &mut [Part<'_, D, U, Q>]| {
-            let _nested = saturates.then(nesting::Guard::new);
-            for (k, (d, slots, q)) in ps.iter_mut().enumerate() {
-                let d = d.take().expect("each part is filled once");
-                let (written, value) = fill(lo as usize + k, d, slots);
-                assert!(
-                    written == slots.len(),
-                    "internal error: a part of {} results got {written}",
-                    slots.len()
-                );
-                *q = Some(value);
-            }
-        },
-    );
-    let values = (parts.into_iter())
-        .map(|(_, _, q)| q.expect("every part was filled"))
-        .collect();
-    // SAFETY: the parts cover the first `total` slots of the capacity exactly once, and each
-    // part's slots were all written (checked above: a part that was not fails before this line,
-    // leaking what was written, never reading it).
-    unsafe { out.set_len(total) };
-    (out, values)
+    let saturates = nesting::saturates(lens.len());
+    let task = || saturates.then(nesting::Guard::new);
+    slots::par_filled_parts(lens, data, 1, task, |c, d, slots| fill(c, d, slots).1)
 }
 
 /// The carries of the chunks whose last accumulators (or `None`, for a chunk without elements)
@@ -184,10 +133,10 @@ where
     if cheap && exact {
         // Each chunk's reduction, and how many elements it gives.
         let sums: Vec<T> = level(chunks, |c0, slots| {
-            for (k, slot) in slots.iter_mut().enumerate() {
+            slots.fill_with(|k| {
                 let (lo, hi) = chunk(c0 + k, grain, n);
-                slot.write(read(lo, hi).fold(ne.clone(), f));
-            }
+                read(lo, hi).fold(ne.clone(), f)
+            })
         });
         let carries = carries(&ne, sums.iter().map(Some), f);
         drop(sums);
@@ -201,16 +150,16 @@ where
                 acc = f(acc.clone(), x);
                 post(&acc)
             });
-            write(slots, scanned)
+            slots.extend(scanned)
         })
     } else {
         // Each chunk's own scan, from the neutral element.
         let keep = |x: &T| x.clone();
         let locals: Vec<Vec<T>> = level(chunks, |c0, slots| {
-            for (k, slot) in slots.iter_mut().enumerate() {
+            slots.fill_with(|k| {
                 let (lo, hi) = chunk(c0 + k, grain, n);
-                slot.write(scan_into(Vec::new(), ne.clone(), read(lo, hi), f, &keep).0);
-            }
+                scan_into(Vec::new(), ne.clone(), read(lo, hi), f, &keep).0
+            })
         });
         let carries = carries(&ne, locals.iter().map(|l| l.last()), f);
         let lens: Vec<usize> = locals.iter().map(Vec::len).collect();
@@ -218,9 +167,9 @@ where
         fill_parts(&lens, data, |c, (local, carry), slots| {
             if c == 0 {
                 // The first chunk's scan is the sequential one already.
-                write(slots, local.iter().map(post))
+                slots.extend(local.iter().map(post))
             } else {
-                write(slots, local.into_iter().map(|x| post(&f(carry.clone(), x))))
+                slots.extend(local.into_iter().map(|x| post(&f(carry.clone(), x))))
             }
         })
     }
@@ -261,7 +210,7 @@ where
             acc = f(acc.clone(), x);
             acc.clone()
         });
-        let written = write(slots, scanned);
+        let written = slots.extend(scanned);
         (written, acc)
     });
     let carries = carries(&ne, lasts.iter().map(Some), f);
@@ -301,18 +250,16 @@ where
     let grain = grain.max(1);
     let chunks = n.div_ceil(grain);
     let locals: Vec<Vec<T>> = level(chunks, |c0, slots| {
-        for (k, slot) in slots.iter_mut().enumerate() {
+        slots.fill_with(|k| {
             let (lo, hi) = chunk(c0 + k, grain, n);
             // Room for every element of the chunk: never grown (and copied) as it fills.
             let mut local = Vec::with_capacity(hi - lo);
             local.extend(read(lo, hi));
-            slot.write(local);
-        }
+            local
+        })
     });
     let lens: Vec<usize> = locals.iter().map(Vec::len).collect();
-    fill_parts(&lens, locals, |_, local, slots| {
-        write(slots, local.into_iter())
-    })
+    fill_parts(&lens, locals, |_, local, slots| slots.extend(local))
 }
 
 /// The check every target makes before a `scatter`: the lengths of the indices and the values.
@@ -354,60 +301,9 @@ pub(super) fn scatter_into<T, I, V, II, VI>(
 pub(super) fn owned<T: Clone + Send + Sync>(dest: Seq<'_, T>) -> Vec<T> {
     dest.into_vec_with(|s| {
         level(s.len(), |lo, slots| {
-            for (slot, x) in slots.iter_mut().zip(&s[lo..]) {
-                slot.write(x.clone());
-            }
+            slots.extend(s[lo..].iter().cloned());
         })
     })
-}
-
-/// A number or `bool` that a relaxed atomic of the same size holds.
-trait Cell: Copy {
-    /// The atomic type.
-    type Atomic: Sync;
-    /// Stores `v` into `a` (relaxed).
-    fn store(a: &Self::Atomic, v: Self);
-}
-
-macro_rules! cells {
-    ($($t:ty: $a:ty, |$v:ident| $bits:expr;)*) => {$(
-        impl Cell for $t {
-            type Atomic = $a;
-            #[inline(always)]
-            fn store(a: &$a, $v: $t) {
-                a.store($bits, Ordering::Relaxed)
-            }
-        }
-    )*};
-}
-cells! {
-    i64: AtomicI64, |v| v;
-    f64: AtomicU64, |v| v.to_bits();
-    i32: AtomicI32, |v| v;
-    f32: AtomicU32, |v| v.to_bits();
-    bool: AtomicBool, |v| v;
-    i8: AtomicI8, |v| v;
-    i16: AtomicI16, |v| v;
-    isize: AtomicIsize, |v| v;
-    u8: AtomicU8, |v| v;
-    u16: AtomicU16, |v| v;
-    u32: AtomicU32, |v| v;
-    u64: AtomicU64, |v| v;
-    usize: AtomicUsize, |v| v;
-}
-
-/// The elements of `s` as atomics, where the atomic type has the size and an alignment no
-/// stricter than the element's on this platform (all of them on x86-64 and AArch64).
-fn atomics<C: Cell>(s: &mut [C]) -> Option<&[C::Atomic]> {
-    if size_of::<C>() != size_of::<C::Atomic>() || align_of::<C::Atomic>() > align_of::<C>() {
-        return None;
-    }
-    // SAFETY: each atomic type has the same size and bit validity as its integer (std's
-    // documentation of `AtomicI64` and the others; a float is stored as the integer of its bits,
-    // and every bit pattern is a valid float), the size and alignment are checked above, and
-    // the exclusive borrow of `s` lasts as long as the returned slice, so nothing reads or
-    // writes the elements but through the atomics meanwhile.
-    Some(unsafe { &*(s as *mut [C] as *const [C::Atomic]) })
 }
 
 /// `scatter` of numbers or `bool`s (`which` of them `T` is) into `out` on `cpu`: the values by
@@ -451,25 +347,13 @@ fn stores<T, C, I, V, II, VI>(
     index: &I,
     value: &V,
 ) where
-    C: Cell,
+    C: AtomicBits,
     I: Fn(usize, usize) -> II + Sync + Send,
     V: Fn(usize, usize) -> VI + Sync + Send,
     II: Iterator<Item = i64>,
     VI: Iterator<Item = T>,
 {
-    // `Same`'s conversions are calls through function pointers, which the loop below would make
-    // per element (the compiler does not see through them across the pool's tasks): the value
-    // is reinterpreted instead, which `same` proves to be the identity.
-    let cast = |v: T| -> C {
-        let _ = &same;
-        // SAFETY: a `Same<T, C>` exists only where `T` and `C` are one type (its only
-        // constructor is `Same::REFL`), so this moves a `C` as itself (the original is not
-        // dropped).
-        unsafe { std::mem::transmute_copy::<T, C>(&std::mem::ManuallyDrop::new(v)) }
-    };
-    let Some(cells) = atomics(same.slice_mut(out)) else {
-        return scatter_into(out, 0, n, index, value);
-    };
+    let cells = atomic::atomics(same.slice_mut(out));
     let k = cells.len() as u64;
     let grain = grain.max(1);
     let saturates = nesting::saturates(n.div_ceil(grain));
@@ -478,7 +362,7 @@ fn stores<T, C, I, V, II, VI>(
         let (lo, hi) = (lo as usize, lo as usize + len);
         for (i, v) in index(lo, hi).zip(value(lo, hi)) {
             if (i as u64) < k {
-                C::store(&cells[i as usize], cast(v));
+                C::store(&cells[i as usize], atomic::same_value(&same, v));
             }
         }
     });
@@ -549,11 +433,8 @@ mod tests {
             fill_parts(
                 &[2, 3],
                 vec![(), ()],
-                |c, (), slots: &mut [MaybeUninit<String>]| {
-                    write(
-                        slots,
-                        (0..if c == 1 { 1 } else { 2 }).map(|i| i.to_string()),
-                    )
+                |c, (), slots: &mut Slots<'_, String>| {
+                    slots.extend((0..if c == 1 { 1 } else { 2 }).map(|i| i.to_string()))
                 },
             )
         });

@@ -16,12 +16,18 @@ use pmexpr_abi::Number;
 
 use crate::cuda::arg::{DeviceArg, pad};
 use crate::cuda::device::{Device, DeviceFailure, DeviceResult, LoadedModule, ModuleData};
+#[cfg(feature = "cuda-emulator")]
+use crate::cuda::emulator;
 use crate::cuda::scalar::DeviceScalar;
 use crate::cuda::upload::Uploads;
-use crate::cuda::{driver, emulator, error};
+use crate::cuda::{driver, error};
 use crate::site::{Site, say_once};
 use crate::target::Target;
 use crate::tensor::MAX_RANK;
+
+/// Why the `cuda-emulator` target cannot run in a build without the emulator.
+#[cfg(not(feature = "cuda-emulator"))]
+const NO_EMULATOR: &str = "this build has no CUDA emulator: enable the `cuda-emulator` feature of pmexpr (or of pmexpr-runtime), e.g. `pmexpr = { version = \"…\", features = [\"cuda-emulator\"] }` in the [dev-dependencies] of the crate whose tests use it";
 
 /// The CUDA code of one site, as `accelerate!` embeds it: a module per instantiation of the
 /// site's number types.
@@ -128,10 +134,14 @@ impl<'a> Call<'a> {
             None
         };
         let device: &'static dyn Device = match target {
+            #[cfg(feature = "cuda-emulator")]
             Target::CudaEmulator => match emulator::emulator() {
                 Ok(e) => e,
                 Err(why) => return refuse(why),
             },
+            // An explicit target, so `refuse` fails at the site rather than running elsewhere.
+            #[cfg(not(feature = "cuda-emulator"))]
+            Target::CudaEmulator => return refuse(NO_EMULATOR.to_string()),
             Target::Auto | Target::Cuda => match driver::gpu() {
                 Ok(g) => g,
                 Err(why) => return refuse(why),
@@ -293,5 +303,38 @@ impl<'a> Call<'a> {
     /// Ends the call: copies the tensors back (device memory is freed when the call is dropped).
     pub fn finish(mut self) {
         self.copy_back();
+    }
+}
+
+#[cfg(all(test, not(feature = "cuda-emulator")))]
+mod tests {
+    use super::*;
+
+    /// Without the feature the `cuda-emulator` target fails at the site saying how to get it (not
+    /// a silent run on the CPU), and a run that requires the emulator fails rather than passing
+    /// without its tests.
+    #[test]
+    fn the_emulator_target_without_the_feature() {
+        static SITE: Site = Site::new("t.rs", 1, 2);
+        static KERNELS: SiteKernels = SiteKernels {
+            modules: &[],
+            resident: false,
+        };
+        let e = std::panic::catch_unwind(|| {
+            Call::begin(&SITE, &KERNELS, &[], Target::CudaEmulator).is_some()
+        })
+        .expect_err("fails at the site");
+        let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.starts_with("pmexpr: accelerate! at t.rs:1:2: the cuda-emulator target cannot run")
+                && msg.contains("enable the `cuda-emulator` feature"),
+            "{msg}"
+        );
+        let required = std::env::var("PMEXPR_REQUIRE")
+            .is_ok_and(|v| v.split(',').any(|t| t.trim() == "cuda-emulator"));
+        assert!(
+            !required,
+            "PMEXPR_REQUIRE names cuda-emulator but this build lacks the feature: run `cargo test -p pmexpr-runtime --features cuda-emulator`"
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! What the CUDA target needs from a device: memory, module loading, launches.
 //!
-//! Two implementations: [`super::driver`] (an NVIDIA GPU through cudarc) and [`super::emulator`]
+//! Two implementations: [`super::driver`] (an NVIDIA GPU through cudarc) and `super::emulator`
 //! (the same generated CUDA C++ compiled for the CPU by the system C++ compiler, for testing the
-//! CUDA path where there is no GPU). [`super::call::Call`] drives either: it marshals the captured
+//! CUDA path where there is no GPU; only with the `cuda-emulator` feature). [`super::call::Call`] drives either: it marshals the captured
 //! values, launches the kernels and copies written tensors back.
 
 use std::fmt;

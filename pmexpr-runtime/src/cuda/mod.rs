@@ -9,7 +9,7 @@
 //! without the hook's kernels runs on the CPU, and the CUDA targets fail at it ([`missing`]).
 //!
 //! At run time ([`call::Call`]): the target decides the device ([`driver`]: the GPU through
-//! cudarc; [`emulator`]: the CPU, for tests), the captured values go to the device once per call
+//! cudarc; `emulator`: the CPU, for tests, only with the `cuda-emulator` feature), the captured values go to the device once per call
 //! ([`arg`]), kernels run in the order host code reaches them — in loops, branches and functions
 //! too — with the data staying on the device (unless the host code reads or writes tensor
 //! elements), a failed runtime check on the device is reported at the site as on the CPU targets
@@ -19,6 +19,8 @@ pub mod arg;
 pub mod call;
 pub mod device;
 pub mod driver;
+// A C++ test device, not something a user's build should compile: behind a feature.
+#[cfg(feature = "cuda-emulator")]
 pub mod emulator;
 pub mod error;
 pub mod scalar;

@@ -119,7 +119,7 @@ impl Gen<'_> {
                         let (n, read) = self.ranges(&ready, false);
                         quote!({
                             #head #pre
-                            #rt::read_reduce::<B, _, _, _, _>(#site, #name, #n, #nev, #read, #opa)
+                            B::read_reduce(#site, #name, #n, #nev, #read, #opa)
                         })
                     }
                     (None, [input]) => {
@@ -128,27 +128,27 @@ impl Gen<'_> {
                         match &ready.from {
                             Elems::Slice(src) if ready.maps.is_empty() => quote!({
                                 #head #pre
-                                #rt::reduce::<B, _, _>(#site, #name, #src, #nev, #opa)
+                                B::reduce(#site, #name, #src, #nev, #opa)
                             }),
                             Elems::Slice(src) => {
                                 let body = apply(&ready.maps, quote!(__pm_x), true);
                                 quote!({
                                     #head #pre
-                                    #rt::map_reduce::<B, _, _, _, _>(#site, #name, #src, #nev, move |__pm_x| #body, #opa)
+                                    B::map_reduce(#site, #name, #src, #nev, move |__pm_x| #body, #opa)
                                 })
                             }
                             Elems::Range(..) if ready.fast.is_some() => {
                                 let (n, read) = self.ranges(&ready, false);
                                 quote!({
                                     #head #pre
-                                    #rt::read_reduce::<B, _, _, _, _>(#site, #name, #n, #nev, #read, #opa)
+                                    B::read_reduce(#site, #name, #n, #nev, #read, #opa)
                                 })
                             }
                             Elems::Range(n, g) => {
                                 let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
                                 quote!({
                                     #head #pre
-                                    #rt::tabulate_reduce::<B, _, _, _>(#site, #name, #n, #nev, move |__pm_j| #body, #opa)
+                                    B::tabulate_reduce(#site, #name, #n, #nev, move |__pm_j| #body, #opa)
                                 })
                             }
                             Elems::Flat(_) => unsupported("a `reduce` of flattened rows"),
@@ -175,7 +175,7 @@ impl Gen<'_> {
                             #pa
                             #pb
                             let #gv = #ga;
-                            #rt::map2_reduce::<B, _, _, _, _, _>(#site, #name, #sa, #sb, #nev, move |__pm_x, __pm_y| #gv(#xa, #xb), #opa)
+                            B::map2_reduce(#site, #name, #sa, #sb, #nev, move |__pm_x, __pm_y| #gv(#xa, #xb), #opa)
                         })
                     }
                     _ => unsupported("a `reduce` of this shape"),
@@ -286,7 +286,7 @@ impl Gen<'_> {
                     let #kv: i64 = #k;
                     #pi
                     #pv
-                    #rt::hist::<B, _, _, _, _, _, _>(#site, #name, #kv, #nev, #ni, #nv, #index, #value, #opa)
+                    B::hist(#site, #name, #kv, #nev, #ni, #nv, #index, #value, #opa)
                 })
             }
             (Form::Scan { op, ne, post }, [input]) => {
@@ -307,9 +307,9 @@ impl Gen<'_> {
                 let post_maps: Vec<Ident> = posts.iter().map(|(_, _, v)| v.clone()).collect();
                 let post = apply(&post_maps, quote!(__pm_x), true);
                 let call = if post_maps.is_empty() {
-                    quote!(scan::<B, _, _, _, _>)
+                    quote!(scan)
                 } else {
-                    quote!(scan_map::<B, _, _, _, _, _, _>)
+                    quote!(scan_map)
                 };
                 let post = if post_maps.is_empty() {
                     quote!()
@@ -330,7 +330,7 @@ impl Gen<'_> {
                     let #nev = #ne;
                     #pre
                     #(#bind_post)*
-                    #rt::#call(#site, #name, #n, #exact, #cheap, #nev, #read, #opa #post)
+                    B::#call(#site, #name, #n, #exact, #cheap, #nev, #read, #opa #post)
                 });
                 self.checked(out, ty, "the result of `scan`")
             }
@@ -345,7 +345,7 @@ impl Gen<'_> {
                     let #dv = #d;
                     #pi
                     #pv
-                    #rt::scatter::<B, _, _, _, _, _>(#site, #dv, #ni, #nv, #index, #value)
+                    B::scatter(#site, #dv, #ni, #nv, #index, #value)
                 });
                 self.checked(out, ty, "the result of `scatter`")
             }
