@@ -291,6 +291,21 @@ fn has_launch(e: &Expr) -> bool {
     found
 }
 
+/// The definitions of `defs` that `e` refers to, each once, in walk order.
+pub(crate) fn refs(defs: &HashMap<VarId, &Def>, e: &Expr) -> Vec<VarId> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    e.walk(&mut |x| {
+        if let ExprKind::Var { ident, .. } = &x.kind
+            && defs.contains_key(&ident.id)
+            && seen.insert(ident.id)
+        {
+            out.push(ident.id);
+        }
+    });
+    out
+}
+
 /// A launching node of host code, found by [`Host::analysis`].
 struct HostLoop<'a> {
     kind: LaunchKind,
@@ -309,19 +324,8 @@ struct Host<'a> {
 type Analysis<'a> = (Vec<VarId>, Vec<HostLoop<'a>>, Vec<HostNote>);
 
 impl<'a> Host<'a> {
-    /// The definitions whose value refers to a definition.
     fn refs(&self, e: &Expr) -> Vec<VarId> {
-        let mut out = Vec::new();
-        let mut seen = HashSet::new();
-        e.walk(&mut |x| {
-            if let ExprKind::Var { ident, .. } = &x.kind
-                && self.defs.contains_key(&ident.id)
-                && seen.insert(ident.id)
-            {
-                out.push(ident.id);
-            }
-        });
-        out
+        refs(self.defs, e)
     }
 
     /// The host functions (the accelerated binding and the functions it calls, or passes to a

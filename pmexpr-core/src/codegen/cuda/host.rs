@@ -78,17 +78,7 @@ impl<'a> Gen<'a> {
 
     /// The functions (extracted definitions) whose value refers to a definition.
     pub(super) fn refs(&self, e: &Expr) -> Vec<VarId> {
-        let mut out = Vec::new();
-        let mut seen = HashSet::new();
-        e.walk(&mut |x| {
-            if let ExprKind::Var { ident, .. } = &x.kind
-                && self.defs.contains_key(&ident.id)
-                && seen.insert(ident.id)
-            {
-                out.push(ident.id);
-            }
-        });
-        out
+        crate::kernels::refs(&self.defs, e)
     }
 
     /// The definitions reachable from `roots` through references, roots included.

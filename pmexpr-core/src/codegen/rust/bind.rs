@@ -104,13 +104,26 @@ impl Gen<'_> {
             let test = if b { quote!(#c) } else { quote!(!(#c)) };
             return quote!(if #test { break #label { #t }; });
         }
+        let (setup, test, t) = self.arm(scrutinee, pat, then);
+        quote!(#setup if #test { break #label { #t }; })
+    }
+
+    /// One arm `pat => then` over `scrutinee`: the statements that hold the scrutinee, the
+    /// pattern's test of it, and the arm's value after the statements that bind the pattern's
+    /// variables (for a block to hold).
+    fn arm(
+        &mut self,
+        scrutinee: &Expr,
+        pat: &Pat,
+        then: &Expr,
+    ) -> (TokenStream, TokenStream, TokenStream) {
         let (s, setup) = self.scrutinee(scrutinee);
         let test = pat_test(pat, quote!(#s), &self.rt);
         let mut stmts = Vec::new();
         let mut scope = Vec::new();
         self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
         let t = self.with_scope(scope, |g| g.value(then));
-        quote!(#setup if #test { #(#stmts)* break #label { #t }; })
+        (setup, test, quote!(#(#stmts)* #t))
     }
 
     /// The statement of `let binder = value;` and the binding it adds to the scope after it.
@@ -395,17 +408,12 @@ impl Gen<'_> {
         {
             return self.destructure(fields, pats, then);
         }
-        let (s, setup) = self.scrutinee(scrutinee);
-        let test = pat_test(pat, quote!(#s), &self.rt);
-        let mut stmts = Vec::new();
-        let mut scope = Vec::new();
-        self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
-        let t = self.with_scope(scope, |g| g.value(then));
+        let (setup, test, t) = self.arm(scrutinee, pat, then);
         if pat.irrefutable() {
-            quote!({ #setup #(#stmts)* #t })
+            quote!({ #setup #t })
         } else {
             let o = self.value(otherwise);
-            quote!({ #setup if #test { #(#stmts)* #t } else { #o } })
+            quote!({ #setup if #test { #t } else { #o } })
         }
     }
 
@@ -424,14 +432,9 @@ impl Gen<'_> {
                 let guard = if b { quote!(#c) } else { quote!(!(#c)) };
                 arms.push(quote!(_ if #guard => { #t }));
             } else {
-                let (s, setup) = self.scrutinee(scrutinee);
+                let (setup, test, t) = self.arm(scrutinee, pat, then);
                 setups.push(setup);
-                let test = pat_test(pat, quote!(#s), &self.rt);
-                let mut stmts = Vec::new();
-                let mut scope = Vec::new();
-                self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
-                let t = self.with_scope(scope, |g| g.value(then));
-                arms.push(quote!(_ if #test => { #(#stmts)* #t }));
+                arms.push(quote!(_ if #test => { #t }));
             }
             e = otherwise;
         }
