@@ -449,8 +449,7 @@ fn long_let_chains_and_many_fns_are_not_nesting() {
         Outcome::Expanded
     );
     // The expansion is as flat as the `match` (nested, rustc's parser crashes at about 700).
-    let depth = within(120, "5,000 arms, depth", move || expansion_depth(&a2));
-    assert!(depth < 64, "the expansion of 5,000 arms nests {depth} deep");
+    flat("5,000 arms", a2);
     // Ranges, alternatives and `if let`s of other variables are tests of the same chain.
     let mut tests = String::from("backend = cpu, map(|x| { let y = x; match x {");
     for i in 0..2000 {
@@ -465,10 +464,7 @@ fn long_let_chains_and_many_fns_are_not_nesting() {
     tests.push_str(
         " _ => if x > 1 { 1 } else if y > 2 { 2 } else if y > 3 { 3 } else { 4 } } }, [1, 2])",
     );
-    let depth = within(120, "2,000 arms of tests, depth", move || {
-        expansion_depth(&tests)
-    });
-    assert!(depth < 64, "the expansion of 2,000 arms nests {depth} deep");
+    flat("2,000 arms of tests", tests);
     let mut body = String::from("fn f(a: i64) -> i64 { let x0 = a;");
     for i in 1..5000 {
         let _ = write!(body, " let x{i} = x{} * 2;", i - 1);
@@ -586,6 +582,12 @@ fn imperative_code_is_linear_and_bounded() {
     );
 }
 
+/// Asserts that the expansion of `body` nests less than 64 groups deep.
+fn flat(what: &'static str, body: String) {
+    let depth = within(120, what, move || expansion_depth(&body));
+    assert!(depth < 64, "{what}: the expansion nests {depth} deep");
+}
+
 #[test]
 fn long_loop_bodies_are_flat() {
     let mut body =
@@ -598,25 +600,16 @@ fn long_loop_bodies_are_flat() {
         };
     }
     body.push_str(" } s + t }");
-    let depth = within(120, "3,000 statements, depth", move || {
-        expansion_depth(&body)
-    });
-    assert!(
-        depth < 64,
-        "a loop body of 3,000 statements nests {depth} deep"
-    );
-    for jump in ["continue", "break"] {
+    flat("a loop body of 3,000 statements", body);
+    for (jump, what) in [
+        ("continue", "a loop body of 1,000 `continue`s"),
+        ("break", "a loop body of 1,000 `break`s"),
+    ] {
         let mut body = String::from("backend = cpu, { let mut s = 0i64; for i in 0..n {");
         for k in 0..1000 {
             let _ = write!(body, " s += i; if s > {k} {{ {jump}; }}");
         }
         body.push_str(" } s }");
-        let depth = within(120, "2,000 statements, depth", move || {
-            expansion_depth(&body)
-        });
-        assert!(
-            depth < 64,
-            "a loop body of 1,000 `{jump}`s nests {depth} deep"
-        );
+        flat(what, body);
     }
 }
