@@ -74,6 +74,9 @@ fn main() {
     let starts: Vec<i64> = (1..200_000).collect();
     let sorted: Vec<i64> = (0..20_000).map(|i| i * 5).collect();
     let queries = rng.ints(20_000, 0, 100_000);
+    let keys = rng.ints(1 << 20, 0, 256);
+    let block = 4096;
+    let steps = 10_000_000;
 
     let agree = with_target(target, || {
         nbody_imperative(&xs, &ys) == nbody_functional(&xs, &ys)
@@ -91,6 +94,9 @@ fn main() {
             && hand::collatz_seq(&starts) == hand::collatz_rayon(&starts)
             && search_with_break(&sorted, &queries) == hand::search_rayon(&sorted, &queries)
             && hand::search_seq(&sorted, &queries) == hand::search_rayon(&sorted, &queries)
+            && block_sort(&keys, block as i64) == hand::block_sort_rayon(&keys, block)
+            && hand::block_sort_seq(&keys, block) == hand::block_sort_rayon(&keys, block)
+            && count_into(steps) == hand::count_into_seq(steps)
     });
     assert!(by_hand, "a site differs from its hand-written version");
 
@@ -157,7 +163,7 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     type Hand<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a dyn Fn());
-    let rows: [Hand; 4] = [
+    let rows: [Hand; 6] = [
         (
             "n-body",
             &|| drop(nbody_imperative(&xs, &ys)),
@@ -181,6 +187,18 @@ fn main() {
             &|| drop(search_with_break(&sorted, &queries)),
             &|| drop(hand::search_rayon(&sorted, &queries)),
             &|| drop(hand::search_seq(&sorted, &queries)),
+        ),
+        (
+            "counting sort of 2^20 keys in blocks of 4096: `counts[k] += 1`, `out[start[k]] = k`",
+            &|| drop(block_sort(&keys, block as i64)),
+            &|| drop(hand::block_sort_rayon(&keys, block)),
+            &|| drop(hand::block_sort_seq(&keys, block)),
+        ),
+        (
+            "10^7 steps of `a[i % 4] += 1` on a 4-element array (one loop: rayon = sequential)",
+            &|| drop(count_into(steps)),
+            &|| drop(hand::count_into_seq(steps)),
+            &|| drop(hand::count_into_seq(steps)),
         ),
     ];
     for (name, site, par, seq) in rows {

@@ -140,6 +140,43 @@ pub fn search_without_break(s: &[i64], queries: &[i64]) -> Vec<i64> {
     ))
 }
 
+/// Each block of `block` keys (each in `0..256`) sorted by counting, as a radix sort's pass does
+/// per block: a count array written with `counts[k] += 1`, its prefix written with `start[k] =
+/// …`, and the keys placed with `out[start[k]] = k` — element writes in loops, in place.
+pub fn block_sort(keys: &[i64], block: i64) -> Vec<Vec<i64>> {
+    let blocks = keys.len() as i64 / block;
+    accelerate!(create(blocks, |b: i64| {
+        let mut counts = [0i64; 256];
+        for j in 0..block {
+            counts[keys[b * block + j] as usize] += 1;
+        }
+        let mut start = [0i64; 256];
+        for k in 1..256 {
+            start[k] = start[k - 1] + counts[k - 1];
+        }
+        let mut out = vec![0i64; block as usize];
+        for j in 0..block {
+            let k = keys[b * block + j] as usize;
+            out[start[k] as usize] = k as i64;
+            start[k] += 1;
+        }
+        out
+    }))
+}
+
+/// The loop: a 4-element array whose elements a `while` loop counts into, `n` times.
+pub fn count_into(n: i64) -> Vec<i64> {
+    accelerate!(backend = cpu, {
+        let mut a = vec![0i64; 4];
+        let mut i = 0;
+        while i < n {
+            a[(i % 4) as usize] += 1;
+            i += 1;
+        }
+        a
+    })
+}
+
 /// The workloads written by hand in plain Rust, the baselines of the `imperative` example:
 /// `*_rayon` with rayon's `par_iter`, `*_seq` with a sequential loop, each the same algorithm as
 /// the `accelerate!` sites above.
@@ -227,5 +264,41 @@ pub mod hand {
     /// [`super::search_with_break`], sequentially.
     pub fn search_seq(s: &[i64], queries: &[i64]) -> Vec<i64> {
         queries.iter().map(|&q| first_at_least(s, q)).collect()
+    }
+
+    fn block_sort_one(keys: &[i64]) -> Vec<i64> {
+        let mut counts = [0usize; 256];
+        for &k in keys {
+            counts[k as usize] += 1;
+        }
+        let mut start = [0usize; 256];
+        for k in 1..256 {
+            start[k] = start[k - 1] + counts[k - 1];
+        }
+        let mut out = vec![0i64; keys.len()];
+        for &k in keys {
+            out[start[k as usize]] = k;
+            start[k as usize] += 1;
+        }
+        out
+    }
+
+    /// [`super::block_sort`] with rayon.
+    pub fn block_sort_rayon(keys: &[i64], block: usize) -> Vec<Vec<i64>> {
+        keys.par_chunks_exact(block).map(block_sort_one).collect()
+    }
+
+    /// [`super::block_sort`], sequentially.
+    pub fn block_sort_seq(keys: &[i64], block: usize) -> Vec<Vec<i64>> {
+        keys.chunks_exact(block).map(block_sort_one).collect()
+    }
+
+    /// [`super::count_into`], sequentially (a loop has nothing to run in parallel).
+    pub fn count_into_seq(n: i64) -> Vec<i64> {
+        let mut a = vec![0i64; 4];
+        for i in 0..n {
+            a[(i % 4) as usize] += 1;
+        }
+        a
     }
 }

@@ -11,7 +11,7 @@ mod wide;
 
 use std::ops::Index;
 
-use common::{cuda_targets, on_every_target, ran_on_futhark};
+use common::{cuda_targets, on_every_target, ran_on_futhark, same_failure};
 use pmexpr::cuda::launches_on_this_thread;
 use pmexpr::{Record, Tensor, accelerate, pmexpr, with_target};
 
@@ -67,6 +67,13 @@ impl<'a, T> Ix<'a, T> {
 
     fn iter(&self) -> Elements<'a, T> {
         Elements(self.0.iter())
+    }
+
+    fn to_vec(&self) -> Vec<T>
+    where
+        T: Clone,
+    {
+        self.0.to_vec()
     }
 }
 
@@ -892,6 +899,149 @@ fn imperative_code_written_in_the_kernel() {
     assert_eq!(got, want);
 }
 
+// ----- elements of sequences assigned -----
+
+#[derive(Record, Debug, Clone, Copy, PartialEq)]
+struct Cell {
+    alive: bool,
+    age: i64,
+}
+
+#[test]
+fn elements_of_mutable_sequences_are_assigned() {
+    let s: Vec<i64> = (0..60).map(|x| (x * 37) % 11).collect();
+    let n = s.len();
+    // A histogram: compound assignment of an element, its index read from another sequence.
+    let counts = same!([s] accelerate!({
+        let mut counts = vec![0i64; 11];
+        for i in 0..n {
+            counts[s[i] as usize] += 1;
+        }
+        counts
+    }));
+    assert_eq!(counts.iter().sum::<i64>(), 60);
+    // Every form: `=`, each compound operator, a sequence of sequences, fields of tuples and
+    // records inside a sequence, `vec!` of elements and of a length, a mutable copy of a captured
+    // one, `swap` and `fill`. (Array literals and `[x; n]`: in `loops_carry_sequences`.)
+    same!([s] accelerate!({
+        let mut a = vec![1i64, 2, 3, 4];
+        a[0] = 10;
+        a[1] -= 5;
+        a[2] *= a[3];
+        a[3] <<= 2;
+        a[3] |= 1;
+        let mut grid = vec![vec![0i64; 3]; 2];
+        grid[1][2] = 7;
+        grid[0][1] += grid[1][2] * 2;
+        let mut pairs = vec![(0i64, 0.5f64); 3];
+        pairs[1].0 = 4;
+        pairs[2].1 *= 3.0;
+        let mut cells = vec![Cell { alive: false, age: 0 }; 2];
+        cells[1].alive = true;
+        cells[1].age += 3;
+        let mut t = s.to_vec();
+        t[0] = -1;
+        let mut z = vec![0.0f64; 4];
+        z[3] = 1.5;
+        a.swap(0, 3);
+        grid[1].swap(0, 2);
+        let mut w = vec![1i64; 3];
+        w.fill(a[0] + 1);
+        (a, grid, pairs, cells, t, z, w)
+    }));
+}
+
+#[test]
+fn an_element_assignment_evaluates_its_value_first() {
+    same!([] accelerate!(backend = cpu, {
+        let mut a = vec![0i64; 4];
+        let mut j: usize = 0;
+        a[j] = {
+            j += 1;
+            j as i64 * 10
+        };
+        (a, j)
+    }));
+}
+
+#[test]
+fn an_element_out_of_range_fails_at_the_site() {
+    let k = 4_i64;
+    same_failure("tests/imperative.rs", "Out of bounds access", || {
+        let _ = accelerate!({
+            let mut a = vec![0i64; 4];
+            a[k] = 1;
+            a
+        });
+    });
+}
+
+#[test]
+fn loops_carry_sequences() {
+    let s: Vec<i64> = (0..40).collect();
+    let n = s.len();
+    // A permutation reversed by swaps in a `while`, a running prefix written in a `for`.
+    same!([s] accelerate!({
+        let mut p = s.to_vec();
+        let mut lo = 0;
+        let mut hi = n - 1;
+        while lo < hi {
+            if lo % 2 == 0 {
+                p.swap(lo, hi);
+            } else {
+                let t = p[lo];
+                p[lo] = p[hi];
+                p[hi] = t;
+            }
+            lo += 1;
+            hi -= 1;
+        }
+        let mut prefix = vec![0i64; n + 1];
+        for i in 0..n {
+            prefix[i + 1] = prefix[i] + p[i];
+        }
+        (p, prefix)
+    }));
+    // Inside the function of a `map`: each element's own small array, written in a loop.
+    same!([s] accelerate!({
+        map(|x: i64| {
+            let mut digits = [0i64; 10];
+            let mut y = x * 7919;
+            while y > 0 {
+                digits[(y % 10) as usize] += 1;
+                y /= 10;
+            }
+            digits[1] * 100 + digits[9]
+        }, s)
+    }));
+}
+
+/// A loop whose state is a sequence, 10^7 iterations long, on a thread of the CPU target's pool
+/// (the function of a `map` over two elements) and on every other target: it runs as a loop, and
+/// the stack does not grow with the trip count.
+#[test]
+fn a_long_loop_carrying_a_sequence_does_not_grow_the_stack() {
+    let n = 10_000_000_i64;
+    let ks: Vec<i64> = vec![1, 2];
+    let got = on_every_target(|| {
+        accelerate!(backend = cpu, {
+            map(
+                |k: i64| {
+                    let mut a = [0i64; 4];
+                    let mut i = 0;
+                    while i < n {
+                        a[(i % 4) as usize] += k;
+                        i += 1;
+                    }
+                    a[0] + a[3]
+                },
+                ks,
+            )
+        })
+    });
+    assert_eq!(got, vec![n / 2, n]);
+}
+
 // ----- a loop that is long -----
 
 #[test]
@@ -1063,6 +1213,7 @@ fn the_benchmark_pairs_agree() {
     let starts: Vec<i64> = (1..300).collect();
     let sorted: Vec<i64> = (0..200).map(|i| i * 5).collect();
     let queries = rng.ints(300, 0, 1100);
+    let keys = rng.ints(1000, 0, 256);
     let want: Vec<i64> = queries
         .iter()
         .map(|&q| sorted.iter().position(|&v| v >= q).map_or(-1, |i| i as i64))
@@ -1085,6 +1236,13 @@ fn the_benchmark_pairs_agree() {
         assert_eq!(collatz_imperative(&starts), hand::collatz_rayon(&starts));
         assert_eq!(hand::search_rayon(&sorted, &queries), want);
         assert_eq!(hand::search_seq(&sorted, &queries), want);
+        let sorted_blocks = block_sort(&keys, 100);
+        assert_eq!(sorted_blocks, hand::block_sort_seq(&keys, 100));
+        assert_eq!(sorted_blocks, hand::block_sort_rayon(&keys, 100));
+        assert_eq!(count_into(1003), hand::count_into_seq(1003));
     });
     assert_eq!(hand::nbody_seq(&xs, &ys), hand::nbody_rayon(&xs, &ys));
+    let mut each = keys[..100].to_vec();
+    each.sort();
+    assert_eq!(hand::block_sort_seq(&keys, 100)[0], each);
 }

@@ -368,15 +368,25 @@ pub enum Imp {
     },
 }
 
-/// The place an assignment writes: a mutable local, or a field of one (`p.0`, `b.pos.x`).
+/// The place an assignment writes: a mutable local, or a part of one — a field (`p.0`,
+/// `b.pos.x`), an element (`a[i]`), and any path of them (`a[i][j]`, `a[i].pos.x`).
 #[derive(Debug, Clone)]
 pub struct Place {
     /// The variable.
     pub root: Ident,
-    /// The fields, outermost first, each with where it is written.
-    pub path: Vec<(Label, SpanRange)>,
+    /// The steps from the variable to the place, outermost first.
+    pub path: Vec<Step>,
     /// The whole place.
     pub span: SpanRange,
+}
+
+/// One step of a [`Place`].
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A field of a tuple or a record, and where it is written.
+    Field(Label, SpanRange),
+    /// An element of a sequence: its index, evaluated after the assigned value (Rust's order).
+    Index(Expr),
 }
 
 /// The operator of a compound assignment (`x op= e` is `x = x op e`, `e` evaluated first).
@@ -421,7 +431,14 @@ impl Imp {
                 f(value);
                 f(body);
             }
-            Imp::Assign { value, .. } => f(value),
+            Imp::Assign { place, value, .. } => {
+                f(value);
+                for st in &place.path {
+                    if let Step::Index(i) = st {
+                        f(i);
+                    }
+                }
+            }
             Imp::For { iter, body, .. } => {
                 match iter {
                     Iter::Range {
@@ -452,7 +469,14 @@ impl Imp {
                 f(value);
                 f(body);
             }
-            Imp::Assign { value, .. } => f(value),
+            Imp::Assign { place, value, .. } => {
+                f(value);
+                for st in &mut place.path {
+                    if let Step::Index(i) = st {
+                        f(i);
+                    }
+                }
+            }
             Imp::For { iter, body, .. } => {
                 match iter {
                     Iter::Range {

@@ -114,6 +114,9 @@ fn optimized_dump(text: &mut String, site: &crate::site::CompiledSite) {
         facts.rows.len(),
         facts.settled.len(),
     );
+    for w in crate::opt::moves::writes(&o.cpu.expr, &facts.moves, &o.names) {
+        let _ = writeln!(text, "write: {w}");
+    }
     if let Some(p) = site.program.as_ref().filter(|p| p.backend == Backend::Cuda) {
         kernels_dump(text, p, &o);
     }

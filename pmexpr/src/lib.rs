@@ -40,7 +40,7 @@
 //! | intrinsics | `addi subi muli divi modi negi addf subf mulf divf negf absi absf eqi neqi lti gti leqi geqi eqf neqf ltf gtf leqf geqf eqb neqb not int2float floorfi sqrt exp log pow sin cos create length get set foldl head tail null concat reverse subsequence tensor_get tensor_set tensor_linear_get tensor_linear_set tensor_rank tensor_shape tensor_sub tensor_slice tensor_gemm` |
 //! | functional parallel keywords | `map(f, s)`, `map2(f, a, b)`, `reduce(f, ne, s)`, `flatten(s)`; beyond the paper Futhark's `scan(f, ne, s)`, `filter(p, s)`, `scatter(dest, is, vs)`, `hist(f, ne, k, is, vs)`; `create(n, f)` counts as one |
 //! | imperative parallel keywords | `par_loop(n, f)` (the paper's `loop`), `seq_loop(n, f)`, `seq_loop_acc(acc, n, f)` |
-//! | beyond the paper | every Rust number type; Rust's operators, `as` casts and numeric methods; `let mut`, assignment, `for`, `while`, `loop`, `break`, `continue`, `return` |
+//! | beyond the paper | every Rust number type; Rust's operators, `as` casts and numeric methods; `let mut`, assignment (of elements too: `a[i] = e`), `for`, `while`, `loop`, `break`, `continue`, `return` |
 //!
 //! Names inside `accelerate!` are matched by their text: procedural macros cannot see Rust's
 //! `macro_rules!` hygiene on stable, so a `macro_rules!` macro that expands to `accelerate!` and

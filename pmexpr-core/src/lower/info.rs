@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Expr, ExprKind, Imp, Iter, Pat};
+use crate::ast::{Expr, ExprKind, Imp, Iter, Pat, Step};
 
 /// A jump out of a subexpression.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +142,11 @@ impl Facts {
             }
             Imp::Assign { place, value, .. } => {
                 out.add(&self.expr(value));
+                for st in &place.path {
+                    if let Step::Index(i) = st {
+                        out.add(&self.expr(i));
+                    }
+                }
                 if !out.assigned.contains(&place.root.name) {
                     out.assigned.push(place.root.name.clone());
                 }

@@ -8,7 +8,7 @@ use super::{
     Bind, FrameKind, K, Lower, app, destructure, if_then_else, intrinsic, let_in, lit, op, pack,
     param, unit, unpack, var,
 };
-use crate::ast::{AssignOp, Expr, ExprKind, Imp, Lit, Pat, PatKind, Place};
+use crate::ast::{AssignOp, Expr, ExprKind, Imp, Lit, Pat, PatKind, Place, Step};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
 use crate::types::Annotation;
@@ -259,8 +259,8 @@ impl<'a> Lower<'a> {
         self.lower(value, &kv)
     }
 
-    /// `place = value` or `place op= value`: the value first, then the next version of the
-    /// variable.
+    /// `place = value` or `place op= value`: the value first, then the indices of the place
+    /// (Rust's order), then the next version of the variable.
     pub(super) fn assign(
         &mut self,
         e: &'a Expr,
@@ -272,44 +272,113 @@ impl<'a> Lower<'a> {
         let target = self.target(place);
         let k = k.clone();
         let kv = self.kont(move |s, v| {
-            let sp = e.span;
             let Some(m) = target else {
-                return s.resume(&k, unit(sp));
+                return s.resume(&k, unit(e.span));
             };
-            let cur = s.current(m, place.root.span);
-            // The place's value before the assignment, then the new one, field by field.
-            let mut parts = vec![cur];
-            for (label, lsp) in &place.path {
-                let outer = parts.last().expect("the variable").clone();
-                parts.push(super::mk(
+            s.assign_indices(e, place, aop, m, v, Vec::new(), 0, k.clone())
+        });
+        self.lower(value, &kv)
+    }
+
+    /// Lowers the indices of `place` from its step `from` on, each bound to a fresh local
+    /// (an index is read twice: for the element's old value and for the write), then writes.
+    #[allow(clippy::too_many_arguments)]
+    fn assign_indices(
+        &mut self,
+        e: &'a Expr,
+        place: &'a Place,
+        aop: Option<(AssignOp, SpanRange)>,
+        m: usize,
+        v: Expr,
+        indices: Vec<Expr>,
+        from: usize,
+        k: K<'a>,
+    ) -> Expr {
+        let next = place.path[from..]
+            .iter()
+            .position(|st| matches!(st, Step::Index(_)));
+        let Some(at) = next.map(|n| from + n) else {
+            return self.write(e, place, aop, m, v, &indices, &k);
+        };
+        let Step::Index(ix) = &place.path[at] else {
+            unreachable!("found above")
+        };
+        let kv = self.kont(move |s, iv| {
+            let name = s.fresh("index");
+            let mut indices = indices.clone();
+            indices.push(var(&name, ix.span));
+            let rest = s.assign_indices(e, place, aop, m, v.clone(), indices, at + 1, k.clone());
+            let_in(param(&name, ix.span, None), iv, rest, ix.span)
+        });
+        self.lower(ix, &kv)
+    }
+
+    /// The write itself: the place's old value read step by step (`a`, `a[i]`, `a[i].0`), the
+    /// new value (`op`'d with the old one for a compound assignment), and the variable made
+    /// again with it — `set` for an element (in place where the old version is not read again:
+    /// [`crate::opt::moves`]), `__set_field` for a field.
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        e: &'a Expr,
+        place: &'a Place,
+        aop: Option<(AssignOp, SpanRange)>,
+        m: usize,
+        v: Expr,
+        indices: &[Expr],
+        k: &K<'a>,
+    ) -> Expr {
+        let sp = e.span;
+        let mut parts = vec![self.current(m, place.root.span)];
+        let mut ix = indices.iter();
+        for st in &place.path {
+            let outer = parts.last().expect("the variable").clone();
+            let part = match st {
+                Step::Field(label, lsp) => super::mk(
                     ExprKind::Proj {
                         expr: Box::new(outer),
                         label: label.clone(),
                     },
                     place.root.span.to(*lsp),
-                ));
-            }
-            let mut new = match aop {
-                None => v,
-                Some((AssignOp::Num(o), osp)) => {
-                    op(o, parts.last().expect("place").clone(), v, osp, sp)
-                }
+                ),
+                Step::Index(i) => app(
+                    intrinsic(Intrinsic::Get, i.span),
+                    vec![outer, ix.next().expect("an index per step").clone()],
+                    place.root.span.to(i.span),
+                ),
             };
-            for depth in (0..place.path.len()).rev() {
-                let f = intrinsic(Intrinsic::SetField, place.span);
-                new = app(
-                    f,
+            parts.push(part);
+        }
+        let mut new = match aop {
+            None => v,
+            Some((AssignOp::Num(o), osp)) => {
+                op(o, parts.last().expect("place").clone(), v, osp, sp)
+            }
+        };
+        let mut ix = indices.iter().rev();
+        for depth in (0..place.path.len()).rev() {
+            new = match &place.path[depth] {
+                Step::Field(..) => app(
+                    intrinsic(Intrinsic::SetField, place.span),
                     vec![parts[depth].clone(), parts[depth + 1].clone(), new],
                     place.span,
-                );
-            }
-            let x = s.fresh(&s.muts[m].name.clone());
-            let ann = s.muts[m].ann.clone();
-            s.set_version(m, x.clone());
-            let rest = s.resume(&k, unit(sp));
-            let_in(param(&x, place.root.span, ann), new, rest, sp)
-        });
-        self.lower(value, &kv)
+                ),
+                Step::Index(_) => app(
+                    intrinsic(Intrinsic::Set, place.span),
+                    vec![
+                        parts[depth].clone(),
+                        ix.next().expect("an index per step").clone(),
+                        new,
+                    ],
+                    place.span,
+                ),
+            };
+        }
+        let x = self.fresh(&self.muts[m].name.clone());
+        let ann = self.muts[m].ann.clone();
+        self.set_version(m, x.clone());
+        let rest = self.resume(k, unit(sp));
+        let_in(param(&x, place.root.span, ann), new, rest, sp)
     }
 
     /// The mutable local an assignment writes, or the error that says why it cannot.

@@ -316,8 +316,8 @@ fn what_cannot_be_assigned_is_an_error_with_a_way_out() {
                 s[i] = 1;
                 s
             }),
-            "an element of a sequence cannot be assigned",
-            "`s = set(s, i, …);`",
+            "cannot assign `s`: it is captured from outside `accelerate!`",
+            "`let mut s = s;`",
         ),
     ];
     for (tokens, message, help) in cases {

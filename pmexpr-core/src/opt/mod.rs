@@ -13,10 +13,11 @@
 //! 4. [`settle`]: folds whose accumulator settles, which may stop early;
 //! 5. [`loops`]: counted loops' facts — the tensor lines a loop's accesses read through
 //!    (bounds checks hoisted), plain loops, grids, the reads one check proves in range, and the
-//!    reads of `create`s served by slices where they are in range.
+//!    reads of `create`s served by slices where they are in range;
+//! 6. [`moves`]: the last uses of sequences, which move their value (writes in place).
 //!
 //! The host code of the CUDA targets gets only the passes that serve it (inlining, fusion,
-//! settled folds: [`Optimized::host`]): its `par_loop`s launch kernels made from the unoptimized program, and
+//! settled folds, moves: [`Optimized::host`]): its `par_loop`s launch kernels made from the unoptimized program, and
 //! its tensors may live on the device, so loops keep their bodies and their accesses as written.
 //! Every new node and identifier comes from one allocator ([`Ids`]): node ids and binders stay
 //! unique after every pass ([`ids::first_duplicate`]), so a fact applies to one node.
@@ -25,10 +26,11 @@ pub mod fuse;
 pub mod ids;
 pub mod inline;
 pub mod loops;
+pub mod moves;
 pub mod rows;
 pub mod settle;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ast::{Expr, NodeId};
 use crate::infer::Numeric;
@@ -49,7 +51,7 @@ pub struct Optimized {
     /// The expression for the CPU targets, after every pass.
     pub cpu: Program,
     /// The expression for the host code of the CUDA targets, after the passes that serve it
-    /// ([`inline`], [`fuse`], [`settle`]): its `par_loop`s launch the kernels generated from the
+    /// ([`inline`], [`fuse`], [`settle`], [`moves`]): its `par_loop`s launch the kernels generated from the
     /// unoptimized program, and its tensors may live on the device, so loops keep their accesses
     /// as written.
     pub host: Program,
@@ -79,6 +81,9 @@ pub struct Facts {
     /// for the loop ([`loops::position_reads`]): the positions where every one is in range read the sequences
     /// through slices of each chunk, the others (a stencil's ends) run as written.
     pub peeled: HashMap<NodeId, Vec<SeqRead>>,
+    /// Uses of locals holding sequences that are their last, where the value moves (so that a
+    /// write to it happens in place), see [`moves`].
+    pub moves: HashSet<NodeId>,
 }
 
 /// Runs the optimizer's passes over a site's program.
@@ -103,6 +108,7 @@ fn cpu(mono: &Mono, ids: &mut Ids) -> Program {
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
     (facts.loops, facts.peeled) = loops::loops(&expr, &facts.settled, &mono.numeric);
+    facts.moves = moves::moves(&expr, &mono.numeric);
     Program { expr, facts }
 }
 
@@ -116,6 +122,7 @@ fn host(mono: &Mono, ids: &mut Ids) -> Program {
     inline::inline(&mut expr, ids, &mono.numeric);
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
+    facts.moves = moves::moves(&expr, &mono.numeric);
     Program { expr, facts }
 }
 

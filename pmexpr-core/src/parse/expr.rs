@@ -90,14 +90,7 @@ impl Parser<'_> {
                 mk(ExprKind::Record(fields), sp)
             }
             SynExpr::Array(a) => mk(ExprKind::Seq(a.elems.iter().map(|e| self.expr(e)).collect()), sp),
-            SynExpr::Repeat(r) => {
-                // `[x; n]` is `create(n, |_| x)`.
-                let value = self.expr(&r.expr);
-                let len = self.expr(&r.len);
-                let i = Ident::new("_", span(&r.len));
-                let f = mk(ExprKind::Lam { params: vec![param(i, None)], body: Box::new(value) }, sp);
-                app(mk(ExprKind::Intrinsic(Intrinsic::Create), sp), vec![len, f], sp)
-            }
+            SynExpr::Repeat(r) => self.repeat(r, sp),
             SynExpr::Field(f) => {
                 let base = self.expr(&f.base);
                 let label = match &f.member {
@@ -419,6 +412,25 @@ impl Parser<'_> {
         }
     }
 
+    /// `[x; n]` (and `vec![x; n]`) is `create(n, |_| x)`.
+    fn repeat(&mut self, r: &syn::ExprRepeat, sp: SpanRange) -> Expr {
+        let value = self.expr(&r.expr);
+        let len = self.expr(&r.len);
+        let i = Ident::new("_", span(&r.len));
+        let f = mk(
+            ExprKind::Lam {
+                params: vec![param(i, None)],
+                body: Box::new(value),
+            },
+            sp,
+        );
+        app(
+            mk(ExprKind::Intrinsic(Intrinsic::Create), sp),
+            vec![len, f],
+            sp,
+        )
+    }
+
     pub(super) fn macro_expr(&mut self, m: &syn::Macro, sp: SpanRange) -> Expr {
         let name = m
             .path
@@ -430,9 +442,12 @@ impl Parser<'_> {
             "never" if m.tokens.is_empty() => mk(ExprKind::Never(NeverKind::User), sp),
             "never" => self.error(span(&m.tokens), "`never!()` takes no arguments"),
             "vec" => {
-                let parser = syn::punctuated::Punctuated::<SynExpr, syn::Token![,]>::parse_terminated;
-                match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
-                    Ok(elems) => mk(ExprKind::Seq(elems.iter().map(|e| self.expr(e)).collect()), sp),
+                // `vec![x; n]` and `vec![a, b, …]`: the tokens of an array expression.
+                let group = proc_macro2::Group::new(proc_macro2::Delimiter::Bracket, m.tokens.clone());
+                match syn::parse2::<SynExpr>(proc_macro2::TokenTree::Group(group).into()) {
+                    Ok(SynExpr::Repeat(r)) => self.repeat(&r, sp),
+                    Ok(SynExpr::Array(a)) => mk(ExprKind::Seq(a.elems.iter().map(|e| self.expr(e)).collect()), sp),
+                    Ok(_) => self.error_help(span(&m.tokens), "`vec!` takes elements or a value and a length", "write `vec![a, b, c]` or `vec![x; n]`"),
                     Err(e) => self.error(SpanRange::single(e.span()), e.to_string()),
                 }
             }

@@ -7,7 +7,7 @@ use syn::{BinOp as SynBinOp, Expr as SynExpr, Pat as SynPat};
 
 use super::Parser;
 use super::span::{expr_span, span};
-use crate::ast::{AssignOp, Expr, ExprKind, Ident, Imp, Iter, Lit, Pat, Place};
+use crate::ast::{AssignOp, Expr, ExprKind, Ident, Imp, Iter, Lit, Pat, Place, Step};
 use crate::error::SpanRange;
 use crate::intrinsics::BinOp;
 use crate::node::{lit, mk, var};
@@ -139,8 +139,21 @@ impl Parser<'_> {
         ))
     }
 
-    /// What an assignment writes: a variable or a field of one; anything else is reported.
-    fn place(&mut self, e: &SynExpr) -> Option<Place> {
+    /// `place = value`, made by a method that writes its receiver (`a.swap(i, j)`).
+    pub(super) fn assign_to(&mut self, place: Place, value: Expr, sp: SpanRange) -> Expr {
+        imp(
+            Imp::Assign {
+                place,
+                op: None,
+                value,
+            },
+            sp,
+        )
+    }
+
+    /// What an assignment writes: a variable or a part of one (a field, an element); anything
+    /// else is reported.
+    pub(super) fn place(&mut self, e: &SynExpr) -> Option<Place> {
         let sp = expr_span(e);
         match e {
             SynExpr::Paren(p) => self.place(&p.expr),
@@ -168,22 +181,16 @@ impl Parser<'_> {
                     syn::Member::Unnamed(i) => Label::Index(i.index),
                     syn::Member::Named(n) => Label::Name(field_name(n)),
                 };
-                place.path.push((label, span(&f.member)));
+                place.path.push(Step::Field(label, span(&f.member)));
                 place.span = sp;
                 Some(place)
             }
             SynExpr::Index(i) => {
-                self.error_help(
-                    sp,
-                    "an element of a sequence cannot be assigned inside `accelerate!`",
-                    format!(
-                        "sequences are values: make a new one with `{s} = set({s}, {ix}, …);` \
-                         (`{s}` a `let mut`), or use a `Tensor` and `tensor_set(t, [i], v)`",
-                        s = token_text(&i.expr),
-                        ix = token_text(&i.index),
-                    ),
-                );
-                None
+                let mut place = self.place(&i.expr)?;
+                let index = self.expr(&i.index);
+                place.path.push(Step::Index(index));
+                place.span = sp;
+                Some(place)
             }
             SynExpr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 self.error_help(
@@ -428,10 +435,4 @@ impl Parser<'_> {
         mut_names(p, &mut muts);
         muts.into_iter().map(|m| (m, span(p))).collect()
     }
-}
-
-/// The tokens of an expression as a user would write them, for a `help:` line.
-fn token_text(e: &SynExpr) -> String {
-    use quote::ToTokens;
-    e.to_token_stream().to_string()
 }

@@ -49,6 +49,10 @@ impl Parser<'_> {
                     return app(f, vec![x], sp);
                 }
                 ("min" | "max", 1) => return self.min_max(m, method == "min", sp),
+                // Values do not change, so a copy of one is the value itself.
+                ("clone" | "to_vec" | "to_owned", 0) => return self.expr(&m.receiver),
+                ("swap", 2) => return self.swap(m, sp),
+                ("fill", 1) => return self.fill(m, sp),
                 _ => {}
             }
             // The other numeric methods (`x.count_ones()`, `x.floor()` …): an intrinsic each,
@@ -78,7 +82,6 @@ impl Parser<'_> {
             "sum" | "fold" | "reduce" => Some("reduce(addi, 0, s)"),
             "concat" | "flatten" => Some("flatten(s)"),
             "rev" => Some("reverse(s)"),
-            "clone" | "to_vec" | "to_owned" => Some("the value itself"),
             _ => None,
         };
         let message = format!("method calls are not PMExpr: `.{method}(…)`");
@@ -90,6 +93,78 @@ impl Parser<'_> {
                 "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, listed in the language reference, `pmexpr::language`) may be called as methods",
             ),
         }
+    }
+
+    /// `a.swap(i, j)` on a mutable local (or a part of one, `g[r].swap(i, j)`): the assignment
+    /// `a = { let x = a[i]; let y = a[j]; set(set(a, i, y), j, x) }`, the indices evaluated
+    /// once, first; both writes happen in place where `a`'s old version is not read again.
+    fn swap(&mut self, m: &syn::ExprMethodCall, sp: SpanRange) -> Expr {
+        let Some(place) = self.place(&m.receiver) else {
+            return mk(ExprKind::Never(crate::ast::NeverKind::User), sp);
+        };
+        let (ie, je) = (self.expr(&m.args[0]), self.expr(&m.args[1]));
+        let (i, j) = (
+            self.fresh_ident("i", ie.span),
+            self.fresh_ident("j", je.span),
+        );
+        let (x, y) = (self.fresh_ident("x", sp), self.fresh_ident("y", sp));
+        let get = |p: &mut Self, k: &Ident| {
+            let s = p.expr(&m.receiver);
+            app(
+                mk(ExprKind::Intrinsic(Intrinsic::Get), sp),
+                vec![s, var(&k.name, sp)],
+                sp,
+            )
+        };
+        let (xe, ye) = (get(self, &i), get(self, &j));
+        let s = self.expr(&m.receiver);
+        let set = |s: Expr, k: &Ident, v: &Ident| {
+            let f = mk(ExprKind::Intrinsic(Intrinsic::Set), sp);
+            app(f, vec![s, var(&k.name, sp), var(&v.name, sp)], sp)
+        };
+        let swapped = set(set(s, &i, &y), &j, &x);
+        let value = let_in(
+            param(i, None),
+            ie,
+            let_in(
+                param(j, None),
+                je,
+                let_in(
+                    param(x, None),
+                    xe,
+                    let_in(param(y, None), ye, swapped, sp),
+                    sp,
+                ),
+                sp,
+            ),
+            sp,
+        );
+        self.assign_to(place, value, sp)
+    }
+
+    /// `a.fill(v)` on a mutable local (or a part of one): `a = [v'; a.len()]`, `v` evaluated once.
+    fn fill(&mut self, m: &syn::ExprMethodCall, sp: SpanRange) -> Expr {
+        let Some(place) = self.place(&m.receiver) else {
+            return mk(ExprKind::Never(crate::ast::NeverKind::User), sp);
+        };
+        let ve = self.expr(&m.args[0]);
+        let v = self.fresh_ident("value", ve.span);
+        let s = self.expr(&m.receiver);
+        let len = app(mk(ExprKind::Intrinsic(Intrinsic::Length), sp), vec![s], sp);
+        let each = mk(
+            ExprKind::Lam {
+                params: vec![param(Ident::new("_", sp), None)],
+                body: Box::new(var(&v.name, sp)),
+            },
+            sp,
+        );
+        let filled = app(
+            mk(ExprKind::Intrinsic(Intrinsic::Create), sp),
+            vec![len, each],
+            sp,
+        );
+        let value = let_in(param(v, None), ve, filled, sp);
+        self.assign_to(place, value, sp)
     }
 
     /// `x.min(y)` and `x.max(y)` as Rust means them on integers and floats, including NaN (a

@@ -222,10 +222,10 @@ fn rust_only_syntax_is_explained() {
     );
     assert_eq!(
         errors(quote!({
-            s[i] = 1;
+            f(s)[i] = 1;
             s
         })),
-        ["an element of a sequence cannot be assigned inside `accelerate!`"]
+        ["this cannot be assigned inside `accelerate!`"]
     );
     assert_eq!(
         errors(quote!({ for i in 0.. {} })),

@@ -1,5 +1,5 @@
 // What an assignment inside `accelerate!` cannot write: a variable captured from outside (its
-// value does not change), an immutable local, an element of a sequence (sequences are values).
+// value does not change), an immutable local, an element of a captured sequence (assign a `let mut` copy instead).
 // Each error is at the user's tokens and says what to write instead.
 use pmexpr::accelerate;
 
@@ -16,8 +16,7 @@ fn main() {
         x
     });
     let _c: Vec<i64> = accelerate!(backend = cpu, {
-        let mut t = s;
-        t[0] = 5;
-        t
+        s[0] = 5;
+        s
     });
 }

@@ -310,7 +310,7 @@ impl Gen<'_> {
                 }
                 let ret = g.rty(&f.body.ty);
                 let name = g.local(f.ident.id);
-                let looped = if fns.len() == 1 && !launches {
+                let looped = if fns.len() == 1 {
                     g.tail_loop_of(f)
                 } else {
                     None
@@ -331,18 +331,10 @@ impl Gen<'_> {
     }
 
     /// The parameters that the loop of a tail-recursive function reassigns, when it runs as one
-    /// ([`crate::tailrec`]): it calls itself, and every parameter its calls change is a `Copy`
-    /// value (a `Seq` parameter is a borrow, which a loop could not reassign to a value made in
-    /// its body; such a function stays a recursive `fn`, which optimized builds also turn into
-    /// a loop).
+    /// ([`crate::tailrec`]): it calls itself, only in tail position.
     fn tail_loop_of(&mut self, f: &FnDef) -> Option<Vec<(usize, Ident)>> {
         let l = tail_loop(f.ident.id, &f.params, &f.body).ok()?;
-        let copy = f
-            .params
-            .iter()
-            .zip(&l.varying)
-            .all(|(p, v)| !v || self.is_copy(&p.ty));
-        (l.calls > 0 && copy).then(|| {
+        (l.calls > 0).then(|| {
             f.params
                 .iter()
                 .enumerate()
@@ -354,13 +346,33 @@ impl Gen<'_> {
 
     /// The body of a tail-recursive `fn` item as a loop: the parameters that change are
     /// rebound `mut`, and each tail call assigns them and continues (see `tail_call`).
+    ///
+    /// A parameter that is not `Copy` (a sequence, a tuple holding one) arrives borrowed; its
+    /// loop state is an owned value (a `Seq` clone shares the caller's elements, O(1)), which
+    /// the body reads as an owned local, so a tail call can store a value the body made.
     fn loop_body(&mut self, f: &FnDef, varying: Vec<(usize, Ident)>) -> TokenStream {
+        let mut owned = Vec::new();
         let rebind: Vec<TokenStream> = varying
             .iter()
-            .map(|(_, x)| quote!(let mut #x = #x;))
+            .map(|(i, x)| {
+                let p = &f.params[*i];
+                if self.is_copy(&p.ty) {
+                    quote!(let mut #x = #x;)
+                } else {
+                    let t = self.rty(&p.ty);
+                    owned.push((
+                        p.ident.id,
+                        Binding::Value {
+                            by_ref: false,
+                            ty: p.ty.clone(),
+                        },
+                    ));
+                    quote!(let mut #x: #t = ::core::clone::Clone::clone(#x);)
+                }
+            })
             .collect();
         let saved = self.tail_loop.replace((f.ident.id, varying));
-        let body = self.value(&f.body);
+        let body = self.with_scope(owned, |g| g.value(&f.body));
         self.tail_loop = saved;
         // Labelled: a tail call's `continue` may leave a labelled block (`block_chain`).
         quote!({ #(#rebind)* '__pm_tail: loop { break '__pm_tail #body; } })

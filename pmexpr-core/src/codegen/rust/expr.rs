@@ -16,6 +16,17 @@ impl Gen<'_> {
         let rt = self.rt.clone();
         let site = self.site();
         match &e.kind {
+            ExprKind::Var { ident, .. }
+                if self.facts.moves.contains(&e.id)
+                    && matches!(
+                        self.bindings.get(&ident.id),
+                        Some(Binding::Value { by_ref: false, .. })
+                    ) =>
+            {
+                // Its last use: the value moves, so a write to it happens in place.
+                let x = self.local(ident.id);
+                quote!(#x)
+            }
             ExprKind::Var { ident, .. } => self.var_value(ident.id, &e.ty),
             ExprKind::Lit(l) => lit(l, &e.ty, &rt),
             ExprKind::Lam { params, body } => self.func_from_lambda(params, body),

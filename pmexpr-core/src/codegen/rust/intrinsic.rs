@@ -146,11 +146,14 @@ impl Gen<'_> {
                 }
             }
             Set => {
-                let s = v(self, 0);
+                // The index and the value first, which may read the sequence's old version: its
+                // last use then moves it into the write ([`crate::opt::moves`]).
                 let ix = self.index_value(args[1]);
                 let x = v(self, 2);
+                let s = v(self, 0);
+                let (i, y) = (self.fresh("index"), self.fresh("value"));
                 self.checked(
-                    quote!(#rt::rt::set(#site, #s, #ix, #x)),
+                    quote!({ let #i = #ix; let #y = #x; #rt::rt::set(#site, #s, #i, #y) }),
                     ty,
                     "the result of `set`",
                 )

@@ -1,0 +1,91 @@
+//! Writes to elements of sequences happen in place where the old version is not read again
+//! (the optimizer's last uses, `pmexpr_core::opt::moves`), and copy where it is: observed through
+//! the allocations a site makes, counted by this test binary's allocator.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use pmexpr::{Target, accelerate, with_target};
+
+/// Counts the allocations of the thread that makes them (the tests of this binary run in
+/// parallel, each on its own thread).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; counting touches no memory the
+// allocator hands out.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The value of `f` on `target`, and how many allocations this thread made for it.
+fn allocations<T>(target: Target, f: impl Fn() -> T) -> (T, u64) {
+    let before = ALLOCATIONS.with(Cell::get);
+    let v = with_target(target, f);
+    (v, ALLOCATIONS.with(Cell::get) - before)
+}
+
+fn fill(n: i64, steps: i64) -> Vec<i64> {
+    accelerate!({
+        let mut a = vec![0i64; n as usize];
+        for i in 0..steps {
+            a[(i * 7) % n] += i;
+        }
+        a
+    })
+}
+
+fn fill_keeping_the_first(n: i64, steps: i64) -> (Vec<i64>, Vec<i64>) {
+    accelerate!({
+        let mut a = vec![0i64; n as usize];
+        let first = a;
+        for i in 0..steps {
+            a[(i * 7) % n] += i;
+        }
+        (first, a)
+    })
+}
+
+#[test]
+fn a_loop_of_element_writes_allocates_no_copy_per_write() {
+    let (n, steps) = (1000, 20_000);
+    let mut want = vec![0i64; n as usize];
+    for i in 0..steps {
+        want[((i * 7) % n) as usize] += i;
+    }
+    // The sequential target runs on this thread, so all its allocations are counted here: the
+    // sequence, its copy into the result, and a few of the site's own, not one per write.
+    let (got, made) = allocations(Target::Seq, || fill(n, steps));
+    assert_eq!(got, want);
+    assert!(made < 50, "{made} allocations for {steps} writes");
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(with_target(target, || fill(n, steps)), want, "{target:?}");
+    }
+}
+
+#[test]
+fn a_version_still_read_is_copied_once() {
+    let (n, steps) = (1000, 20_000);
+    let (got, made) = allocations(Target::Seq, || fill_keeping_the_first(n, steps));
+    assert_eq!(
+        got.0,
+        vec![0; n as usize],
+        "the old version keeps its elements"
+    );
+    assert_eq!(got.1, fill(n, steps));
+    assert!(made < 50, "{made} allocations for {steps} writes");
+}
