@@ -77,6 +77,8 @@ fn main() {
     let keys = rng.ints(1 << 20, 0, 256);
     let block = 4096;
     let steps = 10_000_000;
+    let (bx, by) = (rng.floats(5), rng.floats(5));
+    let body_steps = 1_000_000;
 
     let agree = with_target(target, || {
         nbody_imperative(&xs, &ys) == nbody_functional(&xs, &ys)
@@ -97,6 +99,8 @@ fn main() {
             && block_sort(&keys, block as i64) == hand::block_sort_rayon(&keys, block)
             && hand::block_sort_seq(&keys, block) == hand::block_sort_rayon(&keys, block)
             && count_into(steps) == hand::count_into_seq(steps)
+            && nbody_steps(&bx, &by, 1000) == hand::nbody_steps_seq(&bx, &by, 1000)
+            && hand::nbody_steps_rayon(&bx, &by, 1000) == hand::nbody_steps_seq(&bx, &by, 1000)
     });
     assert!(by_hand, "a site differs from its hand-written version");
 
@@ -163,7 +167,7 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     type Hand<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a dyn Fn());
-    let rows: [Hand; 6] = [
+    let rows: [Hand; 7] = [
         (
             "n-body",
             &|| drop(nbody_imperative(&xs, &ys)),
@@ -200,6 +204,12 @@ fn main() {
             &|| drop(hand::count_into_seq(steps)),
             &|| drop(hand::count_into_seq(steps)),
         ),
+        (
+            "10^6 steps of 5 bodies: a `create` and four `map2`s of 5 elements per step",
+            &|| drop(nbody_steps(&bx, &by, body_steps)),
+            &|| drop(hand::nbody_steps_rayon(&bx, &by, body_steps)),
+            &|| drop(hand::nbody_steps_seq(&bx, &by, body_steps)),
+        ),
     ];
     for (name, site, par, seq) in rows {
         let t = timed(target, rounds, &[site, par, seq]);
@@ -212,4 +222,18 @@ fn main() {
             t[0] / t[2]
         );
     }
+
+    // Granularity: the keywords of a small step run on the calling thread on `cpu`, so the site
+    // takes about its `seq` time there.
+    let on = |t: Target| with_target(t, || drop(nbody_steps(&bx, &by, body_steps)));
+    let t = timed(target, rounds, &[&|| on(Target::Cpu), &|| on(Target::Seq)]);
+    println!();
+    println!("| granularity | cpu | seq | cpu / seq |");
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| 10^6 steps of 5 bodies | {:.2} | {:.2} | **{:.2}** |",
+        t[0],
+        t[1],
+        t[0] / t[1]
+    );
 }

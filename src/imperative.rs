@@ -177,6 +177,41 @@ pub fn count_into(n: i64) -> Vec<i64> {
     })
 }
 
+/// `steps` steps of `n` bodies in the plane moving under their mutual attraction ([`hand`]'s
+/// `nbody_steps_*`): each step a `create` of the accelerations (a `for` over the bodies per
+/// element) and `map2`s of the velocities and positions, every keyword over `n` elements. With
+/// five bodies each keyword is far too small for threads: the `cpu` target must run them on the
+/// calling thread.
+pub fn nbody_steps(px: &[f64], py: &[f64], steps: i64) -> (Vec<f64>, Vec<f64>) {
+    let n = px.len() as i64;
+    accelerate!({
+        let mut x = px.to_vec();
+        let mut y = py.to_vec();
+        let mut vx = vec![0.0; n as usize];
+        let mut vy = vec![0.0; n as usize];
+        for _ in 0..steps {
+            let a = create(n, |i: i64| {
+                let mut ax = 0.0;
+                let mut ay = 0.0;
+                for j in 0..n {
+                    let dx = x[j] - x[i];
+                    let dy = y[j] - y[i];
+                    let d2 = dx * dx + dy * dy + 0.01;
+                    let inv = 1.0 / (d2 * d2.sqrt());
+                    ax += dx * inv;
+                    ay += dy * inv;
+                }
+                (ax, ay)
+            });
+            vx = map2(|v: f64, a: (f64, f64)| v + 0.001 * a.0, vx, a);
+            vy = map2(|v: f64, a: (f64, f64)| v + 0.001 * a.1, vy, a);
+            x = map2(|p: f64, v: f64| p + 0.001 * v, x, vx);
+            y = map2(|p: f64, v: f64| p + 0.001 * v, y, vy);
+        }
+        (x, y)
+    })
+}
+
 /// The workloads written by hand in plain Rust, the baselines of the `imperative` example:
 /// `*_rayon` with rayon's `par_iter`, `*_seq` with a sequential loop, each the same algorithm as
 /// the `accelerate!` sites above.
@@ -300,5 +335,43 @@ pub mod hand {
             a[(i % 4) as usize] += 1;
         }
         a
+    }
+
+    /// [`super::nbody_steps`], sequentially (one step has nothing worth running in parallel
+    /// over five bodies; rayon's version of it is the same loop with `par_iter`).
+    pub fn nbody_steps_seq(px: &[f64], py: &[f64], steps: i64) -> (Vec<f64>, Vec<f64>) {
+        let n = px.len();
+        let (mut x, mut y) = (px.to_vec(), py.to_vec());
+        let (mut vx, mut vy) = (vec![0.0; n], vec![0.0; n]);
+        let mut a = vec![(0.0, 0.0); n];
+        for _ in 0..steps {
+            for (i, a) in a.iter_mut().enumerate() {
+                *a = accel(&x, &y, i);
+            }
+            for i in 0..n {
+                vx[i] += 0.001 * a[i].0;
+                vy[i] += 0.001 * a[i].1;
+                x[i] += 0.001 * vx[i];
+                y[i] += 0.001 * vy[i];
+            }
+        }
+        (x, y)
+    }
+
+    /// [`super::nbody_steps`] with rayon: each step's accelerations by `par_iter`.
+    pub fn nbody_steps_rayon(px: &[f64], py: &[f64], steps: i64) -> (Vec<f64>, Vec<f64>) {
+        let n = px.len();
+        let (mut x, mut y) = (px.to_vec(), py.to_vec());
+        let (mut vx, mut vy) = (vec![0.0; n], vec![0.0; n]);
+        for _ in 0..steps {
+            let a: Vec<(f64, f64)> = (0..n).into_par_iter().map(|i| accel(&x, &y, i)).collect();
+            for i in 0..n {
+                vx[i] += 0.001 * a[i].0;
+                vy[i] += 0.001 * a[i].1;
+                x[i] += 0.001 * vx[i];
+                y[i] += 0.001 * vy[i];
+            }
+        }
+        (x, y)
     }
 }

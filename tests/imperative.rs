@@ -1240,6 +1240,10 @@ fn the_benchmark_pairs_agree() {
         assert_eq!(sorted_blocks, hand::block_sort_seq(&keys, 100));
         assert_eq!(sorted_blocks, hand::block_sort_rayon(&keys, 100));
         assert_eq!(count_into(1003), hand::count_into_seq(1003));
+        let (bx, by) = ([0.1, 0.5, 0.9, 0.3, 0.7], [0.2, 0.8, 0.4, 0.6, 0.1]);
+        let steps = nbody_steps(&bx, &by, 300);
+        assert_eq!(steps, hand::nbody_steps_seq(&bx, &by, 300));
+        assert_eq!(steps, hand::nbody_steps_rayon(&bx, &by, 300));
     });
     assert_eq!(hand::nbody_seq(&xs, &ys), hand::nbody_rayon(&xs, &ys));
     let mut each = keys[..100].to_vec();

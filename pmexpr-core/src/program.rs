@@ -117,6 +117,24 @@ fn optimized_dump(text: &mut String, site: &crate::site::CompiledSite) {
     for w in crate::opt::moves::writes(&o.cpu.expr, &facts.moves, &o.names) {
         let _ = writeln!(text, "write: {w}");
     }
+    let mut levels = 0;
+    o.cpu.expr.walk(&mut |x| {
+        use crate::ast::ExprKind;
+        use crate::intrinsics::KeywordClass;
+        levels += usize::from(match &x.kind {
+            ExprKind::Keyword { kw, .. } => kw.row().class == KeywordClass::Functional,
+            ExprKind::Soac(_) => true,
+            _ => false,
+        });
+    });
+    if levels > 0 {
+        let _ = writeln!(
+            text,
+            "granularity: on `cpu`, each of the {levels} functional parallel keywords (fused or \
+             not) runs on the calling thread while its measured cost is under 20 µs (its first \
+             call is timed, then now and then again); larger ones go to the thread pool"
+        );
+    }
     if let Some(p) = site.program.as_ref().filter(|p| p.backend == Backend::Cuda) {
         kernels_dump(text, p, &o);
     }

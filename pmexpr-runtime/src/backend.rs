@@ -11,6 +11,7 @@
 //! ([`crate::races`]) in its own methods, before computing.
 
 use crate::fill;
+use crate::granularity::Level;
 use crate::laws::{Law, check_laws, check_reduce};
 use crate::numeric::{OpenType, Scalar};
 use crate::peeled::{self, Peeled};
@@ -300,7 +301,7 @@ mod nesting {
     /// Whether a level of `tasks` parallel items saturates the workers.
     #[inline]
     pub(super) fn saturates(tasks: usize) -> bool {
-        tasks >= crate::policy::SATURATING_TASKS_PER_THREAD * rayon::current_num_threads()
+        tasks >= crate::policy::SATURATING_TASKS_PER_THREAD * crate::granularity::threads()
     }
 
     /// Sets the flag until dropped (restoring it also when a task panics).
@@ -337,32 +338,45 @@ where
     B::tabulate(n, f)
 }
 
+/// How a level of `n` positions whose element function has type `F` runs on `cpu`: `None` on
+/// the calling thread (one position, one thread, nested in a level that saturates the workers
+/// ([`nesting`]), or too small for threads to pay (`granularity`)); else the level to hand to
+/// [`level`] or [`reduced`].
+#[inline]
+fn parallel_level<F: ?Sized>(n: usize) -> Option<Level> {
+    if n <= 1 || nesting::saturated() || crate::granularity::threads() <= 1 {
+        return None;
+    }
+    let at = Level::of::<F>(n);
+    (!at.sequential()).then_some(at)
+}
+
 /// The `n` results of one parallel level, written in place (`fill::par_fill`), its tasks marked
 /// when the level saturates the workers (see [`nesting`]).
-fn level<U, F>(n: usize, fill: F) -> Vec<U>
+fn level<U, F>(at: Level, n: usize, fill: F) -> Vec<U>
 where
     U: Send,
     F: Fn(usize, &mut Slots<'_, U>) + Sync + Send,
 {
     let grain = fill::grain(n);
     if nesting::saturates(n) {
-        fill::par_fill(n, grain, nesting::Guard::new, fill)
+        fill::par_fill(at, n, grain, nesting::Guard::new, fill)
     } else {
-        fill::par_fill(n, grain, || (), fill)
+        fill::par_fill(at, n, grain, || (), fill)
     }
 }
 
 /// A reduction of `n` elements: `part(lo, hi, ne)` folds each chunk `lo..hi` in a plain loop
 /// (the element function inlined), the chunks in parallel (`level`); then the chunks' results are combined in
 /// order, so an associative `f` with neutral element `ne` gives the sequential result.
-fn reduced<U, P, F>(n: usize, ne: U, part: P, f: &F) -> U
+fn reduced<U, P, F>(at: Level, n: usize, ne: U, part: P, f: &F) -> U
 where
     U: Clone + Send + Sync,
     P: Fn(usize, usize, U) -> U + Sync + Send,
     F: Fn(U, U) -> U,
 {
     let grain = fill::grain(n);
-    let partials = level(n.div_ceil(grain), |c, slots| {
+    let partials = level(at, n.div_ceil(grain), |c, slots| {
         slots.fill_with(|k| {
             let lo = (c + k) * grain;
             part(lo, (lo + grain).min(n), ne.clone())
@@ -720,13 +734,13 @@ impl Backend for CpuBackend {
         U: Send,
         F: Fn(&T) -> U + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<F>(s.len()) else {
             return SeqBackend::map(s, f);
-        }
+        };
         let fill = |lo: usize, slots: &mut Slots<'_, U>| {
             slots.extend(s[lo..].iter().map(&f));
         };
-        Seq::from_vec(level(s.len(), fill))
+        Seq::from_vec(level(at, s.len(), fill))
     }
 
     fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
@@ -734,14 +748,14 @@ impl Backend for CpuBackend {
         U: Send,
         F: Fn(i64) -> U + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<F>(n.max(0) as usize) else {
             return SeqBackend::tabulate(n, f);
-        }
+        };
         let n = n.max(0) as usize;
         let fill = |lo: usize, slots: &mut Slots<'_, U>| {
             slots.fill_with(|k| f((lo + k) as i64));
         };
-        Seq::from_vec(level(n, fill))
+        Seq::from_vec(level(at, n, fill))
     }
 
     fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>
@@ -752,10 +766,10 @@ impl Backend for CpuBackend {
         I: Iterator<Item = U>,
         J: Iterator<Item = U>,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<(S, F)>(p.len()) else {
             return SeqBackend::tabulate_peeled(site, p);
-        }
-        Seq::from_vec(level(p.len(), |lo, slots| p.fill(site, lo, slots)))
+        };
+        Seq::from_vec(level(at, p.len(), |lo, slots| p.fill(site, lo, slots)))
     }
 
     fn map2<'a, T, U, V, F>(site: &Site, a: &[T], b: &[U], f: F) -> Seq<'a, V>
@@ -765,16 +779,16 @@ impl Backend for CpuBackend {
         V: Send,
         F: Fn(&T, &U) -> V + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<F>(a.len()) else {
             return SeqBackend::map2(site, a, b, f);
-        }
+        };
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
         let fill = |lo: usize, slots: &mut Slots<'_, V>| {
             slots.extend(a[lo..].iter().zip(&b[lo..]).map(|(x, y)| f(x, y)));
         };
-        Seq::from_vec(level(a.len(), fill))
+        Seq::from_vec(level(at, a.len(), fill))
     }
 
     fn reduce<T, F>(site: &Site, op: &str, s: &[T], ne: T, f: F) -> T
@@ -782,11 +796,11 @@ impl Backend for CpuBackend {
         T: Law + Clone + Send + Sync,
         F: Fn(T, T) -> T + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<F>(s.len()) else {
             return SeqBackend::reduce(site, op, s, ne, f);
-        }
+        };
         let part = |lo: usize, hi: usize, a| s[lo..hi].iter().cloned().fold(a, &f);
-        reduced(s.len(), ne, part, &f)
+        reduced(at, s.len(), ne, part, &f)
     }
 
     fn map_reduce<T, U, G, F>(site: &Site, op: &str, s: &[T], ne: U, g: G, f: F) -> U
@@ -796,11 +810,11 @@ impl Backend for CpuBackend {
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<(G, F)>(s.len()) else {
             return SeqBackend::map_reduce(site, op, s, ne, g, f);
-        }
+        };
         let part = |lo: usize, hi: usize, a| s[lo..hi].iter().map(&g).fold(a, &f);
-        reduced(s.len(), ne, part, &f)
+        reduced(at, s.len(), ne, part, &f)
     }
 
     fn tabulate_reduce<U, G, F>(site: &Site, op: &str, n: i64, ne: U, g: G, f: F) -> U
@@ -809,11 +823,11 @@ impl Backend for CpuBackend {
         G: Fn(i64) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<(G, F)>(n.max(0) as usize) else {
             return SeqBackend::tabulate_reduce(site, op, n, ne, g, f);
-        }
+        };
         let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
-        reduced(n.max(0) as usize, ne, part, &f)
+        reduced(at, n.max(0) as usize, ne, part, &f)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -825,9 +839,9 @@ impl Backend for CpuBackend {
         G: Fn(&T, &U) -> V + Sync + Send,
         F: Fn(V, V) -> V + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<(G, F)>(a.len()) else {
             return SeqBackend::map2_reduce(site, op, a, b, ne, g, f);
-        }
+        };
         if a.len() != b.len() {
             map2_lengths(site, a.len(), b.len());
         }
@@ -836,7 +850,7 @@ impl Backend for CpuBackend {
                 .map(|(x, y)| g(x, y))
                 .fold(acc, &f)
         };
-        reduced(a.len(), ne, part, &f)
+        reduced(at, a.len(), ne, part, &f)
     }
 
     fn flatten<'a, T>(s: &[Seq<'a, T>]) -> Seq<'a, T>
@@ -893,7 +907,7 @@ impl Backend for CpuBackend {
         // private histograms streams through memory while the updates are scattered, about ten
         // times dearer each: worth it unless the bins outnumber the values
         // (`policy::HIST_PRIVATE_BELOW_BINS_PER_VALUE`).
-        let threads = rayon::current_num_threads();
+        let threads = crate::granularity::threads();
         let chunks = if n.saturating_mul(policy::HIST_PRIVATE_BELOW_BINS_PER_VALUE) >= k {
             threads.min(n).max(1)
         } else {
@@ -906,8 +920,12 @@ impl Backend for CpuBackend {
         }
         let per = n.div_ceil(chunks);
         // One task per worker: what it runs inside is sequential.
-        let mut partial: Vec<Vec<T>> =
-            fill::par_fill(chunks, 1, nesting::Guard::new, |c, slots| {
+        let mut partial: Vec<Vec<T>> = fill::par_fill(
+            Level::parallel(),
+            chunks,
+            1,
+            nesting::Guard::new,
+            |c, slots| {
                 slots.fill_with(|d| {
                     let c = c + d;
                     let mut bins = vec![ne.clone(); k];
@@ -916,7 +934,8 @@ impl Backend for CpuBackend {
                     hist_into(&mut bins, lo, hi, &index, &value, &f);
                     bins
                 })
-            });
+            },
+        );
         let rest = partial.split_off(1);
         let mut bins = partial.pop().expect("at least two chunks");
         let grain =
@@ -1021,11 +1040,11 @@ impl Backend for CpuBackend {
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send,
     {
-        if nesting::saturated() {
+        let Some(at) = parallel_level::<(R, F)>(n) else {
             return SeqBackend::read_reduce(site, op, n, ne, read, f);
-        }
+        };
         let part = |lo: usize, hi: usize, a| read(lo, hi).fold(a, &f);
-        reduced(n, ne, part, &f)
+        reduced(at, n, ne, part, &f)
     }
 
     fn scatter<'a, T, I, V, II, VI>(
@@ -1104,16 +1123,25 @@ impl Backend for CpuBackend {
         F: Fn(&T, &mut RowOut<'_, U>) + Sync + Send,
     {
         let small = cheap && s.len().saturating_mul(w) < CHEAP_ROWS_SEQUENTIAL_BELOW;
-        if nesting::saturated() || w == 0 || small {
+        let at = parallel_level::<F>(s.len()).filter(|_| w != 0 && !small);
+        let Some(at) = at else {
             return SeqBackend::map_rows(s, w, cheap, f);
-        }
+        };
         let (n, saturates) = (s.len(), nesting::saturates(s.len()));
         let task = || saturates.then(nesting::Guard::new);
-        let buf = slots::par_filled(Pool::Global, n, w, fill::grain(n), task, |lo, len, rows| {
-            for x in &s[lo..lo + len] {
-                rows.part(w, |row| RowOut::run(row, |row| f(x, row)))
-            }
-        });
+        let buf = slots::par_filled(
+            Pool::Global,
+            at,
+            n,
+            w,
+            fill::grain(n),
+            task,
+            |lo, len, rows| {
+                for x in &s[lo..lo + len] {
+                    rows.part(w, |row| RowOut::run(row, |row| f(x, row)))
+                }
+            },
+        );
         Seq::rows(buf, s.len(), w)
     }
 
@@ -1134,7 +1162,7 @@ impl Backend for CpuBackend {
 /// iterations; a level of enough chunks marks its tasks saturated (see [`nesting`]).
 fn in_chunks(n: i64, run: impl Fn(i64, i64) + Sync) {
     let n = n.max(0);
-    let threads = rayon::current_num_threads() as i64;
+    let threads = crate::granularity::threads() as i64;
     let chunk = (n / (threads * policy::CHUNKS_PER_THREAD as i64)).max(1);
     let chunks = (n + chunk - 1) / chunk;
     caller_runs::run(
@@ -1180,6 +1208,39 @@ mod tests {
             hits.fetch_add(i, Ordering::Relaxed);
         });
         (m, m2, r, mr, hits.into_inner())
+    }
+
+    /// Granularity on `cpu`: a keyword over a few cheap elements runs on the calling thread,
+    /// every call; one whose elements take long still spreads over the workers.
+    #[test]
+    fn small_levels_stay_on_the_calling_thread_and_large_ones_do_not() {
+        let me = std::thread::current().id();
+        // A probe that this thread's descheduling (other tests run beside) stretched past the
+        // threshold sends a few calls to the pool: most calls, not all, stay here.
+        let mut stayed = 0;
+        for _ in 0..1000 {
+            let ids = CpuBackend::tabulate(5, |_| std::thread::current().id());
+            stayed += usize::from(ids.iter().all(|&id| id == me));
+            let sum = CpuBackend::reduce(&SITE, "add", &[1_i64, 2, 3, 4, 5], 0, |a, b| a + b);
+            assert_eq!(sum, 15);
+        }
+        assert!(
+            stayed >= 900,
+            "only {stayed} of 1000 5-element creates stayed on the thread"
+        );
+        if crate::granularity::threads() < 2 {
+            println!("skipped: the large level's spread needs two threads (rayon has one here)");
+            return;
+        }
+        let slow = |_: i64| {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            std::thread::current().id()
+        };
+        let ids = CpuBackend::tabulate(200, slow);
+        assert!(
+            ids.iter().any(|&id| id != me),
+            "200 elements of 200 µs each ran on one thread"
+        );
     }
 
     /// `create` on the sequential backend and, past the parallel threshold, on `cpu`; a negative

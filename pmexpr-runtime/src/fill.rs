@@ -6,6 +6,7 @@
 //! sequential backend took 8.7 ms). Called from outside the pool, the calling thread runs chunks
 //! too (`caller_runs`).
 
+use crate::granularity::Level;
 use crate::policy;
 use crate::raw::caller_runs::Pool;
 use crate::raw::slots::{self, Slots};
@@ -13,7 +14,7 @@ use crate::raw::slots::{self, Slots};
 /// The elements of a chunk: [`policy::CHUNKS_PER_THREAD`] chunks per thread, so that
 /// work-stealing can even out chunks of different costs.
 pub(crate) fn grain(n: usize) -> usize {
-    (n / (policy::CHUNKS_PER_THREAD * rayon::current_num_threads())).max(1)
+    (n / (policy::CHUNKS_PER_THREAD * crate::granularity::threads())).max(1)
 }
 
 /// `n` results: chunk by chunk of `grain` slots, in parallel, `fill(lo, slots)` writes the
@@ -23,13 +24,15 @@ pub(crate) fn grain(n: usize) -> usize {
 /// # Panics
 /// When a `fill` panics or leaves some of its slots unwritten.
 #[inline]
-pub(crate) fn par_fill<U, T, G, F>(n: usize, grain: usize, task: G, fill: F) -> Vec<U>
+pub(crate) fn par_fill<U, T, G, F>(level: Level, n: usize, grain: usize, task: G, fill: F) -> Vec<U>
 where
     U: Send,
     G: Fn() -> T + Sync + Send,
     F: Fn(usize, &mut Slots<'_, U>) + Sync + Send,
 {
-    slots::par_filled(Pool::Global, n, 1, grain, task, |lo, _, s| fill(lo, s))
+    slots::par_filled(Pool::Global, level, n, 1, grain, task, |lo, _, s| {
+        fill(lo, s)
+    })
 }
 
 #[cfg(test)]
@@ -41,6 +44,7 @@ mod tests {
         for n in [0, 1, 7, 100, 1001] {
             for g in [1, 3, grain(n), n.max(1)] {
                 let v = par_fill(
+                    Level::parallel(),
                     n,
                     g,
                     || (),
@@ -55,6 +59,7 @@ mod tests {
     fn a_panicking_chunk_panics_the_call_and_drops_nothing_twice() {
         let r = std::panic::catch_unwind(|| {
             par_fill(
+                Level::parallel(),
                 64,
                 4,
                 || (),

@@ -19,7 +19,8 @@
 //!   [`func`] (function values with a nameable type), [`numeric`] and [`prim`] (the numbers code
 //!   can be generic over), [`intrinsics`] (those that can fail or need more than a line).
 //! - The private module `policy` — every tuning constant of the CPU runtime (when work runs in
-//!   parallel, in how many chunks), each with what it decides and why.
+//!   parallel, in how many chunks), each with what it decides and why; `granularity`, which keeps
+//!   a level whose measured work is too small for threads on the calling thread.
 //! - [`gemm`] — `tensor_gemm`, the dense product: its triple loop, and `matrixmultiply` on `cpu`.
 //! - Target selection — [`target`]: `PMEXPR_BACKEND=auto|seq|cpu|cuda|cuda-emulator|futhark`,
 //!   `PMEXPR_DEBUG=1`, or [`with_target`]; [`site`], the site every failure names.
@@ -119,6 +120,7 @@ pub mod futhark;
 pub mod gemm;
 #[allow(unsafe_code)]
 pub mod gpu;
+mod granularity;
 pub mod intrinsics;
 pub mod laws;
 pub mod marshal;

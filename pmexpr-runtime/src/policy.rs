@@ -12,6 +12,23 @@
 /// `filter` two such handoffs, more than that much work.
 pub(crate) const SEQUENTIAL_BELOW: usize = 1 << 12;
 
+/// A parallel level of `cpu` that is estimated to take less than this many nanoseconds runs on
+/// the calling thread (`granularity`): the handoff to the pool costs 10–17 µs, and two threads
+/// save half the work at best, so below about twice the handoff they cannot win. (Five-body
+/// steps, a `create` and four `map2`s of five elements each, took 13 times their `seq` time
+/// when every level went to the pool.)
+pub(crate) const SEQUENTIAL_UNDER_NANOS: u64 = 20_000;
+
+/// After how many calls a parallel level's cost estimate is first measured again
+/// (`granularity`): a level whose work per position changed is misjudged for this many calls.
+pub(crate) const GRAIN_REMEASURE_FIRST: u32 = 16;
+
+/// The most calls between two measures of a level whose measures keep confirming its plan
+/// (`granularity`): the interval doubles from [`GRAIN_REMEASURE_FIRST`] up to this, so that the
+/// probe's clock reads (about 40 ns each here) are paid once per this many calls of a small
+/// level, and a level whose work per position grows is misjudged for this many calls at most.
+pub(crate) const GRAIN_REMEASURE_EVERY: u32 = 512;
+
 /// A map of rows of fewer numbers runs on the calling thread when its function is a few
 /// operations per number (`Backend::map_rows`'s `cheap`: a copy, a gather, arithmetic; about
 /// 1 ns each): all of such work takes less than the 10–17 µs of the handoff to the pool, so no

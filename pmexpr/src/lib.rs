@@ -57,7 +57,7 @@
 //! | target | what runs | chosen by |
 //! |---|---|---|
 //! | `auto` | CUDA-class sites on the GPU when one is usable, else (said once) on the CPU; Futhark-class sites on their Futhark library when the build made a `cuda` one and there is a GPU; other sites on all cores (the default) | unset, `PMEXPR_BACKEND=auto` |
-//! | `cpu` | all cores, through rayon; a keyword nested inside a parallel level that already gives every core several tasks runs sequentially, as a hand-written program parallelizes the outer loop | `PMEXPR_BACKEND=cpu` |
+//! | `cpu` | all cores, through rayon; a keyword nested inside a parallel level that already gives every core several tasks runs sequentially, as a hand-written program parallelizes the outer loop, and so does one whose measured work is under 20 µs, too little for threads to pay | `PMEXPR_BACKEND=cpu` |
 //! | `seq` | sequential Rust: the reference semantics | `PMEXPR_BACKEND=seq` |
 //! | debug mode | sequential, with runtime checks | `PMEXPR_DEBUG=1` (takes precedence) |
 //! | `cuda` | CUDA-class sites on the GPU (an error at the site without one) | `PMEXPR_BACKEND=cuda` |

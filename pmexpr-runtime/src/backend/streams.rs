@@ -24,6 +24,7 @@
 //!   written in order.
 
 use super::{level, nesting};
+use crate::granularity::Level;
 use crate::policy;
 use crate::prim::{Same, Which};
 use crate::raw::atomic::{self, AtomicBits};
@@ -37,7 +38,7 @@ use crate::site::Site;
 /// (where a two-pass algorithm would only read the input twice: measured 1.5× the sequential
 /// loop for a scan of additions).
 pub(super) fn sequential(n: usize) -> bool {
-    n < policy::SEQUENTIAL_BELOW || nesting::saturated() || rayon::current_num_threads() == 1
+    n < policy::SEQUENTIAL_BELOW || nesting::saturated() || crate::granularity::threads() == 1
 }
 
 /// Appends the inclusive scan of `xs` from `acc`, each result through `post`, to `out`; returns
@@ -132,7 +133,7 @@ where
     let chunks = n.div_ceil(grain);
     if cheap && exact {
         // Each chunk's reduction, and how many elements it gives.
-        let sums: Vec<T> = level(chunks, |c0, slots| {
+        let sums: Vec<T> = level(Level::parallel(), chunks, |c0, slots| {
             slots.fill_with(|k| {
                 let (lo, hi) = chunk(c0 + k, grain, n);
                 read(lo, hi).fold(ne.clone(), f)
@@ -155,7 +156,7 @@ where
     } else {
         // Each chunk's own scan, from the neutral element.
         let keep = |x: &T| x.clone();
-        let locals: Vec<Vec<T>> = level(chunks, |c0, slots| {
+        let locals: Vec<Vec<T>> = level(Level::parallel(), chunks, |c0, slots| {
             slots.fill_with(|k| {
                 let (lo, hi) = chunk(c0 + k, grain, n);
                 scan_into(Vec::new(), ne.clone(), read(lo, hi), f, &keep).0
@@ -249,7 +250,7 @@ where
 {
     let grain = grain.max(1);
     let chunks = n.div_ceil(grain);
-    let locals: Vec<Vec<T>> = level(chunks, |c0, slots| {
+    let locals: Vec<Vec<T>> = level(Level::parallel(), chunks, |c0, slots| {
         slots.fill_with(|k| {
             let (lo, hi) = chunk(c0 + k, grain, n);
             // Room for every element of the chunk: never grown (and copied) as it fills.
@@ -300,7 +301,8 @@ pub(super) fn scatter_into<T, I, V, II, VI>(
 /// parallel otherwise.
 pub(super) fn owned<T: Clone + Send + Sync>(dest: Seq<'_, T>) -> Vec<T> {
     dest.into_vec_with(|s| {
-        level(s.len(), |lo, slots| {
+        // A copy costs the same per element of a type: one level per element type.
+        level(Level::of::<T>(s.len()), s.len(), |lo, slots| {
             slots.extend(s[lo..].iter().cloned());
         })
     })

@@ -21,6 +21,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::granularity::{self, Level, Plan};
+
 /// The counters that the caller and its helpers share; a helper may outlive the loop.
 struct Shared {
     /// The next chunk to claim (it may count past `chunks`: nothing is left then).
@@ -101,7 +103,7 @@ impl Pool<'_> {
     fn threads(self) -> usize {
         match self {
             Pool::Own(p) => p.current_num_threads(),
-            Pool::Global => rayon::current_num_threads(),
+            Pool::Global => granularity::threads(),
         }
     }
 
@@ -123,23 +125,67 @@ pub(crate) fn run<S: Split, F: Fn(i64, usize, S) + Sync>(
     slices: S,
     body: &F,
 ) {
+    run_from(pool, 0, n, grain, slices, body)
+}
+
+/// [`run`], unless the level is too small for threads to pay: then `body` runs on the calling
+/// thread, whole or after a timed prefix (`level`'s plan, see `granularity`). Which thread runs a
+/// chunk never changes what it computes.
+pub(crate) fn run_adaptive<S: Split, F: Fn(i64, usize, S) + Sync>(
+    pool: Pool<'_>,
+    level: Level,
+    n: usize,
+    grain: usize,
+    slices: S,
+    body: &F,
+) {
+    if n <= grain.max(1) || pool.threads() <= 1 {
+        return run(pool, n, grain, slices, body);
+    }
+    match level.plan() {
+        Plan::Sequential => body(0, n, slices),
+        Plan::Parallel => run(pool, n, grain, slices, body),
+        Plan::Probe => {
+            let mut rest = Some(slices);
+            let done = level.probe(n, |lo, len| {
+                if let Some((part, tail)) = rest.take().map(|s| s.split_at(len)) {
+                    rest = Some(tail);
+                    body(lo as i64, len, part);
+                }
+            });
+            if let Some(rest) = rest.filter(|_| done < n) {
+                run_from(pool, done, n, grain, rest, body);
+            }
+        }
+    }
+}
+
+/// [`run`] over the positions `from..n`, which `slices` cover.
+fn run_from<S: Split, F: Fn(i64, usize, S) + Sync>(
+    pool: Pool<'_>,
+    from: usize,
+    n: usize,
+    grain: usize,
+    slices: S,
+    body: &F,
+) {
     let grain = grain.max(1);
     if rayon::current_thread_index().is_some() {
-        let all = || joined(0, n, grain, slices, body);
+        let all = || joined(from, n - from, grain, slices, body);
         return match pool {
             Pool::Own(p) => p.install(all),
             Pool::Global => all(),
         };
     }
     let threads = pool.threads();
-    if threads <= 1 || n <= grain {
+    if threads <= 1 || n - from <= grain {
         // Alone, or one chunk: the chunks in order, with nothing shared or spawned.
-        for (lo, len, part) in split(n, grain, slices) {
+        for (lo, len, part) in split(from, n, grain, slices) {
             body(lo as i64, len, part);
         }
         return;
     }
-    let parts = split(n, grain, slices)
+    let parts = split(from, n, grain, slices)
         .map(|c| UnsafeCell::new(Some(c)))
         .collect();
     let work = Work { parts, body };
@@ -218,9 +264,15 @@ fn joined<S: Split, F: Fn(i64, usize, S) + Sync>(lo: usize, len: usize, grain: u
     );
 }
 
-/// The chunks of `grain` positions that cover `0..n`: each one's start, length and slices.
-fn split<S: Split>(n: usize, grain: usize, slices: S) -> impl Iterator<Item = (usize, usize, S)> {
-    let (mut lo, mut rest) = (0, Some(slices));
+/// The chunks of `grain` positions that cover `from..n` (which `slices` cover): each one's
+/// start, length and slices.
+fn split<S: Split>(
+    from: usize,
+    n: usize,
+    grain: usize,
+    slices: S,
+) -> impl Iterator<Item = (usize, usize, S)> {
+    let (mut lo, mut rest) = (from, Some(slices));
     std::iter::from_fn(move || {
         if lo >= n {
             return None;

@@ -12,6 +12,7 @@
 use std::mem::MaybeUninit;
 
 use super::caller_runs::{self, Pool, Rows};
+use crate::granularity::Level;
 
 /// Slots of a buffer to write in order, from a cursor (see the module docs).
 #[derive(Debug)]
@@ -163,7 +164,7 @@ pub(crate) fn filled<U, R>(n: usize, f: impl FnOnce(&mut Slots<'_, U>) -> R) -> 
 }
 
 /// A `Vec` of `n` rows of `w` elements each, written in parallel by chunks of `grain` rows
-/// (`caller_runs::run` on `pool`): `fill(lo, len, slots)` writes rows `lo..lo + len` into their
+/// (`caller_runs::run_adaptive` on `pool`: on the calling thread alone when the level is small): `fill(lo, len, slots)` writes rows `lo..lo + len` into their
 /// `len * w` slots, each chunk holding what `task()` returns (the nested parallelism guard, or
 /// nothing) while it runs. `w` is 1 for a sequence of results.
 ///
@@ -172,6 +173,7 @@ pub(crate) fn filled<U, R>(n: usize, f: impl FnOnce(&mut Slots<'_, U>) -> R) -> 
 #[inline]
 pub(crate) fn par_filled<U, T, G, F>(
     pool: Pool<'_>,
+    level: Level,
     n: usize,
     w: usize,
     grain: usize,
@@ -188,13 +190,14 @@ where
         .expect("a buffer of rows that fits in memory");
     let mut out = Vec::with_capacity(total);
     let rows = Rows(&mut out.spare_capacity_mut()[..total], w);
-    caller_runs::run(pool, n, grain, rows, &|lo, len, rows| {
+    caller_runs::run_adaptive(pool, level, n, grain, rows, &|lo, len, rows| {
         let _task = task();
         let mut slots = Slots::new(rows.0);
         fill(lo as usize, len, &mut slots);
         slots.check();
     });
-    // SAFETY: `caller_runs::run` returned, so it ran every chunk of `0..n` once and none panicked
+    // SAFETY: `caller_runs::run_adaptive` returned, so it ran every chunk of `0..n` once (some on
+    // the calling thread, the rest through `run`) and none panicked
     // (it returns only then); the chunks' rows cover the first `total` slots exactly once, and
     // each chunk's `check` found all of its slots written.
     unsafe { out.set_len(total) };
@@ -270,6 +273,7 @@ mod tests {
                 for g in [1, 3, n.max(1)] {
                     let v = par_filled(
                         Pool::Global,
+                        Level::parallel(),
                         n,
                         w,
                         g,
@@ -289,6 +293,7 @@ mod tests {
         let r = std::panic::catch_unwind(|| {
             par_filled(
                 Pool::Global,
+                Level::parallel(),
                 64,
                 1,
                 4,
@@ -311,12 +316,14 @@ mod tests {
         let r = std::panic::catch_unwind(|| {
             par_filled(
                 Pool::Global,
+                Level::parallel(),
                 8,
                 1,
                 2,
                 || (),
-                |lo, _, s| {
-                    if lo != 4 {
+                |lo, len, s| {
+                    // The chunk that holds position 4 writes nothing (wherever chunks start).
+                    if !(lo..lo + len).contains(&4) {
                         s.fill_with(|k| k.to_string())
                     }
                 },
