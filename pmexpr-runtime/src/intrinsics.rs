@@ -52,12 +52,24 @@ pub fn get<'s, T>(site: &Site, s: &'s [T], i: i64) -> &'s T {
 
 /// `set s i v`: a sequence equal to `s` but with `v` at `i`. Updates in place when `s` is the only
 /// holder of its elements.
+#[inline(always)]
 pub fn set<'a, T: Clone>(site: &Site, mut s: Seq<'a, T>, i: i64, v: T) -> Seq<'a, T> {
     if i < 0 || i as u64 >= s.len() as u64 {
         bad_index(site, i, s.len());
     }
     s.make_mut()[i as usize] = v;
     s
+}
+
+/// `set s i v` written into `s` itself: the write of a loop that owns its sequence (the code
+/// generator's `write_in_place`), in place when `s` is the only holder of its elements, as
+/// [`set`].
+#[inline(always)]
+pub fn set_mut<T: Clone>(site: &Site, s: &mut Seq<'_, T>, i: i64, v: T) {
+    if i < 0 || i as u64 >= s.len() as u64 {
+        bad_index(site, i, s.len());
+    }
+    s.make_mut()[i as usize] = v;
 }
 
 /// `head s`.

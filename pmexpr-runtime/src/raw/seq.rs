@@ -259,22 +259,55 @@ impl<T: Clone> Seq<'_, T> {
     }
 
     /// Mutable access to the elements, copying them first unless this sequence is their only owner.
+    #[inline(always)]
     pub fn make_mut(&mut self) -> &mut [T] {
-        if !self.unique_whole() {
-            *self = Seq::from_vec(self.as_slice().to_vec());
-        }
-        let len = self.len;
-        match self.owner.as_mut().and_then(Owner::get_mut) {
-            Some(data) => {
-                // Reads after this go through the pointer taken here.
-                self.ptr = NonNull::new(data.as_mut_ptr()).unwrap_or(NonNull::dangling());
-                // SAFETY: the buffer holds `len` elements and nothing else holds it; the slice
-                // borrows `self` mutably, so no read through `self` overlaps it.
-                unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), len) }
-            }
-            None => unreachable!("made the only owner above"),
-        }
+        let data = match self.unique_data() {
+            Some(data) => data,
+            None => self.unshare(),
+        };
+        // Reads after this go through the pointer taken here.
+        self.ptr = NonNull::new(data).unwrap_or(NonNull::dangling());
+        // SAFETY: `unique_data`: `data` is the whole buffer of `len` elements, which nothing but
+        // this sequence holds; the slice borrows `self` mutably, so no read through `self`
+        // overlaps it, and no one can clone `self` meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(data, self.len) }
     }
+
+    /// Makes this sequence the only owner of a copy of its elements; their buffer. Out of line:
+    /// the write of a loop that owns its sequence only checks (`make_mut`).
+    #[cold]
+    #[inline(never)]
+    fn unshare(&mut self) -> *mut T {
+        *self = Seq::from_vec(self.as_slice().to_vec());
+        self.unique_data().unwrap_or_else(|| not_unique())
+    }
+
+    /// The elements' buffer, to write, when this sequence owns all of it alone: its `Arc` is the
+    /// only one and no `Weak` of it exists (what `Arc::get_mut` checks, without its atomic
+    /// read-modify-write), and this sequence views the whole buffer.
+    #[inline(always)]
+    fn unique_data(&self) -> Option<*mut T> {
+        let (data, len) = match &self.owner {
+            Some(Owner::Vec(v)) if Arc::strong_count(v) == 1 && Arc::weak_count(v) == 0 => {
+                let vec = Arc::as_ptr(v).cast_mut();
+                // SAFETY: nothing else holds the `Vec` (the counts above; `&self` keeps anyone
+                // from cloning this `Arc` meanwhile), so it may be borrowed mutably here.
+                let vec = unsafe { &mut *vec };
+                (vec.as_mut_ptr(), vec.len())
+            }
+            Some(Owner::Slice(s)) if Arc::strong_count(s) == 1 && Arc::weak_count(s) == 0 => {
+                (Arc::as_ptr(s).cast_mut().cast::<T>(), s.len())
+            }
+            _ => return None,
+        };
+        (len == self.len && std::ptr::eq(data, self.ptr.as_ptr())).then_some(data)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_unique() -> ! {
+    unreachable!("internal error: a sequence just copied is not its buffer's only owner")
 }
 
 impl<T> Deref for Seq<'_, T> {

@@ -132,6 +132,9 @@ impl Gen<'_> {
         binder: &Param,
         value: &Expr,
     ) -> (TokenStream, Option<(VarId, Binding)>) {
+        if let Some(write) = self.write_in_place(binder, value) {
+            return write;
+        }
         let x = self.local(binder.ident.id);
         if binder.ident.name == "_" {
             let v = self.value(value);
@@ -330,6 +333,50 @@ impl Gen<'_> {
         (items, member_bindings)
     }
 
+    /// `let b = set(a, i, v)` where `a` is a loop's owned sequence that nothing reads after this
+    /// (the optimizer's `moves`): a write into `a`'s local, after which `b` names that local
+    /// (`in_place`), so that the loop's next iteration needs no assignment (`tail_call`). The
+    /// sequence stays where it is: moved into the write and back, it went through memory on
+    /// every iteration. Sequences of sequences keep `set`, whose result debug mode checks.
+    fn write_in_place(
+        &mut self,
+        binder: &Param,
+        value: &Expr,
+    ) -> Option<(TokenStream, Option<(VarId, Binding)>)> {
+        let ExprKind::App { func, args } = &value.kind else {
+            return None;
+        };
+        let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, i, v]) =
+            (&func.kind, args.as_slice())
+        else {
+            return None;
+        };
+        let ExprKind::Var { ident, .. } = &s.kind else {
+            return None;
+        };
+        let a = self.in_place.get(&ident.id)?.clone();
+        if !self.facts.moves.contains(&s.id)
+            || value.ty.has_nested_seq()
+            || binder.ident.name == "_"
+        {
+            return None;
+        }
+        let rt = self.rt.clone();
+        let site = self.site();
+        let ix = self.index_value(i);
+        let x = self.value(v);
+        let (i, y) = (self.fresh("index"), self.fresh("value"));
+        self.in_place.insert(binder.ident.id, a.clone());
+        let binding = Binding::Value {
+            by_ref: false,
+            ty: binder.ty.clone(),
+        };
+        Some((
+            quote!({ let #i = #ix; let #y = #x; #rt::rt::set_mut(#site, &mut #a, #i, #y); }),
+            Some((binder.ident.id, binding)),
+        ))
+    }
+
     /// The parameters that the loop of a tail-recursive function reassigns, when it runs as one
     /// ([`crate::tailrec`]): it calls itself, only in tail position.
     fn tail_loop_of(&mut self, f: &FnDef) -> Option<Vec<(usize, Ident)>> {
@@ -367,6 +414,9 @@ impl Gen<'_> {
                             ty: p.ty.clone(),
                         },
                     ));
+                    if matches!(p.ty, Type::Seq(_)) {
+                        self.in_place.insert(p.ident.id, x.clone());
+                    }
                     quote!(let mut #x: #t = ::core::clone::Clone::clone(#x);)
                 }
             })
@@ -374,6 +424,9 @@ impl Gen<'_> {
         let saved = self.tail_loop.replace((f.ident.id, varying));
         let body = self.with_scope(owned, |g| g.value(&f.body));
         self.tail_loop = saved;
+        for p in &f.params {
+            self.in_place.remove(&p.ident.id);
+        }
         // Labelled: a tail call's `continue` may leave a labelled block (`block_chain`).
         quote!({ #(#rebind)* '__pm_tail: loop { break '__pm_tail #body; } })
     }
@@ -386,6 +439,18 @@ impl Gen<'_> {
                 "internal error: a tail call outside its loop"
             ));
         };
+        // A parameter whose new value is its own local (written in place, `write_in_place`)
+        // keeps it.
+        let varying: Vec<_> = varying
+            .into_iter()
+            .filter(|(i, x)| match &args[*i] {
+                Arg::Expr(Expr {
+                    kind: ExprKind::Var { ident, .. },
+                    ..
+                }) => self.in_place.get(&ident.id) != Some(x),
+                _ => true,
+            })
+            .collect();
         let values: Vec<TokenStream> = varying.iter().map(|(i, _)| self.owned(&args[*i])).collect();
         let next = self.fresh("next");
         let assigns = varying.iter().enumerate().map(|(k, (_, x))| {

@@ -19,6 +19,9 @@ impl Gen<'_> {
     }
 
     pub(super) fn local(&self, id: VarId) -> proc_macro2::Ident {
+        if let Some(x) = self.in_place.get(&id) {
+            return x.clone();
+        }
         let name = self
             .names
             .get(id.0 as usize)

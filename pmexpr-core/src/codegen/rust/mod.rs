@@ -186,6 +186,11 @@ struct Gen<'m> {
     /// While the body of a tail-recursive `fn` item that runs as a loop is printed: the
     /// function, and its parameters that the loop reassigns (index, Rust local); see `bind.rs`.
     tail_loop: Option<(VarId, Vec<(usize, proc_macro2::Ident)>)>,
+    /// The owned `let mut` sequences of the loops being printed (their parameters' owned state),
+    /// and the variables that name one of them after a write in place (`let b = set(a, i, v)`
+    /// with `a` not read again prints as a write into `a`, and `b` then names `a`'s local): the
+    /// variable → the Rust local. See `bind.rs`.
+    in_place: HashMap<VarId, proc_macro2::Ident>,
 }
 
 impl<'m> Gen<'m> {
@@ -212,6 +217,7 @@ impl<'m> Gen<'m> {
             slices: HashMap::new(),
             filling: None,
             tail_loop: None,
+            in_place: HashMap::new(),
         }
     }
 }
