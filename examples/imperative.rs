@@ -79,6 +79,8 @@ fn main() {
     let steps = 10_000_000;
     let (bx, by) = (rng.floats(5), rng.floats(5));
     let body_steps = 1_000_000;
+    let (lw, lh) = (1000, 1000);
+    let cells: Vec<bool> = rng.ints(lw * lh, 0, 3).iter().map(|&c| c == 0).collect();
 
     let agree = with_target(target, || {
         nbody_imperative(&xs, &ys) == nbody_functional(&xs, &ys)
@@ -100,6 +102,8 @@ fn main() {
             && hand::block_sort_seq(&keys, block) == hand::block_sort_rayon(&keys, block)
             && count_into(steps) == hand::count_into_seq(steps)
             && nbody_steps(&bx, &by, 1000) == hand::nbody_steps_seq(&bx, &by, 1000)
+            && life_step(&cells, lw as i64, lh as i64) == hand::life_step_rayon(&cells, lw, lh)
+            && hand::life_step_seq(&cells, lw, lh) == hand::life_step_rayon(&cells, lw, lh)
             && hand::nbody_steps_rayon(&bx, &by, 1000) == hand::nbody_steps_seq(&bx, &by, 1000)
     });
     assert!(by_hand, "a site differs from its hand-written version");
@@ -167,7 +171,7 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     type Hand<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a dyn Fn());
-    let rows: [Hand; 7] = [
+    let rows: [Hand; 8] = [
         (
             "n-body",
             &|| drop(nbody_imperative(&xs, &ys)),
@@ -209,6 +213,12 @@ fn main() {
             &|| drop(nbody_steps(&bx, &by, body_steps)),
             &|| drop(hand::nbody_steps_rayon(&bx, &by, body_steps)),
             &|| drop(hand::nbody_steps_seq(&bx, &by, body_steps)),
+        ),
+        (
+            "game of life, 1000 x 1000: 8 neighbours per cell in an array, `filter(…).len()`",
+            &|| drop(life_step(&cells, lw as i64, lh as i64)),
+            &|| drop(hand::life_step_rayon(&cells, lw, lh)),
+            &|| drop(hand::life_step_seq(&cells, lw, lh)),
         ),
     ];
     for (name, site, par, seq) in rows {

@@ -212,6 +212,28 @@ pub fn nbody_steps(px: &[f64], py: &[f64], steps: i64) -> (Vec<f64>, Vec<f64>) {
     })
 }
 
+/// One step of Conway's game of life on a `w` × `h` torus, as a port writes it: per cell, its
+/// eight neighbours in an array literal, counted by `filter(…).len()`.
+pub fn life_step(cells: &[bool], w: i64, h: i64) -> Vec<bool> {
+    accelerate!(create(w * h, |p: i64| {
+        let x = p % w;
+        let y = p / w;
+        let live = |dx: i64, dy: i64| cells[((y + dy + h) % h) * w + (x + dx + w) % w];
+        let neighbors = [
+            live(-1, -1),
+            live(0, -1),
+            live(1, -1),
+            live(-1, 0),
+            live(1, 0),
+            live(-1, 1),
+            live(0, 1),
+            live(1, 1),
+        ];
+        let n = filter(|c: bool| c, neighbors).len();
+        if cells[p] { n == 2 || n == 3 } else { n == 3 }
+    }))
+}
+
 /// The workloads written by hand in plain Rust, the baselines of the `imperative` example:
 /// `*_rayon` with rayon's `par_iter`, `*_seq` with a sequential loop, each the same algorithm as
 /// the `accelerate!` sites above.
@@ -373,5 +395,35 @@ pub mod hand {
             }
         }
         (x, y)
+    }
+
+    fn life_cell(cells: &[bool], w: usize, h: usize, p: usize) -> bool {
+        let (x, y) = (p % w, p / w);
+        let live = |dx: usize, dy: usize| cells[((y + dy + h - 1) % h) * w + (x + dx + w - 1) % w];
+        let neighbors = [
+            live(0, 0),
+            live(1, 0),
+            live(2, 0),
+            live(0, 1),
+            live(2, 1),
+            live(0, 2),
+            live(1, 2),
+            live(2, 2),
+        ];
+        let n = neighbors.iter().filter(|&&c| c).count();
+        if cells[p] { n == 2 || n == 3 } else { n == 3 }
+    }
+
+    /// [`super::life_step`] with rayon.
+    pub fn life_step_rayon(cells: &[bool], w: usize, h: usize) -> Vec<bool> {
+        (0..w * h)
+            .into_par_iter()
+            .map(|p| life_cell(cells, w, h, p))
+            .collect()
+    }
+
+    /// [`super::life_step`], sequentially.
+    pub fn life_step_seq(cells: &[bool], w: usize, h: usize) -> Vec<bool> {
+        (0..w * h).map(|p| life_cell(cells, w, h, p)).collect()
     }
 }

@@ -1016,6 +1016,39 @@ fn loops_carry_sequences() {
     }));
 }
 
+/// Writes in place never reach a version that is still read: a copy taken inside the loop, the
+/// sequence the loop started from (a captured one, and a local one read after the loop), and an
+/// element read before its write keep their values.
+#[test]
+fn writes_in_loops_leave_older_versions_alone() {
+    let s: Vec<i64> = (0..8).collect();
+    let n = s.len();
+    same!([s] accelerate!(backend = cpu, {
+        let mut a = s.to_vec();
+        let mut keep = a.clone();
+        let mut olds = 0;
+        for i in 0..3 * n {
+            if i == n {
+                keep = a.clone();
+            }
+            let old = a[i % n];
+            a[i % n] += i as i64;
+            olds += old;
+        }
+        (a, keep, olds, s[0usize], s[n - 1])
+    }));
+    same!([s] accelerate!({
+        let start = vec![1i64; n];
+        let mut a = start.clone();
+        let mut i = 0;
+        while i < n {
+            a[i] = a[i] * 2 + start[i];
+            i += 1;
+        }
+        (a, start)
+    }));
+}
+
 /// A loop whose state is a sequence, 10^7 iterations long, on a thread of the CPU target's pool
 /// (the function of a `map` over two elements) and on every other target: it runs as a loop, and
 /// the stack does not grow with the trip count.
@@ -1244,6 +1277,15 @@ fn the_benchmark_pairs_agree() {
         let steps = nbody_steps(&bx, &by, 300);
         assert_eq!(steps, hand::nbody_steps_seq(&bx, &by, 300));
         assert_eq!(steps, hand::nbody_steps_rayon(&bx, &by, 300));
+        let cells: Vec<bool> = (0..37 * 23).map(|i| (i * i + i / 3) % 3 == 0).collect();
+        assert_eq!(
+            life_step(&cells, 37, 23),
+            hand::life_step_seq(&cells, 37, 23)
+        );
+        assert_eq!(
+            life_step(&cells, 37, 23),
+            hand::life_step_rayon(&cells, 37, 23)
+        );
     });
     assert_eq!(hand::nbody_seq(&xs, &ys), hand::nbody_rayon(&xs, &ys));
     let mut each = keys[..100].to_vec();

@@ -89,3 +89,39 @@ fn a_version_still_read_is_copied_once() {
     assert_eq!(got.1, fill(n, steps));
     assert!(made < 50, "{made} allocations for {steps} writes");
 }
+
+/// Per element, a small array of its neighbours, counted by `filter(…).len()`: the array is a
+/// Rust array on the stack and the count builds nothing, so the site allocates only its result
+/// (and a few of its own), not two sequences per element.
+fn neighbours(s: &[i64]) -> Vec<usize> {
+    let n = s.len() as i64;
+    accelerate!(create(n, |i: i64| {
+        let at = |d: i64| s[(i + d + n) % n];
+        let around = [at(-2), at(-1), at(1), at(2)];
+        filter(|x: i64| x > 0, around).len()
+    }))
+}
+
+#[test]
+fn small_arrays_and_their_counts_allocate_nothing_per_element() {
+    let s: Vec<i64> = (0..5000).map(|i| (i * 37 % 11) - 5).collect();
+    let n = s.len() as i64;
+    let want: Vec<usize> = (0..n)
+        .map(|i| {
+            let at = |d: i64| s[((i + d + n) % n) as usize];
+            [at(-2), at(-1), at(1), at(2)]
+                .iter()
+                .filter(|&&x| x > 0)
+                .count()
+        })
+        .collect();
+    let (got, made) = allocations(Target::Seq, || neighbours(&s));
+    assert_eq!(got, want);
+    assert!(made < 50, "{made} allocations for {n} elements");
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(with_target(target, || neighbours(&s)), want, "{target:?}");
+    }
+    // Empty and one element.
+    assert_eq!(neighbours(&[]), Vec::<usize>::new());
+    assert_eq!(neighbours(&[3]), vec![4]);
+}

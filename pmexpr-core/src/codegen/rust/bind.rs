@@ -51,7 +51,10 @@ impl Gen<'_> {
                     body,
                     ..
                 } => {
-                    let (stmt, bind) = self.let_stmt(binder, value);
+                    let (stmt, bind) = match self.stack_array(binder, value, body) {
+                        Some(array) => array,
+                        None => self.let_stmt(binder, value),
+                    };
                     stmts.extend([stmt]);
                     cur = body;
                     bind.into_iter().collect()
@@ -331,6 +334,32 @@ impl Gen<'_> {
             items
         });
         (items, member_bindings)
+    }
+
+    /// `let a = [x, y, …]` of numbers or `bool`s whose body only reads `a` (`get`, its length,
+    /// the source of a fused keyword): a Rust array on the stack, as the same Rust code has it,
+    /// not a sequence on the heap (an eight-neighbour count per cell allocated twice per cell).
+    fn stack_array(
+        &mut self,
+        binder: &Param,
+        value: &Expr,
+        body: &Expr,
+    ) -> Option<(TokenStream, Option<(VarId, Binding)>)> {
+        let (ExprKind::Seq(es), Type::Seq(elem)) = (&value.kind, &value.ty) else {
+            return None;
+        };
+        let x = binder.ident.id;
+        if es.is_empty() || !self.is_copy(elem) || binder.ident.name == "_" || !reads_only(body, x)
+        {
+            return None;
+        }
+        let vs: Vec<TokenStream> = es.iter().map(|e| self.value(e)).collect();
+        let (a, t, n) = (self.local(x), self.rty(elem), es.len());
+        let binding = Binding::Value {
+            by_ref: false,
+            ty: binder.ty.clone(),
+        };
+        Some((quote!(let #a: [#t; #n] = [#(#vs),*];), Some((x, binding))))
     }
 
     /// `let b = set(a, i, v)` where `a` is a loop's owned sequence that nothing reads after this
@@ -642,4 +671,65 @@ fn chain_len(e: &Expr) -> usize {
         e = otherwise;
     }
     n
+}
+
+/// Whether `e` uses the variable `x` only as a sequence it reads: `get(x, i)`, its length, or
+/// the source of a fused keyword, and never inside a function (which would capture it as a
+/// sequence). See `stack_array`.
+fn reads_only(e: &Expr, x: VarId) -> bool {
+    use crate::ast::Source;
+    use crate::intrinsics::Intrinsic;
+    let is_x = |e: &Expr| matches!(&e.kind, ExprKind::Var { ident, .. } if ident.id == x);
+    match &e.kind {
+        ExprKind::Var { ident, .. } => ident.id != x,
+        ExprKind::App { func, args }
+            if matches!(
+                func.kind,
+                ExprKind::Intrinsic(
+                    Intrinsic::Get
+                        | Intrinsic::Head
+                        | Intrinsic::Length
+                        | Intrinsic::Len
+                        | Intrinsic::Null
+                )
+            ) && args.first().is_some_and(is_x) =>
+        {
+            args[1..].iter().all(|a| reads_only(a, x))
+        }
+        ExprKind::Soac(s) => {
+            s.form_args().into_iter().all(|a| reads_only(a, x))
+                && s.inputs.iter().all(|i| {
+                    i.stages.iter().all(|st| reads_only(st.func(), x))
+                        && match &i.source {
+                            Source::Seq(src) => is_x(src) || reads_only(src, x),
+                            Source::Flat(src) => reads_only(src, x),
+                            Source::Range { n, g } => reads_only(n, x) && reads_only(g, x),
+                        }
+                })
+        }
+        ExprKind::Lam { .. } | ExprKind::RecLet { .. } if mentions(e, x) => {
+            // Inside a function only a body that does not name it (a `RecLet`'s own body is
+            // checked below when its functions do not).
+            match &e.kind {
+                ExprKind::RecLet { fns, body, .. } => {
+                    !fns.iter().any(|f| mentions(&f.body, x)) && reads_only(body, x)
+                }
+                _ => false,
+            }
+        }
+        _ => {
+            let mut ok = true;
+            e.children(&mut |c| ok = ok && reads_only(c, x));
+            ok
+        }
+    }
+}
+
+/// Whether `x` occurs in `e`.
+fn mentions(e: &Expr, x: VarId) -> bool {
+    let mut found = false;
+    e.walk(&mut |c| {
+        found |= matches!(&c.kind, ExprKind::Var { ident, .. } if ident.id == x);
+    });
+    found
 }

@@ -103,20 +103,33 @@ impl Gen<'_> {
                     quote!(f64::powf(#a, #b))
                 }
             }
+            // The length of a `filter` counts its elements without building it (`count`).
             Length => {
-                let s = p(self, 0);
-                quote!(((#s).len() as i64))
+                let n = match self.count(args[0]) {
+                    Some(c) => c,
+                    None => {
+                        let s = p(self, 0);
+                        quote!((#s).len())
+                    }
+                };
+                quote!((#n as i64))
             }
             // `s.len()`: the length as the integer type inference gave it.
             Len => {
-                let s = p(self, 0);
+                let n = match self.count(args[0]) {
+                    Some(c) => c,
+                    None => {
+                        let s = p(self, 0);
+                        quote!((#s).len())
+                    }
+                };
                 if *ty == Type::Num(crate::types::Number::Usize) {
-                    quote!((#s).len())
+                    n
                 } else if *ty == Type::INT {
-                    quote!(((#s).len() as i64))
+                    quote!((#n as i64))
                 } else {
                     let t = self.rty(ty);
-                    quote!(<#t as #rt::Int>::from_index((#s).len() as i64))
+                    quote!(<#t as #rt::Int>::from_index(#n as i64))
                 }
             }
             Null => {

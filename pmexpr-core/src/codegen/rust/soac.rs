@@ -16,7 +16,7 @@ use super::Gen;
 use super::positions::{Fast, Loop};
 use super::types::result_type;
 use super::windows::Run;
-use crate::ast::{Form, Input, NodeId, Soac, Source, Stage};
+use crate::ast::{Expr, ExprKind, Form, Input, NodeId, Soac, Source, Stage};
 use crate::types::Type;
 
 /// An input, ready to be read: the statements that evaluate its parts, and how its elements are
@@ -50,6 +50,38 @@ enum Elems {
 }
 
 impl Gen<'_> {
+    /// How many elements `e` has, as a `usize`, counted without building it, when it is a fused
+    /// `filter` (and the maps around it): `filter(p, s).len()` reads each element once and
+    /// keeps none, as `iter().filter(p).count()` does.
+    pub(super) fn count(&mut self, e: &Expr) -> Option<TokenStream> {
+        let ExprKind::Soac(s) = &e.kind else {
+            return None;
+        };
+        let (Form::Map { f: None }, [input]) = (&s.form, &s.inputs[..]) else {
+            return None;
+        };
+        if !input.filtered() {
+            return None;
+        }
+        let site = self.site();
+        let ready = self.ready(input);
+        let pre = &ready.pre;
+        let (n, read) = self.ranges(&ready, false);
+        let r = self.fresh("read");
+        Some(quote!({
+            #pre
+            let #r = #read;
+            B::read_reduce(
+                #site,
+                "`+`",
+                #n,
+                0usize,
+                move |__pm_lo: usize, __pm_hi: usize| #r(__pm_lo, __pm_hi).map(|_| 1usize),
+                |__pm_a: usize, __pm_b: usize| __pm_a + __pm_b,
+            )
+        }))
+    }
+
     /// A consumer of sequences (node `id`, of type `ty`).
     pub(super) fn soac(&mut self, id: NodeId, s: &Soac, ty: &Type) -> TokenStream {
         let rt = self.rt.clone();
