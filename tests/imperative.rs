@@ -1037,7 +1037,7 @@ fn writes_in_loops_leave_older_versions_alone() {
         }
         (a, keep, olds, s[0usize], s[n - 1])
     }));
-    same!([s] accelerate!({
+    same!([] accelerate!({
         let start = vec![1i64; n];
         let mut a = start.clone();
         let mut i = 0;

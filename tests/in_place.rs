@@ -125,3 +125,55 @@ fn small_arrays_and_their_counts_allocate_nothing_per_element() {
     assert_eq!(neighbours(&[]), Vec::<usize>::new());
     assert_eq!(neighbours(&[3]), vec![4]);
 }
+
+/// A loop that replaces its sequence by a map of it: written over the old elements, which
+/// nothing reads afterwards; a map whose function reads the sequence itself, or a version kept
+/// for later, makes a new one.
+fn relax(s: &[f64], steps: i64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    accelerate!({
+        let mut x = map(|v: f64| v * 2.0, s);
+        let mut y = map2(|a: f64, b: f64| a + b, s, s);
+        let mut z = map(|v: f64| v, s);
+        let mut kept = map(|v: f64| v, s);
+        for i in 0..steps {
+            x = map(|v: f64| v * 0.5 + 1.0, x);
+            y = map2(|a: f64, b: f64| a * 0.25 + b, y, x);
+            // Reads `z` while it is replaced: a new sequence, `z[0]` the old one.
+            z = map(|v: f64| v + z[0], z);
+            if i == 1 {
+                kept = x;
+            }
+        }
+        (x, y, kept)
+    })
+}
+
+#[test]
+fn a_loop_that_maps_its_sequence_writes_over_it() {
+    let s: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
+    let steps = 2000;
+    let mut x: Vec<f64> = s.iter().map(|v| v * 2.0).collect();
+    let mut y: Vec<f64> = s.iter().map(|v| v + v).collect();
+    let mut kept = s.clone();
+    for i in 0..steps {
+        x = x.iter().map(|v| v * 0.5 + 1.0).collect();
+        y = y.iter().zip(&x).map(|(a, b)| a * 0.25 + b).collect();
+        if i == 1 {
+            kept = x.clone();
+        }
+    }
+    let (got, made) = allocations(Target::Seq, || relax(&s, steps));
+    assert_eq!(got, (x.clone(), y.clone(), kept.clone()));
+    // `z`'s maps make a sequence each step (its function reads it); `x`'s and `y`'s none.
+    assert!(
+        made < steps as u64 + 100,
+        "{made} allocations for {steps} steps of three maps"
+    );
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(
+            with_target(target, || relax(&s, steps)),
+            (x.clone(), y.clone(), kept.clone()),
+            "{target:?}"
+        );
+    }
+}

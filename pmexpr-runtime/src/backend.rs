@@ -50,6 +50,20 @@ pub trait Backend: 'static {
         V: Send,
         F: Fn(&T, &U) -> V + Sync + Send;
 
+    /// `map f s` written over `s` itself (its owner holds it alone: [`map_owned`]).
+    fn update<T, F>(s: &mut [T], f: F)
+    where
+        T: Send + Sync,
+        F: Fn(&T) -> T + Sync + Send;
+
+    /// `map2 f a b` written over `a` itself ([`map2_owned`]); the sequences must have the same
+    /// length.
+    fn update2<T, U, F>(site: &Site, a: &mut [T], b: &[U], f: F)
+    where
+        T: Send + Sync,
+        U: Sync,
+        F: Fn(&T, &U) -> T + Sync + Send;
+
     /// `map f (create n g)` without the created sequence: `f` applied to `g`'s element at each
     /// position `0..n` (`n` is not negative: `create` checked it).
     fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
@@ -351,6 +365,42 @@ fn parallel_level<F: ?Sized>(n: usize) -> Option<Level> {
     (!at.sequential()).then_some(at)
 }
 
+/// `map f s` where `s` is the last use of a local (the optimizer's `moves`) and `f` gives
+/// elements of its type: written over `s`'s elements when nothing else holds them, as
+/// hand-written code updates its buffer (a loop's `x = map(…, x)` allocates nothing then); a new
+/// sequence otherwise.
+#[doc(hidden)]
+pub fn map_owned<'a, B, T, F>(mut s: Seq<'a, T>, f: F) -> Seq<'a, T>
+where
+    B: Backend,
+    T: Clone + Send + Sync,
+    F: Fn(&T) -> T + Sync + Send,
+{
+    if s.is_unique() {
+        B::update(s.make_mut(), f);
+        s
+    } else {
+        B::map(&s, f)
+    }
+}
+
+/// `map2 f a b` written over `a` as [`map_owned`] writes over its sequence.
+#[doc(hidden)]
+pub fn map2_owned<'a, B, T, U, F>(site: &Site, mut a: Seq<'a, T>, b: &[U], f: F) -> Seq<'a, T>
+where
+    B: Backend,
+    T: Clone + Send + Sync,
+    U: Sync,
+    F: Fn(&T, &U) -> T + Sync + Send,
+{
+    if a.is_unique() {
+        B::update2(site, a.make_mut(), b, f);
+        a
+    } else {
+        B::map2(site, &a, b, f)
+    }
+}
+
 /// The `n` results of one parallel level, written in place (`fill::par_fill`), its tasks marked
 /// when the level saturates the workers (see [`nesting`]).
 fn level<U, F>(at: Level, n: usize, fill: F) -> Vec<U>
@@ -450,6 +500,30 @@ macro_rules! sequential_backend {
                 F: Fn(i64) -> U + Sync + Send,
             {
                 Seq::from_exact_iter((0..n.max(0)).map(f))
+            }
+
+            fn update<T, F>(s: &mut [T], f: F)
+            where
+                T: Send + Sync,
+                F: Fn(&T) -> T + Sync + Send,
+            {
+                for x in s {
+                    *x = f(x);
+                }
+            }
+
+            fn update2<T, U, F>(site: &Site, a: &mut [T], b: &[U], f: F)
+            where
+                T: Send + Sync,
+                U: Sync,
+                F: Fn(&T, &U) -> T + Sync + Send,
+            {
+                if a.len() != b.len() {
+                    map2_lengths(site, a.len(), b.len());
+                }
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = f(x, y);
+                }
             }
 
             fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>
@@ -756,6 +830,49 @@ impl Backend for CpuBackend {
             slots.fill_with(|k| f((lo + k) as i64));
         };
         Seq::from_vec(level(at, n, fill))
+    }
+
+    fn update<T, F>(s: &mut [T], f: F)
+    where
+        T: Send + Sync,
+        F: Fn(&T) -> T + Sync + Send,
+    {
+        let Some(at) = parallel_level::<F>(s.len()) else {
+            return SeqBackend::update(s, f);
+        };
+        let n = s.len();
+        caller_runs::run_adaptive(Pool::Global, at, n, fill::grain(n), s, &|_, _, part| {
+            for x in part {
+                *x = f(x);
+            }
+        });
+    }
+
+    fn update2<T, U, F>(site: &Site, a: &mut [T], b: &[U], f: F)
+    where
+        T: Send + Sync,
+        U: Sync,
+        F: Fn(&T, &U) -> T + Sync + Send,
+    {
+        if a.len() != b.len() {
+            map2_lengths(site, a.len(), b.len());
+        }
+        let Some(at) = parallel_level::<F>(a.len()) else {
+            return SeqBackend::update2(site, a, b, f);
+        };
+        let n = a.len();
+        caller_runs::run_adaptive(
+            Pool::Global,
+            at,
+            n,
+            fill::grain(n),
+            (a, b),
+            &|_, _, (xs, ys)| {
+                for (x, y) in xs.iter_mut().zip(ys) {
+                    *x = f(x, y);
+                }
+            },
+        );
     }
 
     fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>

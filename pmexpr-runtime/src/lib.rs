@@ -149,7 +149,9 @@ pub use tensor::{Element, MAX_RANK, Tensor, TensorError};
 pub mod __private {
     pub use crate::access::{CallScope, Plain, plain_loop, plain_loops};
     pub use crate::accessors::{tensor_get, tensor_linear_get, tensor_linear_set, tensor_set};
-    pub use crate::backend::{Backend, CpuBackend, DebugBackend, SeqBackend, create};
+    pub use crate::backend::{
+        Backend, CpuBackend, DebugBackend, SeqBackend, create, map_owned, map2_owned,
+    };
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;
     pub use crate::cuda::{

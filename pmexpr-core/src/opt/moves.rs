@@ -174,6 +174,20 @@ impl Walk<'_> {
                     self.expr(x, live, true);
                 }
             }
+            ExprKind::Soac(soac) if let Some(src) = overwritten(soac, &e.ty) => {
+                // The sequence an elementwise map may write over: consumed, the rest frozen.
+                let mut parts = Vec::new();
+                e.children(&mut |c| parts.push(c));
+                for c in parts.into_iter().rev() {
+                    if std::ptr::eq(c, src) {
+                        self.expr(c, live, true);
+                    } else {
+                        self.frozen += 1;
+                        self.expr(c, live, false);
+                        self.frozen -= 1;
+                    }
+                }
+            }
             ExprKind::Proj { .. }
             | ExprKind::Keyword { .. }
             | ExprKind::Soac(_)
@@ -208,6 +222,45 @@ impl Walk<'_> {
         }
         !is_copy(&value.ty, self.numeric) && place(value)
     }
+}
+
+/// The sequence a fused map (`map(f, x)`, `map2(f, x, y)`, of type `ty`) may write its results
+/// over: its first input when that is a variable with no stage in between (a `map` may have maps
+/// as stages) whose elements have the result's type, and that none of the map's functions and
+/// none of its other inputs read (a function that reads `x` while it is overwritten would see new
+/// elements). Whether it does is the generator's and the runtime's: it writes over `x` when this
+/// use of it is a last one and nothing else holds its elements.
+pub fn overwritten<'a>(s: &'a crate::ast::Soac, ty: &crate::types::Type) -> Option<&'a Expr> {
+    use crate::ast::{Form, Source, Stage};
+    use crate::types::Type;
+    let Type::Seq(out) = ty else {
+        return None;
+    };
+    let (first, rest) = s.inputs.split_first()?;
+    match (&s.form, rest.len()) {
+        (Form::Map { f: None }, 0)
+            if !first.stages.is_empty()
+                && first.stages.iter().all(|st| matches!(st, Stage::Map(_))) => {}
+        (Form::Map { f: Some(_) }, 1) if first.stages.is_empty() && rest[0].stages.is_empty() => {}
+        _ => return None,
+    }
+    let Source::Seq(src) = &first.source else {
+        return None;
+    };
+    let ExprKind::Var { ident, .. } = &src.kind else {
+        return None;
+    };
+    if src.ty != Type::Seq(out.clone()) {
+        return None;
+    }
+    let mut others = Vec::new();
+    s.parts(&mut |c| {
+        if !std::ptr::eq(c, src) {
+            others.push(c);
+        }
+    });
+    let read = others.iter().any(|c| c.free_vars().contains(&ident.id));
+    (!read).then_some(src)
 }
 
 /// How each `set` of `e` writes, for a site's dump: in place when its sequence is a local's last

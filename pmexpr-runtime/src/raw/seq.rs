@@ -282,6 +282,12 @@ impl<T: Clone> Seq<'_, T> {
         self.unique_data().unwrap_or_else(|| not_unique())
     }
 
+    /// Whether this sequence owns all of its buffer alone: [`Seq::make_mut`] would not copy.
+    #[inline]
+    pub fn is_unique(&self) -> bool {
+        self.unique_data().is_some()
+    }
+
     /// The elements' buffer, to write, when this sequence owns all of it alone: its `Arc` is the
     /// only one and no `Weak` of it exists (what `Arc::get_mut` checks, without its atomic
     /// read-modify-write), and this sequence views the whole buffer.

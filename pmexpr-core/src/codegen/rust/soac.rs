@@ -82,6 +82,25 @@ impl Gen<'_> {
         }))
     }
 
+    /// The sequence a `map` or `map2` writes its results over (`map_owned`): the optimizer's
+    /// candidate (`opt::moves::overwritten`) when this use is its last (so the generator moves
+    /// it), it is an owned local, and its elements are `Copy`.
+    fn overwrite<'s>(&self, s: &'s Soac, ty: &Type) -> Option<&'s Expr> {
+        let x = crate::opt::moves::overwritten(s, ty)?;
+        let ExprKind::Var { ident, .. } = &x.kind else {
+            return None;
+        };
+        let owned = matches!(
+            self.bindings.get(&ident.id),
+            Some(super::Binding::Value { by_ref: false, .. })
+        );
+        let elem = match ty {
+            Type::Seq(t) => &**t,
+            _ => return None,
+        };
+        (owned && self.facts.moves.contains(&x.id) && self.is_copy(elem)).then_some(x)
+    }
+
     /// A consumer of sequences (node `id`, of type `ty`).
     pub(super) fn soac(&mut self, id: NodeId, s: &Soac, ty: &Type) -> TokenStream {
         let rt = self.rt.clone();
@@ -96,9 +115,15 @@ impl Gen<'_> {
                 self.checked(out, ty, "the result of `filter`")
             }
             (Form::Map { f: None }, [input]) => {
+                let over = self.overwrite(s, ty);
                 let ready = self.ready(input);
                 let pre = &ready.pre;
                 let out = match &ready.from {
+                    Elems::Slice(src) if let Some(x) = over => {
+                        let body = apply(&ready.maps, quote!(__pm_x), true);
+                        let x = self.value(x);
+                        quote!({ #pre let _ = #src; #rt::map_owned::<B, _, _>(#x, move |__pm_x| #body) })
+                    }
                     Elems::Slice(src) => {
                         let body = apply(&ready.maps, quote!(__pm_x), true);
                         quote!({ #pre B::map(#src, move |__pm_x| #body) })
@@ -127,13 +152,26 @@ impl Gen<'_> {
                     return unsupported("a `map2` of inputs that are not sequences");
                 };
                 let (pa, pb) = (&ra.pre, &rb.pre);
-                let out = quote!({
-                    #pre_f
-                    #pa
-                    #pb
-                    let #fv = #fa;
-                    B::map2(#site, #sa, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
-                });
+                let out = match self.overwrite(s, ty) {
+                    Some(x) => {
+                        let x = self.value(x);
+                        quote!({
+                            #pre_f
+                            #pa
+                            #pb
+                            let #fv = #fa;
+                            let _ = #sa;
+                            #rt::map2_owned::<B, _, _, _>(#site, #x, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
+                        })
+                    }
+                    None => quote!({
+                        #pre_f
+                        #pa
+                        #pb
+                        let #fv = #fa;
+                        B::map2(#site, #sa, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
+                    }),
+                };
                 self.checked(out, ty, "the result of `map2`")
             }
             (Form::Reduce { op, ne, f }, inputs) => {
