@@ -11,11 +11,43 @@
 //! cargo run --release --example imperative [-- --runs 21] [-- --target seq]
 //! ```
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use pmexpr::{Target, with_target};
 use pmexpr_suite::Rng;
 use pmexpr_suite::imperative::*;
+
+/// The system allocator, counting the allocations of every thread: the table's allocation
+/// columns.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; counting touches no memory the
+// allocator hands out.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// How many allocations one run of `f` on `target` makes, on every thread.
+fn allocations(target: Target, f: &dyn Fn()) -> u64 {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    with_target(target, f);
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
 
 /// A workload's name, its imperative spelling and its functional one.
 type Row<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn());
@@ -167,9 +199,9 @@ fn main() {
 
     println!();
     println!(
-        "| imperative site against Rust by hand | site | rayon | sequential | site / rayon | site / sequential |"
+        "| imperative site against Rust by hand | site | rayon | sequential | site / rayon | site / sequential | allocations: site / rayon / sequential |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     type Hand<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a dyn Fn());
     let rows: [Hand; 8] = [
         (
@@ -223,13 +255,20 @@ fn main() {
     ];
     for (name, site, par, seq) in rows {
         let t = timed(target, rounds, &[site, par, seq]);
+        let a: Vec<u64> = [site, par, seq]
+            .iter()
+            .map(|f| allocations(target, *f))
+            .collect();
         println!(
-            "| {name} | {:.2} | {:.2} | {:.2} | **{:.2}** | {:.2} |",
+            "| {name} | {:.2} | {:.2} | {:.2} | **{:.2}** | {:.2} | {} / {} / {} |",
             t[0],
             t[1],
             t[2],
             t[0] / t[1],
-            t[0] / t[2]
+            t[0] / t[2],
+            a[0],
+            a[1],
+            a[2]
         );
     }
 

@@ -370,14 +370,23 @@ pub mod hand {
             for (i, a) in a.iter_mut().enumerate() {
                 *a = accel(&x, &y, i);
             }
-            for i in 0..n {
-                vx[i] += 0.001 * a[i].0;
-                vy[i] += 0.001 * a[i].1;
-                x[i] += 0.001 * vx[i];
-                y[i] += 0.001 * vy[i];
-            }
+            advance(&a, (&mut x, &mut y), (&mut vx, &mut vy));
         }
         (x, y)
+    }
+
+    /// One step's update of the velocities and then the positions by the accelerations `a`.
+    fn advance(
+        a: &[(f64, f64)],
+        (x, y): (&mut [f64], &mut [f64]),
+        (vx, vy): (&mut [f64], &mut [f64]),
+    ) {
+        for i in 0..a.len() {
+            vx[i] += 0.001 * a[i].0;
+            vy[i] += 0.001 * a[i].1;
+            x[i] += 0.001 * vx[i];
+            y[i] += 0.001 * vy[i];
+        }
     }
 
     /// [`super::nbody_steps`] with rayon: each step's accelerations by `par_iter`.
@@ -387,12 +396,7 @@ pub mod hand {
         let (mut vx, mut vy) = (vec![0.0; n], vec![0.0; n]);
         for _ in 0..steps {
             let a: Vec<(f64, f64)> = (0..n).into_par_iter().map(|i| accel(&x, &y, i)).collect();
-            for i in 0..n {
-                vx[i] += 0.001 * a[i].0;
-                vy[i] += 0.001 * a[i].1;
-                x[i] += 0.001 * vx[i];
-                y[i] += 0.001 * vy[i];
-            }
+            advance(&a, (&mut x, &mut y), (&mut vx, &mut vy));
         }
         (x, y)
     }

@@ -551,6 +551,29 @@ fn jumps_to_outer_loops() {
     }));
 }
 
+/// A `#[pmexpr]` function whose loop carries a sequence it writes, called by `map`: a loop in
+/// every position, whatever its trip count.
+#[pmexpr]
+fn spin_counts(n: i64) -> i64 {
+    let mut a = [0i64; 4];
+    let mut i = 0;
+    while i < n {
+        a[(i % 4) as usize] += i % 3;
+        i += 1;
+    }
+    a[0] * 1_000_000 + a[3]
+}
+
+#[test]
+fn a_pmexpr_function_loop_carries_a_sequence() {
+    let ns: Vec<i64> = vec![0, 5, 1_000_003, 2_000_000];
+    let want: Vec<i64> = ns.iter().map(|&n| spin_counts(n)).collect();
+    on_every_target(|| {
+        let got: Vec<i64> = accelerate!(map(|n: i64| spin_counts(n), ns));
+        assert_eq!(got, want);
+    });
+}
+
 /// A search with `continue 'outer`, as a `#[pmexpr]` function called by `map`: every target,
 /// Futhark's and CUDA's loops included.
 #[pmexpr]

@@ -401,6 +401,19 @@ where
     }
 }
 
+/// How a reduction of `n` elements whose functions have type `F` runs on `cpu`: `None` on the
+/// calling thread as one fold, nested in a level that saturates the workers ([`nesting`]); else
+/// its level over the chunks' partial results ([`reduced`]). A reduction too small for threads
+/// still folds by the same chunks, on the calling thread (`granularity`'s sequential plan), so
+/// that its result never depends on which plan a measure chose: floats are not associative.
+#[inline]
+fn reduction_level<F: ?Sized>(n: usize) -> Option<Level> {
+    if nesting::saturated() {
+        return None;
+    }
+    Some(Level::of::<F>(n.div_ceil(fill::grain(n))))
+}
+
 /// The `n` results of one parallel level, written in place (`fill::par_fill`), its tasks marked
 /// when the level saturates the workers (see [`nesting`]).
 fn level<U, F>(at: Level, n: usize, fill: F) -> Vec<U>
@@ -426,7 +439,19 @@ where
     F: Fn(U, U) -> U,
 {
     let grain = fill::grain(n);
-    let partials = level(at, n.div_ceil(grain), |c, slots| {
+    let chunks = n.div_ceil(grain);
+    if at.sequential() {
+        // The same chunks and the same combination, on this thread, without the partials'
+        // buffer.
+        let _task = nesting::saturates(chunks).then(nesting::Guard::new);
+        let mut acc = ne.clone();
+        for c in 0..chunks {
+            let lo = c * grain;
+            acc = f(acc, part(lo, (lo + grain).min(n), ne.clone()));
+        }
+        return acc;
+    }
+    let partials = level(at, chunks, |c, slots| {
         slots.fill_with(|k| {
             let lo = (c + k) * grain;
             part(lo, (lo + grain).min(n), ne.clone())
@@ -840,8 +865,11 @@ impl Backend for CpuBackend {
         let Some(at) = parallel_level::<F>(s.len()) else {
             return SeqBackend::update(s, f);
         };
-        let n = s.len();
+        let (n, saturates) = (s.len(), nesting::saturates(s.len()));
         caller_runs::run_adaptive(Pool::Global, at, n, fill::grain(n), s, &|_, _, part| {
+            // As `level`'s tasks: the keywords inside run sequentially when this level
+            // saturates the workers.
+            let _task = saturates.then(nesting::Guard::new);
             for x in part {
                 *x = f(x);
             }
@@ -860,19 +888,14 @@ impl Backend for CpuBackend {
         let Some(at) = parallel_level::<F>(a.len()) else {
             return SeqBackend::update2(site, a, b, f);
         };
-        let n = a.len();
-        caller_runs::run_adaptive(
-            Pool::Global,
-            at,
-            n,
-            fill::grain(n),
-            (a, b),
-            &|_, _, (xs, ys)| {
-                for (x, y) in xs.iter_mut().zip(ys) {
-                    *x = f(x, y);
-                }
-            },
-        );
+        let (n, saturates) = (a.len(), nesting::saturates(a.len()));
+        let body = |_, _, (xs, ys): (&mut [T], &[U])| {
+            let _task = saturates.then(nesting::Guard::new);
+            for (x, y) in xs.iter_mut().zip(ys) {
+                *x = f(x, y);
+            }
+        };
+        caller_runs::run_adaptive(Pool::Global, at, n, fill::grain(n), (a, b), &body);
     }
 
     fn tabulate_peeled<'a, U, S, F, I, J>(site: &Site, p: Peeled<S, F>) -> Seq<'a, U>
@@ -913,7 +936,7 @@ impl Backend for CpuBackend {
         T: Law + Clone + Send + Sync,
         F: Fn(T, T) -> T + Sync + Send,
     {
-        let Some(at) = parallel_level::<F>(s.len()) else {
+        let Some(at) = reduction_level::<F>(s.len()) else {
             return SeqBackend::reduce(site, op, s, ne, f);
         };
         let part = |lo: usize, hi: usize, a| s[lo..hi].iter().cloned().fold(a, &f);
@@ -927,7 +950,7 @@ impl Backend for CpuBackend {
         G: Fn(&T) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
-        let Some(at) = parallel_level::<(G, F)>(s.len()) else {
+        let Some(at) = reduction_level::<(G, F)>(s.len()) else {
             return SeqBackend::map_reduce(site, op, s, ne, g, f);
         };
         let part = |lo: usize, hi: usize, a| s[lo..hi].iter().map(&g).fold(a, &f);
@@ -940,7 +963,7 @@ impl Backend for CpuBackend {
         G: Fn(i64) -> U + Sync + Send,
         F: Fn(U, U) -> U + Sync + Send,
     {
-        let Some(at) = parallel_level::<(G, F)>(n.max(0) as usize) else {
+        let Some(at) = reduction_level::<(G, F)>(n.max(0) as usize) else {
             return SeqBackend::tabulate_reduce(site, op, n, ne, g, f);
         };
         let part = |lo: usize, hi: usize, a| (lo as i64..hi as i64).map(&g).fold(a, &f);
@@ -956,7 +979,7 @@ impl Backend for CpuBackend {
         G: Fn(&T, &U) -> V + Sync + Send,
         F: Fn(V, V) -> V + Sync + Send,
     {
-        let Some(at) = parallel_level::<(G, F)>(a.len()) else {
+        let Some(at) = reduction_level::<(G, F)>(a.len()) else {
             return SeqBackend::map2_reduce(site, op, a, b, ne, g, f);
         };
         if a.len() != b.len() {
@@ -1157,7 +1180,7 @@ impl Backend for CpuBackend {
         I: Iterator<Item = T>,
         F: Fn(T, T) -> T + Sync + Send,
     {
-        let Some(at) = parallel_level::<(R, F)>(n) else {
+        let Some(at) = reduction_level::<(R, F)>(n) else {
             return SeqBackend::read_reduce(site, op, n, ne, read, f);
         };
         let part = |lo: usize, hi: usize, a| read(lo, hi).fold(a, &f);
@@ -1325,6 +1348,30 @@ mod tests {
             hits.fetch_add(i, Ordering::Relaxed);
         });
         (m, m2, r, mr, hits.into_inner())
+    }
+
+    /// A float reduction gives the same bits whichever plan granularity picks for a call (on
+    /// the calling thread or on the pool): the same chunks, combined in the same order.
+    #[test]
+    fn a_float_reduction_does_not_depend_on_its_plan() {
+        let s: Vec<f64> = (0..300)
+            .map(|i| ((i * 7919) % 1000) as f64 / 7.0 * 10f64.powi(i % 7))
+            .collect();
+        let grain = fill::grain(s.len());
+        let want = s
+            .chunks(grain)
+            .map(|c| c.iter().fold(0.0, |a, b| a + b))
+            .fold(0.0, |a, b| a + b);
+        let one_fold = s.iter().fold(0.0, |a, b| a + b);
+        assert_ne!(
+            want.to_bits(),
+            one_fold.to_bits(),
+            "the chunks must matter here"
+        );
+        for _ in 0..500 {
+            let got = CpuBackend::reduce(&SITE, "add", &s, 0.0, |a, b| a + b);
+            assert_eq!(got.to_bits(), want.to_bits());
+        }
     }
 
     /// Granularity on `cpu`: a keyword over a few cheap elements runs on the calling thread,

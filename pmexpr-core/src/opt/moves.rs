@@ -263,11 +263,26 @@ pub fn overwritten<'a>(s: &'a crate::ast::Soac, ty: &crate::types::Type) -> Opti
     (!read).then_some(src)
 }
 
-/// How each `set` of `e` writes, for a site's dump: in place when its sequence is a local's last
-/// use (or a value nothing else holds), else a copy, and why.
+/// How each `set` of `e` writes, and each map that may write over its sequence, for a site's
+/// dump: in place when the sequence is a local's last use (or a value nothing else holds), else
+/// a copy or a new sequence, and why.
 pub fn writes(e: &Expr, moves: &HashSet<NodeId>, names: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     e.walk(&mut |x| {
+        if let ExprKind::Soac(s) = &x.kind
+            && let Some(src) = overwritten(s, &x.ty)
+            && let ExprKind::Var { ident, .. } = &src.kind
+        {
+            let name = names.get(ident.id.0 as usize).map_or("?", String::as_str);
+            out.push(if moves.contains(&src.id) {
+                format!(
+                    "`map` over `{name}`: written over it (its last use; a new sequence if \
+                     something else holds it)"
+                )
+            } else {
+                format!("`map` over `{name}`: a new sequence (`{name}` is read again later)")
+            });
+        }
         let ExprKind::App { func, args } = &x.kind else {
             return;
         };
