@@ -11,7 +11,9 @@
 use pmexpr::{Target, Tensor, accelerate, with_target};
 use rayon::prelude::*;
 
+mod imperative;
 mod streams;
+pub use imperative::{BlockCountingSort, LifeNeighbours, NbodySteps};
 pub use streams::{Filter, RadixPass, ScanAdd, ScanHeavy, heavy, rayon_scan, rayon_scan_once};
 
 /// One version of a shape's algorithm.
@@ -56,7 +58,8 @@ pub struct Entry {
 
 /// Every shape: the six real programs (`argmin_foldl_create` to `matvec_dense`), the three of
 /// `benches/cpu.rs`, two `create`s and a `par_loop` that read sequences at their positions plus
-/// offsets, two loops of plain stores, then the `scan`, `filter` and `scatter` shapes.
+/// offsets, two loops of plain stores, the `scan`, `filter` and `scatter` shapes, then three of
+/// imperative code (element writes in loops, small arrays, keywords over five elements).
 pub const SHAPES: &[Entry] = &[
     Entry {
         name: "argmin_foldl_create",
@@ -157,6 +160,21 @@ pub const SHAPES: &[Entry] = &[
         name: "radix_pass",
         what: "one radix sort pass by a bit: map, scan, create of the places, scatter, 4*10^6 i64",
         make: |s| Box::new(RadixPass::new(s)),
+    },
+    Entry {
+        name: "life_neighbours",
+        what: "game of life, 1000x1000: 8 neighbours in an array literal, filter(..).len()",
+        make: |s| Box::new(LifeNeighbours::new(s)),
+    },
+    Entry {
+        name: "nbody_steps",
+        what: "10^5 steps of 5 bodies: a create and four map2s of 5 elements per step",
+        make: |s| Box::new(NbodySteps::new(s)),
+    },
+    Entry {
+        name: "block_counting_sort",
+        what: "counting sort of 2^20 keys in blocks of 4096: counts[k] += 1, out[start[k]] = k",
+        make: |s| Box::new(BlockCountingSort::new(s)),
     },
 ];
 

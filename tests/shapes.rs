@@ -127,10 +127,25 @@ fn futhark_class_shapes_call_the_library() {
     }
 }
 
+#[test]
+fn life_neighbours() {
+    shape("life_neighbours");
+}
+
+#[test]
+fn nbody_steps() {
+    shape("nbody_steps");
+}
+
+#[test]
+fn block_counting_sort() {
+    shape("block_counting_sort");
+}
+
 /// Every shape has a test above, and the check can fail: a wrong result is caught.
 #[test]
 fn every_shape_is_tested_and_the_check_catches_a_difference() {
-    assert_eq!(SHAPES.len(), 20);
+    assert_eq!(SHAPES.len(), 23);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
     assert_eq!(

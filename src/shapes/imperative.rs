@@ -1,0 +1,117 @@
+//! The shapes of imperative code ported as Rust programmers write it (`crate::imperative`): a
+//! neighbour count through an 8-element array per cell, a step loop over five bodies, and a
+//! block's counting sort with its arrays written in loops, each beside the same algorithm written
+//! with rayon and as a sequential loop.
+
+use pmexpr::with_target;
+
+use super::{Outputs, Shape, Size, Variant, ints, pick};
+use crate::imperative::{block_sort, hand, life_step, nbody_steps};
+
+/// One step of the game of life on a torus, per cell its 8 neighbours in an array literal
+/// counted by `filter(…).len()`.
+pub struct LifeNeighbours {
+    cells: Vec<bool>,
+    side: usize,
+    out: Outputs<bool>,
+}
+
+impl LifeNeighbours {
+    pub(super) fn new(size: Size) -> Self {
+        let side = pick(size, 61, 1000);
+        let cells = crate::Rng::new(41).ints(side * side, 0, 3);
+        LifeNeighbours {
+            cells: cells.iter().map(|&c| c == 0).collect(),
+            side,
+            out: Outputs::default(),
+        }
+    }
+}
+
+impl Shape for LifeNeighbours {
+    fn run(&mut self, v: Variant) {
+        let (c, n) = (&self.cells, self.side);
+        let r = match v {
+            Variant::Accelerated(t) => with_target(t, || life_step(c, n as i64, n as i64)),
+            Variant::Rayon => hand::life_step_rayon(c, n, n),
+            Variant::Sequential => hand::life_step_seq(c, n, n),
+        };
+        self.out.set(v, r);
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        self.out
+            .get(v)
+            .iter()
+            .map(|&b| f64::from(u8::from(b)))
+            .collect()
+    }
+}
+
+/// Steps of five bodies: per step a `create` of the accelerations and four `map2`s, every
+/// keyword over five elements.
+pub struct NbodySteps {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    steps: i64,
+    out: Outputs<f64>,
+}
+
+impl NbodySteps {
+    pub(super) fn new(size: Size) -> Self {
+        let mut rng = crate::Rng::new(42);
+        NbodySteps {
+            x: rng.floats(5),
+            y: rng.floats(5),
+            steps: pick(size, 300, 100_000) as i64,
+            out: Outputs::default(),
+        }
+    }
+}
+
+impl Shape for NbodySteps {
+    fn run(&mut self, v: Variant) {
+        let (x, y, k) = (&self.x, &self.y, self.steps);
+        let (px, py) = match v {
+            Variant::Accelerated(t) => with_target(t, || nbody_steps(x, y, k)),
+            Variant::Rayon => hand::nbody_steps_rayon(x, y, k),
+            Variant::Sequential => hand::nbody_steps_seq(x, y, k),
+        };
+        self.out.set(v, px.into_iter().chain(py).collect());
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        self.out.get(v).to_vec()
+    }
+}
+
+/// Each block of keys sorted by counting: `counts[k] += 1`, a prefix written in a loop, and
+/// `out[start[k]] = k`.
+pub struct BlockCountingSort {
+    keys: Vec<i64>,
+    block: usize,
+    out: Outputs<i64>,
+}
+
+impl BlockCountingSort {
+    pub(super) fn new(size: Size) -> Self {
+        BlockCountingSort {
+            keys: crate::Rng::new(43).ints(pick(size, 1 << 12, 1 << 20), 0, 256),
+            block: pick(size, 512, 4096),
+            out: Outputs::default(),
+        }
+    }
+}
+
+impl Shape for BlockCountingSort {
+    fn run(&mut self, v: Variant) {
+        let (keys, b) = (&self.keys, self.block);
+        let r = match v {
+            Variant::Accelerated(t) => with_target(t, || block_sort(keys, b as i64)),
+            Variant::Rayon => hand::block_sort_rayon(keys, b),
+            Variant::Sequential => hand::block_sort_seq(keys, b),
+        };
+        self.out.set(v, r.concat());
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        ints(self.out.get(v))
+    }
+}
