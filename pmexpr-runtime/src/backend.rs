@@ -882,12 +882,12 @@ impl Backend for CpuBackend {
         U: Sync,
         F: Fn(&T, &U) -> T + Sync + Send,
     {
-        if a.len() != b.len() {
-            map2_lengths(site, a.len(), b.len());
-        }
         let Some(at) = parallel_level::<F>(a.len()) else {
             return SeqBackend::update2(site, a, b, f);
         };
+        if a.len() != b.len() {
+            map2_lengths(site, a.len(), b.len());
+        }
         let (n, saturates) = (a.len(), nesting::saturates(a.len()));
         let body = |_, _, (xs, ys): (&mut [T], &[U])| {
             let _task = saturates.then(nesting::Guard::new);

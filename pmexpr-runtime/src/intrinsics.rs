@@ -54,10 +54,7 @@ pub fn get<'s, T>(site: &Site, s: &'s [T], i: i64) -> &'s T {
 /// holder of its elements.
 #[inline(always)]
 pub fn set<'a, T: Clone>(site: &Site, mut s: Seq<'a, T>, i: i64, v: T) -> Seq<'a, T> {
-    if i < 0 || i as u64 >= s.len() as u64 {
-        bad_index(site, i, s.len());
-    }
-    s.make_mut()[i as usize] = v;
+    set_mut(site, &mut s, i, v);
     s
 }
 

@@ -42,7 +42,7 @@ enum Owner<T> {
 /// The rows of a `map` of rows, each a view of one flat buffer, which this holds once.
 ///
 /// Invariant: every element is an `InRows` view of `flat`, stored here and nowhere else: the
-/// elements are never handed out mutably (`Owner::get_mut` refuses `Rows`) nor moved out
+/// elements are never handed out mutably (`Seq::unique_data` refuses `Rows`) nor moved out
 /// (`into_vec` moves only out of `Owner::Vec`), so an element lives exactly as long as this
 /// buffer and whatever copies it gets an owning `Owner` from `Owner::clone`.
 struct Rows<T> {
@@ -85,15 +85,6 @@ impl<T> Clone for Owner<T> {
 }
 
 impl<T> Owner<T> {
-    /// The elements, mutably, when nothing else holds them (never for rows: see `Rows`).
-    fn get_mut(&mut self) -> Option<&mut [T]> {
-        match self {
-            Owner::Vec(v) => Arc::get_mut(v).map(Vec::as_mut_slice),
-            Owner::Slice(s) => Arc::get_mut(s),
-            Owner::Rows(_) | Owner::InRows(_) => None,
-        }
-    }
-
     fn as_slice(&self) -> &[T] {
         match self {
             Owner::Vec(v) => v.as_slice(),
@@ -224,18 +215,31 @@ impl<'a, T> Seq<'a, T> {
         }
     }
 
-    /// Whether this sequence is all of a buffer that nothing else holds.
-    fn unique_whole(&mut self) -> bool {
-        let (ptr, len) = (self.ptr, self.len);
-        match &mut self.owner {
-            Some(owner) => {
-                let whole = owner.as_slice();
-                whole.len() == len
-                    && std::ptr::eq(whole.as_ptr(), ptr.as_ptr())
-                    && owner.get_mut().is_some()
+    /// Whether this sequence owns all of its buffer alone: [`Seq::make_mut`] would not copy.
+    #[inline]
+    pub fn is_unique(&self) -> bool {
+        self.unique_data().is_some()
+    }
+
+    /// The elements' buffer, to write, when this sequence owns all of it alone: its `Arc` is the
+    /// only one and no `Weak` of it exists (what `Arc::get_mut` checks, without its atomic
+    /// read-modify-write), and this sequence views the whole buffer.
+    #[inline(always)]
+    fn unique_data(&self) -> Option<*mut T> {
+        let (data, len) = match &self.owner {
+            Some(Owner::Vec(v)) if Arc::strong_count(v) == 1 && Arc::weak_count(v) == 0 => {
+                let vec = Arc::as_ptr(v).cast_mut();
+                // SAFETY: nothing else holds the `Vec` (the counts above; `&self` keeps anyone
+                // from cloning this `Arc` meanwhile), so it may be borrowed mutably here.
+                let vec = unsafe { &mut *vec };
+                (vec.as_mut_ptr(), vec.len())
             }
-            None => false,
-        }
+            Some(Owner::Slice(s)) if Arc::strong_count(s) == 1 && Arc::weak_count(s) == 0 => {
+                (Arc::as_ptr(s).cast_mut().cast::<T>(), s.len())
+            }
+            _ => return None,
+        };
+        (len == self.len && std::ptr::eq(data, self.ptr.as_ptr())).then_some(data)
     }
 }
 
@@ -249,7 +253,7 @@ impl<T: Clone> Seq<'_, T> {
     /// else the copy that `copy` makes of them (`cpu` copies in parallel).
     pub fn into_vec_with(mut self, copy: impl FnOnce(&[T]) -> Vec<T>) -> Vec<T> {
         if matches!(self.owner, Some(Owner::Vec(_)))
-            && self.unique_whole()
+            && self.is_unique()
             && let Some(Owner::Vec(data)) = self.owner.take()
         {
             return Arc::try_unwrap(data).unwrap_or_else(|shared| copy(&shared));
@@ -280,33 +284,6 @@ impl<T: Clone> Seq<'_, T> {
     fn unshare(&mut self) -> *mut T {
         *self = Seq::from_vec(self.as_slice().to_vec());
         self.unique_data().unwrap_or_else(|| not_unique())
-    }
-
-    /// Whether this sequence owns all of its buffer alone: [`Seq::make_mut`] would not copy.
-    #[inline]
-    pub fn is_unique(&self) -> bool {
-        self.unique_data().is_some()
-    }
-
-    /// The elements' buffer, to write, when this sequence owns all of it alone: its `Arc` is the
-    /// only one and no `Weak` of it exists (what `Arc::get_mut` checks, without its atomic
-    /// read-modify-write), and this sequence views the whole buffer.
-    #[inline(always)]
-    fn unique_data(&self) -> Option<*mut T> {
-        let (data, len) = match &self.owner {
-            Some(Owner::Vec(v)) if Arc::strong_count(v) == 1 && Arc::weak_count(v) == 0 => {
-                let vec = Arc::as_ptr(v).cast_mut();
-                // SAFETY: nothing else holds the `Vec` (the counts above; `&self` keeps anyone
-                // from cloning this `Arc` meanwhile), so it may be borrowed mutably here.
-                let vec = unsafe { &mut *vec };
-                (vec.as_mut_ptr(), vec.len())
-            }
-            Some(Owner::Slice(s)) if Arc::strong_count(s) == 1 && Arc::weak_count(s) == 0 => {
-                (Arc::as_ptr(s).cast_mut().cast::<T>(), s.len())
-            }
-            _ => return None,
-        };
-        (len == self.len && std::ptr::eq(data, self.ptr.as_ptr())).then_some(data)
     }
 }
 

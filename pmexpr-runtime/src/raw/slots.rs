@@ -164,9 +164,10 @@ pub(crate) fn filled<U, R>(n: usize, f: impl FnOnce(&mut Slots<'_, U>) -> R) -> 
 }
 
 /// A `Vec` of `n` rows of `w` elements each, written in parallel by chunks of `grain` rows
-/// (`caller_runs::run_adaptive` on `pool`: on the calling thread alone when the level is small): `fill(lo, len, slots)` writes rows `lo..lo + len` into their
-/// `len * w` slots, each chunk holding what `task()` returns (the nested parallelism guard, or
-/// nothing) while it runs. `w` is 1 for a sequence of results.
+/// (`caller_runs::run_adaptive` on `pool`, as `level` plans: on the calling thread alone when the
+/// level is small): `fill(lo, len, slots)` writes rows `lo..lo + len` into their `len * w`
+/// slots, each chunk holding what `task()` returns (the nested parallelism guard, or nothing)
+/// while it runs. `w` is 1 for a sequence of results.
 ///
 /// # Panics
 /// When a `fill` panics or leaves some of its slots unwritten (what was written is leaked).

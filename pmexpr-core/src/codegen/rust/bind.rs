@@ -707,15 +707,10 @@ fn reads_only(e: &Expr, x: VarId) -> bool {
                         }
                 })
         }
-        ExprKind::Lam { .. } | ExprKind::RecLet { .. } if mentions(e, x) => {
-            // Inside a function only a body that does not name it (a `RecLet`'s own body is
-            // checked below when its functions do not).
-            match &e.kind {
-                ExprKind::RecLet { fns, body, .. } => {
-                    !fns.iter().any(|f| mentions(&f.body, x)) && reads_only(body, x)
-                }
-                _ => false,
-            }
+        // A function may not name it at all.
+        ExprKind::Lam { .. } => !mentions(e, x),
+        ExprKind::RecLet { fns, body, .. } => {
+            !fns.iter().any(|f| mentions(&f.body, x)) && reads_only(body, x)
         }
         _ => {
             let mut ok = true;

@@ -105,24 +105,12 @@ impl Gen<'_> {
             }
             // The length of a `filter` counts its elements without building it (`count`).
             Length => {
-                let n = match self.count(args[0]) {
-                    Some(c) => c,
-                    None => {
-                        let s = p(self, 0);
-                        quote!((#s).len())
-                    }
-                };
+                let n = self.length_of(args[0]);
                 quote!((#n as i64))
             }
             // `s.len()`: the length as the integer type inference gave it.
             Len => {
-                let n = match self.count(args[0]) {
-                    Some(c) => c,
-                    None => {
-                        let s = p(self, 0);
-                        quote!((#s).len())
-                    }
-                };
+                let n = self.length_of(args[0]);
                 if *ty == Type::Num(crate::types::Number::Usize) {
                     n
                 } else if *ty == Type::INT {

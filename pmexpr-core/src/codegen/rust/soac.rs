@@ -50,10 +50,22 @@ enum Elems {
 }
 
 impl Gen<'_> {
+    /// The length of the sequence `e`, a `usize`: counted without building it when `e` is a
+    /// fused `filter` (`count`).
+    pub(super) fn length_of(&mut self, e: &Expr) -> TokenStream {
+        match self.count(e) {
+            Some(n) => n,
+            None => {
+                let s = self.arg(e);
+                quote!((#s).len())
+            }
+        }
+    }
+
     /// How many elements `e` has, as a `usize`, counted without building it, when it is a fused
     /// `filter` (and the maps around it): `filter(p, s).len()` reads each element once and
     /// keeps none, as `iter().filter(p).count()` does.
-    pub(super) fn count(&mut self, e: &Expr) -> Option<TokenStream> {
+    fn count(&mut self, e: &Expr) -> Option<TokenStream> {
         let ExprKind::Soac(s) = &e.kind else {
             return None;
         };
@@ -119,14 +131,17 @@ impl Gen<'_> {
                 let ready = self.ready(input);
                 let pre = &ready.pre;
                 let out = match &ready.from {
-                    Elems::Slice(src) if let Some(x) = over => {
-                        let body = apply(&ready.maps, quote!(__pm_x), true);
-                        let x = self.value(x);
-                        quote!({ #pre let _ = #src; #rt::map_owned::<B, _, _>(#x, move |__pm_x| #body) })
-                    }
                     Elems::Slice(src) => {
                         let body = apply(&ready.maps, quote!(__pm_x), true);
-                        quote!({ #pre B::map(#src, move |__pm_x| #body) })
+                        let call = match over {
+                            // The borrow of `x` in `pre` ends before `x` moves.
+                            Some(x) => {
+                                let x = self.value(x);
+                                quote!(let _ = #src; #rt::map_owned::<B, _, _>(#x, move |__pm_x| #body))
+                            }
+                            None => quote!(B::map(#src, move |__pm_x| #body)),
+                        };
+                        quote!({ #pre #call })
                     }
                     Elems::Range(..) if ready.fast.is_some() => {
                         let peeled = self.peeled(&ready, false);
@@ -152,26 +167,20 @@ impl Gen<'_> {
                     return unsupported("a `map2` of inputs that are not sequences");
                 };
                 let (pa, pb) = (&ra.pre, &rb.pre);
-                let out = match self.overwrite(s, ty) {
+                let call = match self.overwrite(s, ty) {
                     Some(x) => {
                         let x = self.value(x);
-                        quote!({
-                            #pre_f
-                            #pa
-                            #pb
-                            let #fv = #fa;
-                            let _ = #sa;
-                            #rt::map2_owned::<B, _, _, _>(#site, #x, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
-                        })
+                        quote!(let _ = #sa; #rt::map2_owned::<B, _, _, _>(#site, #x, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb)))
                     }
-                    None => quote!({
-                        #pre_f
-                        #pa
-                        #pb
-                        let #fv = #fa;
-                        B::map2(#site, #sa, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))
-                    }),
+                    None => quote!(B::map2(#site, #sa, #sb, move |__pm_x, __pm_y| #fv(#xa, #xb))),
                 };
+                let out = quote!({
+                    #pre_f
+                    #pa
+                    #pb
+                    let #fv = #fa;
+                    #call
+                });
                 self.checked(out, ty, "the result of `map2`")
             }
             (Form::Reduce { op, ne, f }, inputs) => {
