@@ -113,6 +113,11 @@ fn main() {
     let body_steps = 1_000_000;
     let (lw, lh) = (1000, 1000);
     let cells: Vec<bool> = rng.ints(lw * lh, 0, 3).iter().map(|&c| c == 0).collect();
+    let (fk, fk_parts) = (10, 64);
+    let heat = rng.floats(1 << 17);
+    let heat_steps = 100;
+    let (pf_rows, pf_cols) = (100, 100_000);
+    let wall = rng.ints(pf_rows * pf_cols, 0, 10);
 
     let agree = with_target(target, || {
         nbody_imperative(&xs, &ys) == nbody_functional(&xs, &ys)
@@ -137,6 +142,14 @@ fn main() {
             && life_step(&cells, lw as i64, lh as i64) == hand::life_step_rayon(&cells, lw, lh)
             && hand::life_step_seq(&cells, lw, lh) == hand::life_step_rayon(&cells, lw, lh)
             && hand::nbody_steps_rayon(&bx, &by, 1000) == hand::nbody_steps_seq(&bx, &by, 1000)
+            && fannkuch(fk as i64, fk_parts as i64) == hand::fannkuch_rayon(fk, fk_parts)
+            && hand::fannkuch_seq(fk, fk_parts) == hand::fannkuch_rayon(fk, fk_parts)
+            && stencil(&heat, heat_steps as i64) == hand::stencil_rayon(&heat, heat_steps)
+            && hand::stencil_seq(&heat, heat_steps) == hand::stencil_rayon(&heat, heat_steps)
+            && pathfinder(&wall, pf_rows as i64, pf_cols as i64)
+                == hand::pathfinder_rayon(&wall, pf_rows, pf_cols)
+            && hand::pathfinder_seq(&wall, pf_rows, pf_cols)
+                == hand::pathfinder_rayon(&wall, pf_rows, pf_cols)
     });
     assert!(by_hand, "a site differs from its hand-written version");
 
@@ -203,7 +216,7 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     type Hand<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a dyn Fn());
-    let rows: [Hand; 8] = [
+    let rows: [Hand; 11] = [
         (
             "n-body",
             &|| drop(nbody_imperative(&xs, &ys)),
@@ -251,6 +264,30 @@ fn main() {
             &|| drop(life_step(&cells, lw as i64, lh as i64)),
             &|| drop(hand::life_step_rayon(&cells, lw, lh)),
             &|| drop(hand::life_step_seq(&cells, lw, lh)),
+        ),
+        (
+            "fannkuch-redux, 10! permutations in 64 parts: flips by `swap`, rotations by element copies",
+            &|| {
+                std::hint::black_box(fannkuch(fk as i64, fk_parts as i64));
+            },
+            &|| {
+                std::hint::black_box(hand::fannkuch_rayon(fk, fk_parts));
+            },
+            &|| {
+                std::hint::black_box(hand::fannkuch_seq(fk, fk_parts));
+            },
+        ),
+        (
+            "3-point stencil over 2^17 elements, 100 steps: `cur = create(n, …cur…)` (two buffers by hand)",
+            &|| drop(stencil(&heat, heat_steps as i64)),
+            &|| drop(hand::stencil_rayon(&heat, heat_steps)),
+            &|| drop(hand::stencil_seq(&heat, heat_steps)),
+        ),
+        (
+            "pathfinder, 100 rows of 10^5: `row = create(cols, …row…)` per row (two rows by hand)",
+            &|| drop(pathfinder(&wall, pf_rows as i64, pf_cols as i64)),
+            &|| drop(hand::pathfinder_rayon(&wall, pf_rows, pf_cols)),
+            &|| drop(hand::pathfinder_seq(&wall, pf_rows, pf_cols)),
         ),
     ];
     for (name, site, par, seq) in rows {

@@ -234,6 +234,144 @@ pub fn life_step(cells: &[bool], w: i64, h: i64) -> Vec<bool> {
     }))
 }
 
+/// The permutation-flipping benchmark (fannkuch-redux) over the `n!` permutations of `0..n`,
+/// in `blocks` parts of consecutive permutations: each part starts from its first permutation
+/// (its index in the factorial number system), then for each permutation copies it, reverses
+/// the copy's first `p[0] + 1` elements until `p[0]` is 0, counting the flips, and steps to the
+/// next permutation by rotations. The checksum (flips added at even indices, subtracted at odd)
+/// and the most flips: a loop over arrays written in place, `swap`s and element copies.
+pub fn fannkuch(n: i64, blocks: i64) -> (i64, i64) {
+    accelerate!({
+        let mut total = 1i64;
+        for k in 1..n + 1 {
+            total *= k;
+        }
+        let per = (total + blocks - 1) / blocks;
+        let parts = create(blocks, |b: i64| {
+            let mut perm1 = vec![0i64; n as usize];
+            let mut perm = vec![0i64; n as usize];
+            let mut count = vec![0i64; n as usize];
+            for j in 0..n {
+                perm1[j] = j;
+            }
+            let lo = b * per;
+            let hi = if lo + per < total { lo + per } else { total };
+            // The first permutation of the part: digit i of `lo` in the factorial base rotates
+            // `perm1[0..=i]` left by that digit.
+            let mut idx = lo;
+            let mut fact = total;
+            let mut i = n - 1;
+            while i > 0 {
+                fact /= i + 1;
+                let d = idx / fact;
+                idx %= fact;
+                count[i] = d;
+                for _ in 0..d {
+                    let t = perm1[0];
+                    for j in 0..i {
+                        perm1[j] = perm1[j + 1];
+                    }
+                    perm1[i] = t;
+                }
+                i -= 1;
+            }
+            let mut checksum = 0i64;
+            let mut most = 0i64;
+            let mut at = lo;
+            while at < hi {
+                if perm1[0] != 0 {
+                    for j in 0..n {
+                        perm[j] = perm1[j];
+                    }
+                    let mut flips = 0i64;
+                    let mut k = perm[0];
+                    while k != 0 {
+                        let mut a = 0i64;
+                        let mut z = k;
+                        while a < z {
+                            perm.swap(a as usize, z as usize);
+                            a += 1;
+                            z -= 1;
+                        }
+                        flips += 1;
+                        k = perm[0];
+                    }
+                    most = most.max(flips);
+                    checksum += if at % 2 == 0 { flips } else { -flips };
+                }
+                // The next permutation: rotate `perm1[0..=i]` left by one while `count[i]`
+                // wraps.
+                let mut i = 1i64;
+                while i < n {
+                    let t = perm1[0];
+                    for j in 0..i {
+                        perm1[j] = perm1[j + 1];
+                    }
+                    perm1[i] = t;
+                    if count[i] < i {
+                        count[i] += 1;
+                        break;
+                    }
+                    count[i] = 0;
+                    i += 1;
+                }
+                at += 1;
+            }
+            (checksum, most)
+        });
+        let checksum = reduce(|a: i64, b: i64| a + b, 0, map(|p: (i64, i64)| p.0, parts));
+        let most = reduce(
+            |a: i64, b: i64| a.max(b),
+            0,
+            map(|p: (i64, i64)| p.1, parts),
+        );
+        (checksum, most)
+    })
+}
+
+/// `steps` steps of a three-point stencil over `s` (each interior element the mean of itself and
+/// its neighbours, the two ends kept): each step a `create` from the previous version, which it
+/// replaces; hand-written code keeps two buffers and swaps them.
+pub fn stencil(s: &[f64], steps: i64) -> Vec<f64> {
+    let n = s.len() as i64;
+    accelerate!({
+        let mut cur = map(|x: f64| x, s);
+        for _ in 0..steps {
+            let next = create(n, |i: i64| {
+                if i == 0 || i == n - 1 {
+                    cur[i]
+                } else {
+                    (cur[i - 1] + cur[i] + cur[i + 1]) / 3.0
+                }
+            });
+            cur = next;
+        }
+        cur
+    })
+}
+
+/// The cheapest path from the top row of a `rows` × `cols` grid of costs to each cell of its
+/// bottom row, moving down, down-left or down-right (Rodinia's `pathfinder`): row by row, each a
+/// `create` of the minimum of the three cells above plus the cell's cost.
+pub fn pathfinder(wall: &[i64], rows: i64, cols: i64) -> Vec<i64> {
+    accelerate!({
+        let mut row = create(cols, |j: i64| wall[j]);
+        for t in 1..rows {
+            row = create(cols, |j: i64| {
+                let mut m = row[j];
+                if j > 0 {
+                    m = m.min(row[j - 1]);
+                }
+                if j + 1 < cols {
+                    m = m.min(row[j + 1]);
+                }
+                wall[t * cols + j] + m
+            });
+        }
+        row
+    })
+}
+
 /// The workloads written by hand in plain Rust, the baselines of the `imperative` example:
 /// `*_rayon` with rayon's `par_iter`, `*_seq` with a sequential loop, each the same algorithm as
 /// the `accelerate!` sites above.
@@ -429,5 +567,139 @@ pub mod hand {
     /// [`super::life_step`], sequentially.
     pub fn life_step_seq(cells: &[bool], w: usize, h: usize) -> Vec<bool> {
         (0..w * h).map(|p| life_cell(cells, w, h, p)).collect()
+    }
+
+    /// One part of [`super::fannkuch`]: the permutations `lo..hi` of `0..n`.
+    fn fannkuch_part(n: usize, lo: usize, hi: usize) -> (i64, i64) {
+        let mut perm1: Vec<usize> = (0..n).collect();
+        let mut perm = vec![0usize; n];
+        let mut count = vec![0usize; n];
+        let mut fact: usize = (1..=n).product();
+        let mut idx = lo;
+        for i in (1..n).rev() {
+            fact /= i + 1;
+            let d = idx / fact;
+            idx %= fact;
+            count[i] = d;
+            perm1[..=i].rotate_left(d);
+        }
+        let (mut checksum, mut most) = (0i64, 0i64);
+        for at in lo..hi {
+            if perm1[0] != 0 {
+                perm.copy_from_slice(&perm1);
+                let mut flips = 0i64;
+                let mut k = perm[0];
+                while k != 0 {
+                    perm[..=k].reverse();
+                    flips += 1;
+                    k = perm[0];
+                }
+                most = most.max(flips);
+                checksum += if at % 2 == 0 { flips } else { -flips };
+            }
+            for i in 1..n {
+                perm1[..=i].rotate_left(1);
+                if count[i] < i {
+                    count[i] += 1;
+                    break;
+                }
+                count[i] = 0;
+            }
+        }
+        (checksum, most)
+    }
+
+    fn fannkuch_parts(n: usize, blocks: usize) -> (usize, impl Fn(usize) -> (i64, i64)) {
+        let total: usize = (1..=n).product();
+        let per = total.div_ceil(blocks);
+        (blocks, move |b: usize| {
+            fannkuch_part(n, b * per, ((b + 1) * per).min(total))
+        })
+    }
+
+    /// [`super::fannkuch`] with rayon: the parts by `par_iter`.
+    pub fn fannkuch_rayon(n: usize, blocks: usize) -> (i64, i64) {
+        let (blocks, part) = fannkuch_parts(n, blocks);
+        (0..blocks)
+            .into_par_iter()
+            .map(part)
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.max(b.1)))
+    }
+
+    /// [`super::fannkuch`], sequentially.
+    pub fn fannkuch_seq(n: usize, blocks: usize) -> (i64, i64) {
+        let (blocks, part) = fannkuch_parts(n, blocks);
+        (0..blocks)
+            .map(part)
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1.max(b.1)))
+    }
+
+    fn stencil_at(cur: &[f64], i: usize) -> f64 {
+        if i == 0 || i == cur.len() - 1 {
+            cur[i]
+        } else {
+            (cur[i - 1] + cur[i] + cur[i + 1]) / 3.0
+        }
+    }
+
+    /// [`super::stencil`] with rayon: two buffers, swapped after each step.
+    pub fn stencil_rayon(s: &[f64], steps: usize) -> Vec<f64> {
+        let (mut cur, mut next) = (s.to_vec(), s.to_vec());
+        for _ in 0..steps {
+            next.par_iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x = stencil_at(&cur, i));
+            std::mem::swap(&mut cur, &mut next);
+        }
+        cur
+    }
+
+    /// [`super::stencil`], sequentially: two buffers.
+    pub fn stencil_seq(s: &[f64], steps: usize) -> Vec<f64> {
+        let (mut cur, mut next) = (s.to_vec(), s.to_vec());
+        for _ in 0..steps {
+            for (i, x) in next.iter_mut().enumerate() {
+                *x = stencil_at(&cur, i);
+            }
+            std::mem::swap(&mut cur, &mut next);
+        }
+        cur
+    }
+
+    fn pathfinder_at(row: &[i64], wall: &[i64], j: usize) -> i64 {
+        let mut m = row[j];
+        if j > 0 {
+            m = m.min(row[j - 1]);
+        }
+        if j + 1 < row.len() {
+            m = m.min(row[j + 1]);
+        }
+        wall[j] + m
+    }
+
+    /// [`super::pathfinder`] with rayon: two rows, swapped after each.
+    pub fn pathfinder_rayon(wall: &[i64], rows: usize, cols: usize) -> Vec<i64> {
+        let (mut row, mut next) = (wall[..cols].to_vec(), vec![0; cols]);
+        for t in 1..rows {
+            let costs = &wall[t * cols..(t + 1) * cols];
+            next.par_iter_mut()
+                .enumerate()
+                .for_each(|(j, x)| *x = pathfinder_at(&row, costs, j));
+            std::mem::swap(&mut row, &mut next);
+        }
+        row
+    }
+
+    /// [`super::pathfinder`], sequentially: two rows.
+    pub fn pathfinder_seq(wall: &[i64], rows: usize, cols: usize) -> Vec<i64> {
+        let (mut row, mut next) = (wall[..cols].to_vec(), vec![0; cols]);
+        for t in 1..rows {
+            let costs = &wall[t * cols..(t + 1) * cols];
+            for (j, x) in next.iter_mut().enumerate() {
+                *x = pathfinder_at(&row, costs, j);
+            }
+            std::mem::swap(&mut row, &mut next);
+        }
+        row
     }
 }

@@ -1309,7 +1309,30 @@ fn the_benchmark_pairs_agree() {
             life_step(&cells, 37, 23),
             hand::life_step_rayon(&cells, 37, 23)
         );
+        // fannkuch-redux's published results for 7: checksum 228, 16 flips at most.
+        for blocks in [1, 5, 24] {
+            assert_eq!(fannkuch(7, blocks), (228, 16), "{blocks} parts");
+        }
+        assert_eq!(fannkuch(6, 7), hand::fannkuch_seq(6, 7));
+        assert_eq!(fannkuch(1, 3), (0, 0));
+        let s: Vec<f64> = (0..101).map(|i| ((i * 37) % 11) as f64).collect();
+        assert_eq!(stencil(&s, 17), hand::stencil_seq(&s, 17));
+        assert_eq!(stencil(&s, 17), hand::stencil_rayon(&s, 17));
+        assert_eq!(stencil(&s[..1], 3), s[..1].to_vec());
+        assert_eq!(stencil(&[], 3), Vec::<f64>::new());
+        let wall: Vec<i64> = (0..13 * 29).map(|i| (i * 7919) % 10).collect();
+        assert_eq!(
+            pathfinder(&wall, 13, 29),
+            hand::pathfinder_seq(&wall, 13, 29)
+        );
+        assert_eq!(
+            pathfinder(&wall, 13, 29),
+            hand::pathfinder_rayon(&wall, 13, 29)
+        );
+        assert_eq!(pathfinder(&wall[..1], 1, 1), vec![wall[0]]);
     });
+    assert_eq!(hand::fannkuch_rayon(7, 24), (228, 16));
+    assert_eq!(hand::fannkuch_seq(7, 1), (228, 16));
     assert_eq!(hand::nbody_seq(&xs, &ys), hand::nbody_rayon(&xs, &ys));
     let mut each = keys[..100].to_vec();
     each.sort();

@@ -177,3 +177,116 @@ fn a_loop_that_maps_its_sequence_writes_over_it() {
         );
     }
 }
+
+/// A loop inside a loop, each writing the same sequence: the outer loop hands its sequence to
+/// the inner one (its last use there), so neither copies it; per block, a count and a prefix
+/// sum written in place, as a radix sort's block loop does.
+fn block_counts(keys: &[i64], blocks: i64, buckets: i64) -> Vec<i64> {
+    accelerate!({
+        let n = keys.len() as i64;
+        let per = n / blocks;
+        let mut counts = vec![0i64; (blocks * buckets) as usize];
+        for b in 0..blocks {
+            for k in 0..per {
+                let key = keys[b * per + k] % buckets;
+                counts[b * buckets + key] += 1;
+            }
+            let mut sum = 0i64;
+            for j in 0..buckets {
+                let c = counts[b * buckets + j];
+                counts[b * buckets + j] = sum;
+                sum += c;
+            }
+        }
+        counts
+    })
+}
+
+#[test]
+fn a_loop_inside_a_loop_writes_the_outer_sequence_in_place() {
+    let (blocks, buckets, per) = (200i64, 64i64, 50i64);
+    let keys: Vec<i64> = (0..blocks * per).map(|i| (i * 7919) % 1009).collect();
+    let mut want = vec![0i64; (blocks * buckets) as usize];
+    for b in 0..blocks {
+        for k in 0..per {
+            want[(b * buckets + keys[(b * per + k) as usize] % buckets) as usize] += 1;
+        }
+        let mut sum = 0;
+        for j in 0..buckets {
+            let at = (b * buckets + j) as usize;
+            let c = want[at];
+            want[at] = sum;
+            sum += c;
+        }
+    }
+    let (got, made) = allocations(Target::Seq, || block_counts(&keys, blocks, buckets));
+    assert_eq!(got, want);
+    // One copy per inner loop would be 2 × 200 of 12,800 elements.
+    assert!(made < 50, "{made} allocations for {blocks} blocks");
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(
+            with_target(target, || block_counts(&keys, blocks, buckets)),
+            want,
+            "{target:?}"
+        );
+    }
+}
+
+/// A loop that replaces its sequence by a `create` reading it, as a stencil or a row-by-row
+/// dynamic program does: the version it replaced is kept aside and the next `create` writes
+/// into it, so the loop alternates between two buffers; a version the program keeps is never
+/// written over.
+fn smooth(s: &[f64], steps: i64) -> (Vec<f64>, Vec<f64>) {
+    let n = s.len() as i64;
+    accelerate!({
+        let mut cur = map(|x: f64| x, s);
+        let mut kept = map(|x: f64| x, s);
+        for t in 0..steps {
+            cur = create(n, |i: i64| {
+                if i == 0 || i == n - 1 {
+                    cur[i]
+                } else {
+                    (cur[i - 1] + cur[i] + cur[i + 1]) / 3.0
+                }
+            });
+            if t == 2 {
+                kept = cur;
+            }
+        }
+        (cur, kept)
+    })
+}
+
+#[test]
+fn a_loop_that_replaces_its_sequence_reuses_the_replaced_one() {
+    let s: Vec<f64> = (0..500).map(|i| ((i * 37) % 11) as f64).collect();
+    let steps = 2000;
+    let (mut cur, mut kept) = (s.clone(), s.clone());
+    for t in 0..steps {
+        let next: Vec<f64> = (0..cur.len())
+            .map(|i| {
+                if i == 0 || i == cur.len() - 1 {
+                    cur[i]
+                } else {
+                    (cur[i - 1] + cur[i] + cur[i + 1]) / 3.0
+                }
+            })
+            .collect();
+        cur = next;
+        if t == 2 {
+            kept = cur.clone();
+        }
+    }
+    let (got, made) = allocations(Target::Seq, || smooth(&s, steps));
+    assert_eq!(got, (cur.clone(), kept.clone()));
+    assert!(made < 50, "{made} allocations for {steps} steps");
+    for target in [Target::Cpu, Target::Debug] {
+        assert_eq!(
+            with_target(target, || smooth(&s, steps)),
+            (cur.clone(), kept.clone()),
+            "{target:?}"
+        );
+    }
+    assert_eq!(smooth(&[], 3), (vec![], vec![]));
+    assert_eq!(smooth(&[2.5], 3), (vec![2.5], vec![2.5]));
+}

@@ -114,7 +114,7 @@ fn optimized_dump(text: &mut String, site: &crate::site::CompiledSite) {
         facts.rows.len(),
         facts.settled.len(),
     );
-    for w in crate::opt::moves::writes(&o.cpu.expr, &facts.moves, &o.names) {
+    for w in crate::opt::moves::writes(&o.cpu.expr, facts, &o.names) {
         let _ = writeln!(text, "write: {w}");
     }
     let mut levels = 0;

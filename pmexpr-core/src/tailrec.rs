@@ -8,7 +8,7 @@
 //! is one more rewrite of the same kind. Mutual recursion and calls whose result is used
 //! (`k * fact(k - 1)`) stay refused there.
 
-use crate::ast::{Expr, ExprKind, Param, VarId};
+use crate::ast::{Expr, ExprKind, FnDef, Param, VarId};
 use crate::error::SpanRange;
 use crate::lift::Def;
 
@@ -37,6 +37,19 @@ pub fn tail_loop(f: VarId, params: &[Param], body: &Expr) -> Result<TailLoop, Sp
     };
     w.expr(body, true)?;
     Ok(w.found)
+}
+
+/// The loop a recursive group runs as, if it does: a single function that calls itself, only in
+/// tail position. The Rust generator prints it as a `loop` that owns its state, and the
+/// optimizer's last uses ([`crate::opt::moves`]) hand that state over at the call that starts
+/// it; both ask here, so they agree.
+pub fn group_loop(fns: &[FnDef]) -> Option<TailLoop> {
+    let [f] = fns else {
+        return None;
+    };
+    tail_loop(f.ident.id, &f.params, &f.body)
+        .ok()
+        .filter(|l| l.calls > 0)
 }
 
 /// [`tail_loop`] of a lifted definition (the well-formedness check and the Futhark generator
@@ -106,7 +119,6 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ast::FnDef;
     use crate::pipeline::parse_tokens;
     use crate::resolve::resolve;
     use quote::quote;

@@ -64,6 +64,14 @@ pub trait Backend: 'static {
         U: Sync,
         F: Fn(&T, &U) -> T + Sync + Send;
 
+    /// The elements of a new sequence written over the elements of `s`, which its owner holds
+    /// alone ([`tabulate_over`]): `fill(lo, part)` writes the positions `lo..lo + part.len()`,
+    /// the parts in parallel where that pays.
+    fn refill<U, F>(s: &mut [U], fill: F)
+    where
+        U: Send + Sync,
+        F: Fn(usize, &mut [U]) + Sync + Send;
+
     /// `map f (create n g)` without the created sequence: `f` applied to `g`'s element at each
     /// position `0..n` (`n` is not negative: `create` checked it).
     fn tabulate<'a, U, F>(n: i64, f: F) -> Seq<'a, U>
@@ -384,6 +392,56 @@ where
     }
 }
 
+/// `create(n, f)` written into the storage of `spare`, a version of a loop's sequence that the
+/// loop no longer reads (the optimizer's `Facts::spares`), when nothing else holds it and it has
+/// `n` elements: a loop that replaces its sequence each iteration alternates between two buffers,
+/// as hand-written code swaps two; a new sequence otherwise.
+#[doc(hidden)]
+pub fn tabulate_over<'a, B, U, F>(mut spare: Seq<'a, U>, n: i64, f: F) -> Seq<'a, U>
+where
+    B: Backend,
+    U: Clone + Send + Sync,
+    F: Fn(i64) -> U + Sync + Send,
+{
+    if n > 0 && spare.len() == n as usize && spare.is_unique() {
+        B::refill(spare.make_mut(), |lo: usize, part: &mut [U]| {
+            for (k, x) in part.iter_mut().enumerate() {
+                *x = f((lo + k) as i64);
+            }
+        });
+        spare
+    } else {
+        drop(spare);
+        B::tabulate(n, f)
+    }
+}
+
+/// [`Backend::tabulate_peeled`] written into the storage of `spare` as [`tabulate_over`] writes.
+#[doc(hidden)]
+pub fn tabulate_peeled_over<'a, B, U, S, F, I, J>(
+    site: &Site,
+    mut spare: Seq<'a, U>,
+    p: Peeled<S, F>,
+) -> Seq<'a, U>
+where
+    B: Backend,
+    U: Clone + Send + Sync,
+    S: Fn(usize, usize) -> I + Sync + Send,
+    F: Fn(usize, usize) -> J + Sync + Send,
+    I: Iterator<Item = U>,
+    J: Iterator<Item = U>,
+{
+    if !p.is_empty() && spare.len() == p.len() && spare.is_unique() {
+        B::refill(spare.make_mut(), |lo: usize, part: &mut [U]| {
+            p.assign(site, lo, part)
+        });
+        spare
+    } else {
+        drop(spare);
+        B::tabulate_peeled(site, p)
+    }
+}
+
 /// `map2 f a b` written over `a` as [`map_owned`] writes over its sequence.
 #[doc(hidden)]
 pub fn map2_owned<'a, B, T, U, F>(site: &Site, mut a: Seq<'a, T>, b: &[U], f: F) -> Seq<'a, T>
@@ -535,6 +593,14 @@ macro_rules! sequential_backend {
                 for x in s {
                     *x = f(x);
                 }
+            }
+
+            fn refill<U, F>(s: &mut [U], fill: F)
+            where
+                U: Send + Sync,
+                F: Fn(usize, &mut [U]) + Sync + Send,
+            {
+                fill(0, s);
             }
 
             fn update2<T, U, F>(site: &Site, a: &mut [T], b: &[U], f: F)
@@ -873,6 +939,21 @@ impl Backend for CpuBackend {
             for x in part {
                 *x = f(x);
             }
+        });
+    }
+
+    fn refill<U, F>(s: &mut [U], fill: F)
+    where
+        U: Send + Sync,
+        F: Fn(usize, &mut [U]) + Sync + Send,
+    {
+        let Some(at) = parallel_level::<F>(s.len()) else {
+            return SeqBackend::refill(s, fill);
+        };
+        let (n, saturates) = (s.len(), nesting::saturates(s.len()));
+        caller_runs::run_adaptive(Pool::Global, at, n, fill::grain(n), s, &|lo, _, part| {
+            let _task = saturates.then(nesting::Guard::new);
+            fill(lo as usize, part);
         });
     }
 

@@ -151,6 +151,7 @@ pub mod __private {
     pub use crate::accessors::{tensor_get, tensor_linear_get, tensor_linear_set, tensor_set};
     pub use crate::backend::{
         Backend, CpuBackend, DebugBackend, SeqBackend, create, map_owned, map2_owned,
+        tabulate_over, tabulate_peeled_over,
     };
     pub use crate::checks::check_regular;
     pub use crate::cuda::arg::DeviceArg as CudaArg;

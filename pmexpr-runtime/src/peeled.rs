@@ -100,6 +100,40 @@ where
     }
 }
 
+impl<S, F, I, J, T> Peeled<S, F>
+where
+    S: Fn(usize, usize) -> I,
+    F: Fn(usize, usize) -> J,
+    I: Iterator<Item = T>,
+    J: Iterator<Item = T>,
+{
+    /// Writes the elements of the positions `lo..lo + part.len()` over `part`'s (a spare
+    /// buffer's, `backend::tabulate_peeled_over`), every one.
+    ///
+    /// # Panics
+    /// As [`Peeled::fill`].
+    #[inline(always)]
+    pub(crate) fn assign(&self, site: &Site, lo: usize, part: &mut [T]) {
+        let [x, y, z] = self.parts(lo, lo + part.len());
+        let (px, rest) = part.split_at_mut(x.len());
+        let (py, pz) = rest.split_at_mut(y.len());
+        assign(site, px, (self.slow)(x.start, x.end));
+        assign(site, py, (self.fast)(y.start, y.end));
+        assign(site, pz, (self.slow)(z.start, z.end));
+    }
+}
+
+fn assign<T>(site: &Site, part: &mut [T], values: impl Iterator<Item = T>) {
+    let mut written = 0;
+    for (x, v) in part.iter_mut().zip(values) {
+        *x = v;
+        written += 1;
+    }
+    if written != part.len() {
+        short(site, written, part.len());
+    }
+}
+
 /// `a` and `b` clamped to `0..=n` and `a..=n`.
 #[inline(always)]
 pub(crate) fn bounds(n: usize, a: i64, b: i64) -> (usize, usize) {

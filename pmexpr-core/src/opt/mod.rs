@@ -32,7 +32,7 @@ pub mod settle;
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ast::{Expr, NodeId};
+use crate::ast::{Expr, NodeId, VarId};
 use crate::infer::Numeric;
 use crate::mono::Mono;
 use crate::types::{TyVar, Type};
@@ -84,6 +84,9 @@ pub struct Facts {
     /// Uses of locals holding sequences that are their last, where the value moves (so that a
     /// write to it happens in place), see [`moves`].
     pub moves: HashSet<NodeId>,
+    /// Sequences a loop makes to replace its state (`cur = create(n, …)`) → the state variable
+    /// whose version the loop no longer reads, whose storage they may take, see [`moves`].
+    pub spares: HashMap<NodeId, VarId>,
 }
 
 /// Runs the optimizer's passes over a site's program.
@@ -108,7 +111,7 @@ fn cpu(mono: &Mono, ids: &mut Ids) -> Program {
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
     (facts.loops, facts.peeled) = loops::loops(&expr, &facts.settled, &mono.numeric);
-    facts.moves = moves::moves(&expr, &mono.numeric);
+    (facts.moves, facts.spares) = moves::moves(&expr, &mono.numeric);
     Program { expr, facts }
 }
 
@@ -122,7 +125,7 @@ fn host(mono: &Mono, ids: &mut Ids) -> Program {
     inline::inline(&mut expr, ids, &mono.numeric);
     fuse::fuse(&mut expr, ids, &facts);
     facts.settled = settle::settled(&expr, ids);
-    facts.moves = moves::moves(&expr, &mono.numeric);
+    (facts.moves, facts.spares) = moves::moves(&expr, &mono.numeric);
     Program { expr, facts }
 }
 

@@ -19,36 +19,52 @@
 //! the whole scope of a `let`-bound closure or a recursive group; so do the variables of a value
 //! that a `let` or a `match` only borrows (a place: `let b = a;`, `match st { (x, y) => … }`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::ast::{Expr, ExprKind, IdSet, NodeId, VarId};
 use crate::infer::Numeric;
 use crate::intrinsics::Intrinsic;
-use crate::tailrec::tail_loop;
-use crate::types::TyVar;
+use crate::tailrec::group_loop;
+use crate::types::{TyVar, Type};
 
 use super::is_copy;
 
 /// The `Var` nodes of `e` that are last uses of a local holding sequences, in a position whose
-/// consumer takes the value: generated code moves the value there.
-pub fn moves(e: &Expr, numeric: &[(TyVar, Numeric)]) -> HashSet<NodeId> {
+/// consumer takes the value: generated code moves the value there. And the spares: each `create`
+/// a loop's body makes as an owned value, outside any closure, of the type of a sequence its
+/// loop carries (`cur = create(n, |i| … cur …)`), with that state variable. The version of the
+/// state a tail call replaces is no longer read; the generator keeps it aside instead of freeing
+/// it, and the next such `create` writes into its storage when nothing else holds it, so a loop
+/// that replaces its sequence each iteration alternates between two buffers, as hand-written
+/// code swaps two.
+pub fn moves(e: &Expr, numeric: &[(TyVar, Numeric)]) -> (HashSet<NodeId>, HashMap<NodeId, VarId>) {
     let mut w = Walk {
         numeric,
         moves: HashSet::new(),
+        spares: HashMap::new(),
         loops: Vec::new(),
+        carried: Vec::new(),
+        owning: IdSet::default(),
         frozen: 0,
     };
     let mut live = IdSet::default();
     w.expr(e, &mut live, true);
-    w.moves
+    (w.moves, w.spares)
 }
 
 struct Walk<'a> {
     numeric: &'a [(TyVar, Numeric)],
     moves: HashSet<NodeId>,
+    spares: HashMap<NodeId, VarId>,
+    /// The sequences the innermost enclosing loop carries (its parameters that vary, of a
+    /// sequence type), when the walk is in its body outside any closure.
+    carried: Vec<(VarId, Type)>,
     /// The tail-recursive functions whose bodies (loops) enclose the walk: a call of one
     /// continues its loop.
     loops: Vec<VarId>,
+    /// The `fn` items in scope that run as loops ([`group_loop`]): their parameters own what
+    /// they are passed, so an argument of a call of one is consumed.
+    owning: IdSet,
     /// Above zero inside the operands of a node whose generator picks their order: no use
     /// there moves (nested closures start afresh).
     frozen: u32,
@@ -76,20 +92,25 @@ impl Walk<'_> {
                 let saved = (
                     std::mem::take(&mut self.loops),
                     std::mem::take(&mut self.frozen),
+                    std::mem::take(&mut self.carried),
                 );
                 self.expr(body, &mut inner, true);
-                (self.loops, self.frozen) = saved;
+                (self.loops, self.frozen, self.carried) = saved;
                 live.extend(captured);
             }
             ExprKind::App { func, args } => {
                 let continues = matches!(&func.kind, ExprKind::Var { ident, .. }
                     if self.loops.contains(&ident.id));
+                // A loop's state is handed over at the call that starts it: its arguments are
+                // evaluated in order, as any call's, into parameters that own them.
+                let starts = matches!(&func.kind, ExprKind::Var { ident, .. }
+                    if self.owning.contains(&ident.id));
                 if let (ExprKind::Intrinsic(Intrinsic::Set), [s, i, v]) = (&func.kind, &args[..]) {
                     // Evaluated as the index, the value, then the sequence (see the generator).
                     self.expr(s, live, true);
                     self.expr(v, live, true);
                     self.expr(i, live, false);
-                } else if continues {
+                } else if continues || starts {
                     for a in args.iter().rev() {
                         self.expr(a, live, true);
                     }
@@ -118,6 +139,10 @@ impl Walk<'_> {
             }
             ExprKind::RecLet { fns, body, .. } => {
                 let members: IdSet = fns.iter().map(|f| f.ident.id).collect();
+                let looped = group_loop(fns);
+                if looped.is_some() {
+                    self.owning.insert(fns[0].ident.id);
+                }
                 for f in fns {
                     let lam = Expr::typed(
                         ExprKind::Lam {
@@ -130,15 +155,23 @@ impl Walk<'_> {
                     let captured = lam.free_vars();
                     live.extend(captured.iter().filter(|v| !members.contains(v)));
                     let mut inner: IdSet = captured.into_iter().collect();
-                    let looped = fns.len() == 1
-                        && tail_loop(f.ident.id, &f.params, &f.body).is_ok_and(|l| l.calls > 0);
-                    let own = if looped { vec![f.ident.id] } else { Vec::new() };
+                    let (own, carried) = match &looped {
+                        Some(l) => (
+                            vec![f.ident.id],
+                            (f.params.iter().zip(&l.varying))
+                                .filter(|(p, v)| **v && matches!(p.ty, Type::Seq(_)))
+                                .map(|(p, _)| (p.ident.id, p.ty.clone()))
+                                .collect(),
+                        ),
+                        None => (Vec::new(), Vec::new()),
+                    };
                     let saved = (
                         std::mem::replace(&mut self.loops, own),
                         std::mem::take(&mut self.frozen),
+                        std::mem::replace(&mut self.carried, carried),
                     );
                     self.expr(&f.body, &mut inner, true);
-                    (self.loops, self.frozen) = saved;
+                    (self.loops, self.frozen, self.carried) = saved;
                 }
                 self.expr(body, live, consumed);
                 for m in &members {
@@ -192,6 +225,14 @@ impl Walk<'_> {
             | ExprKind::Keyword { .. }
             | ExprKind::Soac(_)
             | ExprKind::Imp(_) => {
+                if let ExprKind::Soac(s) = &e.kind
+                    && consumed
+                    && self.frozen == 0
+                    && creates(s)
+                    && let Some((x, _)) = self.carried.iter().find(|(_, t)| *t == e.ty)
+                {
+                    self.spares.insert(e.id, *x);
+                }
                 let mut parts = Vec::new();
                 e.children(&mut |c| parts.push(c));
                 self.frozen += 1;
@@ -222,6 +263,18 @@ impl Walk<'_> {
         }
         !is_copy(&value.ty, self.numeric) && place(value)
     }
+}
+
+/// Whether `s` makes a sequence of positions, `create(n, g)` and the maps absorbed into it: what
+/// may be written into a spare buffer of its length (`moves`' spares).
+pub fn creates(s: &crate::ast::Soac) -> bool {
+    use crate::ast::{Form, Source, Stage};
+    matches!(
+        (&s.form, &s.inputs[..]),
+        (Form::Map { f: None }, [input])
+            if matches!(input.source, Source::Range { .. })
+                && input.stages.iter().all(|st| matches!(st, Stage::Map(_)))
+    )
 }
 
 /// The sequence a fused map (`map(f, x)`, `map2(f, x, y)`, of type `ty`) may write its results
@@ -263,12 +316,20 @@ pub fn overwritten<'a>(s: &'a crate::ast::Soac, ty: &crate::types::Type) -> Opti
     (!read).then_some(src)
 }
 
-/// How each `set` of `e` writes, and each map that may write over its sequence, for a site's
-/// dump: in place when the sequence is a local's last use (or a value nothing else holds), else
+/// How each `set` of `e` writes, each map that may write over its sequence and each `create`
+/// that may take a loop's spare, for a site's dump: in place when the sequence is a local's last use (or a value nothing else holds), else
 /// a copy or a new sequence, and why.
-pub fn writes(e: &Expr, moves: &HashSet<NodeId>, names: &[String]) -> Vec<String> {
+pub fn writes(e: &Expr, facts: &super::Facts, names: &[String]) -> Vec<String> {
+    let moves = &facts.moves;
     let mut out = Vec::new();
     e.walk(&mut |x| {
+        if let Some(v) = facts.spares.get(&x.id) {
+            let name = names.get(v.0 as usize).map_or("?", String::as_str);
+            out.push(format!(
+                "`create` replacing `{name}`: written into the version of `{name}` the loop \
+                 replaced (when nothing else holds it and its length is the same)"
+            ));
+        }
         if let ExprKind::Soac(s) = &x.kind
             && let Some(src) = overwritten(s, &x.ty)
             && let ExprKind::Var { ident, .. } = &src.kind

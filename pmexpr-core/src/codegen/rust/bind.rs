@@ -9,7 +9,7 @@ use quote::quote;
 use super::code::{field_index, pat_test};
 use super::{Arg, Binding, Gen, is_place};
 use crate::ast::{Expr, ExprKind, FnDef, Lit, Param, Pat, PatKind, VarId};
-use crate::tailrec::tail_loop;
+use crate::tailrec::{TailLoop, group_loop};
 use crate::types::{Label, Type};
 
 impl Gen<'_> {
@@ -51,6 +51,28 @@ impl Gen<'_> {
                     body,
                     ..
                 } => {
+                    // `let b = { let x = v; e }` as `let x = v; let b = e`: every variable has
+                    // its own name, so `x` may outlive its block, and `e` is then a value that
+                    // `let_stmt` may write in place (a `swap` is a block of `let`s around two
+                    // `set`s).
+                    let mut value = &**value;
+                    while let ExprKind::Let {
+                        binder: x,
+                        value: v,
+                        body: e,
+                        ..
+                    } = &value.kind
+                    {
+                        let (stmt, bind) = match self.stack_array(x, v, e) {
+                            Some(array) => array,
+                            None => self.let_stmt(x, v),
+                        };
+                        stmts.extend([stmt]);
+                        if let Some((id, b)) = bind {
+                            saved.push((id, self.bindings.insert(id, b)));
+                        }
+                        value = e;
+                    }
                     let (stmt, bind) = match self.stack_array(binder, value, body) {
                         Some(array) => array,
                         None => self.let_stmt(binder, value),
@@ -262,6 +284,8 @@ impl Gen<'_> {
                 self.host.launchers.insert(name);
             }
         }
+        let looped = group_loop(fns);
+        let owns = looped.is_some();
         let member_bindings: Vec<(VarId, Binding)> = fns
             .iter()
             .map(|f| {
@@ -273,6 +297,7 @@ impl Gen<'_> {
                         params: params.into_iter().cloned().collect(),
                         ret: ret.clone(),
                         extras: extras.clone(),
+                        owns,
                     },
                 )
             })
@@ -288,12 +313,12 @@ impl Gen<'_> {
                 let mut sig = Vec::new();
                 for p in &f.params {
                     let x = g.local(p.ident.id);
-                    let t = g.pty(&p.ty);
+                    let t = if owns { g.rty(&p.ty) } else { g.pty(&p.ty) };
                     sig.push(quote!(#x: #t));
                     own.push((
                         p.ident.id,
                         Binding::Value {
-                            by_ref: !g.is_copy(&p.ty),
+                            by_ref: !owns && !g.is_copy(&p.ty),
                             ty: p.ty.clone(),
                         },
                     ));
@@ -316,12 +341,8 @@ impl Gen<'_> {
                 }
                 let ret = g.rty(&f.body.ty);
                 let name = g.local(f.ident.id);
-                let looped = if fns.len() == 1 {
-                    g.tail_loop_of(f)
-                } else {
-                    None
-                };
-                let b = g.with_scope(own, |g| match looped {
+                let varying = looped.as_ref().map(|l| g.varying(f, l));
+                let b = g.with_scope(own, |g| match varying {
                     Some(varying) => g.loop_body(f, varying),
                     None => g.value(&f.body),
                 });
@@ -372,89 +393,105 @@ impl Gen<'_> {
         binder: &Param,
         value: &Expr,
     ) -> Option<(TokenStream, Option<(VarId, Binding)>)> {
-        let ExprKind::App { func, args } = &value.kind else {
-            return None;
-        };
-        let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, i, v]) =
-            (&func.kind, args.as_slice())
-        else {
-            return None;
-        };
-        let ExprKind::Var { ident, .. } = &s.kind else {
-            return None;
-        };
-        let a = self.in_place.get(&ident.id)?.clone();
-        if !self.facts.moves.contains(&s.id)
-            || value.ty.has_nested_seq()
-            || binder.ident.name == "_"
-        {
+        if value.ty.has_nested_seq() || binder.ident.name == "_" {
             return None;
         }
-        let rt = self.rt.clone();
-        let site = self.site();
-        let ix = self.index_value(i);
-        let x = self.value(v);
-        let (i, y) = (self.fresh("index"), self.fresh("value"));
-        self.in_place.insert(binder.ident.id, a.clone());
+        let (a, sets) = self.written_local(value)?;
+        let writes = self.writes_into(&sets, &a);
+        self.in_place.insert(binder.ident.id, a);
         let binding = Binding::Value {
             by_ref: false,
             ty: binder.ty.clone(),
         };
-        Some((
-            quote!({ let #i = #ix; let #y = #x; #rt::rt::set_mut(#site, &mut #a, #i, #y); }),
-            Some((binder.ident.id, binding)),
-        ))
+        Some((quote!({ #writes }), Some((binder.ident.id, binding))))
     }
 
-    /// The parameters that the loop of a tail-recursive function reassigns, when it runs as one
-    /// ([`crate::tailrec`]): it calls itself, only in tail position.
-    fn tail_loop_of(&mut self, f: &FnDef) -> Option<Vec<(usize, Ident)>> {
-        let l = tail_loop(f.ident.id, &f.params, &f.body).ok()?;
-        (l.calls > 0).then(|| {
-            f.params
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| l.varying[*i])
-                .map(|(i, p)| (i, self.local(p.ident.id)))
-                .collect()
-        })
+    /// The loop's local that a chain of `set`s (`set(set(a, i, x), j, y)`, a `swap`) writes,
+    /// when the chain starts from the last use of `a` (the optimizer's `moves`), and the chain's
+    /// `set`s, outermost first.
+    fn written_local<'e>(&self, e: &'e Expr) -> Option<(Ident, Vec<[&'e Expr; 2]>)> {
+        let mut sets = Vec::new();
+        let mut cur = e;
+        loop {
+            let ExprKind::App { func, args } = &cur.kind else {
+                return None;
+            };
+            let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, i, v]) =
+                (&func.kind, args.as_slice())
+            else {
+                return None;
+            };
+            sets.push([i, v]);
+            match &s.kind {
+                ExprKind::Var { ident, .. } => {
+                    let a = self.in_place.get(&ident.id)?;
+                    return self.facts.moves.contains(&s.id).then(|| (a.clone(), sets));
+                }
+                _ => cur = s,
+            }
+        }
+    }
+
+    /// The writes of a chain of `set`s into the local `a` ([`Gen::written_local`]) in `set`'s
+    /// order: the indices and values from the outermost `set` in, then the writes from the
+    /// innermost out.
+    fn writes_into(&mut self, sets: &[[&Expr; 2]], a: &Ident) -> TokenStream {
+        let rt = self.rt.clone();
+        let site = self.site();
+        let mut out = TokenStream::new();
+        let mut writes = Vec::new();
+        for [i, v] in sets {
+            let ix = self.index_value(i);
+            let x = self.value(v);
+            let (i, y) = (self.fresh("index"), self.fresh("value"));
+            out.extend(quote!(let #i = #ix; let #y = #x;));
+            writes.push(quote!(#rt::rt::set_mut(#site, &mut #a, #i, #y);));
+        }
+        out.extend(writes.into_iter().rev());
+        out
+    }
+
+    /// The parameters that the loop of a tail-recursive function reassigns ([`group_loop`]).
+    fn varying(&mut self, f: &FnDef, l: &TailLoop) -> Vec<(usize, Ident)> {
+        f.params
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| l.varying[*i])
+            .map(|(i, p)| (i, self.local(p.ident.id)))
+            .collect()
     }
 
     /// The body of a tail-recursive `fn` item as a loop: the parameters that change are
     /// rebound `mut`, and each tail call assigns them and continues (see `tail_call`).
     ///
-    /// A parameter that is not `Copy` (a sequence, a tuple holding one) arrives borrowed; its
-    /// loop state is an owned value (a `Seq` clone shares the caller's elements, O(1)), which
-    /// the body reads as an owned local, so a tail call can store a value the body made.
+    /// Its parameters are owned (`Binding::Item::owns`): a caller hands over the state, moved
+    /// where it was the caller's last use, so the loop's first write to a sequence finds it
+    /// unshared and writes in place (a loop inside a loop copied the outer one's sequence).
+    ///
+    /// A sequence the body replaces by a `create` (`Facts::spares`) keeps its replaced version in
+    /// a spare local, whose storage the next `create` takes (`soac.rs`, `tabulate_over`).
     fn loop_body(&mut self, f: &FnDef, varying: Vec<(usize, Ident)>) -> TokenStream {
-        let mut owned = Vec::new();
-        let rebind: Vec<TokenStream> = varying
-            .iter()
-            .map(|(i, x)| {
-                let p = &f.params[*i];
-                if self.is_copy(&p.ty) {
-                    quote!(let mut #x = #x;)
-                } else {
-                    let t = self.rty(&p.ty);
-                    owned.push((
-                        p.ident.id,
-                        Binding::Value {
-                            by_ref: false,
-                            ty: p.ty.clone(),
-                        },
-                    ));
-                    if matches!(p.ty, Type::Seq(_)) {
-                        self.in_place.insert(p.ident.id, x.clone());
-                    }
-                    quote!(let mut #x: #t = ::core::clone::Clone::clone(#x);)
-                }
-            })
-            .collect();
+        let rt = self.rt.clone();
+        let mut rebind = Vec::new();
+        for (i, x) in &varying {
+            let p = &f.params[*i];
+            if matches!(p.ty, Type::Seq(_)) {
+                self.in_place.insert(p.ident.id, x.clone());
+            }
+            rebind.push(quote!(let mut #x = #x;));
+            if self.facts.spares.values().any(|v| *v == p.ident.id) {
+                let spare = self.fresh("spare");
+                let t = self.rty(&p.ty);
+                rebind.push(quote!(let mut #spare: #t = #rt::Seq::default();));
+                self.spares.insert(p.ident.id, (x.clone(), spare));
+            }
+        }
         let saved = self.tail_loop.replace((f.ident.id, varying));
-        let body = self.with_scope(owned, |g| g.value(&f.body));
+        let body = self.value(&f.body);
         self.tail_loop = saved;
         for p in &f.params {
             self.in_place.remove(&p.ident.id);
+            self.spares.remove(&p.ident.id);
         }
         // Labelled: a tail call's `continue` may leave a labelled block (`block_chain`).
         quote!({ #(#rebind)* '__pm_tail: loop { break '__pm_tail #body; } })
@@ -482,9 +519,13 @@ impl Gen<'_> {
             .collect();
         let values: Vec<TokenStream> = varying.iter().map(|(i, _)| self.owned(&args[*i])).collect();
         let next = self.fresh("next");
+        // The replaced version of a sequence with a spare goes there (`loop_body`).
         let assigns = varying.iter().enumerate().map(|(k, (_, x))| {
             let k = syn::Index::from(k);
-            quote!(#x = #next.#k;)
+            match self.spares.values().find(|(y, _)| y == x).map(|(_, s)| s) {
+                Some(s) => quote!(#s = ::core::mem::replace(&mut #x, #next.#k);),
+                None => quote!(#x = #next.#k;),
+            }
         });
         quote!({ let #next = (#(#values,)*); #(#assigns)* continue '__pm_tail; })
     }
@@ -513,6 +554,19 @@ impl Gen<'_> {
             && pat.irrefutable()
         {
             return self.destructure(fields, pats, then);
+        }
+        if pat.irrefutable() && !self.is_copy(&scrutinee.ty) && !is_place(scrutinee, &self.bindings)
+        {
+            // A value made here (a loop's state, `let (a, n) = loop_fn(…)`) is taken apart by
+            // moving its fields out, so that they are owned and the next write to one of them
+            // finds it unshared; borrowed, every later use cloned it.
+            let owned = self.fresh("owned");
+            let v = self.value(scrutinee);
+            let mut stmts = vec![quote!(let #owned = #v;)];
+            let mut scope = Vec::new();
+            self.pat_moves(pat, quote!(#owned), &mut stmts, &mut scope);
+            let t = self.with_scope(scope, |g| g.value(then));
+            return quote!({ #(#stmts)* #t });
         }
         let (setup, test, t) = self.arm(scrutinee, pat, then);
         if pat.irrefutable() {
@@ -587,6 +641,37 @@ impl Gen<'_> {
         }
         let t = self.with_scope(scope, |g| g.value(then));
         quote!({ #(#setup)* #(#stmts)* #t })
+    }
+
+    /// The statements that move the parts of the owned value at `path` into the variables of
+    /// the irrefutable pattern `p`, and their bindings.
+    fn pat_moves(
+        &mut self,
+        p: &Pat,
+        path: TokenStream,
+        stmts: &mut Vec<TokenStream>,
+        scope: &mut Vec<(VarId, Binding)>,
+    ) {
+        match &p.kind {
+            PatKind::Bind(ident) if ident.name != "_" => {
+                let x = self.local(ident.id);
+                stmts.push(quote!(let #x = #path;));
+                scope.push((
+                    ident.id,
+                    Binding::Value {
+                        by_ref: false,
+                        ty: p.ty.clone(),
+                    },
+                ));
+            }
+            PatKind::Record(fs) => {
+                for (l, sub) in fs {
+                    let idx = field_index(&p.ty, l);
+                    self.pat_moves(sub, quote!(#path.#idx), stmts, scope);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn pat_binds(

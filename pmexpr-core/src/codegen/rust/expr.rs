@@ -179,8 +179,9 @@ impl Gen<'_> {
                 rust,
                 params,
                 extras,
+                owns,
                 ..
-            }) => self.func_from_known(Callee::Item(rust, extras), &params, Vec::new()),
+            }) => self.func_from_known(Callee::Item(rust, extras, owns), &params, Vec::new()),
             None => {
                 let name = self.names.get(id.0 as usize).cloned().unwrap_or_default();
                 let msg = format!("internal error: `{name}` is not bound in generated code");

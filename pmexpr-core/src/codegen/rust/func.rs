@@ -43,8 +43,9 @@ impl Gen<'_> {
                     rust,
                     params,
                     extras,
+                    owns,
                     ..
-                }) => self.call_known(Callee::Item(rust, extras), &params, args),
+                }) => self.call_known(Callee::Item(rust, extras, owns), &params, args),
                 _ => {
                     let f = self.arg(func);
                     self.call_func(f, args)
@@ -94,15 +95,23 @@ impl Gen<'_> {
             return self.func_from_known(callee, params, args);
         }
         let (now, later) = args.split_at(k);
-        let passed: Vec<TokenStream> = now.iter().map(|a| self.pass(a)).collect();
+        let passed: Vec<TokenStream> = now.iter().map(|a| self.hand(&callee, a)).collect();
         let direct = self.invoke(&callee, passed);
         self.call_func(direct, later.to_vec())
+    }
+
+    /// The argument in the form the callee's parameter takes: owned where it owns them.
+    fn hand(&mut self, callee: &Callee, a: &Arg) -> TokenStream {
+        match callee {
+            Callee::Item(_, _, true) => self.owned(a),
+            _ => self.pass(a),
+        }
     }
 
     fn invoke(&mut self, callee: &Callee, mut passed: Vec<TokenStream>) -> TokenStream {
         match callee {
             Callee::Closure(f) => quote!(#f(#(#passed),*)),
-            Callee::Item(f, extras) => {
+            Callee::Item(f, extras, _) => {
                 for (id, ty) in extras.clone() {
                     passed.push(self.var_arg(id, &ty));
                 }
@@ -149,14 +158,14 @@ impl Gen<'_> {
                 captured.push(c.clone());
                 Callee::Closure(c)
             }
-            Callee::Item(f, extras) => {
+            Callee::Item(f, extras, owns) => {
                 for (id, ty) in &extras {
                     let x = self.local(*id);
                     let v = self.var_value(*id, ty);
                     setup.push(quote!(let #x = #v;));
                     captured.push(x);
                 }
-                Callee::Item(f, extras)
+                Callee::Item(f, extras, owns)
             }
         };
         let mut args = Vec::new();
@@ -170,7 +179,7 @@ impl Gen<'_> {
         let rest: Vec<Type> = params[bound.len()..].to_vec();
         // Inside the boxed closures the lifted variables are owned clones.
         let item_scope: Vec<(VarId, Binding)> = match &callee {
-            Callee::Item(_, extras) => extras
+            Callee::Item(_, extras, _) => extras
                 .iter()
                 .map(|(id, ty)| {
                     (
@@ -207,7 +216,7 @@ impl Gen<'_> {
                         by_ref: false,
                         once: false,
                     };
-                    self.pass(&a)
+                    self.hand(callee, &a)
                 })
                 .collect();
             return self.invoke(callee, passed);

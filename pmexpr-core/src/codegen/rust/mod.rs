@@ -128,12 +128,15 @@ enum Binding {
         params: Vec<Type>,
         ret: Type,
     },
-    /// A `fn` item of a recursive group, lifted over `extras`.
+    /// A `fn` item of a recursive group, lifted over `extras`. `owns`: it runs as a loop
+    /// ([`crate::tailrec::group_loop`]) and takes its parameters by value, so that the state a
+    /// caller hands over (its last use, `opt::moves`) is written in place, not copied.
     Item {
         rust: proc_macro2::Ident,
         params: Vec<Type>,
         ret: Type,
         extras: Vec<(VarId, Type)>,
+        owns: bool,
     },
 }
 
@@ -191,6 +194,9 @@ struct Gen<'m> {
     /// with `a` not read again prints as a write into `a`, and `b` then names `a`'s local): the
     /// variable → the Rust local. See `bind.rs`.
     in_place: HashMap<VarId, proc_macro2::Ident>,
+    /// The spare buffers of the loops being printed (`Facts::spares`): a parameter of the loop
+    /// → its Rust local, and the one that keeps the version of it a tail call replaced.
+    spares: HashMap<VarId, (proc_macro2::Ident, proc_macro2::Ident)>,
 }
 
 impl<'m> Gen<'m> {
@@ -218,6 +224,7 @@ impl<'m> Gen<'m> {
             filling: None,
             tail_loop: None,
             in_place: HashMap::new(),
+            spares: HashMap::new(),
         }
     }
 }
@@ -236,7 +243,8 @@ struct HostState {
 #[derive(Clone)]
 enum Callee {
     Closure(proc_macro2::Ident),
-    Item(proc_macro2::Ident, Vec<(VarId, Type)>),
+    /// A `fn` item, its lifted variables, and whether it owns its parameters (`Binding::Item`).
+    Item(proc_macro2::Ident, Vec<(VarId, Type)>, bool),
 }
 
 impl Gen<'_> {

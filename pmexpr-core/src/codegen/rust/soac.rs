@@ -113,6 +113,13 @@ impl Gen<'_> {
         (owned && self.facts.moves.contains(&x.id) && self.is_copy(elem)).then_some(x)
     }
 
+    /// The spare buffer a `create` (node `id`) may write into: its loop's replaced version of
+    /// the state it replaces (`Facts::spares`, `loop_body`).
+    fn spare(&self, id: NodeId) -> Option<Ident> {
+        let x = self.facts.spares.get(&id)?;
+        self.spares.get(x).map(|(_, s)| s.clone())
+    }
+
     /// A consumer of sequences (node `id`, of type `ty`).
     pub(super) fn soac(&mut self, id: NodeId, s: &Soac, ty: &Type) -> TokenStream {
         let rt = self.rt.clone();
@@ -145,11 +152,21 @@ impl Gen<'_> {
                     }
                     Elems::Range(..) if ready.fast.is_some() => {
                         let peeled = self.peeled(&ready, false);
-                        quote!({ #pre B::tabulate_peeled(#site, #peeled) })
+                        match self.spare(id) {
+                            Some(spare) => {
+                                quote!({ #pre #rt::tabulate_peeled_over::<B, _, _, _, _, _>(#site, ::core::mem::take(&mut #spare), #peeled) })
+                            }
+                            None => quote!({ #pre B::tabulate_peeled(#site, #peeled) }),
+                        }
                     }
                     Elems::Range(n, g) => {
                         let body = apply(&ready.maps, quote!(#g(__pm_j)), false);
-                        quote!({ #pre B::tabulate(#n, move |__pm_j| #body) })
+                        match self.spare(id) {
+                            Some(spare) => {
+                                quote!({ #pre #rt::tabulate_over::<B, _, _>(::core::mem::take(&mut #spare), #n, move |__pm_j| #body) })
+                            }
+                            None => quote!({ #pre B::tabulate(#n, move |__pm_j| #body) }),
+                        }
                     }
                     Elems::Flat(_) => unsupported("a `map` of flattened rows"),
                 };
