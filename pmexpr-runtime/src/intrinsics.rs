@@ -69,6 +69,47 @@ pub fn set_mut<T: Clone>(site: &Site, s: &mut Seq<'_, T>, i: i64, v: T) {
     s.make_mut()[i as usize] = v;
 }
 
+/// A loop's own sequence, held unshared for the whole loop (the generator's `views.rs`): its
+/// elements read and written as a slice, the uniqueness checked once, when the loop starts.
+pub struct View<'v, T>(&'v mut [T]);
+
+impl<'v, T: Clone> View<'v, T> {
+    /// The elements of `s` to read and write, copied first unless `s` holds them alone.
+    #[inline(always)]
+    pub fn of(s: &'v mut Seq<'_, T>) -> Self {
+        View(s.make_mut())
+    }
+}
+
+impl<T> View<'_, T> {
+    /// The elements.
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[T] {
+        self.0
+    }
+
+    /// The number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// [`set_mut`] through a loop's [`View`]: the write of `a[i] = v`, checked against the length.
+#[inline(always)]
+pub fn set_view<T>(site: &Site, s: &mut View<'_, T>, i: i64, v: T) {
+    if i < 0 || i as u64 >= s.0.len() as u64 {
+        bad_index(site, i, s.0.len());
+    }
+    s.0[i as usize] = v;
+}
+
 /// `head s`.
 #[inline]
 pub fn head<'s, T>(site: &Site, s: &'s [T]) -> &'s T {

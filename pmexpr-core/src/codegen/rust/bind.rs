@@ -341,9 +341,9 @@ impl Gen<'_> {
                 }
                 let ret = g.rty(&f.body.ty);
                 let name = g.local(f.ident.id);
-                let varying = looped.as_ref().map(|l| g.varying(f, l));
+                let varying = looped.as_ref().map(|l| (g.varying(f, l), g.viewed(f, l)));
                 let b = g.with_scope(own, |g| match varying {
-                    Some(varying) => g.loop_body(f, varying),
+                    Some((varying, viewed)) => g.loop_body(f, varying, &viewed),
                     None => g.value(&f.body),
                 });
                 let generics = g.generics();
@@ -445,7 +445,10 @@ impl Gen<'_> {
             let x = self.value(v);
             let (i, y) = (self.fresh("index"), self.fresh("value"));
             out.extend(quote!(let #i = #ix; let #y = #x;));
-            writes.push(quote!(#rt::rt::set_mut(#site, &mut #a, #i, #y);));
+            writes.push(match self.views.get(&a.to_string()) {
+                Some(view) => quote!(#rt::rt::set_view(#site, &mut #view, #i, #y);),
+                None => quote!(#rt::rt::set_mut(#site, &mut #a, #i, #y);),
+            });
         }
         out.extend(writes.into_iter().rev());
         out
@@ -470,7 +473,15 @@ impl Gen<'_> {
     ///
     /// A sequence the body replaces by a `create` (`Facts::spares`) keeps its replaced version in
     /// a spare local, whose storage the next `create` takes (`soac.rs`, `tabulate_over`).
-    fn loop_body(&mut self, f: &FnDef, varying: Vec<(usize, Ident)>) -> TokenStream {
+    ///
+    /// A sequence that the body only reads and writes in place (`viewed`, `views.rs`) is checked
+    /// unshared once, here, and read and written through its view.
+    fn loop_body(
+        &mut self,
+        f: &FnDef,
+        varying: Vec<(usize, Ident)>,
+        viewed: &[VarId],
+    ) -> TokenStream {
         let rt = self.rt.clone();
         let mut rebind = Vec::new();
         for (i, x) in &varying {
@@ -479,6 +490,11 @@ impl Gen<'_> {
                 self.in_place.insert(p.ident.id, x.clone());
             }
             rebind.push(quote!(let mut #x = #x;));
+            if viewed.contains(&p.ident.id) {
+                let view = self.fresh("view");
+                rebind.push(quote!(let mut #view = #rt::rt::View::of(&mut #x);));
+                self.views.insert(x.to_string(), view);
+            }
             if self.facts.spares.values().any(|v| *v == p.ident.id) {
                 let spare = self.fresh("spare");
                 let t = self.rty(&p.ty);
@@ -486,9 +502,13 @@ impl Gen<'_> {
                 self.spares.insert(p.ident.id, (x.clone(), spare));
             }
         }
+        let names: Vec<String> = varying.iter().map(|(_, x)| x.to_string()).collect();
         let saved = self.tail_loop.replace((f.ident.id, varying));
         let body = self.value(&f.body);
         self.tail_loop = saved;
+        for x in &names {
+            self.views.remove(x);
+        }
         for p in &f.params {
             self.in_place.remove(&p.ident.id);
             self.spares.remove(&p.ident.id);

@@ -119,7 +119,10 @@ impl Gen<'_> {
                 }
                 Some(Binding::Value { by_ref: false, .. }) => {
                     let x = self.local(ident.id);
-                    quote!(&#x)
+                    match self.views.get(&x.to_string()) {
+                        Some(view) => quote!(&#view),
+                        None => quote!(&#x),
+                    }
                 }
                 _ => {
                     let v = self.var_value(ident.id, &e.ty);

@@ -29,8 +29,9 @@
 //! - `types`: the Rust types of PMExpr types, in generated code and as the user's Rust types.
 //! - `expr`: values and arguments of expressions.
 //! - `func`: calls, known functions, closures and boxed `Func`s.
-//! - `bind`: `let` chains, recursive groups (lifted `fn` items, tail-recursive ones as loops) and
-//!   `match` patterns.
+//! - `bind`: `let` chains, recursive groups (lifted `fn` items, tail-recursive ones as loops,
+//!   which own their state) and `match` patterns; writes in place.
+//! - `views`: the sequences a loop reads and writes through a slice, checked unshared once.
 //! - `keyword`: the loops and `flatten`, and the adaptor closures passed to the runtime.
 //! - `soac`: the consumers of sequences (`map`, `map2`, `reduce`, `foldl`, `hist`), fused or not.
 //! - `windows`: loops whose tensor accesses lines serve, and their plain version.
@@ -71,6 +72,7 @@ mod soac;
 #[cfg(test)]
 mod tests;
 mod types;
+mod views;
 mod windows;
 
 pub use self::code::{user_ident, user_place};
@@ -197,6 +199,9 @@ struct Gen<'m> {
     /// The spare buffers of the loops being printed (`Facts::spares`): a parameter of the loop
     /// → its Rust local, and the one that keeps the version of it a tail call replaced.
     spares: HashMap<VarId, (proc_macro2::Ident, proc_macro2::Ident)>,
+    /// The views of the loops being printed (`views.rs`): a loop's Rust local holding its
+    /// sequence → the local of its view.
+    views: HashMap<String, proc_macro2::Ident>,
 }
 
 impl<'m> Gen<'m> {
@@ -225,6 +230,7 @@ impl<'m> Gen<'m> {
             tail_loop: None,
             in_place: HashMap::new(),
             spares: HashMap::new(),
+            views: HashMap::new(),
         }
     }
 }

@@ -359,3 +359,49 @@ fn counted_loops_peel_reads_one_check_does_not_cover() {
     let code = generated(quote!(seq_loop_acc(0, n, |acc, k| acc + s[k + 1])));
     assert!(!code.contains("peeled"), "{code}");
 }
+
+#[test]
+fn a_loop_reads_and_writes_its_own_sequence_through_a_view() {
+    // Only read and written in place: checked unshared once, then a slice.
+    let code = generated(quote!({
+        let mut a = vec![0i64; 4];
+        for i in 0..n {
+            a[i % 4] += a[(i + 1) % 4] + 1;
+        }
+        a
+    }));
+    assert!(code.contains("rt :: View :: of (& mut"), "{code}");
+    assert!(code.contains("rt :: set_view ("), "{code}");
+    assert!(!code.contains("rt :: set_mut ("), "{code}");
+    // Handed to a function as well: the plain sequence, checked per write.
+    let code = generated(quote!({
+        let mut a = vec![0i64; 4];
+        for i in 0..n {
+            a[i % 4] += 1;
+            let t = reduce(|x: i64, y: i64| x + y, 0, a);
+            a[0] = t;
+        }
+        a
+    }));
+    assert!(!code.contains("View"), "{code}");
+    assert!(code.contains("rt :: set_mut ("), "{code}");
+}
+
+#[test]
+fn a_loop_inside_a_loop_is_handed_the_outer_sequence() {
+    let code = generated(quote!({
+        let mut a = vec![0i64; 8];
+        for b in 0..n {
+            for k in 0..8 {
+                a[k] += b;
+            }
+        }
+        a
+    }));
+    // The inner loop's item owns its parameters, and the outer one passes `a` by value.
+    assert!(
+        !code.contains(": & :: pmexpr :: __private :: Seq"),
+        "{code}"
+    );
+    assert!(!code.contains(". clone ()"), "{code}");
+}
