@@ -13,7 +13,9 @@ use rayon::prelude::*;
 
 mod imperative;
 mod streams;
-pub use imperative::{BlockCountingSort, LifeNeighbours, NbodySteps};
+pub use imperative::{
+    BlockCountingSort, Fannkuch, LifeNeighbours, NbodySteps, Pathfinder, StencilSteps,
+};
 pub use streams::{Filter, RadixPass, ScanAdd, ScanHeavy, heavy, rayon_scan, rayon_scan_once};
 
 /// One version of a shape's algorithm.
@@ -175,6 +177,21 @@ pub const SHAPES: &[Entry] = &[
         name: "block_counting_sort",
         what: "counting sort of 2^20 keys in blocks of 4096: counts[k] += 1, out[start[k]] = k",
         make: |s| Box::new(BlockCountingSort::new(s)),
+    },
+    Entry {
+        name: "fannkuch",
+        what: "fannkuch-redux of 10 in 64 parts: flips by swap, rotations by element copies",
+        make: |s| Box::new(Fannkuch::new(s)),
+    },
+    Entry {
+        name: "stencil_steps",
+        what: "100 steps of a 3-point stencil over 2^17 f64: cur = create(n, ..cur..)",
+        make: |s| Box::new(StencilSteps::new(s)),
+    },
+    Entry {
+        name: "pathfinder",
+        what: "pathfinder, 100 rows of 10^5: row = create(cols, ..row..) per row",
+        make: |s| Box::new(Pathfinder::new(s)),
     },
 ];
 

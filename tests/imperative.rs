@@ -1338,3 +1338,52 @@ fn the_benchmark_pairs_agree() {
     each.sort();
     assert_eq!(hand::block_sort_seq(&keys, 100)[0], each);
 }
+
+#[test]
+fn conditional_writes_in_loops() {
+    let s: Vec<i64> = (0..300).map(|i| (i * 7919) % 1000).collect();
+    let n = s.len();
+    // A sieve: the inner loop writes only where the flag is not set yet; a running maximum
+    // per bucket; a branch that writes in both arms, one of them a swap.
+    same!([s] accelerate!({
+        let mut composite = vec![false; 200];
+        let mut count = 0i64;
+        for p in 2..200 {
+            if !composite[p] {
+                count += 1;
+                let mut j = p * p;
+                while j < 200 {
+                    if !composite[j] {
+                        composite[j] = true;
+                    }
+                    j += p;
+                }
+            }
+        }
+        let mut best = vec![-1i64; 8];
+        for i in 0..n {
+            let k = (s[i] % 8) as usize;
+            if s[i] > best[k] {
+                best[k] = s[i];
+            }
+            if i % 7 == 0 {
+                best.swap(k, (k + 1) % 8);
+            } else {
+                best[0] += 0;
+            }
+        }
+        (count, composite, best)
+    }));
+    // Empty and one-element inputs.
+    let s: Vec<i64> = vec![5];
+    let n = s.len();
+    same!([s] accelerate!({
+        let mut a = vec![0i64; n];
+        for i in 0..n {
+            if s[i] > 0 {
+                a[i] = s[i];
+            }
+        }
+        a
+    }));
+}

@@ -142,10 +142,25 @@ fn block_counting_sort() {
     shape("block_counting_sort");
 }
 
+#[test]
+fn fannkuch() {
+    shape("fannkuch");
+}
+
+#[test]
+fn stencil_steps() {
+    shape("stencil_steps");
+}
+
+#[test]
+fn pathfinder() {
+    shape("pathfinder");
+}
+
 /// Every shape has a test above, and the check can fail: a wrong result is caught.
 #[test]
 fn every_shape_is_tested_and_the_check_catches_a_difference() {
-    assert_eq!(SHAPES.len(), 23);
+    assert_eq!(SHAPES.len(), 26);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0, 2.0], &[1.0, 2.1]) > 1e-9);
     assert!(pmexpr_suite::shapes::rel_diff(&[1.0], &[1.0, 2.0]).is_infinite());
     assert_eq!(

@@ -1,12 +1,13 @@
 //! The shapes of imperative code ported as Rust programmers write it (`crate::imperative`): a
-//! neighbour count through an 8-element array per cell, a step loop over five bodies, and a
-//! block's counting sort with its arrays written in loops, each beside the same algorithm written
-//! with rayon and as a sequential loop.
+//! neighbour count through an 8-element array per cell, a step loop over five bodies, a block's
+//! counting sort with its arrays written in loops, the permutation-flipping benchmark, a stencil
+//! that replaces its sequence each step and a row-by-row dynamic program, each beside the same
+//! algorithm written with rayon and as a sequential loop.
 
 use pmexpr::with_target;
 
 use super::{Outputs, Shape, Size, Variant, ints, pick};
-use crate::imperative::{block_sort, hand, life_step, nbody_steps};
+use crate::imperative::{block_sort, fannkuch, hand, life_step, nbody_steps, pathfinder, stencil};
 
 /// One step of the game of life on a torus, per cell its 8 neighbours in an array literal
 /// counted by `filter(…).len()`.
@@ -110,6 +111,100 @@ impl Shape for BlockCountingSort {
             Variant::Sequential => hand::block_sort_seq(keys, b),
         };
         self.out.set(v, r.concat());
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        ints(self.out.get(v))
+    }
+}
+
+/// fannkuch-redux over the permutations of `0..n` in 64 parts: per permutation a copy, flips by
+/// `swap` in a `while`, and the next permutation by rotations written element by element.
+pub struct Fannkuch {
+    n: usize,
+    out: Outputs<i64>,
+}
+
+impl Fannkuch {
+    pub(super) fn new(size: Size) -> Self {
+        Fannkuch {
+            n: pick(size, 7, 10),
+            out: Outputs::default(),
+        }
+    }
+}
+
+impl Shape for Fannkuch {
+    fn run(&mut self, v: Variant) {
+        let n = self.n;
+        let (checksum, flips) = match v {
+            Variant::Accelerated(t) => with_target(t, || fannkuch(n as i64, 64)),
+            Variant::Rayon => hand::fannkuch_rayon(n, 64),
+            Variant::Sequential => hand::fannkuch_seq(n, 64),
+        };
+        self.out.set(v, vec![checksum, flips]);
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        ints(self.out.get(v))
+    }
+}
+
+/// 100 steps of a three-point stencil, each a `create` from the sequence it replaces.
+pub struct StencilSteps {
+    s: Vec<f64>,
+    out: Outputs<f64>,
+}
+
+impl StencilSteps {
+    pub(super) fn new(size: Size) -> Self {
+        StencilSteps {
+            s: crate::Rng::new(44).floats(pick(size, 1000, 1 << 17)),
+            out: Outputs::default(),
+        }
+    }
+}
+
+impl Shape for StencilSteps {
+    fn run(&mut self, v: Variant) {
+        let s = &self.s;
+        let r = match v {
+            Variant::Accelerated(t) => with_target(t, || stencil(s, 100)),
+            Variant::Rayon => hand::stencil_rayon(s, 100),
+            Variant::Sequential => hand::stencil_seq(s, 100),
+        };
+        self.out.set(v, r);
+    }
+    fn output(&self, v: Variant) -> Vec<f64> {
+        self.out.get(v).to_vec()
+    }
+}
+
+/// Rodinia's pathfinder: 100 rows, each a `create` of the cheapest of the three cells above.
+pub struct Pathfinder {
+    wall: Vec<i64>,
+    cols: usize,
+    out: Outputs<i64>,
+}
+
+impl Pathfinder {
+    pub(super) fn new(size: Size) -> Self {
+        let cols = pick(size, 300, 100_000);
+        Pathfinder {
+            wall: crate::Rng::new(45).ints(100 * cols, 0, 10),
+            cols,
+            out: Outputs::default(),
+        }
+    }
+}
+
+impl Shape for Pathfinder {
+    fn run(&mut self, v: Variant) {
+        let (w, c) = (&self.wall, self.cols);
+        let r = match v {
+            Variant::Accelerated(t) => with_target(t, || pathfinder(w, 100, c as i64)),
+            Variant::Rayon => hand::pathfinder_rayon(w, 100, c),
+            Variant::Sequential => hand::pathfinder_seq(w, 100, c),
+        };
+        self.out.set(v, r);
     }
     fn output(&self, v: Variant) -> Vec<f64> {
         ints(self.out.get(v))

@@ -1,7 +1,7 @@
 //! Bindings: chains of `let`s, recursive groups as lifted `fn` items, and `match` with the
 //! variables its pattern binds.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use proc_macro2::{Delimiter, Group, Ident, TokenStream, TokenTree};
 use quote::quote;
@@ -396,6 +396,18 @@ impl Gen<'_> {
         if value.ty.has_nested_seq() || binder.ident.name == "_" {
             return None;
         }
+        if let Some(a) = self.written_in_branches(value) {
+            // `let b = if c { a[i] = v; a } else { a }`: the `if` as a statement, `b` naming `a`.
+            let saved = self.branch_local.replace(a.clone());
+            let v = self.value(value);
+            self.branch_local = saved;
+            self.in_place.insert(binder.ident.id, a);
+            let binding = Binding::Value {
+                by_ref: false,
+                ty: binder.ty.clone(),
+            };
+            return Some((quote!(let () = #v;), Some((binder.ident.id, binding))));
+        }
         let (a, sets) = self.written_local(value)?;
         let writes = self.writes_into(&sets, &a);
         self.in_place.insert(binder.ident.id, a);
@@ -427,6 +439,120 @@ impl Gen<'_> {
                     let a = self.in_place.get(&ident.id)?;
                     return self.facts.moves.contains(&s.id).then(|| (a.clone(), sets));
                 }
+                _ => cur = s,
+            }
+        }
+    }
+
+    /// The loop's local that every branch of the `match` `e` ends with, moved, after writing it
+    /// in place or not (the lowering of `if c { a[i] = v; }`): the branches then print as
+    /// statements. `views.rs`'s `tails` answers the same question.
+    fn written_in_branches(&self, e: &Expr) -> Option<Ident> {
+        if !matches!(e.kind, ExprKind::Match { .. }) {
+            return None;
+        }
+        let mut names = HashMap::new();
+        let mut local = None;
+        self.branch_tails(e, &mut names, &mut local)
+            .then_some(local?)
+    }
+
+    /// Whether every branch of `e` ends with a moved use of the same loop's local (`local`,
+    /// found at the first), through the versions that writes in place name in the branches
+    /// (`names`: their variables → the local).
+    fn branch_tails(
+        &self,
+        e: &Expr,
+        names: &mut HashMap<VarId, Ident>,
+        local: &mut Option<Ident>,
+    ) -> bool {
+        let mut e = e;
+        loop {
+            match &e.kind {
+                ExprKind::Var { ident, .. } => {
+                    let Some(x) = self.in_place.get(&ident.id).or(names.get(&ident.id)) else {
+                        return false;
+                    };
+                    let same = local.get_or_insert_with(|| x.clone()) == x;
+                    return same && self.facts.moves.contains(&e.id);
+                }
+                ExprKind::Let {
+                    binder,
+                    value,
+                    body,
+                    ..
+                } => {
+                    // As `block_chain` prints them: the `let`s of a block value first.
+                    let mut lets = vec![(binder, &**value)];
+                    let mut v = &**value;
+                    while let ExprKind::Let {
+                        binder: x,
+                        value: xv,
+                        body: xb,
+                        ..
+                    } = &v.kind
+                    {
+                        lets.push((x, &**xv));
+                        v = xb;
+                    }
+                    lets[0].1 = v;
+                    lets.rotate_left(1);
+                    for (b, v) in lets {
+                        if b.ident.name == "_" || v.ty.has_nested_seq() {
+                            continue;
+                        }
+                        let base = self.set_base(v).and_then(|(id, use_)| {
+                            let x = self.in_place.get(&id).or(names.get(&id))?;
+                            self.facts.moves.contains(&use_).then(|| x.clone())
+                        });
+                        let written = match base {
+                            Some(x) => Some(x),
+                            None if matches!(v.kind, ExprKind::Match { .. }) => {
+                                let mut inner = names.clone();
+                                let mut l = None;
+                                if self.branch_tails(v, &mut inner, &mut l) {
+                                    *names = inner;
+                                    l
+                                } else {
+                                    None
+                                }
+                            }
+                            None => None,
+                        };
+                        if let Some(x) = written {
+                            names.insert(b.ident.id, x);
+                        }
+                    }
+                    e = body;
+                }
+                ExprKind::Match {
+                    then, otherwise, ..
+                } => {
+                    if !self.branch_tails(then, names, local) {
+                        return false;
+                    }
+                    e = otherwise;
+                }
+                ExprKind::RecLet { body, .. } => e = body,
+                _ => return false,
+            }
+        }
+    }
+
+    /// The variable a chain of `set`s starts from, and its use's node.
+    fn set_base(&self, e: &Expr) -> Option<(VarId, crate::ast::NodeId)> {
+        let mut cur = e;
+        loop {
+            let ExprKind::App { func, args } = &cur.kind else {
+                return None;
+            };
+            let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, _, _]) =
+                (&func.kind, args.as_slice())
+            else {
+                return None;
+            };
+            match &s.kind {
+                ExprKind::Var { ident, .. } => return Some((ident.id, s.id)),
                 _ => cur = s,
             }
         }

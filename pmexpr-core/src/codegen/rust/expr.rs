@@ -23,8 +23,13 @@ impl Gen<'_> {
                         Some(Binding::Value { by_ref: false, .. })
                     ) =>
             {
-                // Its last use: the value moves, so a write to it happens in place.
+                // Its last use: the value moves, so a write to it happens in place. A branch
+                // that ends with a sequence written in place leaves it where it is
+                // (`written_in_branches`).
                 let x = self.local(ident.id);
+                if self.branch_local.as_ref() == Some(&x) {
+                    return quote!(());
+                }
                 quote!(#x)
             }
             ExprKind::Var { ident, .. } => self.var_value(ident.id, &e.ty),

@@ -202,6 +202,9 @@ struct Gen<'m> {
     /// The views of the loops being printed (`views.rs`): a loop's Rust local holding its
     /// sequence → the local of its view.
     views: HashMap<String, proc_macro2::Ident>,
+    /// While a conditional write in place is printed (`bind.rs`, `written_in_branches`): the
+    /// loop's local that its branches write, whose moves at their ends print as `()`.
+    branch_local: Option<proc_macro2::Ident>,
 }
 
 impl<'m> Gen<'m> {
@@ -231,6 +234,7 @@ impl<'m> Gen<'m> {
             in_place: HashMap::new(),
             spares: HashMap::new(),
             views: HashMap::new(),
+            branch_local: None,
         }
     }
 }

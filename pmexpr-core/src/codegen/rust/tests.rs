@@ -405,3 +405,25 @@ fn a_loop_inside_a_loop_is_handed_the_outer_sequence() {
     );
     assert!(!code.contains(". clone ()"), "{code}");
 }
+
+#[test]
+fn a_conditional_write_in_a_loop_is_a_statement() {
+    let code = generated(quote!({
+        let mut a = vec![0i64; 4];
+        for i in 0..n {
+            if i % 3 == 0 {
+                a[i % 4] += 1;
+            } else {
+                a.swap(0, 1);
+            }
+            if i % 5 == 0 {
+                a[0] = a[1];
+            }
+        }
+        a
+    }));
+    // Through the loop's view, the `if` a statement: the sequence is never moved into it.
+    assert!(code.contains("rt :: View :: of (& mut"), "{code}");
+    assert!(code.contains("let () = if"), "{code}");
+    assert!(!code.contains("rt :: set ("), "{code}");
+}

@@ -124,11 +124,16 @@ impl Uses<'_, '_> {
             ..
         } = &value.kind
         {
-            if !self.binding(x, v) {
+            if !self.one(x, v) {
                 return false;
             }
             value = body;
         }
+        self.one(binder, value)
+    }
+
+    /// `let binder = value` printed as it is (`let_stmt`, the `let`s of its value not floated).
+    fn one(&mut self, binder: &Param, value: &Expr) -> bool {
         if binder.ident.name != "_"
             && !value.ty.has_nested_seq()
             && let Some(sets) = self.written(value)
@@ -139,7 +144,62 @@ impl Uses<'_, '_> {
             }
             return false;
         }
+        if binder.ident.name != "_"
+            && !value.ty.has_nested_seq()
+            && matches!(value.kind, ExprKind::Match { .. })
+            && self.mentions(value)
+        {
+            // A conditional write: every branch ends with an alias (`bind.rs`,
+            // `written_in_branches`).
+            if self.tails(value) {
+                self.aliases.insert(binder.ident.id);
+                return true;
+            }
+            return false;
+        }
         self.inner(value)
+    }
+
+    /// Whether every branch of `e` ends with an alias, moved, reading and writing aliases only
+    /// as a loop body may.
+    fn tails(&mut self, e: &Expr) -> bool {
+        let mut e = e;
+        loop {
+            match &e.kind {
+                ExprKind::Var { .. } => {
+                    return self.alias(e) && self.g.facts.moves.contains(&e.id);
+                }
+                ExprKind::Let {
+                    binder,
+                    value,
+                    body,
+                    ..
+                } => {
+                    if !self.binding(binder, value) {
+                        return false;
+                    }
+                    e = body;
+                }
+                ExprKind::Match {
+                    scrutinee,
+                    then,
+                    otherwise,
+                    ..
+                } => {
+                    if !self.inner(scrutinee) || !self.tails(then) {
+                        return false;
+                    }
+                    e = otherwise;
+                }
+                ExprKind::RecLet { fns, body, .. } => {
+                    if fns.iter().any(|f| self.mentions(&f.body)) {
+                        return false;
+                    }
+                    e = body;
+                }
+                _ => return false,
+            }
+        }
     }
 
     /// The indices and values of a chain of `set`s over a last use of an alias, outermost first
