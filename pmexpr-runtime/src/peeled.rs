@@ -98,15 +98,7 @@ where
         write(site, slots, y.len(), (self.fast)(y.start, y.end));
         write(site, slots, z.len(), (self.slow)(z.start, z.end));
     }
-}
 
-impl<S, F, I, J, T> Peeled<S, F>
-where
-    S: Fn(usize, usize) -> I,
-    F: Fn(usize, usize) -> J,
-    I: Iterator<Item = T>,
-    J: Iterator<Item = T>,
-{
     /// Writes the elements of the positions `lo..lo + part.len()` over `part`'s (a spare
     /// buffer's, `backend::tabulate_peeled_over`), every one.
     ///

@@ -146,7 +146,7 @@ impl Gen<'_> {
         let test = pat_test(pat, quote!(#s), &self.rt);
         let mut stmts = Vec::new();
         let mut scope = Vec::new();
-        self.pat_binds(pat, quote!(#s), true, &mut stmts, &mut scope);
+        self.pat_binds(pat, quote!(#s), true, false, &mut stmts, &mut scope);
         let t = self.with_scope(scope, |g| g.value(then));
         (setup, test, quote!(#(#stmts)* #t))
     }
@@ -710,7 +710,7 @@ impl Gen<'_> {
             let v = self.value(scrutinee);
             let mut stmts = vec![quote!(let #owned = #v;)];
             let mut scope = Vec::new();
-            self.pat_moves(pat, quote!(#owned), &mut stmts, &mut scope);
+            self.pat_binds(pat, quote!(#owned), true, true, &mut stmts, &mut scope);
             let t = self.with_scope(scope, |g| g.value(then));
             return quote!({ #(#stmts)* #t });
         }
@@ -782,49 +782,22 @@ impl Gen<'_> {
             let (s, set) = self.scrutinee(field);
             setup.push(set);
             for (_, sub) in pats.iter().filter(|(l, _)| l == label) {
-                self.pat_binds(sub, quote!(#s), true, &mut stmts, &mut scope);
+                self.pat_binds(sub, quote!(#s), true, false, &mut stmts, &mut scope);
             }
         }
         let t = self.with_scope(scope, |g| g.value(then));
         quote!({ #(#setup)* #(#stmts)* #t })
     }
 
-    /// The statements that move the parts of the owned value at `path` into the variables of
-    /// the irrefutable pattern `p`, and their bindings.
-    fn pat_moves(
-        &mut self,
-        p: &Pat,
-        path: TokenStream,
-        stmts: &mut Vec<TokenStream>,
-        scope: &mut Vec<(VarId, Binding)>,
-    ) {
-        match &p.kind {
-            PatKind::Bind(ident) if ident.name != "_" => {
-                let x = self.local(ident.id);
-                stmts.push(quote!(let #x = #path;));
-                scope.push((
-                    ident.id,
-                    Binding::Value {
-                        by_ref: false,
-                        ty: p.ty.clone(),
-                    },
-                ));
-            }
-            PatKind::Record(fs) => {
-                for (l, sub) in fs {
-                    let idx = field_index(&p.ty, l);
-                    self.pat_moves(sub, quote!(#path.#idx), stmts, scope);
-                }
-            }
-            _ => {}
-        }
-    }
-
+    /// The statements that bind the variables of `p` to the parts of the value at `path`, and
+    /// their bindings: copies of `Copy` parts, borrows of the others, or (`owned`: `path` is a
+    /// value made here, which the pattern takes apart) the parts moved out.
     fn pat_binds(
         &mut self,
         p: &Pat,
         path: TokenStream,
         whole: bool,
+        owned: bool,
         stmts: &mut Vec<TokenStream>,
         scope: &mut Vec<(VarId, Binding)>,
     ) {
@@ -834,7 +807,7 @@ impl Gen<'_> {
                     return;
                 }
                 let x = self.local(ident.id);
-                if self.is_copy(&p.ty) {
+                if owned || self.is_copy(&p.ty) {
                     stmts.push(quote!(let #x = #path;));
                     scope.push((
                         ident.id,
@@ -861,7 +834,7 @@ impl Gen<'_> {
             PatKind::Record(fs) => {
                 for (l, sub) in fs {
                     let idx = field_index(&p.ty, l);
-                    self.pat_binds(sub, quote!(#path.#idx), false, stmts, scope);
+                    self.pat_binds(sub, quote!(#path.#idx), false, owned, stmts, scope);
                 }
             }
             PatKind::Wild | PatKind::Lit(_) => {}

@@ -63,13 +63,22 @@ impl Uses<'_, '_> {
 
     /// `e` in a position whose value ends the loop (or continues it, for a tail call).
     fn exit(&mut self, e: &Expr) -> bool {
+        self.ends(e, true)
+    }
+
+    /// Whether every branch of `e` ends with an alias, moved (`loop_exit`: or with a tail call
+    /// that hands an alias back, or a value without aliases, as the loop's end may), reading and
+    /// writing aliases only as a loop body may.
+    fn ends(&mut self, e: &Expr, loop_exit: bool) -> bool {
         let mut e = e;
         loop {
             match &e.kind {
                 ExprKind::Var { .. } if self.alias(e) => {
                     return self.g.facts.moves.contains(&e.id);
                 }
-                ExprKind::App { func, args } if matches!(&func.kind, ExprKind::Var { ident, .. } if ident.id == self.f) =>
+                ExprKind::App { func, args }
+                    if loop_exit
+                        && matches!(&func.kind, ExprKind::Var { ident, .. } if ident.id == self.f) =>
                 {
                     return args.iter().enumerate().all(|(k, a)| {
                         if k == self.at {
@@ -96,7 +105,7 @@ impl Uses<'_, '_> {
                     otherwise,
                     ..
                 } => {
-                    if !self.inner(scrutinee) || !self.exit(then) {
+                    if !self.inner(scrutinee) || !self.ends(then, loop_exit) {
                         return false;
                     }
                     e = otherwise;
@@ -107,8 +116,10 @@ impl Uses<'_, '_> {
                     }
                     e = body;
                 }
-                ExprKind::Record(fs) => return fs.iter().all(|(_, x)| self.exit(x)),
-                _ => return self.inner(e),
+                ExprKind::Record(fs) if loop_exit => {
+                    return fs.iter().all(|(_, x)| self.ends(x, true));
+                }
+                _ => return loop_exit && self.inner(e),
             }
         }
     }
@@ -151,55 +162,13 @@ impl Uses<'_, '_> {
         {
             // A conditional write: every branch ends with an alias (`bind.rs`,
             // `written_in_branches`).
-            if self.tails(value) {
+            if self.ends(value, false) {
                 self.aliases.insert(binder.ident.id);
                 return true;
             }
             return false;
         }
         self.inner(value)
-    }
-
-    /// Whether every branch of `e` ends with an alias, moved, reading and writing aliases only
-    /// as a loop body may.
-    fn tails(&mut self, e: &Expr) -> bool {
-        let mut e = e;
-        loop {
-            match &e.kind {
-                ExprKind::Var { .. } => {
-                    return self.alias(e) && self.g.facts.moves.contains(&e.id);
-                }
-                ExprKind::Let {
-                    binder,
-                    value,
-                    body,
-                    ..
-                } => {
-                    if !self.binding(binder, value) {
-                        return false;
-                    }
-                    e = body;
-                }
-                ExprKind::Match {
-                    scrutinee,
-                    then,
-                    otherwise,
-                    ..
-                } => {
-                    if !self.inner(scrutinee) || !self.tails(then) {
-                        return false;
-                    }
-                    e = otherwise;
-                }
-                ExprKind::RecLet { fns, body, .. } => {
-                    if fns.iter().any(|f| self.mentions(&f.body)) {
-                        return false;
-                    }
-                    e = body;
-                }
-                _ => return false,
-            }
-        }
     }
 
     /// The indices and values of a chain of `set`s over a last use of an alias, outermost first
