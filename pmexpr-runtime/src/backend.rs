@@ -928,14 +928,7 @@ impl Backend for CpuBackend {
         T: Send + Sync,
         F: Fn(&T) -> T + Sync + Send,
     {
-        let Some(at) = parallel_level::<F>(s.len()) else {
-            return SeqBackend::update(s, f);
-        };
-        let (n, saturates) = (s.len(), nesting::saturates(s.len()));
-        caller_runs::run_adaptive(Pool::Global, at, n, fill::grain(n), s, &|_, _, part| {
-            // As `level`'s tasks: the keywords inside run sequentially when this level
-            // saturates the workers.
-            let _task = saturates.then(nesting::Guard::new);
+        Self::refill(s, move |_, part: &mut [T]| {
             for x in part {
                 *x = f(x);
             }
@@ -952,6 +945,8 @@ impl Backend for CpuBackend {
         };
         let (n, saturates) = (s.len(), nesting::saturates(s.len()));
         caller_runs::run_adaptive(Pool::Global, at, n, fill::grain(n), s, &|lo, _, part| {
+            // As `level`'s tasks: the keywords inside run sequentially when this level
+            // saturates the workers.
             let _task = saturates.then(nesting::Guard::new);
             fill(lo as usize, part);
         });

@@ -422,26 +422,15 @@ impl Gen<'_> {
     /// when the chain starts from the last use of `a` (the optimizer's `moves`), and the chain's
     /// `set`s, outermost first.
     fn written_local<'e>(&self, e: &'e Expr) -> Option<(Ident, Vec<[&'e Expr; 2]>)> {
-        let mut sets = Vec::new();
-        let mut cur = e;
-        loop {
-            let ExprKind::App { func, args } = &cur.kind else {
-                return None;
-            };
-            let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, i, v]) =
-                (&func.kind, args.as_slice())
-            else {
-                return None;
-            };
-            sets.push([i, v]);
-            match &s.kind {
-                ExprKind::Var { ident, .. } => {
-                    let a = self.in_place.get(&ident.id)?;
-                    return self.facts.moves.contains(&s.id).then(|| (a.clone(), sets));
-                }
-                _ => cur = s,
-            }
-        }
+        let (base, sets) = set_chain(e)?;
+        let ExprKind::Var { ident, .. } = &base.kind else {
+            return None;
+        };
+        let a = self.in_place.get(&ident.id)?;
+        self.facts
+            .moves
+            .contains(&base.id)
+            .then(|| (a.clone(), sets))
     }
 
     /// The loop's local that every branch of the `match` `e` ends with, moved, after writing it
@@ -501,9 +490,12 @@ impl Gen<'_> {
                         if b.ident.name == "_" || v.ty.has_nested_seq() {
                             continue;
                         }
-                        let base = self.set_base(v).and_then(|(id, use_)| {
-                            let x = self.in_place.get(&id).or(names.get(&id))?;
-                            self.facts.moves.contains(&use_).then(|| x.clone())
+                        let base = set_chain(v).and_then(|(base, _)| {
+                            let ExprKind::Var { ident, .. } = &base.kind else {
+                                return None;
+                            };
+                            let x = self.in_place.get(&ident.id).or(names.get(&ident.id))?;
+                            self.facts.moves.contains(&base.id).then(|| x.clone())
                         });
                         let written = match base {
                             Some(x) => Some(x),
@@ -535,25 +527,6 @@ impl Gen<'_> {
                 }
                 ExprKind::RecLet { body, .. } => e = body,
                 _ => return false,
-            }
-        }
-    }
-
-    /// The variable a chain of `set`s starts from, and its use's node.
-    fn set_base(&self, e: &Expr) -> Option<(VarId, crate::ast::NodeId)> {
-        let mut cur = e;
-        loop {
-            let ExprKind::App { func, args } = &cur.kind else {
-                return None;
-            };
-            let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, _, _]) =
-                (&func.kind, args.as_slice())
-            else {
-                return None;
-            };
-            match &s.kind {
-                ExprKind::Var { ident, .. } => return Some((ident.id, s.id)),
-                _ => cur = s,
             }
         }
     }
@@ -838,6 +811,29 @@ impl Gen<'_> {
                 }
             }
             PatKind::Wild | PatKind::Lit(_) => {}
+        }
+    }
+}
+
+/// A chain of `set`s (`set(set(a, i, x), j, y)`, a `swap`): the variable it starts from, and
+/// the index and value of each `set`, outermost first. Walked, not recursed (a user's chain may
+/// be long).
+pub(super) fn set_chain(e: &Expr) -> Option<(&Expr, Vec<[&Expr; 2]>)> {
+    let mut sets = Vec::new();
+    let mut cur = e;
+    loop {
+        let ExprKind::App { func, args } = &cur.kind else {
+            return None;
+        };
+        let (ExprKind::Intrinsic(crate::intrinsics::Intrinsic::Set), [s, i, v]) =
+            (&func.kind, args.as_slice())
+        else {
+            return None;
+        };
+        sets.push([i, v]);
+        match &s.kind {
+            ExprKind::Var { .. } => return Some((s, sets)),
+            _ => cur = s,
         }
     }
 }

@@ -174,24 +174,8 @@ impl Uses<'_, '_> {
     /// The indices and values of a chain of `set`s over a last use of an alias, outermost first
     /// (as `bind.rs`'s `written_local` finds them).
     fn written<'e>(&self, e: &'e Expr) -> Option<Vec<[&'e Expr; 2]>> {
-        let mut sets = Vec::new();
-        let mut cur = e;
-        loop {
-            let ExprKind::App { func, args } = &cur.kind else {
-                return None;
-            };
-            let (ExprKind::Intrinsic(Intrinsic::Set), [s, i, v]) = (&func.kind, args.as_slice())
-            else {
-                return None;
-            };
-            sets.push([i, v]);
-            match &s.kind {
-                ExprKind::Var { .. } => {
-                    return (self.alias(s) && self.g.facts.moves.contains(&s.id)).then_some(sets);
-                }
-                _ => cur = s,
-            }
-        }
+        let (base, sets) = super::bind::set_chain(e)?;
+        (self.alias(base) && self.g.facts.moves.contains(&base.id)).then_some(sets)
     }
 
     /// `e` in a position that neither ends nor continues the loop: an alias may only be read
