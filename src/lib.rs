@@ -4,13 +4,15 @@
 //! expression ([`ode`]), the neural-network example's training, data loaders and hand-written
 //! baselines ([`nn`]), the Parboil ports with their hand-written baselines ([`parboil`]), the
 //! program shapes of the CPU benchmarks with theirs ([`shapes`]), and imperative loops beside
-//! their functional spelling ([`imperative`]).
+//! their functional spelling ([`imperative`]), and the generator of differential test programs
+//! ([`progen`]).
 
 pub mod imperative;
 pub mod nn;
 pub mod ode;
 pub mod parboil;
 pub mod parity;
+pub mod progen;
 pub mod shapes;
 
 /// A point of the plane: a `#[derive(pmexpr::Record)]` struct that `accelerate!` sites in other

@@ -671,3 +671,58 @@ fn narrow_bit_operators_keep_their_width() {
     }
     assert_eq!(got, (want8, want16));
 }
+
+/// `abs_diff` of a narrow signed integer is the unsigned integer of its width (a `u8` for an
+/// `i8`): its result, shifted or negated, keeps that width on every target (the CUDA code had
+/// returned C's promoted `unsigned int`, so `103i8.abs_diff(0) << 7` was shifted in 32 bits).
+#[test]
+fn narrow_abs_diff_keeps_its_width() {
+    let a: Vec<i8> = vec![0, -5, 100, -128, 127];
+    let b: Vec<i16> = vec![0, -300, 32767, -32768];
+    let (na, nb) = (a.len() as i64, b.len() as i64);
+    let out_a = Tensor::<i64>::zeros(&[3, 5]);
+    let out_b = Tensor::<i64>::zeros(&[2, 4]);
+    // A release build's meaning (debug mode reports the shift by -1, as a debug build).
+    let run = || {
+        accelerate!(par_loop(na, |i| {
+            let x = a[i as usize];
+            tensor_set(out_a, [0, i], (x.abs_diff(103i8) << (-1i8)) as i64);
+            tensor_set(out_a, [1, i], (!x.abs_diff(-3i8)) as i64);
+            tensor_set(out_a, [2, i], x.abs_diff(-128i8).wrapping_mul(3u8) as i64)
+        }));
+        accelerate!(par_loop(nb, |i| {
+            let x = b[i as usize];
+            tensor_set(out_b, [0, i], (x.abs_diff(7i16) << 15u8) as i64);
+            tensor_set(
+                out_b,
+                [1, i],
+                x.abs_diff(-32768i16).wrapping_add(1u16) as i64,
+            )
+        }));
+        (out_a.to_vec(), out_b.to_vec())
+    };
+    let rows_a: [fn(i8) -> i64; 3] = [
+        |x| x.abs_diff(103i8).wrapping_shl((-1i8) as u32) as i64,
+        |x| (!x.abs_diff(-3i8)) as i64,
+        |x| x.abs_diff(-128i8).wrapping_mul(3u8) as i64,
+    ];
+    let rows_b: [fn(i16) -> i64; 2] = [
+        |x| x.abs_diff(7i16).wrapping_shl(15) as i64,
+        |x| x.abs_diff(-32768i16).wrapping_add(1u16) as i64,
+    ];
+    let want_a: Vec<i64> = rows_a
+        .iter()
+        .flat_map(|f| a.iter().map(|&x| f(x)))
+        .collect();
+    let want_b: Vec<i64> = rows_b
+        .iter()
+        .flat_map(|f| b.iter().map(|&x| f(x)))
+        .collect();
+    for t in release_targets() {
+        assert_eq!(
+            with_target(t, run),
+            (want_a.clone(), want_b.clone()),
+            "on {t}"
+        );
+    }
+}

@@ -513,7 +513,7 @@ PM_FLOAT_OPS(float, f, (3.14159265358979323846f / 180.0f), 57.295779513082320876
 // every integer type (SIGNED: 1 or 0); where Rust panics (`isqrt` of a negative number, division
 // by zero, `clamp` with `min > max`) a failed check, as `pm_divi`'s. Unsigned arithmetic (U, at
 // least 32 bits) where Rust's wraps.
-#define PM_INT_METHODS(T, U, BITS, SIGNED)                                                      \
+#define PM_INT_METHODS(T, UT, U, BITS, SIGNED)                                                  \
 template <typename N> __device__ __forceinline__ T pm_m_pow(T a, N n) {                         \
     /* `wrapping_pow(n as u32)`: square and multiply, modular in U. */                          \
     unsigned e = (unsigned)n;                                                                   \
@@ -531,9 +531,9 @@ __device__ __forceinline__ T pm_m_isqrt(int check, T a) {                       
     }                                                                                           \
     return (T)c;                                                                                \
 }                                                                                               \
-/* Rust's: the unsigned type of the width, U (the node's type).                             */  \
-__device__ __forceinline__ U pm_m_abs_diff(T a, T b) {                                          \
-    return a > b ? (U)((U)a - (U)b) : (U)((U)b - (U)a);                                         \
+/* Rust's: the unsigned type of the width, UT (the node's type; U is wider for 8 and 16 bits). */\
+__device__ __forceinline__ UT pm_m_abs_diff(T a, T b) {                                         \
+    return (UT)(a > b ? (U)a - (U)b : (U)b - (U)a);                                             \
 }                                                                                               \
 __device__ __forceinline__ T pm_m_div_ceil(int check, T a, T b) {                               \
     if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
@@ -575,14 +575,14 @@ __device__ __forceinline__ T pm_m_clamp(int check, T x, T lo, T hi) {           
     if (lo > hi) { pm_fail(PM_CLAMP_BOUNDS, check, (long long)lo, (long long)hi); return x; }   \
     return x < lo ? lo : (x > hi ? hi : x);                                                     \
 }
-PM_INT_METHODS(long long, unsigned long long, 64, 1)
-PM_INT_METHODS(int, unsigned, 32, 1)
-PM_INT_METHODS(signed char, unsigned, 8, 1)
-PM_INT_METHODS(short, unsigned, 16, 1)
-PM_INT_METHODS(unsigned char, unsigned, 8, 0)
-PM_INT_METHODS(unsigned short, unsigned, 16, 0)
-PM_INT_METHODS(unsigned int, unsigned, 32, 0)
-PM_INT_METHODS(unsigned long long, unsigned long long, 64, 0)
+PM_INT_METHODS(long long, unsigned long long, unsigned long long, 64, 1)
+PM_INT_METHODS(int, unsigned, unsigned, 32, 1)
+PM_INT_METHODS(signed char, unsigned char, unsigned, 8, 1)
+PM_INT_METHODS(short, unsigned short, unsigned, 16, 1)
+PM_INT_METHODS(unsigned char, unsigned char, unsigned, 8, 0)
+PM_INT_METHODS(unsigned short, unsigned short, unsigned, 16, 0)
+PM_INT_METHODS(unsigned int, unsigned int, unsigned, 32, 0)
+PM_INT_METHODS(unsigned long long, unsigned long long, unsigned long long, 64, 0)
 #undef PM_INT_METHODS
 
 // `powi` as Rust computes it (compiler-builtins' `__powidf2`, `__powisf2`: square and multiply
