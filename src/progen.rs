@@ -179,6 +179,8 @@ struct Gen {
     scope: Vec<(String, Ty)>,
     fresh: usize,
     loose_zero: bool,
+    /// The expression runs in a CUDA kernel, which does not write sequences' elements yet.
+    in_kernel: bool,
 }
 
 impl Gen {
@@ -213,7 +215,10 @@ impl Gen {
             return self.leaf(t);
         }
         let d = depth - 1;
-        match self.below(10) {
+        match self.below(13) {
+            10 => self.match_(t, d),
+            11 => self.array(t, d),
+            12 => self.compound(t, d),
             0..=3 => self.arith(t, d),
             4 => self.method(t, d),
             5 => {
@@ -530,6 +535,125 @@ impl Gen {
         }
     }
 
+    /// A `match` of an integer with literal, alternative and range arms.
+    fn match_(&mut self, t: Ty, d: u32) -> E {
+        let st = self.pick(&TYPES[..10]);
+        let scrutinee = self.expr(st, d);
+        let n = st.name();
+        let mut arms: Vec<E> = Vec::new();
+        let mut texts: Vec<String> = Vec::new();
+        for _ in 0..1 + self.below(4) {
+            let (a, b) = (self.small(st), self.small(st));
+            let pattern = match self.below(4) {
+                // The extreme values (`u64::MAX` as a literal, `-128i8`).
+                3 => {
+                    let bits = st.bits();
+                    if st.signed() {
+                        format!("-{}{n}", 1u128 << (bits - 1))
+                    } else {
+                        format!("{}{n}", (1u128 << bits) - 1)
+                    }
+                }
+                0 => lit_pattern(a, n),
+                1 => format!("{} | {}", lit_pattern(a, n), lit_pattern(b, n)),
+                _ => format!(
+                    "{}..={}",
+                    lit_pattern(a.min(b), n),
+                    lit_pattern(a.max(b), n)
+                ),
+            };
+            texts.push(pattern);
+            arms.push(self.expr(t, d));
+        }
+        arms.push(self.expr(t, d));
+        let mut parts: Vec<&E> = vec![&scrutinee];
+        parts.extend(arms.iter());
+        E::map(&parts, |_, p| {
+            let mut s = format!("(match {} {{ ", p[0]);
+            for (pat, e) in texts.iter().zip(&p[1..]) {
+                s += &format!("{pat} => {e}, ");
+            }
+            s += &format!("_ => {} }})", p[p.len() - 1]);
+            s
+        })
+    }
+
+    /// An array local written in place and read back: `let mut a = [e0, e1, e2]; a[k] = e;`, then
+    /// its elements combined, by index or by a `for` over it.
+    fn array(&mut self, t: Ty, d: u32) -> E {
+        let es: Vec<E> = (0..3).map(|_| self.expr(t, d)).collect();
+        let it = self.pick(&TYPES[..10]);
+        let index = self.expr(it, d);
+        let value = self.expr(t, d);
+        let a = self.name();
+        let v = self.name();
+        let acc = self.name();
+        let tn = t.name();
+        let combine = if t.float() { "+" } else { "^" };
+        let by_loop = self.chance(50);
+        let write = !self.in_kernel;
+        let mut parts: Vec<&E> = es.iter().collect();
+        parts.push(&index);
+        parts.push(&value);
+        E::map(&parts, |_, p| {
+            let fill = if write {
+                format!(
+                    "let mut {a}: [{tn}; 3] = [{}, {}, {}]; {a}[(({}) as usize) % 3] = {};",
+                    p[0], p[1], p[2], p[3], p[4]
+                )
+            } else {
+                format!("let {a}: [{tn}; 3] = [{}, {}, {}];", p[0], p[1], p[2])
+            };
+            if by_loop {
+                format!(
+                    "{{ {fill} let mut {acc}: {tn} = {a}[0]; for &{v} in {a}.iter() {{ {acc} = ({acc} {combine} {v}); }} {acc} }}"
+                )
+            } else {
+                format!("{{ {fill} (({a}[0] {combine} {a}[1]) {combine} {a}[2]) }}")
+            }
+        })
+    }
+
+    /// A `let mut` local updated by compound assignments (`+=` wraps as a release build).
+    fn compound(&mut self, t: Ty, d: u32) -> E {
+        let init = self.expr(t, d);
+        let acc = self.name();
+        self.scope.push((acc.clone(), t));
+        let (e1, e2) = (self.expr(t, d), self.expr(t, d));
+        self.scope.pop();
+        let tn = t.name();
+        let ops: &[(&str, &str)] = if t.float() {
+            &[("+=", "+"), ("-=", "-"), ("*=", "*")]
+        } else {
+            &[
+                ("+=", "add"),
+                ("-=", "sub"),
+                ("*=", "mul"),
+                ("^=", "^"),
+                ("|=", "|"),
+                ("&=", "&"),
+            ]
+        };
+        let (o1, o2) = (self.pick(ops), self.pick(ops));
+        let step = |m: Mode, op: (&str, &str), e: &str| -> String {
+            match (m, op.1) {
+                (Mode::Accel, _) | (_, "+" | "-" | "*" | "^" | "|" | "&") => {
+                    format!("{acc} {} {e};", op.0)
+                }
+                (Mode::Wrap, name) => format!("{acc} = {acc}.wrapping_{name}({e});"),
+                (_, name) => format!("{acc} = {acc}.checked_{name}({e})?;"),
+            }
+        };
+        E::map(&[&init, &e1, &e2], |m, p| {
+            format!(
+                "{{ let mut {acc}: {tn} = {}; {} {} {acc} }}",
+                p[0],
+                step(m, o1, p[1]),
+                step(m, o2, p[2])
+            )
+        })
+    }
+
     /// A `for` or `while` loop over a `let mut` accumulator of type `t`.
     fn for_loop(&mut self, t: Ty, d: u32) -> E {
         let init = self.expr(t, d);
@@ -567,6 +691,11 @@ impl Gen {
             })
         }
     }
+}
+
+/// An integer pattern: Rust writes a negative one without parentheses.
+fn lit_pattern(v: i64, ty: &str) -> String {
+    format!("{v}{ty}")
 }
 
 fn lit(v: i64, ty: &str) -> String {
@@ -624,7 +753,7 @@ fn literal_text(t: Ty, rng: &mut Rng) -> String {
                 300
             };
             let v = rng.next_u64() % top;
-            if t.signed() && rng.next_u64() % 2 == 0 {
+            if t.signed() && rng.next_u64().is_multiple_of(2) {
                 format!("(-{v}{n})")
             } else {
                 format!("{v}{n}")
@@ -644,9 +773,11 @@ fn program(seed: u64, id: usize) -> Program {
         scope: Vec::new(),
         fresh: 0,
         loose_zero: false,
+        in_kernel: false,
     };
     let (tx, ty, ret) = (g.pick(&TYPES), g.pick(&TYPES), g.pick(&TYPES));
     let shape = g.pick(&[Shape::Scalar, Shape::Scalar, Shape::Map, Shape::ParLoop]);
+    g.in_kernel = shape == Shape::ParLoop;
     g.scope.push(("x".into(), tx));
     g.scope.push(("y".into(), ty));
     let depth = 2 + g.below(3) as u32;
@@ -689,7 +820,7 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
             Shape::Scalar => {
                 let _ = write!(
                     s,
-                    "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, clippy::all)]\nmod p{id} {{\n    use super::*;\n    pub fn wrap(x: {tx}, y: {ty}) -> {r} {{ {} }}\n    pub fn check(x: {tx}, y: {ty}) -> Option<{r}> {{ Some({}) }}\n    pub fn accel(x: {tx}, y: {ty}) -> {r} {{ accelerate!(backend = cpu, {}) }}\n}}\n",
+                    "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, unused_assignments, unreachable_patterns, clippy::all)]\nmod p{id} {{\n    use super::*;\n    pub fn wrap(x: {tx}, y: {ty}) -> {r} {{ {} }}\n    pub fn check(x: {tx}, y: {ty}) -> Option<{r}> {{ Some({}) }}\n    pub fn accel(x: {tx}, y: {ty}) -> {r} {{ accelerate!(backend = cpu, {}) }}\n}}\n",
                     p.wrap, p.check, p.accel
                 );
                 let _ = writeln!(
@@ -708,7 +839,7 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
                 };
                 let _ = write!(
                     s,
-                    "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, clippy::all)]\nmod p{id} {{\n    use super::*;\n    pub fn wrap(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{ xs.iter().map(|&x| {}).collect() }}\n    pub fn check(xs: &[{tx}], y: {ty}) -> Option<Vec<{r}>> {{ xs.iter().map(|&x| -> Option<{r}> {{ Some({}) }}).collect() }}\n    pub fn accel(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{\n        {accel}\n    }}\n}}\n",
+                    "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, unused_assignments, unreachable_patterns, clippy::all)]\nmod p{id} {{\n    use super::*;\n    pub fn wrap(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{ xs.iter().map(|&x| {}).collect() }}\n    pub fn check(xs: &[{tx}], y: {ty}) -> Option<Vec<{r}>> {{ xs.iter().map(|&x| -> Option<{r}> {{ Some({}) }}).collect() }}\n    pub fn accel(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{\n        {accel}\n    }}\n}}\n",
                     p.wrap, p.check
                 );
                 let _ = writeln!(
