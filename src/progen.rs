@@ -104,6 +104,9 @@ pub enum Shape {
     Map,
     /// `accelerate!(par_loop(n, |i| tensor_set(out, [i], { let x = tensor_get(inp, [i]); e })))`.
     ParLoop,
+    /// `accelerate!(reduce(op, neutral, map(|x: T| e, xs)))` of an integer `op` (wrapping `+`,
+    /// `^`, `|`, `&`, `min`, `max`), against `fold`.
+    Reduce(&'static str),
 }
 
 /// One generated program.
@@ -129,6 +132,8 @@ pub struct Program {
     /// The sign of a float zero may differ between targets (float `min`/`max`, whose result for
     /// `0.0` and `-0.0` Rust leaves open).
     pub loose_zero: bool,
+    /// `#[pmexpr]` functions the expression calls: the accelerated and the two plain versions.
+    pub items: Vec<(String, String, String)>,
 }
 
 /// How an expression is printed.
@@ -181,6 +186,9 @@ struct Gen {
     loose_zero: bool,
     /// The expression runs in a CUDA kernel, which does not write sequences' elements yet.
     in_kernel: bool,
+    /// The program's number, which names its `#[pmexpr]` functions.
+    id: usize,
+    items: Vec<(String, String, String)>,
 }
 
 impl Gen {
@@ -215,7 +223,10 @@ impl Gen {
             return self.leaf(t);
         }
         let d = depth - 1;
-        match self.below(13) {
+        match self.below(16) {
+            13 => self.closure(t, d),
+            14 => self.function(t, d),
+            15 => self.loop_break(t, d),
             10 => self.match_(t, d),
             11 => self.array(t, d),
             12 => self.compound(t, d),
@@ -535,6 +546,108 @@ impl Gen {
         }
     }
 
+    /// A closure over the scope, called once or twice: `{ let f = |v: A| e; f(a) }`.
+    fn closure(&mut self, t: Ty, d: u32) -> E {
+        let at = self.pick(&TYPES);
+        let v = self.name();
+        let f = self.name();
+        self.scope.push((v.clone(), at));
+        let body = self.expr(t, d);
+        self.scope.pop();
+        let (a, b) = (self.expr(at, d), self.expr(at, d));
+        let (an, tn) = (at.name(), t.name());
+        let twice = !t.float() && self.chance(50);
+        E::map(&[&body, &a, &b], |m, p| {
+            let def = match m {
+                Mode::Check => format!(
+                    "let {f} = |{v}: {an}| -> Option<{tn}> {{ Some({}) }};",
+                    p[0]
+                ),
+                _ => format!("let {f} = |{v}: {an}| {};", p[0]),
+            };
+            let q = if m == Mode::Check { "?" } else { "" };
+            if twice {
+                format!("{{ {def} ({f}({}){q} ^ {f}({}){q}) }}", p[1], p[2])
+            } else {
+                format!("{{ {def} {f}({}){q} }}", p[1])
+            }
+        })
+    }
+
+    /// A function of its parameters only: a `fn` item of the block, or (outside kernels) a
+    /// `#[pmexpr]` function of the crate.
+    fn function(&mut self, t: Ty, d: u32) -> E {
+        let (at, bt) = (self.pick(&TYPES), self.pick(&TYPES));
+        let (v, w) = (self.name(), self.name());
+        let outer = std::mem::replace(&mut self.scope, vec![(v.clone(), at), (w.clone(), bt)]);
+        let body = self.expr(t, d);
+        self.scope = outer;
+        let (a, b) = (self.expr(at, d), self.expr(bt, d));
+        let (an, bn, tn) = (at.name(), bt.name(), t.name());
+        let signature = |ret: &str, name: &str| format!("fn {name}({v}: {an}, {w}: {bn}) -> {ret}");
+        let f = if self.chance(50) {
+            let name = format!("g{}_{}", self.id, self.fresh);
+            self.fresh += 1;
+            self.items.push((
+                format!(
+                    "#[pmexpr::pmexpr]\npub {} {{ {} }}",
+                    signature(tn, &name),
+                    body.accel
+                ),
+                format!(
+                    "pub {} {{ {} }}",
+                    signature(tn, &format!("{name}_wrap")),
+                    body.wrap
+                ),
+                format!(
+                    "pub {} {{ Some({}) }}",
+                    signature(&format!("Option<{tn}>"), &format!("{name}_check")),
+                    body.check
+                ),
+            ));
+            return E::map(&[&a, &b], |m, p| match m {
+                Mode::Accel => format!("{name}({}, {})", p[0], p[1]),
+                Mode::Wrap => format!("crate::{name}_wrap({}, {})", p[0], p[1]),
+                Mode::Check => format!("crate::{name}_check({}, {})?", p[0], p[1]),
+            });
+        } else {
+            self.name()
+        };
+        E::map(&[&body, &a, &b], |m, p| match m {
+            Mode::Check => format!(
+                "{{ {} {{ Some({}) }} {f}({}, {})? }}",
+                signature(&format!("Option<{tn}>"), &f),
+                p[0],
+                p[1],
+                p[2]
+            ),
+            _ => format!(
+                "{{ {} {{ {} }} {f}({}, {}) }}",
+                signature(tn, &f),
+                p[0],
+                p[1],
+                p[2]
+            ),
+        })
+    }
+
+    /// A `loop` that breaks with its value.
+    fn loop_break(&mut self, t: Ty, d: u32) -> E {
+        let init = self.expr(t, d);
+        let (acc, k) = (self.name(), self.name());
+        self.scope.push((acc.clone(), t));
+        let step = self.expr(t, d);
+        let c = self.cond(d);
+        self.scope.pop();
+        let (tn, limit) = (t.name(), 1 + self.below(5));
+        E::map(&[&init, &step, &c], |_, p| {
+            format!(
+                "{{ let mut {acc}: {tn} = {}; let mut {k}: i64 = 0; loop {{ if {k} >= {limit} || {} {{ break {acc}; }} {acc} = {}; {k} += 1; }} }}",
+                p[0], p[2], p[1]
+            )
+        })
+    }
+
     /// A `match` of an integer with literal, alternative and range arms.
     fn match_(&mut self, t: Ty, d: u32) -> E {
         let st = self.pick(&TYPES[..10]);
@@ -774,9 +887,24 @@ fn program(seed: u64, id: usize) -> Program {
         fresh: 0,
         loose_zero: false,
         in_kernel: false,
+        id,
+        items: Vec::new(),
     };
     let (tx, ty, ret) = (g.pick(&TYPES), g.pick(&TYPES), g.pick(&TYPES));
-    let shape = g.pick(&[Shape::Scalar, Shape::Scalar, Shape::Map, Shape::ParLoop]);
+    let mut shape = g.pick(&[
+        Shape::Scalar,
+        Shape::Scalar,
+        Shape::Map,
+        Shape::ParLoop,
+        Shape::Reduce(""),
+    ]);
+    if shape == Shape::Reduce("") {
+        shape = if ret.float() {
+            Shape::Map
+        } else {
+            Shape::Reduce(g.pick(&["+", "^", "|", "&", "min", "max"]))
+        };
+    }
     g.in_kernel = shape == Shape::ParLoop;
     g.scope.push(("x".into(), tx));
     g.scope.push(("y".into(), ty));
@@ -792,6 +920,7 @@ fn program(seed: u64, id: usize) -> Program {
         wrap: e.wrap,
         check: e.check,
         loose_zero: g.loose_zero,
+        items: g.items,
     }
 }
 
@@ -820,12 +949,46 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
             Shape::Scalar => {
                 let _ = write!(
                     s,
-                    "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, unused_assignments, unreachable_patterns, clippy::all)]\nmod p{id} {{\n    use super::*;\n    pub fn wrap(x: {tx}, y: {ty}) -> {r} {{ {} }}\n    pub fn check(x: {tx}, y: {ty}) -> Option<{r}> {{ Some({}) }}\n    pub fn accel(x: {tx}, y: {ty}) -> {r} {{ accelerate!(backend = cpu, {}) }}\n}}\n",
+                    "{ALLOW}\nmod p{id} {{\n    use super::*;\n    pub fn wrap(x: {tx}, y: {ty}) -> {r} {{ {} }}\n    pub fn check(x: {tx}, y: {ty}) -> Option<{r}> {{ Some({}) }}\n    pub fn accel(x: {tx}, y: {ty}) -> {r} {{ accelerate!(backend = cpu, {}) }}\n}}\n",
                     p.wrap, p.check, p.accel
                 );
                 let _ = writeln!(
                     calls,
                     "    scalar({id}, {src}, &[{xs}], &[{ys}], p{id}::wrap, p{id}::check, p{id}::accel, {loose}, &mut fails);"
+                );
+            }
+            Shape::Reduce(op) => {
+                let (neutral, accel_op, wrap_op, check_op) = match op {
+                    "+" => (
+                        format!("0{r}"),
+                        "a + b",
+                        "a.wrapping_add(b)",
+                        "a.checked_add(b)",
+                    ),
+                    "&" => (format!("!0{r}"), "a & b", "a & b", "Some(a & b)"),
+                    "min" => (
+                        format!("{r}::MAX"),
+                        "a.min(b)",
+                        "a.min(b)",
+                        "Some(a.min(b))",
+                    ),
+                    "max" => (
+                        format!("{r}::MIN"),
+                        "a.max(b)",
+                        "a.max(b)",
+                        "Some(a.max(b))",
+                    ),
+                    "^" => (format!("0{r}"), "a ^ b", "a ^ b", "Some(a ^ b)"),
+                    _ => (format!("0{r}"), "a | b", "a | b", "Some(a | b)"),
+                };
+                let _ = write!(
+                    s,
+                    "{ALLOW}\nmod p{id} {{\n    use super::*;\n    pub fn wrap(xs: &[{tx}], y: {ty}) -> {r} {{ xs.iter().map(|&x| {}).fold({neutral}, |a, b| {wrap_op}) }}\n    pub fn check(xs: &[{tx}], y: {ty}) -> Option<{r}> {{ xs.iter().map(|&x| -> Option<{r}> {{ Some({}) }}).collect::<Option<Vec<{r}>>>()?.into_iter().try_fold({neutral}, |a, b| {check_op}) }}\n    pub fn accel(xs: &[{tx}], y: {ty}) -> {r} {{\n        accelerate!(reduce(|a: {r}, b: {r}| {accel_op}, {neutral}, map(|x: {tx}| {}, xs)))\n    }}\n}}\n",
+                    p.wrap, p.check, p.accel
+                );
+                let _ = writeln!(
+                    calls,
+                    "    seqs({id}, {src}, &[{xs}], &[{ys}], p{id}::wrap, p{id}::check, p{id}::accel, false, false, &mut fails);"
                 );
             }
             Shape::Map | Shape::ParLoop => {
@@ -839,7 +1002,7 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
                 };
                 let _ = write!(
                     s,
-                    "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, unused_assignments, unreachable_patterns, clippy::all)]\nmod p{id} {{\n    use super::*;\n    pub fn wrap(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{ xs.iter().map(|&x| {}).collect() }}\n    pub fn check(xs: &[{tx}], y: {ty}) -> Option<Vec<{r}>> {{ xs.iter().map(|&x| -> Option<{r}> {{ Some({}) }}).collect() }}\n    pub fn accel(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{\n        {accel}\n    }}\n}}\n",
+                    "{ALLOW}\nmod p{id} {{\n    use super::*;\n    pub fn wrap(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{ xs.iter().map(|&x| {}).collect() }}\n    pub fn check(xs: &[{tx}], y: {ty}) -> Option<Vec<{r}>> {{ xs.iter().map(|&x| -> Option<{r}> {{ Some({}) }}).collect() }}\n    pub fn accel(xs: &[{tx}], y: {ty}) -> Vec<{r}> {{\n        {accel}\n    }}\n}}\n",
                     p.wrap, p.check
                 );
                 let _ = writeln!(
@@ -847,6 +1010,10 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
                     "    seqs({id}, {src}, &[{xs}], &[{ys}], p{id}::wrap, p{id}::check, p{id}::accel, {cuda}, {loose}, &mut fails);"
                 );
             }
+        }
+        // After the program's module, so that an error in them is taken for the program's.
+        for (accel, wrap, check) in &p.items {
+            let _ = write!(s, "{ALLOW}\n{accel}\n{ALLOW}\n{wrap}\n{ALLOW}\n{check}\n");
         }
     }
     let _ = write!(
@@ -856,6 +1023,10 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
     );
     s
 }
+
+/// The lints that generated code trips by design (parentheses around everything, overflowing
+/// constant arithmetic that Rust evaluates at compile time).
+const ALLOW: &str = "#[allow(unused_parens, unused_braces, unused_variables, unused_mut, unused_assignments, unreachable_patterns, arithmetic_overflow, unconditional_panic, clippy::all)]";
 
 /// The part of the generated `main.rs` that compares.
 const HARNESS: &str = r#"//! Generated by pmexpr-suite's progen: do not edit.
@@ -936,7 +1107,7 @@ fn scalar<X: Copy + Debug, Y: Copy + Debug, R: Same + Debug>(id: usize, src: &st
     }
 }
 
-fn seqs<X: Copy + Debug, Y: Copy + Debug, R: Same + Debug>(id: usize, src: &str, xs: &[X], ys: &[Y], wrap: fn(&[X], Y) -> Vec<R>, check: fn(&[X], Y) -> Option<Vec<R>>, accel: fn(&[X], Y) -> Vec<R>, cuda: bool, loose: bool, fails: &mut Fails) {
+fn seqs<X: Copy + Debug, Y: Copy + Debug, R: Same + Debug>(id: usize, src: &str, xs: &[X], ys: &[Y], wrap: fn(&[X], Y) -> R, check: fn(&[X], Y) -> Option<R>, accel: fn(&[X], Y) -> R, cuda: bool, loose: bool, fails: &mut Fails) {
     for &y in ys {
         let input = format!("xs = {xs:?}, y = {y:?}");
         compare(id, src, &input, &wrap(xs, y), &check(xs, y), &|| accel(xs, y), cuda, loose, fails);

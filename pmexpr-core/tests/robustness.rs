@@ -613,3 +613,49 @@ fn long_loop_bodies_are_flat() {
         flat(what, body);
     }
 }
+
+#[test]
+fn long_chains_are_refused_in_linear_time() {
+    // Flat tokens that `syn` parses into a left-nested tree: no token nesting to measure, so each
+    // is parsed down to the nesting limit. A node's span once printed its whole subtree (2 s for
+    // 10,000 `.abs()` at opt-level 0, quadratic in the chain); 30,000 now take a fraction of the
+    // limit here.
+    let n = 30_000;
+    let cases = [
+        (
+            "fields",
+            format!("backend = cpu, {{ let x = (1, 2); x{} }}", ".0".repeat(n)),
+        ),
+        (
+            "methods",
+            format!("backend = cpu, 1i64{}", ".abs()".repeat(n)),
+        ),
+        (
+            "methods with arguments",
+            format!("backend = cpu, 1i64{}", ".min(2)".repeat(n)),
+        ),
+        (
+            "casts",
+            format!("backend = cpu, 1i64{}", " as i64".repeat(n)),
+        ),
+        (
+            "indices",
+            format!("backend = cpu, {{ let s = [1]; s{} }}", "[0]".repeat(n)),
+        ),
+        (
+            "negations",
+            format!("backend = cpu, {}1i64", "- ".repeat(n)),
+        ),
+        (
+            "operators",
+            format!("backend = cpu, 1i64{}", " + 1".repeat(n)),
+        ),
+    ];
+    for (what, src) in cases {
+        let hook_src = src.clone();
+        let o = within(10, what, move || accelerate(&src));
+        assert!(refused(&o).contains("levels deep"), "{what}: {o:?}");
+        let o = within(10, what, move || hook(&hook_src, None));
+        assert!(refused(&o).contains("levels deep"), "{what} (hook): {o:?}");
+    }
+}

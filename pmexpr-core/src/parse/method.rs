@@ -19,7 +19,12 @@ impl Parser<'_> {
     /// numbers. Other methods are errors that name what to write instead.
     pub(super) fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         let method = m.method.to_string();
-        let sp = span(&m.method).to(span(m));
+        // The method's name to the closing parenthesis, without printing the receiver (a chain
+        // of 10,000 calls printed itself once per call).
+        let sp = SpanRange {
+            start: m.method.span(),
+            end: m.paren_token.span.close(),
+        };
         let same = match method.as_str() {
             // Rust's length (a `usize` in Rust), not PMExpr's `length` (an `i64`).
             "len" => Some((Intrinsic::Len, 0)),

@@ -64,6 +64,18 @@ pub(super) fn last_token(e: &SynExpr) -> proc_macro2::Span {
             SynExpr::Block(b) => return b.block.brace_token.span.close(),
             SynExpr::Match(m) => return m.brace_token.span.close(),
             SynExpr::Lit(l) => return l.lit.span(),
+            SynExpr::Field(f) => return span(&f.member).end,
+            SynExpr::Cast(c) => return span(&c.ty).end,
+            SynExpr::Reference(r) => &r.expr,
+            SynExpr::Range(r) => match &r.end {
+                Some(end) => end,
+                None => return span(&r.limits).end,
+            },
+            SynExpr::Assign(a) => &a.right,
+            SynExpr::Return(r) => match &r.expr {
+                Some(e) => e,
+                None => return r.return_token.span,
+            },
             _ => return SpanRange::of(e).end,
         };
     }
