@@ -8,6 +8,7 @@
 //! runtime will compile the source at the first call); an NVRTC error is a warning that shows the
 //! generated line and names the site.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use pmexpr_core::glue::manifest::{CudaManifest, ManifestSite};
@@ -53,6 +54,18 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite], ptx: bool) -> Vec<Strin
             })
         })
         .collect();
+    // The files of this build: a module that no site has any more (an edited or removed site, an
+    // instantiation no longer needed) is deleted, so that OUT_DIR does not grow with every edit.
+    let keep: HashSet<String> = jobs
+        .iter()
+        .flat_map(|(_, relative, m)| {
+            [
+                relative.to_string(),
+                format!("{}/{}.ptx", CudaManifest::DIR, m.namespace),
+            ]
+        })
+        .collect();
+    remove_stale(out_dir, &keep);
     let mut results = crate::cores::on_every_core(&jobs, |(site, relative, module)| {
         let mut w = Vec::new();
         let r = write_module(out_dir, site, relative, module, ptx, &mut w);
@@ -86,6 +99,21 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite], ptx: bool) -> Vec<Strin
         warnings.push(message);
     }
     warnings
+}
+
+/// Deletes the `.cu` and `.ptx` files under `OUT_DIR/pmexpr/cuda` that `keep` (paths relative to
+/// `out_dir`) does not name.
+fn remove_stale(out_dir: &Path, keep: &HashSet<String>) {
+    let Ok(entries) = std::fs::read_dir(out_dir.join(CudaManifest::DIR)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let relative = format!("{}/{name}", CudaManifest::DIR);
+        if (name.ends_with(".cu") || name.ends_with(".ptx")) && !keep.contains(&relative) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A module as the compile step needs it (the generator's `CudaModule` holds spans, which stay
@@ -165,6 +193,34 @@ fn compile_error(site: &str, source: &str, log: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn modules_of_no_site_are_removed() {
+        let out = std::env::temp_dir().join(format!("pmexpr-stale-{}", std::process::id()));
+        let dir = out.join(CudaManifest::DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in [
+            "pm_a.cu",
+            "pm_a.ptx",
+            "pm_old.cu",
+            "pm_old.ptx",
+            "manifest.txt",
+        ] {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        let keep: HashSet<String> = ["pm_a.cu", "pm_a.ptx"]
+            .iter()
+            .map(|f| format!("{}/{f}", CudaManifest::DIR))
+            .collect();
+        remove_stale(&out, &keep);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["manifest.txt", "pm_a.cu", "pm_a.ptx"]);
+        let _ = std::fs::remove_dir_all(&out);
+    }
 
     #[test]
     fn nvrtc_errors_show_the_generated_line() {
