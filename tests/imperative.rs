@@ -1101,6 +1101,44 @@ fn loops_in_element_functions_read_captured_sequences() {
             first * 1000 + total
         })
     }));
+    // Captured tensors too, where the site names the CPU targets (a Futhark-class site has none).
+    let u = Tensor::<i64>::from_fn(&[40], |ix| ix[0] as i64 % 7 - 2);
+    let run = || -> (Vec<i64>, Vec<i64>) {
+        accelerate!(
+            backend = cpu,
+            (
+                map(
+                    |x: i64| {
+                        let mut m = 0i64;
+                        for j in 0..3 {
+                            m += tensor_get(u, [x + j]) * k[j];
+                        }
+                        m
+                    },
+                    v
+                ),
+                create(n, |i: i64| {
+                    let mut c = 0i64;
+                    loop {
+                        if tensor_get(u, [i + c]) > 2 || c == 10 {
+                            break c;
+                        }
+                        c += 1;
+                    }
+                }),
+            )
+        )
+    };
+    let at = |i: i64| plain::tensor_get(&u, [i]);
+    let want = (
+        (v.iter())
+            .map(|&x| (0..3).map(|j| at(x + j) * k[j as usize]).sum())
+            .collect(),
+        (0..n)
+            .map(|i| (0..).find(|&c| at(i + c) > 2 || c == 10).unwrap())
+            .collect(),
+    );
+    assert_eq!(on_every_target(run), want);
 }
 
 // ----- elements of sequences assigned -----
