@@ -286,6 +286,44 @@ fn beta_zero_and_empty_products_agree_on_every_target() {
     }
 }
 
+/// Every product with a zero dimension (`m`, `k` or `n`, one or several), in every transpose
+/// combination: `c := beta · c` when `k = 0`, nothing at all when `c` is empty, on every target.
+#[test]
+fn products_with_a_zero_dimension_agree_on_every_target() {
+    let mut targets = vec![Target::Seq, Target::Debug, Target::Cpu];
+    targets.extend(common::cuda_targets());
+    for dims in [
+        (0, 3, 2),
+        (2, 0, 3),
+        (2, 3, 0),
+        (0, 0, 2),
+        (0, 2, 0),
+        (2, 0, 0),
+        (0, 0, 0),
+    ] {
+        let (m, k, n) = dims;
+        for (ta, tb) in COMBINATIONS {
+            for (alpha, beta) in [(1.0, 0.0), (2.0, -2.0)] {
+                let (sa, sb) = shapes(dims, ta, tb);
+                let (av, bv, cv) = (values(m * k, 4), values(k * n, 5), values(m * n, 6));
+                let want = triple_loop(&cv, dims, &av, ta, &bv, tb, alpha, beta);
+                let (a, b) = (Tensor::from_vec(av, &sa), Tensor::from_vec(bv, &sb));
+                for &t in &targets {
+                    let c = Tensor::from_vec(cv.clone(), &[m, n]);
+                    with_target(t, || gemm64(&c, &a, ta, &b, tb, alpha, beta));
+                    assert_eq!(c.to_vec(), want, "{t} {dims:?} ta={ta} tb={tb} beta={beta}");
+                    let c = Tensor::from_vec(cv.iter().map(|&x| x as f32).collect(), &[m, n]);
+                    let a = Tensor::from_vec(a.to_vec().iter().map(|&x| x as f32).collect(), &sa);
+                    let b = Tensor::from_vec(b.to_vec().iter().map(|&x| x as f32).collect(), &sb);
+                    with_target(t, || gemm32(&c, &a, ta, &b, tb, alpha as f32, beta as f32));
+                    let want32: Vec<f32> = want.iter().map(|&x| x as f32).collect();
+                    assert_eq!(c.to_vec(), want32, "{t} f32 {dims:?} ta={ta} tb={tb}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn products_in_closures_and_local_functions_launch_from_host_loops() {
     // `y := x · wᵀ` three times through a closure, then `z := y · w` in a local `fn`, between

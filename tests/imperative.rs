@@ -116,6 +116,11 @@ fn launches<T>(kernels: u64, f: impl Fn() -> T) {
     }
 }
 
+/// PMExpr's `create` for the plain-Rust side.
+fn create<B>(n: i64, f: impl Fn(i64) -> B) -> Vec<B> {
+    (0..n).map(f).collect()
+}
+
 /// PMExpr's `map` for the plain-Rust side.
 fn map<A: Copy, B>(f: impl Fn(A) -> B, s: Ix<'_, A>) -> Vec<B> {
     s.0.iter().map(|&x| f(x)).collect()
@@ -920,6 +925,220 @@ fn imperative_code_written_in_the_kernel() {
         })
         .collect();
     assert_eq!(got, want);
+}
+
+/// PMExpr's `par_loop` and tensor intrinsics as plain Rust, for the plain side of
+/// [`same_par!`]: the same tokens run as a sequential loop over `Tensor`'s own accessors.
+mod plain {
+    use pmexpr::{Element, Tensor};
+
+    pub fn par_loop(n: i64, f: impl Fn(i64)) {
+        (0..n).for_each(f)
+    }
+
+    pub fn seq_loop(n: i64, f: impl FnMut(i64)) {
+        (0..n).for_each(f)
+    }
+
+    fn at<const N: usize>(ix: [i64; N]) -> [usize; N] {
+        ix.map(|i| usize::try_from(i).expect("an index"))
+    }
+
+    pub fn tensor_get<T: Element, const N: usize>(t: &Tensor<T>, ix: [i64; N]) -> T {
+        t.get(&at(ix)).expect("an index in range")
+    }
+
+    pub fn tensor_set<T: Element, const N: usize>(t: &Tensor<T>, ix: [i64; N], v: T) {
+        t.set(&at(ix), v).expect("an index in range")
+    }
+}
+
+/// Runs `par_loop(…)` as plain Rust ([`plain`]) and inside `accelerate!` on every target, each
+/// over fresh copies of the tensors it writes, `ts` (the sequences `seqs` seen through [`Ix`],
+/// the tensors it only reads, `rs`, through references by plain Rust); checks that the written
+/// tensors end equal, that the CUDA targets run the loop as one kernel, and returns their
+/// elements.
+macro_rules! same_par {
+    ([$($seq:ident),*] [$($r:ident),*] [$($t:ident),*] $acc:ident ! ($($body:tt)*)) => {{
+        let plain = {
+            $(let $seq = Ix(&$seq);)*
+            $(let $r = &$r;)*
+            $(let $t = &$t.clone();)*
+            #[allow(unused_variables, unused_mut, unused_assignments, clippy::all)]
+            {
+                use plain::*;
+                $($body)*;
+            }
+            ($($t.to_vec(),)*)
+        };
+        let run = || {
+            $(let $t = $t.clone();)*
+            $acc!($($body)*);
+            ($($t.to_vec(),)*)
+        };
+        assert_eq!(on_every_target(run), plain);
+        launches(1, run);
+        plain
+    }};
+}
+
+/// Loops of every kind inside a `par_loop`'s body that read and write tensors: each is a
+/// function of its state inside the loop's body (Rust's `fn` item, a loop inside the kernel),
+/// which takes what it reads as parameters.
+#[test]
+fn loops_in_a_par_loop_body_read_and_write_tensors() {
+    let n = 6_usize;
+    let m = n as i64;
+    let u = Tensor::<i64>::from_fn(&[n], |ix| ix[0] as i64 * 3 - 4);
+    let grid = Tensor::<i64>::from_fn(&[4, n], |ix| (ix[0] * 7 + ix[1]) as i64 % 5);
+    let t = Tensor::<i64>::zeros(&[n]);
+    let w = Tensor::<i64>::zeros(&[n, 4]);
+    let s: Vec<i64> = vec![2, -1, 5];
+    // `for` over a range, reading `u` at the loop's own index (the reproducer).
+    let (got,) = same_par!([] [u] [t] accelerate!(par_loop(3i64, |i| tensor_set(t, [i], {
+        let mut m = 0i64;
+        for j in 0..2 {
+            m += tensor_get(u, [i]);
+        }
+        m
+    }))));
+    assert_eq!(got, [-8, -2, 4, 0, 0, 0]);
+    // `for` over a sequence, and over a range reading a column of `grid` (a strided line).
+    same_par!([s] [u, grid] [t] accelerate!(par_loop(m, |i| {
+        let mut acc = 0i64;
+        for x in s {
+            acc += x * tensor_get(u, [i]);
+        }
+        for r in 0..4 {
+            acc += tensor_get(grid, [r, i]);
+        }
+        tensor_set(t, [i], acc)
+    })));
+    // `while` that writes a row of `w`, and `loop` with `break value`.
+    same_par!([] [u, grid] [t, w] accelerate!(par_loop(m, |i| {
+        let mut k = 0i64;
+        while k < 4 {
+            tensor_set(w, [i, k], tensor_get(u, [i]) * k + tensor_get(grid, [k, i]));
+            k += 1;
+        }
+        let mut c = 0i64;
+        let found = loop {
+            if tensor_get(u, [i]) + c * 2 > 5 {
+                break c;
+            }
+            c += 1;
+        };
+        tensor_set(t, [i], found)
+    })));
+    // Nested loops, the inner one reading what the outer one writes, and `break`/`continue`.
+    same_par!([] [u] [w] accelerate!(par_loop(m, |i| {
+        for j in 0..4 {
+            let mut l = 0i64;
+            while l < 3 {
+                l += 1;
+                if l == 2 {
+                    continue;
+                }
+                tensor_set(w, [i, j], tensor_get(w, [i, j]) + tensor_get(u, [i]) * l);
+            }
+            if tensor_get(w, [i, j]) > 20 {
+                break;
+            }
+        }
+    })));
+    // In a `seq_loop` inside the body too.
+    same_par!([] [u] [t] accelerate!(par_loop(m, |i| {
+        seq_loop(3, |k| {
+            let mut x = tensor_get(t, [i]);
+            for j in 0..k {
+                x += tensor_get(u, [i]) + j;
+            }
+            tensor_set(t, [i], x)
+        })
+    })));
+}
+
+/// The same loops inside the element function of `map` and `create`, reading captured sequences
+/// (a Futhark-class site: the functions of their state are loops of the element function).
+#[test]
+fn loops_in_element_functions_read_captured_sequences() {
+    let s: Vec<i64> = (0..40).map(|x| (x * 13) % 17 - 3).collect();
+    let k: Vec<i64> = vec![3, 1, 4];
+    let n = 20_i64;
+    let v: Vec<i64> = (0..n).collect();
+    same!([s, k, v] accelerate!({
+        map(|x: i64| {
+            let mut acc = 0i64;
+            for j in 0..3 {
+                acc += s[x + j] * k[j];
+            }
+            for y in k {
+                acc -= y;
+            }
+            let mut l = 0i64;
+            while l < 2 {
+                acc += s[l];
+                l += 1;
+            }
+            acc
+        }, v)
+    }));
+    same!([s, k] accelerate!({
+        create(n, |i: i64| {
+            let mut c = 0i64;
+            let first = loop {
+                if s[i + c] > 5 || c > 10 {
+                    break c;
+                }
+                c += 1;
+            };
+            let mut total = 0i64;
+            for a in 0..2 {
+                for b in 0..3i64 {
+                    total += s[i + a] * k[b];
+                }
+            }
+            first * 1000 + total
+        })
+    }));
+    // Captured tensors too, where the site names the CPU targets (a Futhark-class site has none).
+    let u = Tensor::<i64>::from_fn(&[40], |ix| ix[0] as i64 % 7 - 2);
+    let run = || -> (Vec<i64>, Vec<i64>) {
+        accelerate!(
+            backend = cpu,
+            (
+                map(
+                    |x: i64| {
+                        let mut m = 0i64;
+                        for j in 0..3 {
+                            m += tensor_get(u, [x + j]) * k[j];
+                        }
+                        m
+                    },
+                    v
+                ),
+                create(n, |i: i64| {
+                    let mut c = 0i64;
+                    loop {
+                        if tensor_get(u, [i + c]) > 2 || c == 10 {
+                            break c;
+                        }
+                        c += 1;
+                    }
+                }),
+            )
+        )
+    };
+    let at = |i: i64| plain::tensor_get(&u, [i]);
+    let want = (
+        (v.iter())
+            .map(|&x| (0..3).map(|j| at(x + j) * k[j as usize]).sum())
+            .collect(),
+        (0..n)
+            .map(|i| (0..).find(|&c| at(i + c) > 2 || c == 10).unwrap())
+            .collect(),
+    );
+    assert_eq!(on_every_target(run), want);
 }
 
 // ----- elements of sequences assigned -----

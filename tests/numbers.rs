@@ -120,3 +120,73 @@ fn math_functions_follow_the_float_type() {
     assert_eq!(out.0, vec![2.0_f32.sqrt(), 3.0, 0.5]);
     assert_eq!(out.1, vec![2.0_f64.sqrt(), 3.0, 0.5]);
 }
+
+/// Sequence and array literals of captured values of every number type (and `bool`), which the
+/// expression only moves: the element type is the captured values' own, a generic parameter of
+/// the generated code, on every target; in a CUDA-class site (a kernel reads the literals'
+/// elements and lengths) and in a `map`'s element function too.
+#[test]
+fn literals_of_captured_values_of_every_number_type() {
+    // The site runs as one kernel on each CUDA target.
+    fn launches<T>(site: impl Fn() -> T) {
+        for t in common::cuda_targets() {
+            let before = pmexpr::cuda::launches_on_this_thread();
+            with_target(t, &site);
+            assert_eq!(
+                pmexpr::cuda::launches_on_this_thread() - before,
+                1,
+                "on {t}"
+            );
+        }
+    }
+    macro_rules! each {
+        ($($t:ident = $a:expr, $b:expr;)*) => {$({
+            let (c, d): ($t, $t) = ($a, $b);
+            let s: Vec<$t> = vec![d, c, d];
+            let want = (
+                vec![c, d][1],
+                [c, c, d][0],
+                vec![vec![c, d], vec![d, c]][1][0],
+                vec![s.clone(), s.clone()][1][2],
+            );
+            let got: ($t, $t, $t, $t) = on_every_target(|| {
+                accelerate!(backend = cpu, {
+                    let q = vec![c, d];
+                    let r = [c, c, d];
+                    let m = vec![vec![c, d], vec![d, c]];
+                    let ss = vec![s, s];
+                    (q[1], r[0], m[1][0], ss[1][2])
+                })
+            });
+            assert_eq!(got, want, stringify!($t));
+            let moved: Vec<$t> = on_every_target(|| accelerate!(map(|x| { let q = vec![c, x]; q[1] }, s)));
+            assert_eq!(moved, s, stringify!($t));
+            // Built by the host code of a CUDA-class site, read (or only counted) by its kernel.
+            let site = || {
+                let t = Tensor::<$t>::from_vec(vec![c; 2], &[2]);
+                accelerate!({
+                    let q = vec![c, d];
+                    par_loop(2, |i| tensor_set(t, [i], q[1 - i]))
+                });
+                t.to_vec()
+            };
+            assert_eq!(on_every_target(site), [d, c], stringify!($t));
+            launches(site);
+            let site = || {
+                let lens = Tensor::<i64>::zeros(&[3]);
+                accelerate!({
+                    let r = [c, d, c];
+                    par_loop(length(r), |i| tensor_set(lens, [i], i + 1))
+                });
+                lens.to_vec()
+            };
+            assert_eq!(on_every_target(site), [1, 2, 3], stringify!($t));
+            launches(site);
+        })*};
+    }
+    each! {
+        i8 = -4, 7; i16 = -4, 7; i32 = -4, 7; i64 = -4, 7; isize = -4, 7;
+        u8 = 4, 7; u16 = 4, 7; u32 = 4, 7; u64 = 4, 7; usize = 4, 7;
+        f32 = -4.5, 0.25; f64 = -4.5, 0.25; bool = true, false;
+    }
+}

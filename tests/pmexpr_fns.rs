@@ -145,3 +145,77 @@ fn mutually_recursive_pmexpr_functions() {
     let d: i64 = on_every_target(|| accelerate!(backend = cpu, steps_down(k) + steps_up(0, 0)));
     assert_eq!(d, 13);
 }
+
+/// `#[pmexpr]` functions that use path constants (those of the number types and of `std` or
+/// `core`): each site that uses them captures the constants as it captures its own.
+#[pmexpr]
+fn clampneg(x: f64) -> f64 {
+    x.max(f64::NEG_INFINITY)
+}
+
+#[pmexpr]
+fn saturating_inc(x: i32) -> i32 {
+    if x > i32::MAX - 1 { i32::MIN } else { x + 1 }
+}
+
+#[pmexpr]
+fn wrap_down(x: u8) -> u8 {
+    if x == u8::MIN { u8::MAX } else { x - 1 }
+}
+
+#[pmexpr]
+fn near(a: f32, b: f32) -> bool {
+    (a - b).abs() <= f32::EPSILON * 4.0
+}
+
+#[pmexpr]
+fn disc(r: f64) -> f64 {
+    clampneg(std::f64::consts::PI * r * r) + ::core::f64::consts::E * 0.0
+}
+
+#[test]
+fn path_constants_in_pmexpr_functions() {
+    let v: Vec<f64> = vec![1.0, -2.0, f64::MIN, 0.5];
+    let got: Vec<f64> = on_every_target(|| accelerate!(map(|x| clampneg(x) + disc(x), v)));
+    let want: Vec<f64> = v.iter().map(|&x| clampneg(x) + disc(x)).collect();
+    assert_eq!(got, want);
+    let ints: Vec<i32> = vec![i32::MAX, -5, i32::MIN];
+    let bytes: Vec<u8> = vec![0, 1, 255];
+    let floats: Vec<f32> = vec![0.1, 0.3, 1.0];
+    let got = on_every_target(|| {
+        accelerate!(
+            backend = cpu,
+            (
+                map(|x| saturating_inc(x), ints),
+                map(|x| wrap_down(x), bytes),
+                map(|x| near(x + 0.2, 0.3), floats),
+                disc(2.0) + f64::NEG_INFINITY,
+            )
+        )
+    });
+    let want = (
+        ints.iter().map(|&x| saturating_inc(x)).collect::<Vec<_>>(),
+        bytes.iter().map(|&x| wrap_down(x)).collect::<Vec<_>>(),
+        floats
+            .iter()
+            .map(|&x| near(x + 0.2, 0.3))
+            .collect::<Vec<_>>(),
+        disc(2.0) + f64::NEG_INFINITY,
+    );
+    assert_eq!(got, want);
+    // In a CUDA-class site: the kernel takes the constants as arguments.
+    let got = on_every_target(|| {
+        let t = Tensor::<i32>::from_vec(ints.clone(), &[3]);
+        let u = Tensor::<u8>::from_vec(bytes.clone(), &[3]);
+        let f = Tensor::<f64>::from_vec(vec![1.0, -1.0, 3.0], &[3]);
+        accelerate!(par_loop(3, |i| {
+            tensor_set(t, [i], saturating_inc(tensor_get(t, [i])));
+            tensor_set(u, [i], wrap_down(tensor_get(u, [i])));
+            tensor_set(f, [i], disc(tensor_get(f, [i])))
+        }));
+        (t.to_vec(), u.to_vec(), f.to_vec())
+    });
+    assert_eq!(got.0, want.0);
+    assert_eq!(got.1, want.1);
+    assert_eq!(got.2, [disc(1.0), disc(-1.0), disc(3.0)]);
+}

@@ -474,3 +474,200 @@ fn lawful_reductions_are_not_flagged() {
     assert_eq!(dbg.3, (500500, 1));
     assert_eq!(dbg.4, vec![9, 12]);
 }
+
+/// Loops over tensors with an empty dimension run zero iterations and write nothing, on every
+/// target, whichever dimension the loop indexes and whatever the fixed indices are: a line (a
+/// row, a column) of an empty dimension is empty. An access that would run still fails naming the
+/// site, on an empty tensor as on a non-empty one.
+#[test]
+fn empty_tensors_run_zero_iterations() {
+    let mut targets = vec![Target::Seq, Target::Cpu, Target::Debug];
+    targets.extend(common::cuda_targets());
+    // Rank 2: an empty loop over either dimension with the other index fixed (a captured value or
+    // a literal), reading and writing, and over both (a grid of width `w`).
+    let col = |t: &Tensor<i32>, n: i64, c: i64| {
+        accelerate!(par_loop(n, |i| tensor_set(
+            t,
+            [i, c],
+            tensor_get(t, [i, c]) + 2i32
+        )))
+    };
+    let row = |t: &Tensor<i32>, n: i64, r: i64| {
+        accelerate!(par_loop(n, |j| tensor_set(
+            t,
+            [r, j],
+            tensor_get(t, [r, j]) + 2i32
+        )))
+    };
+    let grid = |t: &Tensor<i32>, h: i64, w: i64| {
+        accelerate!(par_loop(h * w, |k| {
+            let i = k / w;
+            let j = k % w;
+            tensor_set(t, [i, j], 5i32)
+        }))
+    };
+    for target in targets.iter().copied() {
+        with_target(target, || {
+            for shape in [[0, 2], [2, 0], [0, 0]] {
+                let t = Tensor::<i32>::from_vec(vec![], &shape);
+                // The reproducer: a column at a fixed index, of a tensor with no rows.
+                accelerate!(par_loop(0i64, |i| tensor_set(t, [i, 1], 2i32)));
+                for fixed in [0, 1, 5] {
+                    col(&t, 0, fixed);
+                    row(&t, 0, fixed);
+                }
+                grid(&t, shape[0] as i64, shape[1] as i64);
+                // Read through a column into a row, both empty.
+                let out = Tensor::<i32>::zeros(&[shape[0] * shape[1]]);
+                accelerate!(par_loop((shape[0] * shape[1]) as i64, |i| tensor_set(
+                    out,
+                    [i],
+                    tensor_get(t, [i, 1])
+                )));
+                accelerate!(par_loop(0i64, |i| tensor_linear_set(
+                    t,
+                    i,
+                    tensor_linear_get(t, i)
+                )));
+                let (rank, dims, sub, sliced): (i64, Vec<i64>, Vec<i64>, Vec<i64>) = accelerate!(
+                    backend = cpu,
+                    (
+                        tensor_rank(t),
+                        tensor_shape(t),
+                        tensor_shape(tensor_sub(t, 0, 0)),
+                        tensor_shape(tensor_sub(t, 0, tensor_shape(t)[0])),
+                    )
+                );
+                assert_eq!(
+                    (rank, dims, sub),
+                    (
+                        2,
+                        vec![shape[0] as i64, shape[1] as i64],
+                        vec![0, shape[1] as i64]
+                    ),
+                    "{target} {shape:?}"
+                );
+                assert_eq!(
+                    sliced,
+                    [shape[0] as i64, shape[1] as i64],
+                    "{target} {shape:?}"
+                );
+                assert!(
+                    t.to_vec().is_empty() && out.to_vec().is_empty(),
+                    "{target} {shape:?}"
+                );
+            }
+            // Rank 1 and 3: the loop at each position, the others fixed.
+            let t = Tensor::<i32>::from_vec(vec![], &[0]);
+            accelerate!(par_loop(0i64, |i| tensor_set(
+                t,
+                [i],
+                tensor_get(t, [i]) * 3i32
+            )));
+            let t = Tensor::<i32>::from_vec(vec![], &[0, 0, 3]);
+            let (a, b) = (0_i64, 2_i64);
+            accelerate!(par_loop(0i64, |i| {
+                tensor_set(t, [i, a, b], 1i32);
+                tensor_set(t, [a, i, b], 2i32);
+                tensor_set(t, [a, b, i], tensor_get(t, [a, b, i]) + 3i32)
+            }));
+            // A row of a matrix with empty rows.
+            let m = Tensor::<i32>::from_vec(vec![], &[3, 0]);
+            let sliced: Vec<i64> = accelerate!(backend = cpu, tensor_shape(tensor_slice(m, [2])));
+            assert_eq!(sliced, [0], "{target}");
+        });
+    }
+    // An access that runs fails naming the site: into an empty dimension, and out of range of a
+    // non-empty tensor, through each line.
+    let empty = Tensor::<i32>::from_vec(vec![], &[2, 0]);
+    let full = Tensor::<i32>::zeros(&[2, 3]);
+    for target in targets.iter().copied() {
+        let cases: [(&Tensor<i32>, bool, i64, i64, &str); 4] = [
+            (
+                &empty,
+                true,
+                1,
+                0,
+                "index [0, 0] for a tensor of shape [2, 0]",
+            ),
+            (
+                &full,
+                true,
+                2,
+                3,
+                "index [0, 3] for a tensor of shape [2, 3]",
+            ),
+            (
+                &full,
+                false,
+                4,
+                1,
+                "index [1, 3] for a tensor of shape [2, 3]",
+            ),
+            (
+                &full,
+                false,
+                1,
+                2,
+                "index [2, 0] for a tensor of shape [2, 3]",
+            ),
+        ];
+        for (t, by_col, n, fixed, what) in cases {
+            let msg = failure(target, || {
+                if by_col {
+                    col(t, n, fixed)
+                } else {
+                    row(t, n, fixed)
+                }
+            });
+            assert!(
+                msg.starts_with("pmexpr: accelerate! at tests/runtime_checks.rs:"),
+                "{target}: {msg}"
+            );
+            if matches!(target, Target::Seq | Target::Cpu | Target::Debug) {
+                assert!(msg.contains(what), "{target}: expected {what:?}: {msg}");
+            }
+        }
+        // An empty loop runs no access, whatever its fixed index.
+        let fresh = Tensor::<i32>::zeros(&[2, 3]);
+        with_target(target, || {
+            col(&fresh, 0, 7);
+            row(&fresh, 0, -1);
+        });
+        assert_eq!(fresh.to_vec(), [0; 6], "{target}");
+    }
+}
+
+/// Marshaling empty values: sequences with an empty dimension, captured and returned, and a
+/// tensor with one, on every target.
+#[test]
+fn empty_values_marshal_on_every_target() {
+    for m in [Vec::<Vec<i64>>::new(), vec![vec![]; 3]] {
+        let sums: Vec<i64> =
+            common::on_every_target(|| accelerate!(map(|r| reduce(addi, 0, r), m)));
+        assert_eq!(sums, vec![0; m.len()]);
+        let back: Vec<Vec<i64>> =
+            common::on_every_target(|| accelerate!(map(|r| map(|x| x + 1, r), m)));
+        assert_eq!(back, m);
+        let flat: Vec<i64> =
+            common::on_every_target(|| accelerate!(flatten(map(|r| map(|x| x * 2, r), m))));
+        assert!(flat.is_empty());
+    }
+    let w = 0_i64;
+    let s: Vec<i64> = vec![1, 2, 3];
+    let rows: Vec<Vec<i64>> =
+        common::on_every_target(|| accelerate!(map(|x| create(w, |j| x + j), s)));
+    assert_eq!(rows, vec![Vec::<i64>::new(); 3]);
+    for shape in [[0, 2], [2, 0]] {
+        let got = common::on_every_target(|| {
+            let t = Tensor::<i64>::from_vec(vec![], &shape);
+            let n = Tensor::<i64>::zeros(&[1]);
+            accelerate!({
+                let d = tensor_shape(t);
+                par_loop(1, |i| tensor_set(n, [i], d[0] * 10 + d[1]))
+            });
+            (t.to_vec(), n.to_vec())
+        });
+        assert_eq!(got, (vec![], vec![shape[0] as i64 * 10 + shape[1] as i64]));
+    }
+}

@@ -299,6 +299,43 @@ mod tests {
     }
 
     #[test]
+    fn pmexpr_functions_use_path_constants_that_mean_the_same_everywhere() {
+        let items = [
+            (
+                "lo",
+                "fn lo(x: f64) -> f64 { x.max(f64::NEG_INFINITY) + std::f64::consts::PI }",
+            ),
+            (
+                "top",
+                "fn top(x: i32) -> i32 { if x > i32::MAX - 1 { ::core::i32::MIN } else { x } }",
+            ),
+        ];
+        for site in [
+            quote!(map(|x| lo(x), s)),
+            quote!(backend = cpu, (lo(f64::NEG_INFINITY), top(k))),
+            quote!(par_loop(n, |i| tensor_set(t, [i], top(tensor_get(t, [i]))))),
+        ] {
+            let got = compile_for_test(site.clone(), &items);
+            assert!(got.is_ok(), "{site}: {:?}", got.err().map(|e| e[0].text()));
+        }
+        // A path that may name another item where the site is written is refused, at the site's
+        // use of the function, saying why.
+        let items = [("g", "fn g(x: i64) -> i64 { x + Limits::TOP }")];
+        let Err(e) = compile_for_test(quote!(map(|x| g(x), s)), &items) else {
+            panic!("`Limits::TOP` depends on the scope: the site must be refused");
+        };
+        let text = e[0].text();
+        assert!(
+            text.contains("the `#[pmexpr]` function `g` uses the path `Limits::TOP`, which may mean something else where `accelerate!` is written"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pass any other value as a parameter"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn mutually_recursive_pmexpr_functions_on_a_futhark_site_are_refused() {
         let Err(e) = compile_for_test(quote!(map(|x| is_even(x), s)), &[EVEN, ODD]) else {
             panic!("Futhark has no recursion: the site must be refused");

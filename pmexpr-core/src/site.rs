@@ -417,8 +417,11 @@ fn select_prelude(
     let site_span = user.span;
     let use_span = |name: &str| prelude.use_span.get(name).copied().unwrap_or(site_span);
     let resolved = resolve::resolve(alone);
+    // A path constant that means the same wherever it is written (`f64::INFINITY`,
+    // `std::f64::consts::PI`) is captured by the site like one of its own; any other name the
+    // functions do not bind is an error.
     if let Ok(r) = &resolved
-        && let Some(fv) = r.free_vars.first()
+        && let Some(fv) = r.free_vars.iter().find(|fv| !anywhere_constant(&fv.name))
     {
         // A captured place `c.n` is the variable `c` in the function's body.
         let root = fv.name.split('.').next().unwrap_or(&fv.name);
@@ -432,7 +435,20 @@ fn select_prelude(
             .or(parsed.first())
             .map(|d| d.ident.name.clone())
             .unwrap_or_default();
-        return Err(vec![
+        let error = if fv.name.contains("::") {
+            Error::new(
+                use_span(&user),
+                format!(
+                    "the `#[pmexpr]` function `{user}` uses the path `{}`, which may mean something else where `accelerate!` is written",
+                    fv.name
+                ),
+            )
+            .help(
+                "a `#[pmexpr]` function may use the constants of the number types (`f64::INFINITY`, \
+                 `i32::MAX`) and of `std` or `core` (`std::f64::consts::PI`); pass any other value \
+                 as a parameter",
+            )
+        } else {
             Error::new(
                 use_span(&user),
                 format!(
@@ -440,11 +456,11 @@ fn select_prelude(
                     fv.name
                 ),
             )
-            .kind(ErrorKind::ItemUsesUnknown {
-                function: user.clone(),
-                name: fv.name.clone(),
-            }),
-        ]);
+        };
+        return Err(vec![error.kind(ErrorKind::ItemUsesUnknown {
+            function: user.clone(),
+            name: fv.name.clone(),
+        })]);
     }
     if let Err(es) = resolved.and_then(|r| infer::infer_in(r, records).map(|_| ())) {
         // Reported once, at the site's use of the functions.
@@ -467,6 +483,21 @@ fn select_prelude(
     }
     prelude.fns = parsed;
     Ok(prelude)
+}
+
+/// Whether a captured name is a path constant that resolves to the same item in every module of
+/// every crate: a constant of a number type (`i32::MAX`, `f64::NEG_INFINITY`) or an item of `std`
+/// or `core` (`std::f64::consts::PI`, `::core::f32::EPSILON`). A `#[pmexpr]` function's body is
+/// compiled into each site that uses it, where its paths are resolved again.
+fn anywhere_constant(name: &str) -> bool {
+    let path = name.trim_start_matches("::");
+    let Some((first, _)) = path.split_once("::") else {
+        return false;
+    };
+    matches!(first, "std" | "core")
+        || pmexpr_abi::Number::ALL
+            .iter()
+            .any(|n| n.rust_name() == first)
 }
 
 fn first_message(errors: &[Error]) -> String {

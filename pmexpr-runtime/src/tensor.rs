@@ -636,14 +636,13 @@ impl<'a, T: Element> TensorRef<'a, T> {
             return None;
         }
         let stride: usize = self.shape[pos + 1..self.rank].iter().product();
-        let end = match n {
-            0 => ofs,
-            n => ofs + (n as usize - 1) * stride + 1,
+        // An empty line has no first cell: where dimension `pos` is 0 too, `ofs` (the other
+        // indices' position) may lie past the tensor's end.
+        let cells = match n {
+            0 => &self.data[..0],
+            n => &self.data[ofs..ofs + (n as usize - 1) * stride + 1],
         };
-        Some(Strided {
-            cells: &self.data[ofs..end],
-            stride,
-        })
+        Some(Strided { cells, stride })
     }
 
     /// `tensor_sub`: `len` rows from row `offset` of the first dimension, sharing memory.
@@ -1150,5 +1149,34 @@ mod tests {
         assert!(r.strided(&[2, 0, 0], 1, 1).is_none());
         assert!(r.strided(&[0, 0], 1, 1).is_none());
         assert!(r.strided(&[0, 0, 0], 3, 1).is_none());
+    }
+
+    #[test]
+    fn lines_of_an_empty_dimension_are_empty() {
+        let site = crate::site::Site::new("test", 1, 1);
+        for shape in [
+            &[0][..],
+            &[0, 2],
+            &[2, 0],
+            &[0, 0, 3],
+            &[3, 0, 2],
+            &[3, 2, 0],
+        ] {
+            let t = Tensor::<i64>::from_vec(vec![], shape);
+            let r = TensorRef::new(&t, &site, "t");
+            let rank = shape.len();
+            // Along an empty dimension, at the last index of every other (all non-empty; else
+            // an index is out of range, and the loop runs its checked accesses).
+            let alone = |p: usize| (0..rank).all(|q| q == p || shape[q] > 0);
+            for pos in (0..rank).filter(|&p| shape[p] == 0 && alone(p)) {
+                let index: Vec<i64> = (shape.iter().map(|&d| d.saturating_sub(1) as i64)).collect();
+                assert!(r.strided(&index, pos, 0).is_some(), "{shape:?} at {pos}");
+                assert!(r.strided(&index, pos, 1).is_none(), "{shape:?} at {pos}");
+                if pos == rank - 1 {
+                    let w = r.window(&index[..pos], 0).expect("an empty row");
+                    assert!(w.is_empty(), "{shape:?}");
+                }
+            }
+        }
     }
 }

@@ -556,7 +556,7 @@ mod tests {
         );
         assert!(
             read.contains(
-                ":: pmexpr :: __private :: Value + :: pmexpr :: __private :: CudaArg < 'pm >"
+                ":: pmexpr :: __private :: Value + 'pm + :: pmexpr :: __private :: CudaArg < 'pm >"
             ),
             "{read}"
         );

@@ -367,8 +367,10 @@ pub fn windowed_accesses(f: &Expr, arity: usize) -> Vec<Access> {
     let mut out = Vec::new();
     // Each line: the tensor, the index and where the loop variable is in it.
     let mut lines: Vec<(&Expr, &[Expr], usize)> = Vec::new();
+    // A recursive function (a loop of the body) is printed as a `fn` item, which cannot see the
+    // lines taken before the loop: a loop in the body keeps the loop unversioned, like a keyword.
     body.walk(&mut |e| match &e.kind {
-        ExprKind::Keyword { .. } | ExprKind::Soac(_) => nested = true,
+        ExprKind::Keyword { .. } | ExprKind::Soac(_) | ExprKind::RecLet { .. } => nested = true,
         ExprKind::App { func, args }
             if matches!(
                 func.kind,

@@ -536,6 +536,42 @@ fn loops_window_rows_indexed_by_the_loop_variable() {
         tensor_set(t, ix, 0)
     })));
     assert_eq!(n, vec![0]);
+    // A loop of the body (a function of its state, printed as a `fn` item that cannot see lines
+    // taken outside it) keeps the loop unversioned, whether it reads, writes or neither; an
+    // inner counted loop without one is versioned on its own.
+    for body in [
+        quote!({
+            let mut m = 0;
+            for j in 0..2 {
+                m += tensor_get(u, [i]);
+            }
+            tensor_set(t, [i], m)
+        }),
+        quote!({
+            let mut k = 0;
+            while k < 3 {
+                tensor_set(t, [i], k);
+                k += 1;
+            }
+        }),
+        quote!({
+            let mut k = 0;
+            while k < 3 {
+                k += 1;
+            }
+            tensor_set(t, [i], tensor_get(u, [i]) + k)
+        }),
+    ] {
+        assert_eq!(windowed(quote!(par_loop(n, |i| #body))), vec![0], "{body}");
+    }
+    let n = windowed(quote!(par_loop(n, |i| {
+        let mut m = 0;
+        for j in 0..2 {
+            m += 1;
+        }
+        seq_loop(c, |k| tensor_set(t, [i, k], tensor_get(u, [k]) + m))
+    })));
+    assert_eq!(n, vec![0, 2]);
 }
 
 #[test]

@@ -242,7 +242,7 @@ fn open_types_pick_the_futhark_entry_at_run_time() {
     }
     let code = code.to_string();
     assert!(
-        code.contains(":: pmexpr :: __private :: Value + :: pmexpr :: __private :: FutharkArg + :: pmexpr :: __private :: FutharkResult"),
+        code.contains(":: pmexpr :: __private :: Value + 'pm + :: pmexpr :: __private :: FutharkArg + :: pmexpr :: __private :: FutharkResult"),
         "{code}"
     );
     assert!(code.contains("open_instantiation :: < N"), "{code}");
@@ -426,4 +426,19 @@ fn a_conditional_write_in_a_loop_is_a_statement() {
     assert!(code.contains("rt :: View :: of (& mut"), "{code}");
     assert!(code.contains("let () = if"), "{code}");
     assert!(!code.contains("rt :: set ("), "{code}");
+}
+
+#[test]
+fn open_types_outlive_the_captured_data() {
+    // A literal of values only moved is a `Seq<'pm, N0>` of their type, which must outlive `'pm`
+    // (the other bounds imply `'static`; an open type may be a borrowed sequence).
+    let code = generated(quote!({
+        let q = vec![c, c];
+        q[0]
+    }));
+    assert!(code.contains("Seq < 'pm , N0 >"), "{code}");
+    assert!(
+        code.contains("N0 : :: pmexpr :: __private :: Value + 'pm >"),
+        "{code}"
+    );
 }

@@ -253,7 +253,10 @@ impl Gen<'_> {
                     }
                     Numeric::Bits => quote!(#n: #rt::Bits + #rt::Element),
                     Numeric::Float => quote!(#n: #rt::Float),
-                    Numeric::Open => quote!(#n: #rt::Value),
+                    // Every other bound implies `'static`; an open type may be a borrowed
+                    // sequence (`Seq<'pm, i64>`), and the code names `Seq<'pm, N>` of it
+                    // (`vec![c, c]`), which needs `N: 'pm`.
+                    Numeric::Open => quote!(#n: #rt::Value + 'pm),
                 }
             })
             .collect()
