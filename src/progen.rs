@@ -223,7 +223,8 @@ impl Gen {
             return self.leaf(t);
         }
         let d = depth - 1;
-        match self.below(16) {
+        match self.below(17) {
+            16 => self.tuple(t, d),
             13 => self.closure(t, d),
             14 => self.function(t, d),
             15 => self.loop_break(t, d),
@@ -546,6 +547,25 @@ impl Gen {
         }
     }
 
+    /// A tuple made and taken apart: by a pattern, or by a field.
+    fn tuple(&mut self, t: Ty, d: u32) -> E {
+        let at = self.pick(&TYPES);
+        let (a, b) = (self.expr(at, d), self.expr(t, d));
+        let (p, q) = (self.name(), self.name());
+        let (an, tn) = (at.name(), t.name());
+        self.scope.push((p.clone(), at));
+        self.scope.push((q.clone(), t));
+        let body = self.expr(t, d);
+        self.scope.truncate(self.scope.len() - 2);
+        if self.chance(50) {
+            E::map(&[&a, &b, &body], |_, x| {
+                format!("{{ let ({p}, {q}): ({an}, {tn}) = ({}, {}); {} }}", x[0], x[1], x[2])
+            })
+        } else {
+            E::map(&[&a, &b], |_, x| format!("{{ let {p}: ({an}, {tn}) = ({}, {}); {p}.1 }}", x[0], x[1]))
+        }
+    }
+
     /// A closure over the scope, called once or twice: `{ let f = |v: A| e; f(a) }`.
     fn closure(&mut self, t: Ty, d: u32) -> E {
         let at = self.pick(&TYPES);
@@ -704,6 +724,8 @@ impl Gen {
         let tn = t.name();
         let combine = if t.float() { "+" } else { "^" };
         let by_loop = self.chance(50);
+        let enumerate = self.chance(50);
+        let j = self.name();
         let write = !self.in_kernel;
         let mut parts: Vec<&E> = es.iter().collect();
         parts.push(&index);
@@ -717,7 +739,11 @@ impl Gen {
             } else {
                 format!("let {a}: [{tn}; 3] = [{}, {}, {}];", p[0], p[1], p[2])
             };
-            if by_loop {
+            if by_loop && enumerate {
+                format!(
+                    "{{ {fill} let mut {acc}: {tn} = {a}[0]; for ({j}, &{v}) in {a}.iter().enumerate() {{ {acc} = ({acc} {combine} ({v} {combine} (({j} as i64) as {tn}))); }} {acc} }}"
+                )
+            } else if by_loop {
                 format!(
                     "{{ {fill} let mut {acc}: {tn} = {a}[0]; for &{v} in {a}.iter() {{ {acc} = ({acc} {combine} {v}); }} {acc} }}"
                 )
