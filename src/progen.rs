@@ -223,7 +223,8 @@ impl Gen {
             return self.leaf(t);
         }
         let d = depth - 1;
-        match self.below(17) {
+        match self.below(18) {
+            17 => self.record(t, d),
             16 => self.tuple(t, d),
             13 => self.closure(t, d),
             14 => self.function(t, d),
@@ -545,6 +546,29 @@ impl Gen {
                 E::map(&[&a, &b], |_, p| format!("({} {op} {})", p[0], p[1]))
             }
         }
+    }
+
+    /// A `#[derive(pmexpr::Record)]` struct of the crate, made and read by a field.
+    fn record(&mut self, t: Ty, d: u32) -> E {
+        let at = self.pick(&TYPES);
+        let (a, b) = (self.expr(at, d), self.expr(t, d));
+        let name = format!("R{}_{}", self.id, self.fresh);
+        self.fresh += 1;
+        let (an, tn) = (at.name(), t.name());
+        self.items.push((
+            format!("#[derive(pmexpr::Record, Clone, Copy, Debug)]\npub struct {name} {{ pub first: {an}, pub second: {tn} }}"),
+            String::new(),
+            String::new(),
+        ));
+        let first = self.chance(30);
+        E::map(&[&a, &b], |m, x| {
+            let path = if m == Mode::Accel { name.clone() } else { format!("crate::{name}") };
+            if first {
+                format!("(({}{{ first: {}, second: {} }}).first as {tn})", path, x[0], x[1])
+            } else {
+                format!("({}{{ first: {}, second: {} }}).second", path, x[0], x[1])
+            }
+        })
     }
 
     /// A tuple made and taken apart: by a pattern, or by a field.
