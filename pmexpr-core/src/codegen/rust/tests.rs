@@ -427,3 +427,38 @@ fn a_conditional_write_in_a_loop_is_a_statement() {
     assert!(code.contains("let () = if"), "{code}");
     assert!(!code.contains("rt :: set ("), "{code}");
 }
+
+/// A float type written in the site (an annotation, a suffix, a cast) is the one its math
+/// functions compute in: Rust's `f32::sqrt` of an `f32`, not `f64`'s; `floorfi` of an `f32` is
+/// the runtime's generic one.
+#[test]
+fn math_functions_of_a_written_f32_are_f32_s() {
+    for site in [
+        quote!(map(
+            |x: f32| sqrt(x) + x.exp() + x.ln() + x.sin() + cos(x) + x.powf(2.0),
+            v
+        )),
+        quote!(map(
+            |x| (x * 1f32).sqrt() + exp(x) + log(x) + x.sin() + x.cos() + pow(x, 2.0),
+            v
+        )),
+        quote!(map(
+            |x| {
+                let y = x as f32;
+                y.sqrt() + y.exp() + y.ln() + sin(y) + cos(y) + y.powf(y)
+            },
+            v
+        )),
+    ] {
+        let code = generated(site);
+        for f in ["sqrt", "exp", "ln", "sin", "cos", "powf"] {
+            assert!(code.contains(&format!("f32 :: {f} (")), "{f}: {code}");
+        }
+        assert!(!code.contains("f64 ::"), "{code}");
+    }
+    let code = generated(quote!(map(|x: f32| floorfi(x), v)));
+    assert!(code.contains("Float :: floorfi ("), "{code}");
+    let code = generated(quote!(map(|x: f64| floorfi(x) + floorfi(sqrt(x)), v)));
+    assert!(code.contains("rt :: floorfi ("), "{code}");
+    assert!(code.contains("f64 :: sqrt ("), "{code}");
+}
