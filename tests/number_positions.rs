@@ -17,7 +17,7 @@
 //! `signum` and unary `-` on unsigned integers; `div_ceil`, `is_power_of_two` and
 //! `next_power_of_two` on signed ones, which Rust has only unstable or not at all).
 
-#![allow(unused_variables)]
+#![allow(unused_variables, clippy::excessive_precision)]
 
 mod common;
 
@@ -297,6 +297,9 @@ macro_rules! float_table {
             47 exact (|x, y, k| int2float(floorfi(x)))
             48 exact (|x, y, k| x.mul_add(int2float(k), 1.0))
             49 exact (|x, y, k| x * 0.1 + 2.5)
+            // Read at the row's type from its digits: at `f32` one rounding, not two through
+            // the nearest `f64` (the middle of two `f32`s, rounded to the even one).
+            50 exact (|x, y, k| x * 1.0000001788139343)
         ]);
     };
 }
@@ -864,6 +867,7 @@ fn f32_rows_on_every_target() {
             tensor_set(o, [47, i], int2float(floorfi(x)));
             tensor_set(o, [48, i], x.mul_add(int2float(k), 1.0));
             tensor_set(o, [49, i], x * 0.1 + 2.5);
+            tensor_set(o, [50, i], x * 1.0000001788139343);
         }));
         (o.to_vec(), launches() - before)
     };
@@ -950,6 +954,7 @@ fn f64_rows_on_every_target() {
             tensor_set(o, [47, i], int2float(floorfi(x)));
             tensor_set(o, [48, i], x.mul_add(int2float(k), 1.0));
             tensor_set(o, [49, i], x * 0.1 + 2.5);
+            tensor_set(o, [50, i], x * 1.0000001788139343);
         }));
         (o.to_vec(), launches() - before)
     };

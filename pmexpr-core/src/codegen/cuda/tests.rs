@@ -625,4 +625,13 @@ fn written_f32_uses_the_float_functions() {
         assert!(!own.contains(f), "{f}: {own}");
     }
     assert!(own.contains("const float x_"), "{own}");
+    // A literal at `f32` is its digits rounded once to a `float` (not twice, through the nearest
+    // `double`, which is the middle of two `float`s here).
+    let m = cuda_of(quote!(par_loop(n, |i| {
+        let x: f32 = tensor_get(t, [i]);
+        tensor_set(t, [i], x * 1.0000001788139343)
+    })))
+    .unwrap();
+    assert!(m.source.contains("1.0000001f"), "{}", m.source);
+    assert!(!m.source.contains("1.0000002f"), "{}", m.source);
 }

@@ -766,12 +766,15 @@ fn literals() {
     assert_eq!(t(Lit::Int(5)), "5i64");
     assert_eq!(t(Lit::Int(-5)), "(-5i64)");
     assert_eq!(t(Lit::Int(i64::MIN)), "i64.lowest");
-    assert_eq!(t(Lit::Float(1.0)), "1.0f64");
-    assert_eq!(t(Lit::Float(-0.5)), "(-0.5f64)");
-    assert_eq!(t(Lit::Float(1e-7)), "1e-7f64");
-    assert_eq!(t(Lit::Float(f64::INFINITY)), "f64.inf");
-    assert_eq!(t(Lit::Float(f64::NEG_INFINITY)), "(f64.neg f64.inf)");
-    assert_eq!(t(Lit::Float(f64::NAN)), "f64.nan");
+    assert_eq!(t(Lit::Float(1.0, 1.0)), "1.0f64");
+    assert_eq!(t(Lit::Float(-0.5, -0.5)), "(-0.5f64)");
+    assert_eq!(t(Lit::Float(1e-7, 1e-7)), "1e-7f64");
+    assert_eq!(t(Lit::Float(f64::INFINITY, f32::INFINITY)), "f64.inf");
+    assert_eq!(
+        t(Lit::Float(f64::NEG_INFINITY, f32::NEG_INFINITY)),
+        "(f64.neg f64.inf)"
+    );
+    assert_eq!(t(Lit::Float(f64::NAN, f32::NAN)), "f64.nan");
     assert_eq!(t(Lit::Unit), "()");
 }
 
@@ -1342,4 +1345,11 @@ fn written_f32_uses_the_f32_module() {
         assert!(source.contains(m), "{m}: {source}");
     }
     assert!(!source.contains("f64"), "{source}");
+    // A literal at `f32` is its digits rounded once, written as the shortest text of that `f32`.
+    let p = program(
+        &[("s", quote!(map(|x: f32| x * 1.0000001788139343, v)))],
+        &[],
+    );
+    let source = generate_crate(&p).unwrap().program.source;
+    assert!(source.contains("1.0000001f32"), "{source}");
 }

@@ -462,3 +462,20 @@ fn math_functions_of_a_written_f32_are_f32_s() {
     assert!(code.contains("rt :: floorfi ("), "{code}");
     assert!(code.contains("f64 :: sqrt ("), "{code}");
 }
+
+/// An unsuffixed float literal at `f32` is its digits read as an `f32`, rounded once: this one
+/// is just below the middle of two `f32`s, which its nearest `f64` is exactly (and would round
+/// to the even one, 1.0000002).
+#[test]
+fn a_float_literal_at_f32_is_rounded_once() {
+    let code = generated(quote!(map(|x: f32| x * 1.0000001788139343, v)));
+    assert!(code.contains("1.0000001f32"), "{code}");
+    let code = generated(quote!(map(|x: f64| x * 1.0000001788139343, v)));
+    assert!(code.contains("1.0000001788139343f64"), "{code}");
+    // Where the captured values fix the type, both readings, for the runtime to pick from.
+    let code = generated(quote!(map(|x| x * 1.0000001788139343, v)));
+    assert!(
+        code.contains("from_lit (1.0000001788139343f64 , 1.0000001f32)"),
+        "{code}"
+    );
+}
