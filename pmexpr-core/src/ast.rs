@@ -74,8 +74,9 @@ impl Ident {
 pub enum Lit {
     /// An `i64`.
     Int(i64),
-    /// An `f64`.
-    Float(f64),
+    /// A float: the literal read as an `f64` and as an `f32`, each rounded once from its digits
+    /// (as Rust reads it at either type), so that one in an `f32` context is not rounded twice.
+    Float(f64, f32),
     /// A `bool`.
     Bool(bool),
     /// `()`.

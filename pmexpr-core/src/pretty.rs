@@ -343,7 +343,7 @@ impl Printer<'_> {
 fn lit(l: &Lit) -> String {
     match l {
         Lit::Int(i) => i.to_string(),
-        Lit::Float(f) => format!("{f:?}"),
+        Lit::Float(f, _) => format!("{f:?}"),
         Lit::Bool(b) => b.to_string(),
         Lit::Unit => "()".into(),
     }

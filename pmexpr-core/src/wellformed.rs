@@ -375,7 +375,7 @@ impl Checker {
 
     fn pat(&mut self, p: &Pat) {
         match &p.kind {
-            PatKind::Lit(Lit::Int(_) | Lit::Float(_)) => self.error(WfKind::Pattern, p.span),
+            PatKind::Lit(Lit::Int(_) | Lit::Float(..)) => self.error(WfKind::Pattern, p.span),
             PatKind::Record(fs) => fs.iter().for_each(|(_, p)| self.pat(p)),
             PatKind::Bind(i) => self.binder_type(&p.ty, i.span),
             PatKind::Wild | PatKind::Lit(_) => {}

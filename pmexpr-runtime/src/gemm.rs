@@ -157,7 +157,7 @@ impl<'a, T: Float> Gemm<'a, T> {
 
     /// The meaning: the triple loop.
     fn loops(&self, alpha: T, beta: T) {
-        let zero = T::from_lit(0.0);
+        let zero = T::from_lit(0.0, 0.0);
         for i in 0..self.m {
             for j in 0..self.n {
                 let mut acc = zero;
@@ -226,7 +226,7 @@ impl<'a, T: Float> Gemm<'a, T> {
                 c_rs: s(n),
             });
             let ab: &[T] = same.from_slice_mut(ab);
-            let zero = T::from_lit(0.0);
+            let zero = T::from_lit(0.0, 0.0);
             self.c
                 .par_chunks(CHUNK)
                 .zip(ab.par_chunks(CHUNK))
@@ -325,7 +325,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            T::from_i64((x % 2001) as i64 - 1000).mul(T::from_lit(1e-3))
+            T::from_i64((x % 2001) as i64 - 1000).mul(T::from_lit(1e-3, 1e-3))
         })
     }
 

@@ -452,8 +452,9 @@ bits!(i64, i32, bool, i8, i16, isize, u8, u16, u32, u64, usize);
             it is used with floats: convert an integer with `int2float(x)`"
 )]
 pub trait Float: Num {
-    /// The literal `v` (rounded to the nearest value of the type).
-    fn from_lit(v: f64) -> Self;
+    /// A float literal: its digits read as an `f64` (`wide`) and as an `f32` (`narrow`), each
+    /// rounded once; the type's own reading, as Rust reads a literal of that type.
+    fn from_lit(wide: f64, narrow: f32) -> Self;
     /// `sqrt`, in the type's own precision.
     fn sqrt(self) -> Self;
     /// `exp`.
@@ -815,7 +816,9 @@ macro_rules! floats {
         }
         impl Float for $t {
             #[inline]
-            fn from_lit(v: f64) -> Self { v as $t }
+            fn from_lit(wide: f64, narrow: f32) -> Self {
+                if <$t>::MANTISSA_DIGITS == f32::MANTISSA_DIGITS { narrow as $t } else { wide as $t }
+            }
             #[inline]
             fn sqrt(self) -> Self { <$t>::sqrt(self) }
             #[inline]

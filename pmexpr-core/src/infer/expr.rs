@@ -37,7 +37,7 @@ impl Infer<'_> {
             // (defaulting to `i64`, `f64`), so that captured `f32` values are not widened.
             ExprKind::Lit(l) => match l {
                 Lit::Int(_) => self.fresh_kind(Kind::IntNum),
-                Lit::Float(_) => self.fresh_kind(Kind::FloatNum),
+                Lit::Float(..) => self.fresh_kind(Kind::FloatNum),
                 Lit::Bool(_) => Type::BOOL,
                 Lit::Unit => Type::unit(),
             },
@@ -379,7 +379,7 @@ impl Infer<'_> {
             PatKind::Lit(l) => {
                 let tl = match l {
                     Lit::Int(_) => self.fresh_kind(Kind::IntNum),
-                    Lit::Float(_) => self.fresh_kind(Kind::FloatNum),
+                    Lit::Float(..) => self.fresh_kind(Kind::FloatNum),
                     Lit::Bool(_) => Type::BOOL,
                     Lit::Unit => Type::unit(),
                 };

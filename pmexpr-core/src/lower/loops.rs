@@ -758,7 +758,7 @@ fn placeholder(t: &crate::types::TypeAnn, sp: SpanRange) -> Option<Expr> {
     use crate::types::{Label, Number, TypeAnn as T};
     let e = match t {
         T::Num(Number::I64) => lit(Lit::Int(0), sp),
-        T::Num(Number::F64) => lit(Lit::Float(0.0), sp),
+        T::Num(Number::F64) => lit(Lit::Float(0.0, 0.0), sp),
         T::Num(Number::Bool) => lit(Lit::Bool(false), sp),
         T::Seq(_) => mk(ExprKind::Seq(Vec::new()), sp),
         T::Tuple(ts) => pack(

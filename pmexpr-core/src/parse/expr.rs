@@ -177,12 +177,12 @@ impl Parser<'_> {
                 if n.is_float() {
                     // `2f32` is the float 2, read in the suffix's precision.
                     let v = if n == Number::F32 {
-                        text.parse::<f32>().map(f64::from)
+                        text.parse::<f32>().map(|v| Lit::Float(v.into(), v))
                     } else {
-                        text.parse::<f64>()
+                        text.parse::<f64>().map(|v| Lit::Float(v, v as f32))
                     };
                     return match v {
-                        Ok(v) => suffixed(Lit::Float(v), n, sp),
+                        Ok(l) => suffixed(l, n, sp),
                         Err(e) => self.error(sp, e.to_string()),
                     };
                 }
@@ -213,11 +213,18 @@ impl Parser<'_> {
                     }
                 };
                 // A `f32` literal is read as an `f32` (rounded once from its digits) and kept
-                // exactly in the `f64` of the tree.
+                // exactly in the `f64` of the tree. An unsuffixed one is read at both types, each
+                // rounded once, as Rust reads it at the type its context gives it (through the
+                // `f64`, a literal near the middle of two `f32`s would be rounded twice).
                 let parsed = if single {
                     f.base10_parse::<f32>().map(f64::from)
                 } else {
                     f.base10_parse::<f64>()
+                };
+                let narrow = if single {
+                    parsed.as_ref().map(|&v| v as f32).unwrap_or_default()
+                } else {
+                    f.base10_parse::<f32>().unwrap_or_default()
                 };
                 match parsed {
                     // Rust refuses `1e400` too ("could not evaluate float literal").
@@ -230,7 +237,11 @@ impl Parser<'_> {
                         ),
                     ),
                     Ok(v) => {
-                        let l = Lit::Float(if negative { -v } else { v });
+                        let l = if negative {
+                            Lit::Float(-v, -narrow)
+                        } else {
+                            Lit::Float(v, narrow)
+                        };
                         match f.suffix() {
                             "" => lit(l, sp),
                             _ if single => suffixed(l, Number::F32, sp),

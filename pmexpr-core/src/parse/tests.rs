@@ -68,7 +68,9 @@ fn negative_literals() {
         parse(quote!(-9223372036854775808)).kind,
         ExprKind::Lit(Lit::Int(i64::MIN))
     ));
-    assert!(matches!(parse(quote!(-1.5)).kind, ExprKind::Lit(Lit::Float(f)) if f == -1.5));
+    assert!(
+        matches!(parse(quote!(-1.5)).kind, ExprKind::Lit(Lit::Float(f, g)) if f == -1.5 && g == -1.5)
+    );
 }
 
 #[test]

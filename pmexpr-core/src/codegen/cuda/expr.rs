@@ -205,11 +205,12 @@ impl<'a> Gen<'a> {
                     ));
                 }
             }
-            // Rounded once, to the nearest `f32`, as Rust's `as f32` does; the shortest text
-            // that reads back as that `f32` is a C++ `float` literal with `f` appended.
-            (Lit::Float(x), Some(Number::F32)) => float32_lit(*x as f32),
+            // The literal read as an `f32` (rounded once from its digits, as Rust reads it); the
+            // shortest text that reads back as that `f32` is a C++ `float` literal with `f`
+            // appended.
+            (Lit::Float(_, x), Some(Number::F32)) => float32_lit(*x),
             (Lit::Int(i), _) => int_lit(*i),
-            (Lit::Float(x), _) => float_lit(*x),
+            (Lit::Float(x, _), _) => float_lit(*x),
             (Lit::Bool(v), _) => v.to_string(),
             (Lit::Unit, _) => UNIT.into(),
         })

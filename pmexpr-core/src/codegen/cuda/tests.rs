@@ -586,3 +586,52 @@ fn names_and_literals() {
     assert_eq!(strip_parens("(a < b)"), "a < b");
     assert_eq!(strip_parens("(a) && (b)"), "(a) && (b)");
 }
+
+/// An `f32` written in the site computes with C's `float` functions (`sqrtf`, not `sqrt` of a
+/// `double`), as Rust's `f32` methods do.
+#[test]
+fn written_f32_uses_the_float_functions() {
+    let m = cuda_of(quote!(par_loop(n, |i| {
+        let x: f32 = tensor_get(t, [i]);
+        tensor_set(
+            t,
+            [i],
+            x.sqrt()
+                + x.exp()
+                + x.ln()
+                + x.sin()
+                + x.cos()
+                + x.powf(2.0)
+                + sqrt(x)
+                + pow(x, 0.5)
+                + x.abs()
+                + x.floor()
+                + x.cbrt()
+                + x.powi(2)
+                + int2float(floorfi(x))
+                + x.mul_add(x, x),
+        )
+    })))
+    .unwrap();
+    let own = &m.source[m.source.find("namespace pm_").unwrap()..];
+    for f in [
+        "sqrtf(", "expf(", "logf(", "sinf(", "cosf(", "powf(", "fabsf(",
+    ] {
+        assert!(own.contains(f), "{f}: {own}");
+    }
+    for f in [
+        " sqrt(", " exp(", " log(", " pow(", " fabs(", "(sqrt(", "(pow(",
+    ] {
+        assert!(!own.contains(f), "{f}: {own}");
+    }
+    assert!(own.contains("const float x_"), "{own}");
+    // A literal at `f32` is its digits rounded once to a `float` (not twice, through the nearest
+    // `double`, which is the middle of two `float`s here).
+    let m = cuda_of(quote!(par_loop(n, |i| {
+        let x: f32 = tensor_get(t, [i]);
+        tensor_set(t, [i], x * 1.0000001788139343)
+    })))
+    .unwrap();
+    assert!(m.source.contains("1.0000001f"), "{}", m.source);
+    assert!(!m.source.contains("1.0000002f"), "{}", m.source);
+}

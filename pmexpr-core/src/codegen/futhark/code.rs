@@ -293,6 +293,17 @@ fn int_fits(i: i64, n: Number) -> bool {
 /// targets report.
 pub(super) fn lit(l: &Lit, prim: Option<Number>) -> Code {
     let (int, float) = literal_suffixes(prim);
+    // An `f32` literal is its `f32` reading (infinite beyond `f32::MAX`), written as the
+    // shortest text that reads back as it.
+    if let (Lit::Float(_, y), Some(Number::F32)) = (*l, prim) {
+        return Code::atom(match y {
+            _ if y.is_nan() => format!("{float}.nan"),
+            _ if y.is_infinite() && y > 0.0 => format!("{float}.inf"),
+            _ if y.is_infinite() => format!("({float}.neg {float}.inf)"),
+            _ if y.is_sign_negative() => format!("(-{:?}{float})", -y),
+            _ => format!("{y:?}{float}"),
+        });
+    }
     match *l {
         Lit::Int(i) if prim.is_some_and(|n| n.is_int() && !int_fits(i, n)) => {
             Code::atom(format!("(assert false 0{int})"))
@@ -300,12 +311,12 @@ pub(super) fn lit(l: &Lit, prim: Option<Number>) -> Code {
         Lit::Int(i64::MIN) => Code::atom("i64.lowest"),
         Lit::Int(i) if i < 0 => Code::atom(format!("(-{}{int})", i.unsigned_abs())),
         Lit::Int(i) => Code::atom(format!("{i}{int}")),
-        Lit::Float(x) if x.is_nan() => Code::atom(format!("{float}.nan")),
-        Lit::Float(x) if x.is_infinite() && x > 0.0 => Code::atom(format!("{float}.inf")),
-        Lit::Float(x) if x.is_infinite() => Code::atom(format!("({float}.neg {float}.inf)")),
+        Lit::Float(x, _) if x.is_nan() => Code::atom(format!("{float}.nan")),
+        Lit::Float(x, _) if x.is_infinite() && x > 0.0 => Code::atom(format!("{float}.inf")),
+        Lit::Float(x, _) if x.is_infinite() => Code::atom(format!("({float}.neg {float}.inf)")),
         // `{:?}` writes `1.0`, `0.1`, `1e-7`, `1.5e300`: all Futhark float literals.
-        Lit::Float(x) if x.is_sign_negative() => Code::atom(format!("(-{:?}{float})", -x)),
-        Lit::Float(x) => Code::atom(format!("{x:?}{float}")),
+        Lit::Float(x, _) if x.is_sign_negative() => Code::atom(format!("(-{:?}{float})", -x)),
+        Lit::Float(x, _) => Code::atom(format!("{x:?}{float}")),
         Lit::Bool(b) => Code::atom(b.to_string()),
         Lit::Unit => Code::atom("()"),
     }

@@ -373,8 +373,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let (int, float) = literal_suffixes(self.prim(&p.ty).ok());
                 match l {
                     Lit::Int(i) => format!("{i}{int}"),
-                    Lit::Float(x) if x.is_finite() => format!("{x:?}{float}"),
-                    Lit::Float(_) => {
+                    Lit::Float(x, y) if x.is_finite() && float == "f32" => format!("{y:?}{float}"),
+                    Lit::Float(x, _) if x.is_finite() => format!("{x:?}{float}"),
+                    Lit::Float(..) => {
                         return Err(GenError::Unsupported(
                             "a pattern that is an infinite or NaN float".into(),
                         ));

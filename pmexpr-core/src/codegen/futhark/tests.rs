@@ -766,12 +766,15 @@ fn literals() {
     assert_eq!(t(Lit::Int(5)), "5i64");
     assert_eq!(t(Lit::Int(-5)), "(-5i64)");
     assert_eq!(t(Lit::Int(i64::MIN)), "i64.lowest");
-    assert_eq!(t(Lit::Float(1.0)), "1.0f64");
-    assert_eq!(t(Lit::Float(-0.5)), "(-0.5f64)");
-    assert_eq!(t(Lit::Float(1e-7)), "1e-7f64");
-    assert_eq!(t(Lit::Float(f64::INFINITY)), "f64.inf");
-    assert_eq!(t(Lit::Float(f64::NEG_INFINITY)), "(f64.neg f64.inf)");
-    assert_eq!(t(Lit::Float(f64::NAN)), "f64.nan");
+    assert_eq!(t(Lit::Float(1.0, 1.0)), "1.0f64");
+    assert_eq!(t(Lit::Float(-0.5, -0.5)), "(-0.5f64)");
+    assert_eq!(t(Lit::Float(1e-7, 1e-7)), "1e-7f64");
+    assert_eq!(t(Lit::Float(f64::INFINITY, f32::INFINITY)), "f64.inf");
+    assert_eq!(
+        t(Lit::Float(f64::NEG_INFINITY, f32::NEG_INFINITY)),
+        "(f64.neg f64.inf)"
+    );
+    assert_eq!(t(Lit::Float(f64::NAN, f32::NAN)), "f64.nan");
     assert_eq!(t(Lit::Unit), "()");
 }
 
@@ -1267,4 +1270,86 @@ fn bit_operators_of_a_variable_that_is_bool() {
     );
     assert!(!b.contains(" & "), "{b}");
     assert!(def("i32").contains(" & "), "{src}");
+}
+
+/// An `f32` written in the site (here a closure's annotation) is computed in Futhark's `f32`
+/// module through every float method and math intrinsic: no `f64` appears.
+#[test]
+fn written_f32_uses_the_f32_module() {
+    let p = program(
+        &[(
+            "s",
+            quote!(map(
+                |x: f32| x.sqrt()
+                    + x.exp()
+                    + x.ln()
+                    + x.sin()
+                    + x.cos()
+                    + x.powf(2.0)
+                    + sqrt(x)
+                    + exp(x)
+                    + log(x)
+                    + sin(x)
+                    + cos(x)
+                    + pow(x, 0.5)
+                    + x.floor()
+                    + x.ceil()
+                    + x.round()
+                    + x.trunc()
+                    + x.fract()
+                    + x.abs()
+                    + x.signum()
+                    + x.cbrt()
+                    + x.exp2()
+                    + x.log2()
+                    + x.log10()
+                    + x.tan()
+                    + x.asin()
+                    + x.acos()
+                    + x.atan()
+                    + x.atan2(x)
+                    + x.sinh()
+                    + x.cosh()
+                    + x.tanh()
+                    + x.hypot(x)
+                    + x.to_radians()
+                    + x.to_degrees()
+                    + x.mul_add(x, x)
+                    + x.clamp(0.0, 1.0)
+                    + x.powi(2)
+                    + x.min(x)
+                    + x.max(x)
+                    + int2float(floorfi(x))
+                    - x * x / x
+                    + (if x.is_nan() || x.is_finite() {
+                        1.0
+                    } else {
+                        0.0
+                    }),
+                v
+            )),
+        )],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    let source = &f.program.source;
+    for m in [
+        "f32.sqrt",
+        "f32.exp",
+        "f32.log",
+        "f32.sin",
+        "f32.cos",
+        "f32.cbrt",
+        "f32.atan2",
+    ] {
+        assert!(source.contains(m), "{m}: {source}");
+    }
+    assert!(!source.contains("f64"), "{source}");
+    // A literal at `f32` is its digits rounded once, written as the shortest text of that `f32`.
+    let p = program(
+        &[("s", quote!(map(|x: f32| x * 1.0000001788139343, v)))],
+        &[],
+    );
+    let source = generate_crate(&p).unwrap().program.source;
+    assert!(source.contains("1.0000001f32"), "{source}");
 }

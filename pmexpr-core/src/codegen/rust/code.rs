@@ -114,10 +114,11 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
             let (n, site) = (Gen::numeric_param(*v), format_ident!("{}", SITE));
             return quote!(<#n as #rt::Int>::from_lit(&#site, #i));
         }
-        (Lit::Float(f), Type::Var(v)) => {
+        // Both readings: the number type picks its own when the captured values fix it.
+        (Lit::Float(f, g), Type::Var(v)) => {
             let n = Gen::numeric_param(*v);
-            let f = Literal::f64_suffixed(*f);
-            return quote!(<#n as #rt::Float>::from_lit(#f));
+            let (f, g) = (Literal::f64_suffixed(*f), f32_tokens(*g));
+            return quote!(<#n as #rt::Float>::from_lit(#f, #g));
         }
         // Another of Rust's numbers than `i64` and `f64`, named in the expression: a literal of
         // its type (inference checked that an integer fits).
@@ -130,8 +131,8 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
                 quote!((#digits))
             };
         }
-        (Lit::Float(f), Type::Num(_)) if !t.is_paper_ground() => {
-            let l = Literal::f32_suffixed(*f as f32);
+        (Lit::Float(_, g), Type::Num(_)) if !t.is_paper_ground() => {
+            let l = f32_tokens(*g);
             return quote!((#l));
         }
         _ => {}
@@ -141,13 +142,28 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
             let l = Literal::i64_suffixed(*i);
             quote!((#l))
         }
-        Lit::Float(f) => {
+        Lit::Float(f, _) => {
             let l = Literal::f64_suffixed(*f);
             quote!((#l))
         }
         Lit::Bool(true) => quote!(true),
         Lit::Bool(false) => quote!(false),
         Lit::Unit => quote!(()),
+    }
+}
+
+/// An `f32` as Rust tokens: a literal, or the infinity that a literal beyond `f32::MAX` reads as
+/// (no literal token writes one).
+fn f32_tokens(g: f32) -> TokenStream {
+    if g.is_finite() {
+        let l = Literal::f32_suffixed(g);
+        quote!(#l)
+    } else if g > 0.0 {
+        quote!(::core::primitive::f32::INFINITY)
+    } else if g < 0.0 {
+        quote!(::core::primitive::f32::NEG_INFINITY)
+    } else {
+        quote!(::core::primitive::f32::NAN)
     }
 }
 

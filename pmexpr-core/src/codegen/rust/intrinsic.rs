@@ -69,12 +69,13 @@ impl Gen<'_> {
                     quote!(((#a) as f64))
                 }
             }
+            // Of either float type; the runtime's `floorfi` is the `f64` one.
             FloorFI => {
                 let a = v(self, 0);
-                if matches!(args[0].ty, Type::Var(_)) {
-                    quote!(#rt::Float::floorfi(#a))
-                } else {
+                if args[0].ty == Type::FLOAT {
                     quote!(#rt::rt::floorfi(#a))
+                } else {
+                    quote!(#rt::Float::floorfi(#a))
                 }
             }
             Sqrt | Exp | Log | Sin | Cos => {
@@ -89,19 +90,13 @@ impl Gen<'_> {
                     }
                 );
                 let a = v(self, 0);
-                if matches!(args[0].ty, Type::Var(_)) {
-                    quote!(#rt::Float::#m(#a))
-                } else {
-                    quote!(f64::#m(#a))
-                }
+                let f = self.float_fn(&args[0].ty, m);
+                quote!(#f(#a))
             }
             Pow => {
                 let (a, b) = (v(self, 0), v(self, 1));
-                if matches!(args[0].ty, Type::Var(_)) {
-                    quote!(#rt::Float::powf(#a, #b))
-                } else {
-                    quote!(f64::powf(#a, #b))
-                }
+                let f = self.float_fn(&args[0].ty, format_ident!("powf"));
+                quote!(#f(#a, #b))
             }
             // The length of a `filter` counts its elements without building it (`count`).
             Length => {
@@ -376,6 +371,20 @@ impl Gen<'_> {
                     )
                 })
             }
+        }
+    }
+
+    /// The math function `m` of the float type `t` as Rust has it (`f32::sqrt` of an `f32`, not
+    /// `f64`'s rounded): the primitive's own where `t` is written, the runtime's `Float` where the
+    /// captured values fix it.
+    fn float_fn(&self, t: &Type, m: proc_macro2::Ident) -> TokenStream {
+        let rt = &self.rt;
+        match t {
+            Type::Num(n) => {
+                let n = format_ident!("{}", n.rust_name());
+                quote!(#n::#m)
+            }
+            _ => quote!(#rt::Float::#m),
         }
     }
 

@@ -442,3 +442,55 @@ fn open_types_outlive_the_captured_data() {
         "{code}"
     );
 }
+
+/// A float type written in the site (an annotation, a suffix, a cast) is the one its math
+/// functions compute in: Rust's `f32::sqrt` of an `f32`, not `f64`'s; `floorfi` of an `f32` is
+/// the runtime's generic one.
+#[test]
+fn math_functions_of_a_written_f32_are_f32_s() {
+    for site in [
+        quote!(map(
+            |x: f32| sqrt(x) + x.exp() + x.ln() + x.sin() + cos(x) + x.powf(2.0),
+            v
+        )),
+        quote!(map(
+            |x| (x * 1f32).sqrt() + exp(x) + log(x) + x.sin() + x.cos() + pow(x, 2.0),
+            v
+        )),
+        quote!(map(
+            |x| {
+                let y = x as f32;
+                y.sqrt() + y.exp() + y.ln() + sin(y) + cos(y) + y.powf(y)
+            },
+            v
+        )),
+    ] {
+        let code = generated(site);
+        for f in ["sqrt", "exp", "ln", "sin", "cos", "powf"] {
+            assert!(code.contains(&format!("f32 :: {f} (")), "{f}: {code}");
+        }
+        assert!(!code.contains("f64 ::"), "{code}");
+    }
+    let code = generated(quote!(map(|x: f32| floorfi(x), v)));
+    assert!(code.contains("Float :: floorfi ("), "{code}");
+    let code = generated(quote!(map(|x: f64| floorfi(x) + floorfi(sqrt(x)), v)));
+    assert!(code.contains("rt :: floorfi ("), "{code}");
+    assert!(code.contains("f64 :: sqrt ("), "{code}");
+}
+
+/// An unsuffixed float literal at `f32` is its digits read as an `f32`, rounded once: this one
+/// is just below the middle of two `f32`s, which its nearest `f64` is exactly (and would round
+/// to the even one, 1.0000002).
+#[test]
+fn a_float_literal_at_f32_is_rounded_once() {
+    let code = generated(quote!(map(|x: f32| x * 1.0000001788139343, v)));
+    assert!(code.contains("1.0000001f32"), "{code}");
+    let code = generated(quote!(map(|x: f64| x * 1.0000001788139343, v)));
+    assert!(code.contains("1.0000001788139343f64"), "{code}");
+    // Where the captured values fix the type, both readings, for the runtime to pick from.
+    let code = generated(quote!(map(|x| x * 1.0000001788139343, v)));
+    assert!(
+        code.contains("from_lit (1.0000001788139343f64 , 1.0000001f32)"),
+        "{code}"
+    );
+}

@@ -12,7 +12,7 @@ def lambda2_4_f64 (x_5: f64) =
   (((x_5 ** 2.5f64) + (f64.neg x_5)) + (-1.5f64)) + (1e-7f64 * 1.5e300f64)
 
 def lambda2_4_f32 (x_5: f32) =
-  (((x_5 ** 2.5f32) + (f32.neg x_5)) + (-1.5f32)) + (1e-7f32 * 1.5e300f32)
+  (((x_5 ** 2.5f32) + (f32.neg x_5)) + (-1.5f32)) + (1e-7f32 * f32.inf)
 
 -- accelerate! at src/math.rs:2:1 with captured numbers of type f64
 entry site_src_math_rs_2_1_f64 (fs_7: []f64) : []f64 =
