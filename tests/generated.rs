@@ -79,8 +79,9 @@ fn program_at(main: &str, line: usize) -> Option<usize> {
         .last()
 }
 
-/// A `cargo` command in the generated crate, without the outer cargo's variables (they describe
-/// this package, not the generated one).
+/// A `cargo` command in the generated crate, without the variables the outer cargo set for this
+/// package (its name, manifest, binaries); its configuration (`CARGO_HOME`, `CARGO_INCREMENTAL`,
+/// `CARGO_PROFILE_*` …) is kept.
 fn cargo(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(dir)
@@ -88,7 +89,22 @@ fn cargo(dir: &Path, args: &[&str]) -> Command {
         .env("CARGO_TARGET_DIR", dir.join("target"));
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
-        if k.starts_with("CARGO_") && k != "CARGO_HOME" && k != "CARGO_TARGET_DIR" {
+        let package = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|p| k.starts_with(p));
+        if package
+            || [
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&k.as_str())
+        {
             cmd.env_remove(&k);
         }
     }
