@@ -211,3 +211,73 @@ fn open_element_types_call_the_entry_of_their_rust_type() {
     });
     assert_eq!(r, vec![0, 2]);
 }
+
+/// Casts and float methods on the values where Futhark's own functions differ from Rust's: a
+/// signed integer sign-extended before it becomes a wider unsigned one, `trunc`, `round` and
+/// `fract` of NaN, ±0.0, the infinities and floats beyond 2^63 (Futhark's `trunc` goes through
+/// an `i64`).
+#[test]
+fn casts_and_float_methods_on_edge_values_are_rust_s() {
+    let bytes: Vec<i8> = vec![-128, -1, 0, 1, 127];
+    let r = on_futhark(1, || {
+        accelerate!(map(
+            |x: i8| ((x as u32) as u64, x as u64, (x as u16) as u64),
+            bytes
+        ))
+    });
+    let want: Vec<(u64, u64, u64)> = bytes
+        .iter()
+        .map(|&x| ((x as u32) as u64, x as u64, (x as u16) as u64))
+        .collect();
+    assert_eq!(r, want);
+    let edges: Vec<f64> = vec![
+        f64::NAN,
+        -0.0,
+        0.0,
+        -0.4,
+        -0.5,
+        2.5,
+        1e300,
+        -1e301,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        4503599627370495.5,
+        9.3e18,
+    ];
+    let bits = |v: Vec<(f64, f64, f64)>| -> Vec<(u64, u64, u64)> {
+        let canon = |x: f64| if x.is_nan() { u64::MAX } else { x.to_bits() };
+        v.into_iter()
+            .map(|(a, b, c)| (canon(a), canon(b), canon(c)))
+            .collect()
+    };
+    let r = on_futhark(1, || {
+        bits(accelerate!(map(
+            |x: f64| (x.trunc(), x.round(), x.fract()),
+            edges
+        )))
+    });
+    let want = bits(
+        edges
+            .iter()
+            .map(|x| (x.trunc(), x.round(), x.fract()))
+            .collect(),
+    );
+    assert_eq!(r, want);
+    let edges32: Vec<f32> = edges.iter().map(|&x| x as f32).collect();
+    let r = on_futhark(1, || {
+        let v: Vec<(f32, f32, f32)> =
+            accelerate!(map(|x: f32| (x.trunc(), x.round(), x.fract()), edges32));
+        bits(
+            v.into_iter()
+                .map(|(a, b, c)| (a as f64, b as f64, c as f64))
+                .collect(),
+        )
+    });
+    let want = bits(
+        edges32
+            .iter()
+            .map(|x| (x.trunc() as f64, x.round() as f64, x.fract() as f64))
+            .collect(),
+    );
+    assert_eq!(r, want);
+}

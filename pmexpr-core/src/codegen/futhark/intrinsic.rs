@@ -360,6 +360,19 @@ impl<'a, 'b> Gen<'a, 'b> {
                     ))
                 } else if pn == to {
                     x
+                } else if p.is_int()
+                    && !p.is_unsigned()
+                    && target.is_unsigned()
+                    && target.bits() > p.bits()
+                {
+                    // Rust sign-extends a signed integer before it reinterprets it as unsigned
+                    // (`-128i8 as u32` is 4294967168); Futhark's `u32.i8` zero-extends. Through the
+                    // signed type of the target's width, which sign-extends.
+                    let wide = format!("i{}", target.bits());
+                    apply_text(
+                        &format!("{to}.{wide}"),
+                        &[apply_text(&format!("{wide}.{pn}"), &[x])],
+                    )
                 } else {
                     apply_text(&format!("{to}.{pn}"), &[x])
                 }
@@ -480,14 +493,16 @@ impl<'a, 'b> Gen<'a, 'b> {
                 format!("if {pn}.isnan {x} then {x} else {pn}.copysign 1 {x}")
             }
             "signum" => format!("{pn}.sgn {x}"),
-            "floor" | "ceil" | "trunc" | "cbrt" | "log2" | "log10" | "tan" | "asin" | "acos"
-            | "atan" | "sinh" | "cosh" | "tanh" => format!("{pn}.{name} {x}"),
+            "trunc" => exact_trunc(pn, &x),
+            "floor" | "ceil" | "cbrt" | "log2" | "log10" | "tan" | "asin" | "acos" | "atan"
+            | "sinh" | "cosh" | "tanh" => format!("{pn}.{name} {x}"),
             "atan2" | "hypot" => format!("{pn}.{name} {x} {y}"),
             "mul_add" => format!("{pn}.fma {x} {y} {z}"),
             "round" => format!(
-                "let t = {pn}.trunc {x} in if {pn}.abs ({x} - t) >= 0.5 then t + {pn}.copysign 1 {x} else t"
+                "let t = {} in if {pn}.abs ({x} - t) >= 0.5 then t + {pn}.copysign 1 {x} else t",
+                exact_trunc(pn, &x)
             ),
-            "fract" => format!("{x} - {pn}.trunc {x}"),
+            "fract" => format!("{x} - ({})", exact_trunc(pn, &x)),
             "exp2" => format!("2{pn} ** {x}"),
             "is_nan" => format!("{pn}.isnan {x}"),
             "is_finite" => format!("!({pn}.isnan {x} || {pn}.isinf {x})"),
@@ -627,4 +642,17 @@ impl<'a, 'b> Gen<'a, 'b> {
         ));
         with_lets(lines, Code::closed(format!("{}[{start}:{end}]", s.text)))
     }
+}
+
+/// Rust's `trunc` of the float `x` of Futhark type `pn`: Futhark's own goes through an `i64`
+/// (wrong beyond 2^63, for infinities and NaN, and it loses the sign of -0.0). A float of
+/// magnitude 2^52 (2^23 for `f32`) or more is an integer already, and so are the infinities and
+/// NaN; below, the `i64` is exact and the sign is put back.
+fn exact_trunc(pn: &str, x: &str) -> String {
+    let integral = if pn == "f32" {
+        "8388608f32"
+    } else {
+        "4503599627370496f64"
+    };
+    format!("if !({pn}.abs {x} < {integral}) then {x} else {pn}.copysign ({pn}.trunc {x}) {x}")
 }

@@ -1353,3 +1353,67 @@ fn written_f32_uses_the_f32_module() {
     let source = generate_crate(&p).unwrap().program.source;
     assert!(source.contains("1.0000001f32"), "{source}");
 }
+
+/// Rust's `as` sign-extends a signed integer before it reinterprets it as a wider unsigned one
+/// (`-128i8 as u32` is 4294967168), where Futhark's `u32.i8` zero-extends: the cast goes through
+/// the signed integer of the target's width. Narrowing and same-width casts, and the unsigned
+/// sources, keep Futhark's own conversion.
+#[test]
+fn signed_to_wider_unsigned_casts_sign_extend() {
+    let p = program(
+        &[(
+            "s",
+            quote!(map(
+                |x: i8| (x as u32) as u64
+                    + (x as u64)
+                    + (x as u16) as u64
+                    + (x as u8) as u64
+                    + ((x as i32) as u32) as u64
+                    + ((x as u8) as u32) as u64,
+                v
+            )),
+        )],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    let source = &f.program.source;
+    for m in [
+        "u32.i32 (i32.i8 ",
+        "u64.i64 (i64.i8 ",
+        "u16.i16 (i16.i8 ",
+        "u8.i8 ",
+    ] {
+        assert!(source.contains(m), "{m}: {source}");
+    }
+    // From unsigned sources and to narrower types: Futhark's own.
+    assert!(source.contains("u32.u8 "), "{source}");
+    assert!(!source.contains("u64.i32 (i64.i32"), "{source}");
+}
+
+/// `trunc`, `round` and `fract` do not go through Futhark's `trunc`, which converts to an `i64`,
+/// beyond 2^52 (2^23 for `f32`), for infinities and NaN; below it they keep the sign of -0.0.
+#[test]
+fn trunc_round_and_fract_are_exact_for_every_float() {
+    let p = program(
+        &[
+            (
+                "s",
+                quote!(map(|x: f64| x.trunc() + x.round() + x.fract(), v)),
+            ),
+            (
+                "t",
+                quote!(map(|x: f32| x.trunc() + x.round() + x.fract(), w)),
+            ),
+        ],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    let source = &f.program.source;
+    assert_eq!(
+        source.matches("< 4503599627370496f64) then").count(),
+        3,
+        "{source}"
+    );
+    assert_eq!(source.matches("< 8388608f32) then").count(), 3, "{source}");
+    assert!(source.contains("f64.copysign (f64.trunc "), "{source}");
+}
