@@ -109,7 +109,7 @@ impl Gen<'_> {
     }
 
     /// A fresh block label.
-    fn fresh_label(&mut self) -> syn::Lifetime {
+    pub(super) fn fresh_label(&mut self) -> syn::Lifetime {
         let name = self.fresh("block");
         syn::Lifetime::new(&format!("'{name}"), proc_macro2::Span::call_site())
     }

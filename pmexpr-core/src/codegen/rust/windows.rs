@@ -195,17 +195,29 @@ impl Gen<'_> {
         for key in keys {
             self.windows.remove(&key);
         }
+        // One `let … else` per line, leaving a labelled block for the checked version: flat in
+        // the number of lines (one tuple of a thousand windows, matched at once, took rustc's
+        // borrow checker seconds).
         let all = self.fresh("wins");
+        let label = self.fresh_label();
+        let done = self.fresh("done");
         quote!({
-            let #all = if B::CHECKS {
-                ::core::option::Option::None
-            } else {
-                match (#(#makes,)*) {
-                    (#(::core::option::Option::Some(#wins),)*) if true #(#in_range)* => ::core::option::Option::Some((#(#wins,)*)),
-                    _ => ::core::option::Option::None,
+            let #all = #label: {
+                if B::CHECKS {
+                    break #label (::core::option::Option::None);
                 }
+                #(let ::core::option::Option::Some(#wins) = #makes else {
+                    break #label (::core::option::Option::None);
+                };)*
+                if !(true #(#in_range)*) {
+                    break #label (::core::option::Option::None);
+                }
+                ::core::option::Option::Some(#fast)
             };
-            if let ::core::option::Option::Some((#(#wins,)*)) = #all { #fast } else { #checked }
+            match #all {
+                ::core::option::Option::Some(#done) => #done,
+                ::core::option::Option::None => #checked,
+            }
         })
     }
 
