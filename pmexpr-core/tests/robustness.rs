@@ -659,32 +659,3 @@ fn long_chains_are_refused_in_linear_time() {
         assert!(refused(&o).contains("levels deep"), "{what} (hook): {o:?}");
     }
 }
-
-#[test]
-fn zz_stmts_timing() {
-    for n in [10usize, 100, 1000] {
-        let mut body = String::new();
-        for k in 0..n {
-            let _ = write!(
-                body,
-                "tensor_set(t, [i, {k}], tensor_get(u, [i, {k}]) + {k}); "
-            );
-        }
-        let src = format!("par_loop(4, |i| {{ {body} }})");
-        let out = pmexpr_core::expand_accelerate(
-            src.parse().unwrap(),
-            &quote::quote!(::pmexpr::__private),
-            pmexpr_core::Context::default(),
-            None,
-        );
-        let text = out.to_string();
-        eprintln!(
-            "{n}: {} tokens-ish chars {}",
-            text.split_whitespace().count(),
-            text.len()
-        );
-        if n == 10 {
-            std::fs::write("/tmp/scratch/exp10.rs", &text).unwrap();
-        }
-    }
-}
