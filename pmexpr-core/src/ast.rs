@@ -72,8 +72,9 @@ impl Ident {
 /// A literal constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Lit {
-    /// An `i64`.
-    Int(i64),
+    /// An integer: wide enough for every value of `i64` and of `u64`, so that a literal keeps
+    /// its value until inference gives it a type.
+    Int(i128),
     /// An `f64`.
     Float(f64),
     /// A `bool`.

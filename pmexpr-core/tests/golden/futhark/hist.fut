@@ -174,27 +174,27 @@ def lambda5_12_u64 (j_13: u64) =
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i64
 entry site_src_hist_rs_3_1_i64 (n_15: i64) (fs_16: []f64) : []f64 =
-  let pm_is1 = tabulate n_15 lambda5_12_i64
+  let pm_is1 = tabulate (i64.max 0i64 n_15) lambda5_12_i64
   in hist (+) 0.0f64 4i64 pm_is1 (pm_same_size pm_is1 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i32
 entry site_src_hist_rs_3_1_i32 (n_15: i32) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.i32 (tabulate (i64.i32 n_15) (\pm_k1 -> lambda5_12_i32 (i32.i64 pm_k1)))
+  let pm_is2 = map i64.i32 (tabulate (i64.max 0i64 (i64.i32 n_15)) (\pm_k1 -> lambda5_12_i32 (i32.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i8
 entry site_src_hist_rs_3_1_i8 (n_15: i8) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.i8 (tabulate (i64.i8 n_15) (\pm_k1 -> lambda5_12_i8 (i8.i64 pm_k1)))
+  let pm_is2 = map i64.i8 (tabulate (i64.max 0i64 (i64.i8 n_15)) (\pm_k1 -> lambda5_12_i8 (i8.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i16
 entry site_src_hist_rs_3_1_i16 (n_15: i16) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.i16 (tabulate (i64.i16 n_15) (\pm_k1 -> lambda5_12_i16 (i16.i64 pm_k1)))
+  let pm_is2 = map i64.i16 (tabulate (i64.max 0i64 (i64.i16 n_15)) (\pm_k1 -> lambda5_12_i16 (i16.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type isize
 entry site_src_hist_rs_3_1_isize (n_15: i64) (fs_16: []f64) : []f64 =
-  let pm_is2 = tabulate (i64.i64 n_15) (\pm_k1 -> lambda5_12_i64 (i64.i64 pm_k1))
+  let pm_is2 = tabulate (i64.max 0i64 (i64.i64 n_15)) (\pm_k1 -> lambda5_12_i64 (i64.i64 pm_k1))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type u8
@@ -214,10 +214,10 @@ entry site_src_hist_rs_3_1_u32 (n_15: u32) (fs_16: []f64) : []f64 =
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type u64
 entry site_src_hist_rs_3_1_u64 (n_15: u64) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.u64 (tabulate (i64.u64 n_15) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
+  let pm_is2 = map i64.u64 (tabulate (i64.max 0i64 (i64.u64 n_15)) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type usize
 entry site_src_hist_rs_3_1_usize (n_15: u64) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.u64 (tabulate (i64.u64 n_15) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
+  let pm_is2 = map i64.u64 (tabulate (i64.max 0i64 (i64.u64 n_15)) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
