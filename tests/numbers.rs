@@ -194,6 +194,23 @@ fn literals_and_patterns_cover_every_value_of_their_type() {
     let ws: Vec<u64> = vec![1, 2];
     let shifted: Vec<u64> = on_every_target(|| accelerate!(map(|w| w + 18446744073709551613, ws)));
     assert_eq!(shifted, vec![u64::MAX - 1, u64::MAX]);
+    // A literal that the captured scrutinee's type cannot hold fails when it is compared, at
+    // the site (where the expression names the type, it is a compile error at the literal).
+    let five: u64 = 5;
+    let m = common::failure(Target::Cpu, || -> i64 {
+        accelerate!(
+            backend = cpu,
+            match five {
+                -1 => 1,
+                _ => 0,
+            }
+        )
+    });
+    assert!(
+        m.starts_with("pmexpr: accelerate! at tests/numbers.rs:")
+            && m.contains("the integer literal -1 does not fit in u64"),
+        "{m}"
+    );
     // In a kernel (a CUDA-class site): the C literals of `u64`s above `i64::MAX`.
     let src = Tensor::<u64>::from_vec(vec![0, u64::MAX, 1 << 63, 5], &[4]);
     let classes = on_every_target(|| {
