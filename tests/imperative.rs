@@ -351,7 +351,7 @@ fn the_index_of_enumerate_is_a_usize() {
     let e: Vec<i64> = vec![];
     same!([s, e] accelerate!(backend = cpu, {
         let mut n: usize = 0;
-        for (j, x) in s.iter().enumerate() {
+        for (j, _x) in s.iter().enumerate() {
             n += j;
         }
         let mut m: usize = 0;

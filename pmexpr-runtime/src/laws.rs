@@ -286,10 +286,29 @@ mod tests {
         check_reduce(&SITE, "the closure", &[100_i8, -100, 27], &0, &add);
         let mul = |a: u16, b: u16| u16::mul_at(true, &SITE, a, b);
         check_reduce(&SITE, "the closure", &[300_u16, 2, 7], &1, &mul);
-        // A broken law is still found on the triples that do not fail.
+        // A broken law is still found on the applications that do not fail: 0 is no neutral
+        // element of `-`, and `|a, b| a + 2 * b` (100 overflows its triples) is not associative
+        // on 1, 2 and 3.
         let sub = |a: i8, b: i8| i8::sub_at(true, &SITE, a, b);
         let m = failure(|| check_reduce(&SITE, "the closure", &[100_i8, 1], &0, &sub));
-        assert!(m.expect("subtraction").contains("not"));
+        assert!(
+            m.expect("subtraction")
+                .contains("0 is a neutral element of the closure, but it is not for element 0")
+        );
+        let skew = |a: i8, b: i8| {
+            if a == 0 {
+                b
+            } else if b == 0 {
+                a
+            } else {
+                i8::add_at(true, &SITE, a, i8::mul_at(true, &SITE, 2, b))
+            }
+        };
+        let m = failure(|| check_reduce(&SITE, "the closure", &[1_i8, 2, 3, 100], &0, &skew));
+        assert!(
+            m.expect("not associative")
+                .contains("the closure is associative, but it is not on elements 0, 1 and 2")
+        );
         // Failing on its own, the operator still fails outside the checks.
         let m = failure(|| {
             add(100, 100);
