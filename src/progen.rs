@@ -562,9 +562,16 @@ impl Gen {
         ));
         let first = self.chance(30);
         E::map(&[&a, &b], |m, x| {
-            let path = if m == Mode::Accel { name.clone() } else { format!("crate::{name}") };
+            let path = if m == Mode::Accel {
+                name.clone()
+            } else {
+                format!("crate::{name}")
+            };
             if first {
-                format!("(({}{{ first: {}, second: {} }}).first as {tn})", path, x[0], x[1])
+                format!(
+                    "(({}{{ first: {}, second: {} }}).first as {tn})",
+                    path, x[0], x[1]
+                )
             } else {
                 format!("({}{{ first: {}, second: {} }}).second", path, x[0], x[1])
             }
@@ -583,10 +590,15 @@ impl Gen {
         self.scope.truncate(self.scope.len() - 2);
         if self.chance(50) {
             E::map(&[&a, &b, &body], |_, x| {
-                format!("{{ let ({p}, {q}): ({an}, {tn}) = ({}, {}); {} }}", x[0], x[1], x[2])
+                format!(
+                    "{{ let ({p}, {q}): ({an}, {tn}) = ({}, {}); {} }}",
+                    x[0], x[1], x[2]
+                )
             })
         } else {
-            E::map(&[&a, &b], |_, x| format!("{{ let {p}: ({an}, {tn}) = ({}, {}); {p}.1 }}", x[0], x[1]))
+            E::map(&[&a, &b], |_, x| {
+                format!("{{ let {p}: ({an}, {tn}) = ({}, {}); {p}.1 }}", x[0], x[1])
+            })
         }
     }
 

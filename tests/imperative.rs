@@ -42,7 +42,7 @@ fn like<T>(_model: &T, v: T) -> T {
 }
 
 /// A sequence as PMExpr sees it, for the plain-Rust side of [`same!`]: indexed by `i64` or
-/// `usize`, its length Rust's `usize`, its `iter().enumerate()` counting in `i64`.
+/// `usize`, its length and its `iter().enumerate()` counting in Rust's `usize`.
 #[derive(Clone, Copy)]
 struct Ix<'a, T>(&'a [T]);
 
@@ -85,20 +85,13 @@ impl<'a, T: Copy> IntoIterator for Ix<'a, T> {
     }
 }
 
-/// `Ix::iter`: `&T`s, and `enumerate` counting in `i64`.
+/// `Ix::iter`: `&T`s.
 struct Elements<'a, T>(std::slice::Iter<'a, T>);
 
 impl<'a, T> Iterator for Elements<'a, T> {
     type Item = &'a T;
     fn next(&mut self) -> Option<&'a T> {
         self.0.next()
-    }
-}
-
-impl<'a, T> Elements<'a, T> {
-    #[allow(clippy::should_implement_trait)]
-    fn enumerate(self) -> impl Iterator<Item = (i64, &'a T)> {
-        self.0.enumerate().map(|(i, x)| (i as i64, x))
     }
 }
 
@@ -334,7 +327,7 @@ fn for_over_sequences() {
         }
         let mut c: i64 = 0;
         for (i, &x) in s.iter().enumerate() {
-            c += i * x;
+            c += i as i64 * x;
         }
         let mut d: i64 = 0;
         for x in e {
@@ -352,6 +345,68 @@ fn for_over_sequences() {
         }
         acc
     }));
+}
+
+/// `enumerate`'s index is Rust's `usize` in every spelling that gives one, inside closures too,
+/// and indexes a sequence as Rust's does.
+#[test]
+fn the_index_of_enumerate_is_a_usize() {
+    let s: Vec<i64> = (0..40).map(|i| (i * 29) % 17 - 8).collect();
+    let qs: Vec<i64> = vec![-8, 0, 3, 100];
+    let e: Vec<i64> = vec![];
+    same!([s, e] accelerate!(backend = cpu, {
+        let mut n: usize = 0;
+        for (j, _x) in s.iter().enumerate() {
+            n += j;
+        }
+        let mut m: usize = 0;
+        for (j, &x) in s.iter().enumerate() {
+            if x > 0 {
+                m += j * 2;
+            }
+        }
+        let mut t: i64 = 0;
+        for (j, x) in s.into_iter().enumerate() {
+            t += x * s[j] + s[s.len() - 1 - j];
+        }
+        let mut u: usize = 0;
+        for (j, x) in s.iter().copied().enumerate() {
+            if x < 0 {
+                u = j;
+            }
+        }
+        let mut w: usize = 7;
+        for (j, _) in e.iter().enumerate() {
+            w += j;
+        }
+        (n, m, t, u, w)
+    }));
+    // Inside a closure that `map` calls.
+    same!([s, qs] accelerate!(backend = cpu, {
+        map(
+            |q| {
+                let mut last: usize = s.len();
+                for (j, &x) in s.iter().enumerate() {
+                    if x == q {
+                        last = j;
+                    }
+                }
+                last
+            },
+            qs,
+        )
+    }));
+    // The result asked as a `usize`, on every target.
+    let n: usize = on_every_target(|| {
+        accelerate!(backend = cpu, {
+            let mut n: usize = 0;
+            for (j, _x) in s.iter().enumerate() {
+                n += j;
+            }
+            n
+        })
+    });
+    assert_eq!(n, (0..s.len()).sum::<usize>());
 }
 
 #[test]
@@ -447,7 +502,7 @@ fn break_and_continue_in_for_loops() {
         let mut first_zero: i64 = -1;
         for (i, &x) in s.iter().enumerate() {
             if x == 0 {
-                first_zero = i;
+                first_zero = i as i64;
                 break;
             }
         }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{failure, on_every_target, same_failure};
-use pmexpr::{Target, accelerate};
+use pmexpr::{Target, Tensor, accelerate};
 use pmexpr_suite::Rng;
 
 /// Lengths: empty, one, a few, and on both sides of `cpu`'s parallel threshold (4096), none a
@@ -344,4 +344,75 @@ fn debug_mode_reports_what_the_parallel_targets_assume_at_the_site() {
         pmexpr::with_target(Target::Debug, fine),
         vec![0, 2, 0, 0, 4]
     );
+}
+
+/// Every count means Rust's `0..n`: a negative one is an empty range, so the sequences that
+/// `create` and `[x; n]` make are empty and `par_loop`, `seq_loop` and `seq_loop_acc` run zero
+/// times, on every target, as plain Rust's `(0..n).map(f).collect()` and `for i in 0..n`.
+#[test]
+fn a_negative_count_is_an_empty_range_on_every_target() {
+    for n in [i64::MIN, -3, -1, 0, 4] {
+        let got = on_every_target(|| -> Vec<i64> { accelerate!(create(n, |i| 10 / (i + 1))) });
+        assert_eq!(
+            got,
+            (0..n).map(|i| 10 / (i + 1)).collect::<Vec<_>>(),
+            "n = {n}"
+        );
+        let (a, b, len) = on_every_target(|| -> (Vec<f64>, Vec<i64>, i64) {
+            accelerate!(([0.25; n], vec![7; n], length(create(n, |i| i))))
+        });
+        let want = (0..n).count();
+        assert_eq!(
+            (a.len(), b.len(), len as usize),
+            (want, want, want),
+            "n = {n}"
+        );
+        assert!(a.iter().all(|&x| x == 0.25) && b.iter().all(|&x| x == 7));
+        // Consumers of a `create` (fused or not) see no element.
+        let folded = on_every_target(|| -> (i64, i64, Vec<i64>) {
+            accelerate!((
+                reduce(|x, y| x + y, 0, map(|x| x * 2, create(n, |i| i))),
+                foldl(|acc, x| acc * 3 + x, 1, create(n, |i| i)),
+                filter(|x| x % 2 == 0, create(n, |i| i)),
+            ))
+        });
+        assert_eq!(
+            folded,
+            (
+                (0..n).map(|x| x * 2).sum(),
+                (0..n).fold(1, |acc, x| acc * 3 + x),
+                (0..n).filter(|x| x % 2 == 0).collect()
+            ),
+            "n = {n}"
+        );
+        let acc = on_every_target(|| -> i64 {
+            accelerate!(backend = cpu, seq_loop_acc(5, n, |a, i| a + i))
+        });
+        assert_eq!(acc, (0..n).fold(5, |a, i| a + i), "n = {n}");
+    }
+    // Another integer type of count: the same rule.
+    for m in [i32::MIN, -2_i32, 3] {
+        let got = on_every_target(|| -> Vec<i32> { accelerate!(create(m, |k| k * 3)) });
+        assert_eq!(got, (0..m).map(|k| k * 3).collect::<Vec<_>>(), "m = {m}");
+    }
+    // Loops over tensors run zero times (a CUDA-class site: its kernel and its host code).
+    for n in [-5_i64, 0, 3] {
+        let written = on_every_target(|| {
+            let t = Tensor::<i64>::zeros(&[3]);
+            let u = Tensor::<i64>::zeros(&[3]);
+            accelerate!({
+                par_loop(n, |i| tensor_set(t, [i], i + 1));
+                seq_loop(n, |i| tensor_set(u, [i], n - i));
+            });
+            (t.to_vec(), u.to_vec())
+        });
+        let mut want = (vec![0_i64; 3], vec![0_i64; 3]);
+        for i in 0..n {
+            want.0[i as usize] = i + 1;
+        }
+        for i in 0..n {
+            want.1[i as usize] = n - i;
+        }
+        assert_eq!(written, want, "n = {n}");
+    }
 }

@@ -190,3 +190,111 @@ fn literals_of_captured_values_of_every_number_type() {
         f32 = -4.5, 0.25; f64 = -4.5, 0.25; bool = true, false;
     }
 }
+
+/// Integer literals, in expressions and as patterns (literals, ranges, alternatives), take
+/// every value of their type: `u64` and `usize` above `i64::MAX`, signed types' negative
+/// values; on every target, as plain Rust.
+#[test]
+fn literals_and_patterns_cover_every_value_of_their_type() {
+    fn plain(x: u64) -> i64 {
+        match x {
+            9223372036854775808 => 1,
+            18446744073709551615 | 0 => 2,
+            9223372036854775809..=18446744073709551614 => 3,
+            _ => 4,
+        }
+    }
+    for x in [
+        0_u64,
+        1,
+        9223372036854775807,
+        9223372036854775808,
+        9223372036854775809,
+        18446744073709551614,
+        18446744073709551615,
+    ] {
+        let r: i64 = on_every_target(|| {
+            accelerate!(
+                backend = cpu,
+                match x {
+                    9223372036854775808 => 1,
+                    18446744073709551615 | 0 => 2,
+                    9223372036854775809..=18446744073709551614 => 3,
+                    _ => 4,
+                }
+            )
+        });
+        assert_eq!(r, plain(x), "x = {x}");
+    }
+    let us: Vec<usize> = vec![0, usize::MAX, 1 << 63, 5];
+    let kinds: Vec<i64> = on_every_target(|| {
+        accelerate!(map(
+            |u| match u {
+                18446744073709551615 => 1,
+                9223372036854775808..=18446744073709551614 => 2,
+                _ => 0,
+            },
+            us
+        ))
+    });
+    assert_eq!(kinds, vec![0, 1, 2, 0]);
+    let is: Vec<i64> = vec![i64::MIN, -2, 0, i64::MAX];
+    let signs: Vec<i64> = on_every_target(|| {
+        accelerate!(map(
+            |i| match i {
+                -9223372036854775808 => -2,
+                -9223372036854775807..=-1 => -1,
+                9223372036854775807 => 2,
+                _ => 0,
+            },
+            is
+        ))
+    });
+    assert_eq!(signs, vec![-2, -1, 0, 2]);
+    // Literals in expressions: a `u64`'s greatest value, with and without a suffix.
+    let top: (u64, usize, u64) = on_every_target(|| {
+        accelerate!(backend = cpu, {
+            let y: u64 = 18446744073709551615;
+            let z: usize = 9223372036854775808;
+            (y, z + 1, 18446744073709551615u64 - y)
+        })
+    });
+    assert_eq!(top, (u64::MAX, (1 << 63) + 1, 0));
+    // Where only the captured values fix the type, as the CPU targets check it at run time.
+    let ws: Vec<u64> = vec![1, 2];
+    let shifted: Vec<u64> = on_every_target(|| accelerate!(map(|w| w + 18446744073709551613, ws)));
+    assert_eq!(shifted, vec![u64::MAX - 1, u64::MAX]);
+    // A literal that the captured scrutinee's type cannot hold fails when it is compared, at
+    // the site (where the expression names the type, it is a compile error at the literal).
+    let five: u64 = 5;
+    let m = common::failure(Target::Cpu, || -> i64 {
+        accelerate!(
+            backend = cpu,
+            match five {
+                -1 => 1,
+                _ => 0,
+            }
+        )
+    });
+    assert!(
+        m.starts_with("pmexpr: accelerate! at tests/numbers.rs:")
+            && m.contains("the integer literal -1 does not fit in u64"),
+        "{m}"
+    );
+    // In a kernel (a CUDA-class site): the C literals of `u64`s above `i64::MAX`.
+    let src = Tensor::<u64>::from_vec(vec![0, u64::MAX, 1 << 63, 5], &[4]);
+    let classes = on_every_target(|| {
+        let out = Tensor::<u64>::zeros(&[4]);
+        accelerate!(par_loop(4, |i| tensor_set(
+            out,
+            [i],
+            match tensor_get(src, [i]) {
+                18446744073709551615 => 1,
+                9223372036854775808..=18446744073709551614 => 18446744073709551614,
+                x => x + 9223372036854775808,
+            }
+        )));
+        out.to_vec()
+    });
+    assert_eq!(classes, vec![1 << 63, 1, u64::MAX - 1, (1 << 63) + 5]);
+}

@@ -159,14 +159,6 @@ fn other_failures() {
     );
     let line = line!();
     names_site(
-        &failure(Target::Cpu, || {
-            accelerate!(backend = cpu, create(-1, |i| i))
-        }),
-        line,
-        "create with negative length",
-    );
-    let line = line!();
-    names_site(
         &failure(Target::Seq, || {
             accelerate!(
                 backend = cpu,
@@ -670,4 +662,60 @@ fn empty_values_marshal_on_every_target() {
         });
         assert_eq!(got, (vec![], vec![shape[0] as i64 * 10 + shape[1] as i64]));
     }
+}
+
+/// Debug mode's law checks apply the operator to pairs that the program never combines
+/// (`f(f(a, b), c)` of repeated elements); an overflow there is not the program's, so debug mode
+/// gives the result of the other targets, while an overflow of the reduction itself still fails
+/// at the site, as a Rust debug build does.
+#[test]
+fn law_checks_report_no_overflow_the_program_does_not_compute() {
+    let run = || -> i8 { accelerate!(reduce(|a: i8, b: i8| a + b, 0i8, vec![100])) };
+    let seq = with_target(Target::Seq, run);
+    assert_eq!(seq, [100_i8].iter().sum::<i8>());
+    assert_eq!(with_target(Target::Debug, run), seq);
+    assert_eq!(with_target(Target::Cpu, run), seq);
+    // Products of `u16`: 300 · 300 overflows, 300 · 2 · 50 does not.
+    let us: Vec<u16> = vec![300, 2, 50];
+    let product = || -> u16 { accelerate!(reduce(|a, b| a * b, 1, us)) };
+    let want = us.iter().product::<u16>();
+    for t in [Target::Seq, Target::Cpu, Target::Debug] {
+        assert_eq!(with_target(t, product), want, "{t:?}");
+    }
+    // `hist`: each bin's values, and the bins' laws, checked without failing on 100 + 100.
+    let is: Vec<i64> = vec![0, 1, 1];
+    let vs: Vec<i8> = vec![100, 60, 60];
+    let bins = || -> Vec<i8> { accelerate!(hist(|a, b| a + b, 0, 2, is, vs)) };
+    for t in [Target::Seq, Target::Cpu, Target::Debug] {
+        assert_eq!(with_target(t, bins), vec![100_i8, 120], "{t:?}");
+    }
+    // The program's own overflow is reported (and wraps elsewhere, as in a release build).
+    let big: Vec<i8> = vec![100, 27, 1];
+    let line = line!();
+    let over = || -> i8 { accelerate!(reduce(|a, b| a + b, 0, big)) };
+    names_site(
+        &failure(Target::Debug, over),
+        line,
+        "attempt to add with overflow",
+    );
+    assert_eq!(
+        with_target(Target::Seq, over),
+        100_i8.wrapping_add(27).wrapping_add(1)
+    );
+    let over_bins = || -> Vec<i8> { accelerate!(hist(|a, b| a + b, 0, 1, [0, 0], [100i8, 100])) };
+    let line = line!() - 1;
+    names_site(
+        &failure(Target::Debug, over_bins),
+        line,
+        "attempt to add with overflow",
+    );
+    // A broken law is still reported where its check computes without failing.
+    let small: Vec<i8> = vec![1, 2, 3];
+    let line = line!();
+    let broken = || -> i8 { accelerate!(reduce(|a, b| a - b, 0, small)) };
+    names_site(
+        &failure(Target::Debug, broken),
+        line,
+        "`reduce` assumes that 0 is a neutral element of the closure",
+    );
 }

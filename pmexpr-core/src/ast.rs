@@ -72,8 +72,9 @@ impl Ident {
 /// A literal constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Lit {
-    /// An `i64`.
-    Int(i64),
+    /// An integer: wide enough for every value of `i64` and of `u64`, so that a literal keeps
+    /// its value until inference gives it a type.
+    Int(i128),
     /// A float: the literal read as an `f64` and as an `f32`, each rounded once from its digits
     /// (as Rust reads it at either type), so that one in an `f32` context is not rounded twice.
     Float(f64, f32),

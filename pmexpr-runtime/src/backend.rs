@@ -345,19 +345,16 @@ mod nesting {
 }
 
 /// `create n f`: `[f 0, …, f (n-1)]` on backend `B` — Futhark's `tabulate`, a parallel keyword:
-/// in order on the sequential backends, in parallel on `cpu`. A negative `n` fails at `site`
-/// (on every target, so this is not a backend method).
+/// in order on the sequential backends, in parallel on `cpu`. A count means Rust's `0..n`, so a
+/// negative `n` gives the empty sequence (as `par_loop` runs zero times).
 #[doc(hidden)]
-pub fn create<'a, B, T, F>(site: &Site, n: i64, f: F) -> Seq<'a, T>
+pub fn create<'a, B, T, F>(_site: &Site, n: i64, f: F) -> Seq<'a, T>
 where
     B: Backend,
     T: Send,
     F: Fn(i64) -> T + Sync + Send,
 {
-    if n < 0 {
-        site.fail(format_args!("create with negative length: {n}"));
-    }
-    B::tabulate(n, f)
+    B::tabulate(n.max(0), f)
 }
 
 /// How a level of `n` positions whose element function has type `F` runs on `cpu`: `None` on
@@ -525,17 +522,15 @@ fn map2_lengths(site: &Site, a: usize, b: usize) -> ! {
     ))
 }
 
-/// The checks every target makes before a `hist`: the number of bins and the lengths.
+/// The checks every target makes before a `hist`: the lengths. The number of bins is a count,
+/// Rust's `0..k`: a negative one is no bins (every index is then outside and skipped).
 fn hist_checks(site: &Site, k: i64, n: usize, nv: usize) -> usize {
-    if k < 0 {
-        site.fail(format_args!("hist with a negative number of bins: {k}"));
-    }
     if n != nv {
         site.fail(format_args!(
             "hist with {n} indices but {nv} values (the sequences must have the same length)"
         ));
     }
-    k as usize
+    k.max(0) as usize
 }
 
 /// Combines the values `lo..hi` into `bins`, in order. Every value is computed, also one whose
@@ -1494,13 +1489,11 @@ mod tests {
         let big = create::<CpuBackend, _, _>(&SITE, 10_001, |i| i * i);
         assert_eq!(big.len(), 10_001);
         assert!(big.iter().enumerate().all(|(i, &x)| x == (i * i) as i64));
-        for r in [
-            std::panic::catch_unwind(|| create::<CpuBackend, _, _>(&SITE, -1, |i| i).len()),
-            std::panic::catch_unwind(|| create::<SeqBackend, _, _>(&SITE, -1, |i| i).len()),
-        ] {
-            let e = r.expect_err("fails");
-            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
-            assert!(msg.contains("create with negative length: -1"), "{msg}");
+        // A negative count is Rust's empty `0..n`, and `f` is never called.
+        for n in [-1, i64::MIN] {
+            assert!(create::<CpuBackend, i64, _>(&SITE, n, |_| panic!("no element")).is_empty());
+            assert!(create::<SeqBackend, i64, _>(&SITE, n, |_| panic!("no element")).is_empty());
+            assert!(create::<DebugBackend, i64, _>(&SITE, n, |_| panic!("no element")).is_empty());
         }
     }
 
@@ -1701,26 +1694,36 @@ mod tests {
 
     #[test]
     fn hist_checks_bins_and_lengths() {
-        for (k, nv, want) in [
-            (-1, 2, "hist with a negative number of bins: -1"),
-            (3, 1, "hist with 2 indices but 1 values"),
-        ] {
-            let r = std::panic::catch_unwind(|| {
-                CpuBackend::hist(
-                    &SITE,
-                    "add",
-                    k,
-                    0_i64,
-                    2,
-                    nv,
-                    |lo, hi| (lo..hi).map(|j| j as i64),
-                    |lo, hi| (lo..hi).map(|_| 1),
-                    |a, b| a + b,
-                )
-            });
-            let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap();
-            assert!(msg.contains(want) && msg.contains("b.rs:1:1"), "{msg}");
-        }
+        let none = CpuBackend::hist(
+            &SITE,
+            "add",
+            -1,
+            0_i64,
+            2,
+            2,
+            |lo, hi| (lo..hi).map(|j| j as i64),
+            |lo, hi| (lo..hi).map(|_| 1),
+            |a, b| a + b,
+        );
+        assert!(none.is_empty(), "a negative number of bins is none");
+        let r = std::panic::catch_unwind(|| {
+            CpuBackend::hist(
+                &SITE,
+                "add",
+                3,
+                0_i64,
+                2,
+                1,
+                |lo, hi| (lo..hi).map(|j| j as i64),
+                |lo, hi| (lo..hi).map(|_| 1),
+                |a, b| a + b,
+            )
+        });
+        let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap();
+        assert!(
+            msg.contains("hist with 2 indices but 1 values") && msg.contains("b.rs:1:1"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -10,13 +10,18 @@
 //! or 1e-5 (`f32`, whose rounding step is about 6e-8) of the largest magnitude involved, since a
 //! parallel sum rounds differently by design.
 //!
+//! The applications of the operator that only a check makes are the check's, not the program's:
+//! where one fails at the site (an overflow that a Rust debug build reports, on elements that
+//! the reduction never combines), that check is skipped ([`crate::site`]'s `probe`), and the
+//! program's own reduction reports what it does compute.
+//!
 //! The checks run only under the debug backend (`Backend::CHECKS`), which its methods test with a
 //! constant (in [`crate::backend`]): the other backends carry no trace of them. The
 //! write conflicts of `par_loop` and `scatter` are [`crate::races`]'.
 
 use crate::func::Func;
 use crate::seq::Seq;
-use crate::site::Site;
+use crate::site::{Site, probe};
 use crate::tensor::{Element, TensorRef};
 
 /// A value whose equality `reduce`'s law checks can test: exact for integers and `bool`, within a
@@ -148,10 +153,14 @@ where
     T: Law + Clone,
     F: Fn(T, T) -> T,
 {
-    let call = |a: &T, b: &T| f(a.clone(), b.clone());
+    // Each check's applications are its own, not the program's: one that fails (an overflow
+    // a Rust debug build reports, a division by zero) skips the check, since the program's
+    // reduction fails on its own where it computes that failure.
+    let call = |a: &T, b: &T| probe(|| f(a.clone(), b.clone()));
     for (i, x) in s.iter().enumerate() {
         let scale = x.magnitude().max(ne.magnitude());
         for (left, r) in [(true, call(ne, x)), (false, call(x, ne))] {
+            let Some(r) = r else { continue };
             if !r.same(x, scale) {
                 let shown = if left {
                     format!("f({}, {})", ne.show(), x.show())
@@ -170,8 +179,12 @@ where
     let n = s.len();
     let triple = |i: usize, j: usize, k: usize| {
         let (a, b, c) = (&s[i], &s[j], &s[k]);
-        let left = call(&call(a, b), c);
-        let right = call(a, &call(b, c));
+        let (Some(left), Some(right)) = (
+            call(a, b).and_then(|ab| call(&ab, c)),
+            call(b, c).and_then(|bc| call(a, &bc)),
+        ) else {
+            return;
+        };
         let scale = a.magnitude().max(b.magnitude()).max(c.magnitude());
         if !left.same(&right, scale) {
             site.fail(format_args!(
@@ -261,5 +274,46 @@ mod tests {
         );
         // Empty: nothing to check.
         check_reduce(&SITE, "`subi`", &[] as &[i64], &0, &|a: i64, b: i64| a - b);
+    }
+
+    #[test]
+    fn a_failure_inside_a_law_check_is_not_the_programs() {
+        use crate::numeric::Num;
+        // Debug mode's checked `+` and `*`: `f(f(100, 100), 100)` overflows an `i8`, though
+        // reducing `[100]` never adds two elements.
+        let add = |a: i8, b: i8| i8::add_at(true, &SITE, a, b);
+        check_reduce(&SITE, "the closure", &[100_i8], &0, &add);
+        check_reduce(&SITE, "the closure", &[100_i8, -100, 27], &0, &add);
+        let mul = |a: u16, b: u16| u16::mul_at(true, &SITE, a, b);
+        check_reduce(&SITE, "the closure", &[300_u16, 2, 7], &1, &mul);
+        // A broken law is still found on the applications that do not fail: 0 is no neutral
+        // element of `-`, and `|a, b| a + 2 * b` (100 overflows its triples) is not associative
+        // on 1, 2 and 3.
+        let sub = |a: i8, b: i8| i8::sub_at(true, &SITE, a, b);
+        let m = failure(|| check_reduce(&SITE, "the closure", &[100_i8, 1], &0, &sub));
+        assert!(
+            m.expect("subtraction")
+                .contains("0 is a neutral element of the closure, but it is not for element 0")
+        );
+        let skew = |a: i8, b: i8| {
+            if a == 0 {
+                b
+            } else if b == 0 {
+                a
+            } else {
+                i8::add_at(true, &SITE, a, i8::mul_at(true, &SITE, 2, b))
+            }
+        };
+        let m = failure(|| check_reduce(&SITE, "the closure", &[1_i8, 2, 3, 100], &0, &skew));
+        assert!(
+            m.expect("not associative")
+                .contains("the closure is associative, but it is not on elements 0, 1 and 2")
+        );
+        // Failing on its own, the operator still fails outside the checks.
+        let m = failure(|| {
+            add(100, 100);
+        })
+        .expect("overflows");
+        assert!(m.contains("attempt to add with overflow"), "{m}");
     }
 }

@@ -319,7 +319,7 @@ pub trait Num: Scalar + Element {
 )]
 pub trait Int: Num + Bits {
     /// The literal `v`, which must fit (checked at `site`).
-    fn from_lit(site: &Site, v: i64) -> Self;
+    fn from_lit(site: &Site, v: i128) -> Self;
     /// `a << n` as a Rust release build computes it: the amount masked to the width
     /// (`wrapping_shl`); with `checks` (debug mode) an amount outside `0..BITS` fails at `site`
     /// as a Rust debug build panics.
@@ -750,7 +750,7 @@ macro_rules! ints {
             #[inline]
             fn from_index(i: i64) -> Self { i as $t }
             #[inline]
-            fn from_lit(site: &Site, v: i64) -> Self {
+            fn from_lit(site: &Site, v: i128) -> Self {
                 match <$t>::try_from(v) {
                     Ok(x) => x,
                     Err(_) => site.fail(format!(

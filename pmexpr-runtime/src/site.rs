@@ -1,6 +1,7 @@
 //! The `accelerate!` site: where in the user's source an accelerated expression is, so that every
 //! runtime failure can name it.
 
+use std::cell::Cell;
 use std::fmt;
 
 /// The source location of one `accelerate!` invocation.
@@ -30,10 +31,46 @@ impl Site {
     /// This is a panic, like an out-of-bounds index in ordinary Rust: the accelerated expression
     /// broke a rule of the language, and no value can be returned. Under the `cpu` backend the panic
     /// travels from the worker thread to the thread that called `accelerate!`.
+    ///
+    /// Inside [`probe`] (debug mode's extra applications of an operator, which the program
+    /// itself does not compute) the failure is not the program's: it unwinds to the probe
+    /// without a message.
     #[cold]
     #[track_caller]
     pub fn fail(&self, message: impl fmt::Display) -> ! {
+        if PROBES.with(Cell::get) > 0 {
+            std::panic::resume_unwind(Box::new(Probed));
+        }
         panic!("pmexpr: accelerate! at {self}: {message}")
+    }
+}
+
+thread_local! {
+    /// How many [`probe`]s the current thread is inside.
+    static PROBES: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The payload of a failure inside a [`probe`]; `resume_unwind` skips the panic hook, so
+/// nothing is printed.
+struct Probed;
+
+/// `f()`, or `None` where it fails at a site ([`Site::fail`]): for computations that only a
+/// check makes, such as the law checks' applications of an operator to pairs the program never
+/// combines (`f(f(a, b), c)` may overflow where the reduction does not), whose failure says
+/// nothing about the program. Any other panic goes on unwinding.
+pub(crate) fn probe<T>(f: impl FnOnce() -> T) -> Option<T> {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            PROBES.with(|p| p.set(p.get() - 1));
+        }
+    }
+    PROBES.with(|p| p.set(p.get() + 1));
+    let _leave = Leave;
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => Some(v),
+        Err(e) if e.is::<Probed>() => None,
+        Err(e) => std::panic::resume_unwind(e),
     }
 }
 

@@ -205,7 +205,7 @@ impl Infer<'_> {
         e.walk(&mut |x| {
             if let (ExprKind::Lit(Lit::Int(i)), Type::Num(n)) = (&x.kind, &x.ty)
                 && let Some((lo, hi)) = n.int_range()
-                && !(lo..=hi).contains(&i128::from(*i))
+                && !(lo..=hi).contains(i)
             {
                 bad.push(
                     Error::new(x.span, format!("the literal `{i}` does not fit in {n}"))

@@ -328,6 +328,100 @@ fn rust_s_numbers_are_types_of_their_own() {
         errors(quote!(map(|x: i8| x - 129, s))),
         ["the literal `129` does not fit in i8\nhelp: the i8 values are -128..=127"]
     );
+    // A literal takes every value of its type, `u64`'s above `i64::MAX` included, in an
+    // expression and as a pattern (a literal, a range, an alternative), and only what does
+    // not fit is an error, at the literal.
+    for ok in [
+        quote!(map(|x: u64| x + 18446744073709551615, s)),
+        quote!({
+            let y: u64 = 18446744073709551615;
+            y
+        }),
+        quote!({
+            let y: usize = 9223372036854775808;
+            y
+        }),
+        quote!(map(
+            |x: u64| match x {
+                9223372036854775808 => 1,
+                18446744073709551615 | 0 => 2,
+                9223372036854775809..=18446744073709551614 => 3,
+                _ => 0,
+            },
+            s
+        )),
+        quote!(map(
+            |x: usize| match x {
+                18446744073709551615 => 1,
+                _ => 0,
+            },
+            s
+        )),
+        quote!(map(
+            |x: i64| match x {
+                -9223372036854775808 => 1,
+                -3..=-1 | 9223372036854775807 => 2,
+                _ => 0,
+            },
+            s
+        )),
+        quote!(map(
+            |x: i8| match x {
+                -128..=-1 => 1,
+                127 => 2,
+                _ => 0,
+            },
+            s
+        )),
+    ] {
+        typed(ok);
+    }
+    assert_eq!(
+        errors(quote!(map(
+            |x: u64| match x {
+                -1 => 1,
+                _ => 0,
+            },
+            s
+        ))),
+        ["the literal `-1` does not fit in u64\nhelp: the u64 values are 0..=18446744073709551615"]
+    );
+    assert_eq!(
+        errors(quote!(map(
+            |x: u8| match x {
+                0..=256 => 1,
+                _ => 0,
+            },
+            s
+        ))),
+        ["the literal `256` does not fit in u8\nhelp: the u8 values are 0..=255"]
+    );
+    assert_eq!(
+        errors(quote!(map(
+            |x: i64| match x {
+                9223372036854775808 => 1,
+                _ => 0,
+            },
+            s
+        ))),
+        [
+            "the literal `9223372036854775808` does not fit in i64\nhelp: the i64 values are -9223372036854775808..=9223372036854775807"
+        ]
+    );
+    assert_eq!(
+        errors(quote!({
+            let y: u32 = 4294967296;
+            y
+        })),
+        ["the literal `4294967296` does not fit in u32\nhelp: the u32 values are 0..=4294967295"]
+    );
+    // Nothing fixes its type: an `i64`, as in Rust.
+    assert_eq!(
+        errors(quote!(9223372036854775808)),
+        [
+            "the literal `9223372036854775808` does not fit in i64\nhelp: the i64 values are -9223372036854775808..=9223372036854775807"
+        ]
+    );
     // Two different number types do not mix, as in Rust.
     assert_eq!(
         errors(quote!(map(|x: u8| x + 1u16, s))),

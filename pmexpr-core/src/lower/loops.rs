@@ -27,7 +27,7 @@ use super::{
 use crate::ast::{Expr, ExprKind, FnDef, Ident, Imp, Iter, Lit, NeverKind, Pat, PatKind};
 use crate::error::SpanRange;
 use crate::intrinsics::{BinOp, Intrinsic};
-use crate::types::Type;
+use crate::types::{Number, Type};
 
 /// An open loop: what its jumps need.
 pub(super) struct LoopCx<'a> {
@@ -386,7 +386,13 @@ impl<'a> Lower<'a> {
                             sp,
                         );
                         if *enumerate {
-                            pack(vec![c.clone(), get], sp)
+                            // Rust's `enumerate` counts in `usize`, whatever the counter's type.
+                            let index = app(
+                                intrinsic(Intrinsic::As(Number::Usize), sp),
+                                vec![c.clone()],
+                                sp,
+                            );
+                            pack(vec![index, get], sp)
                         } else {
                             get
                         }
@@ -480,7 +486,7 @@ impl<'a> Lower<'a> {
                     let is = op(
                         BinOp::Eq,
                         var(tag, sp),
-                        lit(Lit::Int(n as i64 + 1), sp),
+                        lit(Lit::Int(n as i128 + 1), sp),
                         sp,
                         sp,
                     );
@@ -660,7 +666,7 @@ impl Lower<'_> {
             .iter()
             .position(|e| e == j)
             .expect("every jump out of a loop is among its escapes");
-        let mut items = vec![lit(Lit::Int(n as i64 + 1), sp)];
+        let mut items = vec![lit(Lit::Int(n as i128 + 1), sp)];
         items.extend(payload);
         items.extend(cx.state.iter().map(|m| self.current(*m, sp)));
         pack(items, sp)
@@ -691,7 +697,7 @@ impl Lower<'_> {
 
     /// The end of an arm of a tagged join: `(tag, versions of the locals)`.
     pub(super) fn tag(&self, tag: i64, muts: &[usize], sp: SpanRange) -> Expr {
-        let mut items = vec![lit(Lit::Int(tag), sp)];
+        let mut items = vec![lit(Lit::Int(tag.into()), sp)];
         items.extend(muts.iter().map(|m| self.current(*m, sp)));
         pack(items, sp)
     }
@@ -755,7 +761,7 @@ fn is_positive_literal(e: &Expr) -> bool {
 
 /// A literal of type `t`, if there is one to write.
 fn placeholder(t: &crate::types::TypeAnn, sp: SpanRange) -> Option<Expr> {
-    use crate::types::{Label, Number, TypeAnn as T};
+    use crate::types::{Label, TypeAnn as T};
     let e = match t {
         T::Num(Number::I64) => lit(Lit::Int(0), sp),
         T::Num(Number::F64) => lit(Lit::Float(0.0, 0.0), sp),

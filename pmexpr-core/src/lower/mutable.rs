@@ -163,7 +163,15 @@ impl<'a> Lower<'a> {
                 all.iter().any(|j| matches!(j, Jump::Break(_))),
             )
         };
-        let is = |n: i64| op(BinOp::Eq, var(&tag, sp), lit(Lit::Int(n), sp), sp, sp);
+        let is = |n: i64| {
+            op(
+                BinOp::Eq,
+                var(&tag, sp),
+                lit(Lit::Int(n.into()), sp),
+                sp,
+                sp,
+            )
+        };
         let rest = self.resume(k, unit(sp));
         let dispatch = match jumps {
             (true, true) => {

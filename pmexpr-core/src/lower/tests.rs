@@ -179,7 +179,7 @@ fn for_over_a_sequence_counts_its_positions() {
             a
         })),
         "{ let a'1 = 0; { let n'2 = length(s); { fn for'3(i'4, a'5) = match (i'4 < n'2) { \
-         true => match (i'4, get(s, i'4)) { { 0: i'6, 1: x'7 } => { let a'8 = (a'5 + (i'6 * x'7)); \
+         true => match (__as_usize(i'4), get(s, i'4)) { { 0: i'6, 1: x'7 } => { let a'8 = (a'5 + (i'6 * x'7)); \
          for'3((i'4 + 1), a'8) }, _ => never!() }, _ => a'5 }; { let a'10 = for'3(0, a'1); a'10 } } } }"
     );
 }

@@ -34,7 +34,7 @@
 //! so that the runtime's two-pass `scan` may read them twice instead of storing them.
 //!
 //! The meaning is the unfused one: every part is evaluated in the order it was written (see
-//! [`Soac`]), a negative count fails with `create`'s message before any element is made, and
+//! [`Soac`]), a negative count makes no elements (Rust's empty `0..n`), and
 //! then the elements are made and consumed in order. One difference can show only in a program
 //! that fails twice: unfused, every element of a producer is made before the consumer takes the
 //! first, so when `g` fails at element 5 and the consumer's function at element 3, `g`'s failure

@@ -566,7 +566,7 @@ fn offset_of(x: &Expr, k: VarId, fixed: &dyn Fn(&Expr) -> bool) -> Option<Option
         (Some(c), minus) => (c, minus),
     };
     let c = match c.kind {
-        ExprKind::Lit(Lit::Int(c)) => Some(c),
+        ExprKind::Lit(Lit::Int(c)) => Some(i64::try_from(c).ok()?),
         _ if fixed(c) => None,
         _ => return None,
     };

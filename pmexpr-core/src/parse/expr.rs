@@ -166,12 +166,23 @@ impl Parser<'_> {
                 } else {
                     digits.to_string()
                 };
+                // Without a suffix the literal takes the type it is used with, which inference
+                // checks it fits (`u64` up to `u64::MAX`, an `i8` from -128): here only that
+                // some integer type holds it.
                 let Some(n) = suffix else {
-                    return match text.parse::<i64>() {
-                        Ok(v) => lit(Lit::Int(v), sp),
-                        Err(_) => {
-                            self.error(sp, format!("the literal `{text}` does not fit in an i64"))
+                    return match text.parse::<i128>() {
+                        Ok(v) if (i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&v) => {
+                            lit(Lit::Int(v), sp)
                         }
+                        _ => self.error_help(
+                            sp,
+                            format!("the literal `{text}` does not fit in any integer type"),
+                            format!(
+                                "the integers inside `accelerate!` are at least {} and at most {}",
+                                i64::MIN,
+                                u64::MAX
+                            ),
+                        ),
                     };
                 };
                 if n.is_float() {
@@ -192,7 +203,7 @@ impl Parser<'_> {
                 // bits is the value (`u64::MAX` is `-1 as u64`).
                 let value = text.parse::<i128>().ok().filter(|v| fits(*v, n));
                 match value {
-                    Some(v) => suffixed(Lit::Int(v as i64), n, sp),
+                    Some(v) => suffixed(Lit::Int(i128::from(v as i64)), n, sp),
                     None => self.error_help(
                         sp,
                         format!("the literal `{text}{}` does not fit in {}", i.suffix(), n),

@@ -66,7 +66,12 @@ fn fn_items_form_a_recursive_group() {
 fn negative_literals() {
     assert!(matches!(
         parse(quote!(-9223372036854775808)).kind,
-        ExprKind::Lit(Lit::Int(i64::MIN))
+        ExprKind::Lit(Lit::Int(v)) if v == i128::from(i64::MIN)
+    ));
+    // Above `i64::MAX` (a `u64`'s values): inference gives the literal its type and checks it.
+    assert!(matches!(
+        parse(quote!(18446744073709551615)).kind,
+        ExprKind::Lit(Lit::Int(v)) if v == i128::from(u64::MAX)
     ));
     assert!(
         matches!(parse(quote!(-1.5)).kind, ExprKind::Lit(Lit::Float(f, g)) if f == -1.5 && g == -1.5)
@@ -240,6 +245,18 @@ fn rust_only_syntax_is_explained() {
     assert_eq!(
         errors(quote!(256u8)),
         ["the literal `256u8` does not fit in u8"]
+    );
+    // No integer type holds it (inference checks the others against their types).
+    assert_eq!(
+        errors(quote!(x + 18446744073709551616)),
+        ["the literal `18446744073709551616` does not fit in any integer type"]
+    );
+    assert_eq!(
+        errors(quote!(match x {
+            -9223372036854775809 => 1,
+            _ => 0,
+        })),
+        ["the literal `-9223372036854775809` does not fit in any integer type"]
     );
     assert_eq!(
         errors(quote!(-129i8)),

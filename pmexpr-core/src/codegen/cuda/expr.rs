@@ -178,42 +178,43 @@ impl<'a> Gen<'a> {
         Literal::Value(match (l, self.num(ty)) {
             (Lit::Int(i), Some(Number::I32)) => match i32::try_from(*i) {
                 Ok(x) => int32_lit(x),
-                Err(_) => {
-                    let chk = self.check("integer literal", span);
-                    return Literal::Fails(format!(
-                        "pm_literal_too_big<int>({chk}, {})",
-                        int_lit(*i)
-                    ));
-                }
+                Err(_) => return self.literal_too_big("int", *i, span),
             },
-            // Another integer type than `i64`: the value converted to its C type, if it fits.
-            (Lit::Int(i), Some(n)) if (n.is_int() && n.size() < 8) || n.is_unsigned() => {
-                let fits = if n.is_unsigned() {
-                    *i >= 0 && (n.size() == 8 || *i < 1_i64 << n.bits())
-                } else {
-                    let half = 1_i64 << (n.bits() - 1);
-                    (-half..half).contains(i)
-                };
-                if fits {
-                    format!("(({}){})", n.c_type(), int_lit(*i))
-                } else {
-                    let chk = self.check("integer literal", span);
-                    return Literal::Fails(format!(
-                        "pm_literal_too_big<{}>({chk}, {})",
-                        n.c_type(),
-                        int_lit(*i)
-                    ));
+            // Another integer type: the value converted to its C type, if it fits (an `i64` that
+            // fits is written as one; a `u64` above `i64::MAX` as an unsigned C literal).
+            (Lit::Int(i), Some(n)) if n.is_int() => {
+                if !n.int_range().is_some_and(|(lo, hi)| (lo..=hi).contains(i)) {
+                    return self.literal_too_big(n.c_type(), *i, span);
+                }
+                match i64::try_from(*i) {
+                    Ok(x) if matches!(n, Number::I64 | Number::Isize) => int_lit(x),
+                    Ok(x) => format!("(({}){})", n.c_type(), int_lit(x)),
+                    Err(_) => format!("(({}){i}ULL)", n.c_type()),
                 }
             }
             // The literal read as an `f32` (rounded once from its digits, as Rust reads it); the
             // shortest text that reads back as that `f32` is a C++ `float` literal with `f`
             // appended.
             (Lit::Float(_, x), Some(Number::F32)) => float32_lit(*x),
-            (Lit::Int(i), _) => int_lit(*i),
+            (Lit::Int(i), _) => match i64::try_from(*i) {
+                Ok(x) => int_lit(x),
+                Err(_) => return self.literal_too_big("long long", *i, span),
+            },
             (Lit::Float(x, _), _) => float_lit(*x),
             (Lit::Bool(v), _) => v.to_string(),
             (Lit::Unit, _) => UNIT.into(),
         })
+    }
+
+    /// A literal `i` that does not fit its C type `c_type`: the failure the CPU targets report
+    /// when it is evaluated (the value shown saturated to `long long`, the prelude's argument).
+    fn literal_too_big(&mut self, c_type: &str, i: i128, span: SpanRange) -> Literal {
+        let chk = self.check("integer literal", span);
+        let shown = i64::try_from(i).unwrap_or(if i < 0 { i64::MIN } else { i64::MAX });
+        Literal::Fails(format!(
+            "pm_literal_too_big<{c_type}>({chk}, {})",
+            int_lit(shown)
+        ))
     }
 
     /// Registers a runtime check; its number.

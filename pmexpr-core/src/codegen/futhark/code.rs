@@ -283,9 +283,8 @@ pub(super) fn literal_suffixes(prim: Option<Number>) -> (&'static str, &'static 
 }
 
 /// Whether the integer `i` is a value of the integer type `n`.
-fn int_fits(i: i64, n: Number) -> bool {
-    n.int_range()
-        .is_some_and(|(lo, hi)| (lo..=hi).contains(&i128::from(i)))
+fn int_fits(i: i128, n: Number) -> bool {
+    n.int_range().is_some_and(|(lo, hi)| (lo..=hi).contains(&i))
 }
 
 /// A literal of number type `prim` (`i64` or `f64` when not given), with its type as a suffix.
@@ -308,7 +307,11 @@ pub(super) fn lit(l: &Lit, prim: Option<Number>) -> Code {
         Lit::Int(i) if prim.is_some_and(|n| n.is_int() && !int_fits(i, n)) => {
             Code::atom(format!("(assert false 0{int})"))
         }
-        Lit::Int(i64::MIN) => Code::atom("i64.lowest"),
+        // With no type given the literal is an `i64`: one outside it fails in the same way.
+        Lit::Int(i) if i64::try_from(i).is_err() && prim.is_none() => {
+            Code::atom(format!("(assert false 0{int})"))
+        }
+        Lit::Int(i) if i == i128::from(i64::MIN) => Code::atom("i64.lowest"),
         Lit::Int(i) if i < 0 => Code::atom(format!("(-{}{int})", i.unsigned_abs())),
         Lit::Int(i) => Code::atom(format!("{i}{int}")),
         Lit::Float(x, _) if x.is_nan() => Code::atom(format!("{float}.nan")),

@@ -269,12 +269,22 @@ impl<'a, 'b> Gen<'a, 'b> {
                     _ => Err(GenError::Unsupported("`set` with missing arguments".into())),
                 }
             }
+            // A count is Rust's `0..n`: a negative one makes no elements (Futhark's `tabulate`
+            // fails on it).
             Create => match self.prim(&tys[0])? {
-                Number::I64 => call("tabulate", &a),
+                Number::I64 => {
+                    let n = apply_text("i64.max", &[Code::atom("0i64"), a[0].clone()]);
+                    Ok(apply_text("tabulate", &[n, a[1].clone()]))
+                }
                 p => {
                     let pn = p.futhark_name();
                     let k = self.fresh("k");
                     let n = apply_text(&format!("i64.{pn}"), &a[..1]);
+                    let n = if p.is_unsigned() && p.size() < 8 {
+                        n
+                    } else {
+                        apply_text("i64.max", &[Code::atom("0i64"), n])
+                    };
                     let f = apply_text(&a[1].arg(), &[Code::atom(format!("({pn}.i64 {k})"))]);
                     Ok(Code::open(format!(
                         "tabulate {} (\\{k} -> {})",

@@ -3,7 +3,7 @@
 use super::code::{Code, apply_text, with_lets};
 use super::expr::{Gen, R, cannot_fail, is_rows, same_var};
 use super::{GenError, Helper};
-use crate::ast::{Expr, ExprKind, Param};
+use crate::ast::{Expr, ExprKind, Lit, Param};
 use crate::codegen::numbers::Number;
 use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::Def;
@@ -92,6 +92,12 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let fc = self.fn_value(f)?;
                 let nc = self.expr(ne)?;
                 let kc = self.expr(k)?;
+                // The number of bins is a count, Rust's `0..k` (`replicate` fails on a
+                // negative one).
+                let kc = match &k.kind {
+                    ExprKind::Lit(Lit::Int(c)) if *c >= 0 => kc,
+                    _ => apply_text("i64.max", &[Code::atom("0i64"), kc]),
+                };
                 let mut ic = self.expr(is)?;
                 let vc = self.expr(vs)?;
                 // Futhark's bin indices are i64: another integer index sequence is converted.
@@ -151,6 +157,20 @@ impl<'a, 'b> Gen<'a, 'b> {
     pub(super) fn create(&mut self, n: &Expr, f: &Expr) -> R<Code> {
         let nc = self.expr(n)?;
         let p = self.prim(&n.ty)?;
+        // A count is Rust's `0..n`: a negative one makes no elements, where Futhark's `iota`,
+        // `replicate` and `tabulate` fail. A length or a literal needs no clamp (and keeps the
+        // size Futhark knows), nor does a narrow unsigned count.
+        let known = (p.is_unsigned() && p.size() < 8)
+            || matches!(&n.kind, ExprKind::Lit(Lit::Int(c)) if *c >= 0)
+            || matches!(&n.kind, ExprKind::App { func, .. }
+                if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Length)));
+        let clamp = |count: Code| {
+            if known {
+                count
+            } else {
+                apply_text("i64.max", &[Code::atom("0i64"), count])
+            }
+        };
         if p != Number::I64 {
             // A count of another integer type: Futhark's sizes are `i64`, and each index is
             // converted back to the count's type for `f`.
@@ -163,7 +183,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             )?;
             return Ok(Code::open(format!(
                 "tabulate {} (\\{k} -> {})",
-                apply_text(&format!("i64.{pn}"), &[nc]).arg(),
+                clamp(apply_text(&format!("i64.{pn}"), &[nc])).arg(),
                 fc.text
             )));
         }
@@ -181,15 +201,15 @@ impl<'a, 'b> Gen<'a, 'b> {
                     let sc = self.expr(s)?;
                     return Ok(apply_text("indices", &[sc]));
                 }
-                return Ok(apply_text("iota", &[nc]));
+                return Ok(apply_text("iota", &[clamp(nc)]));
             }
             if !body.free_vars().contains(&index) && cannot_fail(body) {
                 let value = self.apply(f, vec![Code::atom("0i64")], &[Type::INT])?;
-                return Ok(apply_text("replicate", &[nc, value]));
+                return Ok(apply_text("replicate", &[clamp(nc), value]));
             }
         }
         let fc = self.fn_value(f)?;
-        Ok(apply_text("tabulate", &[nc, fc]))
+        Ok(apply_text("tabulate", &[clamp(nc), fc]))
     }
 
     /// When `f` is a lifted function, possibly partially applied: its parameters, its body and

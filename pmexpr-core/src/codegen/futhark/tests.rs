@@ -765,7 +765,7 @@ fn literals() {
     let t = |l: Lit| lit(&l, None).text;
     assert_eq!(t(Lit::Int(5)), "5i64");
     assert_eq!(t(Lit::Int(-5)), "(-5i64)");
-    assert_eq!(t(Lit::Int(i64::MIN)), "i64.lowest");
+    assert_eq!(t(Lit::Int(i64::MIN.into())), "i64.lowest");
     assert_eq!(t(Lit::Float(1.0, 1.0)), "1.0f64");
     assert_eq!(t(Lit::Float(-0.5, -0.5)), "(-0.5f64)");
     assert_eq!(t(Lit::Float(1e-7, 1e-7)), "1e-7f64");

@@ -124,7 +124,7 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
         // its type (inference checked that an integer fits).
         (Lit::Int(i), Type::Num(n)) if !t.is_paper_ground() => {
             let digits = Literal::from_str(&format!("{}{n}", i.unsigned_abs()))
-                .unwrap_or_else(|_| Literal::i64_suffixed(*i));
+                .unwrap_or_else(|_| Literal::i128_suffixed(*i));
             return if *i < 0 {
                 quote!((- #digits))
             } else {
@@ -138,8 +138,11 @@ pub(super) fn lit(l: &Lit, t: &Type, rt: &TokenStream) -> TokenStream {
         _ => {}
     }
     match l {
+        // Inference checked that an `i64` literal fits; otherwise rustc reports the `i128`.
         Lit::Int(i) => {
-            let l = Literal::i64_suffixed(*i);
+            let l = i64::try_from(*i)
+                .map(Literal::i64_suffixed)
+                .unwrap_or_else(|_| Literal::i128_suffixed(*i));
             quote!((#l))
         }
         Lit::Float(f, _) => {

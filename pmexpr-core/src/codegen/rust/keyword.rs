@@ -335,10 +335,12 @@ impl Gen<'_> {
     }
 
     /// How debug mode's failures name `reduce`'s operator: the intrinsic or function it applies
-    /// (`subi` is eta-expanded to `|a, b| subi(a, b)` by then), or `the closure`.
+    /// (`subi` is eta-expanded to `|a, b| subi(a, b)` by then), or `the closure` (also for the
+    /// compiler's own intrinsics, such as the generic `-` of `|a: i8, b: i8| a - b`, which no
+    /// user wrote by that name).
     pub(super) fn operator_name(&self, f: &Expr) -> String {
         let named = |e: &Expr| match &e.kind {
-            ExprKind::Intrinsic(i) => Some(format!("`{}`", i.name())),
+            ExprKind::Intrinsic(i) if !i.is_internal() => Some(format!("`{}`", i.name())),
             ExprKind::Var { ident, .. } => Some(format!("`{}`", ident.name)),
             _ => None,
         };

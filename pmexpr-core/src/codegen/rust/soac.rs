@@ -451,8 +451,6 @@ impl Gen<'_> {
 
     /// Evaluates an input's parts in order and binds what reads its elements.
     fn ready(&mut self, input: &Input) -> Ready {
-        let rt = self.rt.clone();
-        let site = self.site();
         // The element type each stage takes, innermost first.
         let mut elem = source_elem(&input.source);
         let mut closures = Vec::new();
@@ -486,10 +484,8 @@ impl Gen<'_> {
                 let (nv, gv) = (self.fresh("n"), self.fresh("g"));
                 let (pre_g, ga) = self.index_adaptor(g, &[], &n.ty);
                 pre.push(quote!(
-                    let #nv: i64 = #nx;
-                    if #nv < 0 {
-                        #rt::Site::fail(#site, ::core::format_args!("create with negative length: {}", #nv));
-                    }
+                    // A count is Rust's `0..n`: a negative one makes no elements.
+                    let #nv: i64 = ::core::cmp::max(#nx, 0);
                     #pre_g
                     let #gv = #ga;
                     let #gv = &#gv;

@@ -54,23 +54,23 @@ def lambda4_2_u64 (i_3: u64) =
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type i64
 entry site_src_create_rs_1_1_i64 (n_5: i64) : []i64 =
-  map lambda3_0_i64 (iota n_5)
+  map lambda3_0_i64 (iota (i64.max 0i64 n_5))
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type i32
 entry site_src_create_rs_1_1_i32 (n_5: i32) : []i32 =
-  map lambda3_0_i32 (tabulate (i64.i32 n_5) (\pm_k1 -> lambda4_2_i32 (i32.i64 pm_k1)))
+  map lambda3_0_i32 (tabulate (i64.max 0i64 (i64.i32 n_5)) (\pm_k1 -> lambda4_2_i32 (i32.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type i8
 entry site_src_create_rs_1_1_i8 (n_5: i8) : []i8 =
-  map lambda3_0_i8 (tabulate (i64.i8 n_5) (\pm_k1 -> lambda4_2_i8 (i8.i64 pm_k1)))
+  map lambda3_0_i8 (tabulate (i64.max 0i64 (i64.i8 n_5)) (\pm_k1 -> lambda4_2_i8 (i8.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type i16
 entry site_src_create_rs_1_1_i16 (n_5: i16) : []i16 =
-  map lambda3_0_i16 (tabulate (i64.i16 n_5) (\pm_k1 -> lambda4_2_i16 (i16.i64 pm_k1)))
+  map lambda3_0_i16 (tabulate (i64.max 0i64 (i64.i16 n_5)) (\pm_k1 -> lambda4_2_i16 (i16.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type isize
 entry site_src_create_rs_1_1_isize (n_5: i64) : []i64 =
-  map lambda3_0_i64 (tabulate (i64.i64 n_5) (\pm_k1 -> lambda4_2_i64 (i64.i64 pm_k1)))
+  map lambda3_0_i64 (tabulate (i64.max 0i64 (i64.i64 n_5)) (\pm_k1 -> lambda4_2_i64 (i64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type u8
 entry site_src_create_rs_1_1_u8 (n_5: u8) : []u8 =
@@ -86,11 +86,11 @@ entry site_src_create_rs_1_1_u32 (n_5: u32) : []u32 =
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type u64
 entry site_src_create_rs_1_1_u64 (n_5: u64) : []u64 =
-  map lambda3_0_u64 (tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_2_u64 (u64.i64 pm_k1)))
+  map lambda3_0_u64 (tabulate (i64.max 0i64 (i64.u64 n_5)) (\pm_k1 -> lambda4_2_u64 (u64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:1:1 with captured numbers of type usize
 entry site_src_create_rs_1_1_usize (n_5: u64) : []u64 =
-  map lambda3_0_u64 (tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_2_u64 (u64.i64 pm_k1)))
+  map lambda3_0_u64 (tabulate (i64.max 0i64 (i64.u64 n_5)) (\pm_k1 -> lambda4_2_u64 (u64.i64 pm_k1)))
 
 def lambda4_6 (i_7: i64) =
   i_7
@@ -128,23 +128,23 @@ def lambda5_12_u64 (k_13: i64) (_: u64) =
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type i64
 entry site_src_create_rs_3_1_i64 (n_16: i64) (k_17: i64) : []i64 =
-  map lambda4_10 (replicate n_16 (lambda5_12_i64 k_17 0i64))
+  map lambda4_10 (replicate (i64.max 0i64 n_16) (lambda5_12_i64 k_17 0i64))
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type i32
 entry site_src_create_rs_3_1_i32 (n_16: i32) (k_17: i64) : []i64 =
-  map lambda4_10 (tabulate (i64.i32 n_16) (\pm_k1 -> lambda5_12_i32 k_17 (i32.i64 pm_k1)))
+  map lambda4_10 (tabulate (i64.max 0i64 (i64.i32 n_16)) (\pm_k1 -> lambda5_12_i32 k_17 (i32.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type i8
 entry site_src_create_rs_3_1_i8 (n_16: i8) (k_17: i64) : []i64 =
-  map lambda4_10 (tabulate (i64.i8 n_16) (\pm_k1 -> lambda5_12_i8 k_17 (i8.i64 pm_k1)))
+  map lambda4_10 (tabulate (i64.max 0i64 (i64.i8 n_16)) (\pm_k1 -> lambda5_12_i8 k_17 (i8.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type i16
 entry site_src_create_rs_3_1_i16 (n_16: i16) (k_17: i64) : []i64 =
-  map lambda4_10 (tabulate (i64.i16 n_16) (\pm_k1 -> lambda5_12_i16 k_17 (i16.i64 pm_k1)))
+  map lambda4_10 (tabulate (i64.max 0i64 (i64.i16 n_16)) (\pm_k1 -> lambda5_12_i16 k_17 (i16.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type isize
 entry site_src_create_rs_3_1_isize (n_16: i64) (k_17: i64) : []i64 =
-  map lambda4_10 (tabulate (i64.i64 n_16) (\pm_k1 -> lambda5_12_i64 k_17 (i64.i64 pm_k1)))
+  map lambda4_10 (tabulate (i64.max 0i64 (i64.i64 n_16)) (\pm_k1 -> lambda5_12_i64 k_17 (i64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type u8
 entry site_src_create_rs_3_1_u8 (n_16: u8) (k_17: i64) : []i64 =
@@ -160,11 +160,11 @@ entry site_src_create_rs_3_1_u32 (n_16: u32) (k_17: i64) : []i64 =
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type u64
 entry site_src_create_rs_3_1_u64 (n_16: u64) (k_17: i64) : []i64 =
-  map lambda4_10 (tabulate (i64.u64 n_16) (\pm_k1 -> lambda5_12_u64 k_17 (u64.i64 pm_k1)))
+  map lambda4_10 (tabulate (i64.max 0i64 (i64.u64 n_16)) (\pm_k1 -> lambda5_12_u64 k_17 (u64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:3:1 with captured numbers of type usize
 entry site_src_create_rs_3_1_usize (n_16: u64) (k_17: i64) : []i64 =
-  map lambda4_10 (tabulate (i64.u64 n_16) (\pm_k1 -> lambda5_12_u64 k_17 (u64.i64 pm_k1)))
+  map lambda4_10 (tabulate (i64.max 0i64 (i64.u64 n_16)) (\pm_k1 -> lambda5_12_u64 k_17 (u64.i64 pm_k1)))
 
 def lambda5_18 (x_19: f64) =
   x_19
@@ -196,27 +196,27 @@ def lambda6_20_u64 (s_21: []f64) (_: u64) =
 -- accelerate! at src/create.rs:4:1 with captured numbers of type i64
 entry site_src_create_rs_4_1_i64 (s_24: []f64) (n_25: i64) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate n_25 (lambda6_20_i64 s_26))
+  in map lambda5_18 (tabulate (i64.max 0i64 n_25) (lambda6_20_i64 s_26))
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type i32
 entry site_src_create_rs_4_1_i32 (s_24: []f64) (n_25: i32) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate (i64.i32 n_25) (\pm_k1 -> lambda6_20_i32 s_26 (i32.i64 pm_k1)))
+  in map lambda5_18 (tabulate (i64.max 0i64 (i64.i32 n_25)) (\pm_k1 -> lambda6_20_i32 s_26 (i32.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type i8
 entry site_src_create_rs_4_1_i8 (s_24: []f64) (n_25: i8) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate (i64.i8 n_25) (\pm_k1 -> lambda6_20_i8 s_26 (i8.i64 pm_k1)))
+  in map lambda5_18 (tabulate (i64.max 0i64 (i64.i8 n_25)) (\pm_k1 -> lambda6_20_i8 s_26 (i8.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type i16
 entry site_src_create_rs_4_1_i16 (s_24: []f64) (n_25: i16) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate (i64.i16 n_25) (\pm_k1 -> lambda6_20_i16 s_26 (i16.i64 pm_k1)))
+  in map lambda5_18 (tabulate (i64.max 0i64 (i64.i16 n_25)) (\pm_k1 -> lambda6_20_i16 s_26 (i16.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type isize
 entry site_src_create_rs_4_1_isize (s_24: []f64) (n_25: i64) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate (i64.i64 n_25) (\pm_k1 -> lambda6_20_i64 s_26 (i64.i64 pm_k1)))
+  in map lambda5_18 (tabulate (i64.max 0i64 (i64.i64 n_25)) (\pm_k1 -> lambda6_20_i64 s_26 (i64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type u8
 entry site_src_create_rs_4_1_u8 (s_24: []f64) (n_25: u8) : []f64 =
@@ -236,12 +236,12 @@ entry site_src_create_rs_4_1_u32 (s_24: []f64) (n_25: u32) : []f64 =
 -- accelerate! at src/create.rs:4:1 with captured numbers of type u64
 entry site_src_create_rs_4_1_u64 (s_24: []f64) (n_25: u64) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate (i64.u64 n_25) (\pm_k1 -> lambda6_20_u64 s_26 (u64.i64 pm_k1)))
+  in map lambda5_18 (tabulate (i64.max 0i64 (i64.u64 n_25)) (\pm_k1 -> lambda6_20_u64 s_26 (u64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:4:1 with captured numbers of type usize
 entry site_src_create_rs_4_1_usize (s_24: []f64) (n_25: u64) : []f64 =
   let s_26 = s_24
-  in map lambda5_18 (tabulate (i64.u64 n_25) (\pm_k1 -> lambda6_20_u64 s_26 (u64.i64 pm_k1)))
+  in map lambda5_18 (tabulate (i64.max 0i64 (i64.u64 n_25)) (\pm_k1 -> lambda6_20_u64 s_26 (u64.i64 pm_k1)))
 
 def lambda3_27 (x_28: i64) =
   x_28
@@ -251,27 +251,27 @@ def lambda4_29 (i_30: i64) =
 
 -- accelerate! at src/create.rs:5:1
 entry site_src_create_rs_5_1 (n_32: i64) : []i64 =
-  map lambda3_27 (tabulate n_32 lambda4_29)
+  map lambda3_27 (tabulate (i64.max 0i64 n_32) lambda4_29)
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type i64
 entry site_src_create_rs_6_1_i64 (n_34: i64) : []f64 =
-  map f64.sqrt (tabulate n_34 f64.i64)
+  map f64.sqrt (tabulate (i64.max 0i64 n_34) f64.i64)
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type i32
 entry site_src_create_rs_6_1_i32 (n_34: i32) : []f64 =
-  map f64.sqrt (tabulate (i64.i32 n_34) (\pm_k1 -> f64.i32 (i32.i64 pm_k1)))
+  map f64.sqrt (tabulate (i64.max 0i64 (i64.i32 n_34)) (\pm_k1 -> f64.i32 (i32.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type i8
 entry site_src_create_rs_6_1_i8 (n_34: i8) : []f64 =
-  map f64.sqrt (tabulate (i64.i8 n_34) (\pm_k1 -> f64.i8 (i8.i64 pm_k1)))
+  map f64.sqrt (tabulate (i64.max 0i64 (i64.i8 n_34)) (\pm_k1 -> f64.i8 (i8.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type i16
 entry site_src_create_rs_6_1_i16 (n_34: i16) : []f64 =
-  map f64.sqrt (tabulate (i64.i16 n_34) (\pm_k1 -> f64.i16 (i16.i64 pm_k1)))
+  map f64.sqrt (tabulate (i64.max 0i64 (i64.i16 n_34)) (\pm_k1 -> f64.i16 (i16.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type isize
 entry site_src_create_rs_6_1_isize (n_34: i64) : []f64 =
-  map f64.sqrt (tabulate (i64.i64 n_34) (\pm_k1 -> f64.i64 (i64.i64 pm_k1)))
+  map f64.sqrt (tabulate (i64.max 0i64 (i64.i64 n_34)) (\pm_k1 -> f64.i64 (i64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type u8
 entry site_src_create_rs_6_1_u8 (n_34: u8) : []f64 =
@@ -287,8 +287,8 @@ entry site_src_create_rs_6_1_u32 (n_34: u32) : []f64 =
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type u64
 entry site_src_create_rs_6_1_u64 (n_34: u64) : []f64 =
-  map f64.sqrt (tabulate (i64.u64 n_34) (\pm_k1 -> f64.u64 (u64.i64 pm_k1)))
+  map f64.sqrt (tabulate (i64.max 0i64 (i64.u64 n_34)) (\pm_k1 -> f64.u64 (u64.i64 pm_k1)))
 
 -- accelerate! at src/create.rs:6:1 with captured numbers of type usize
 entry site_src_create_rs_6_1_usize (n_34: u64) : []f64 =
-  map f64.sqrt (tabulate (i64.u64 n_34) (\pm_k1 -> f64.u64 (u64.i64 pm_k1)))
+  map f64.sqrt (tabulate (i64.max 0i64 (i64.u64 n_34)) (\pm_k1 -> f64.u64 (u64.i64 pm_k1)))

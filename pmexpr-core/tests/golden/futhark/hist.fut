@@ -6,51 +6,51 @@ def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type i64
 entry site_src_hist_rs_1_1_i64 (k_1: i64) (is_2: []i64) (vs_3: []i64) : []i64 =
-  hist (+) 0i64 k_1 is_2 (pm_same_size is_2 vs_3)
+  hist (+) 0i64 (i64.max 0i64 k_1) is_2 (pm_same_size is_2 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type i32
 entry site_src_hist_rs_1_1_i32 (k_1: i64) (is_2: []i32) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.i32 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type i8
 entry site_src_hist_rs_1_1_i8 (k_1: i64) (is_2: []i8) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.i8 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type i16
 entry site_src_hist_rs_1_1_i16 (k_1: i64) (is_2: []i16) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.i16 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type isize
 entry site_src_hist_rs_1_1_isize (k_1: i64) (is_2: []i64) (vs_3: []i64) : []i64 =
-  hist (+) 0i64 k_1 is_2 (pm_same_size is_2 vs_3)
+  hist (+) 0i64 (i64.max 0i64 k_1) is_2 (pm_same_size is_2 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type u8
 entry site_src_hist_rs_1_1_u8 (k_1: i64) (is_2: []u8) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.u8 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type u16
 entry site_src_hist_rs_1_1_u16 (k_1: i64) (is_2: []u16) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.u16 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type u32
 entry site_src_hist_rs_1_1_u32 (k_1: i64) (is_2: []u32) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.u32 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type u64
 entry site_src_hist_rs_1_1_u64 (k_1: i64) (is_2: []u64) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.u64 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 -- accelerate! at src/hist.rs:1:1 with captured numbers of type usize
 entry site_src_hist_rs_1_1_usize (k_1: i64) (is_2: []u64) (vs_3: []i64) : []i64 =
   let pm_is1 = map i64.u64 is_2
-  in hist (+) 0i64 k_1 pm_is1 (pm_same_size pm_is1 vs_3)
+  in hist (+) 0i64 (i64.max 0i64 k_1) pm_is1 (pm_same_size pm_is1 vs_3)
 
 def lambda5_4_i64 (a_5: i64) (b_6: i64) =
   if (a_5 + b_6) > 255i64 then 255i64 else a_5 + b_6
@@ -102,51 +102,51 @@ def lambda6_7_u64 (x_8: u64) =
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type i64
 entry site_src_hist_rs_2_1_i64 (k_10: i64) (img_11: []i64) : []i64 =
-  hist lambda5_4_i64 0i64 k_10 img_11 (pm_same_size img_11 (map lambda6_7_i64 img_11))
+  hist lambda5_4_i64 0i64 (i64.max 0i64 k_10) img_11 (pm_same_size img_11 (map lambda6_7_i64 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type i32
 entry site_src_hist_rs_2_1_i32 (k_10: i64) (img_11: []i32) : []i32 =
   let pm_is1 = map i64.i32 img_11
-  in hist lambda5_4_i32 0i32 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_i32 img_11))
+  in hist lambda5_4_i32 0i32 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_i32 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type i8
 entry site_src_hist_rs_2_1_i8 (k_10: i64) (img_11: []i8) : []i8 =
   let pm_is1 = map i64.i8 img_11
-  in hist lambda5_4_i8 0i8 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_i8 img_11))
+  in hist lambda5_4_i8 0i8 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_i8 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type i16
 entry site_src_hist_rs_2_1_i16 (k_10: i64) (img_11: []i16) : []i16 =
   let pm_is1 = map i64.i16 img_11
-  in hist lambda5_4_i16 0i16 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_i16 img_11))
+  in hist lambda5_4_i16 0i16 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_i16 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type isize
 entry site_src_hist_rs_2_1_isize (k_10: i64) (img_11: []i64) : []i64 =
-  hist lambda5_4_i64 0i64 k_10 img_11 (pm_same_size img_11 (map lambda6_7_i64 img_11))
+  hist lambda5_4_i64 0i64 (i64.max 0i64 k_10) img_11 (pm_same_size img_11 (map lambda6_7_i64 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type u8
 entry site_src_hist_rs_2_1_u8 (k_10: i64) (img_11: []u8) : []u8 =
   let pm_is1 = map i64.u8 img_11
-  in hist lambda5_4_u8 0u8 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_u8 img_11))
+  in hist lambda5_4_u8 0u8 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_u8 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type u16
 entry site_src_hist_rs_2_1_u16 (k_10: i64) (img_11: []u16) : []u16 =
   let pm_is1 = map i64.u16 img_11
-  in hist lambda5_4_u16 0u16 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_u16 img_11))
+  in hist lambda5_4_u16 0u16 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_u16 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type u32
 entry site_src_hist_rs_2_1_u32 (k_10: i64) (img_11: []u32) : []u32 =
   let pm_is1 = map i64.u32 img_11
-  in hist lambda5_4_u32 0u32 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_u32 img_11))
+  in hist lambda5_4_u32 0u32 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_u32 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type u64
 entry site_src_hist_rs_2_1_u64 (k_10: i64) (img_11: []u64) : []u64 =
   let pm_is1 = map i64.u64 img_11
-  in hist lambda5_4_u64 0u64 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_u64 img_11))
+  in hist lambda5_4_u64 0u64 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_u64 img_11))
 
 -- accelerate! at src/hist.rs:2:1 with captured numbers of type usize
 entry site_src_hist_rs_2_1_usize (k_10: i64) (img_11: []u64) : []u64 =
   let pm_is1 = map i64.u64 img_11
-  in hist lambda5_4_u64 0u64 k_10 pm_is1 (pm_same_size pm_is1 (map lambda6_7_u64 img_11))
+  in hist lambda5_4_u64 0u64 (i64.max 0i64 k_10) pm_is1 (pm_same_size pm_is1 (map lambda6_7_u64 img_11))
 
 def lambda5_12_i64 (j_13: i64) =
   j_13 %% 4i64
@@ -174,27 +174,27 @@ def lambda5_12_u64 (j_13: u64) =
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i64
 entry site_src_hist_rs_3_1_i64 (n_15: i64) (fs_16: []f64) : []f64 =
-  let pm_is1 = tabulate n_15 lambda5_12_i64
+  let pm_is1 = tabulate (i64.max 0i64 n_15) lambda5_12_i64
   in hist (+) 0.0f64 4i64 pm_is1 (pm_same_size pm_is1 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i32
 entry site_src_hist_rs_3_1_i32 (n_15: i32) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.i32 (tabulate (i64.i32 n_15) (\pm_k1 -> lambda5_12_i32 (i32.i64 pm_k1)))
+  let pm_is2 = map i64.i32 (tabulate (i64.max 0i64 (i64.i32 n_15)) (\pm_k1 -> lambda5_12_i32 (i32.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i8
 entry site_src_hist_rs_3_1_i8 (n_15: i8) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.i8 (tabulate (i64.i8 n_15) (\pm_k1 -> lambda5_12_i8 (i8.i64 pm_k1)))
+  let pm_is2 = map i64.i8 (tabulate (i64.max 0i64 (i64.i8 n_15)) (\pm_k1 -> lambda5_12_i8 (i8.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type i16
 entry site_src_hist_rs_3_1_i16 (n_15: i16) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.i16 (tabulate (i64.i16 n_15) (\pm_k1 -> lambda5_12_i16 (i16.i64 pm_k1)))
+  let pm_is2 = map i64.i16 (tabulate (i64.max 0i64 (i64.i16 n_15)) (\pm_k1 -> lambda5_12_i16 (i16.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type isize
 entry site_src_hist_rs_3_1_isize (n_15: i64) (fs_16: []f64) : []f64 =
-  let pm_is2 = tabulate (i64.i64 n_15) (\pm_k1 -> lambda5_12_i64 (i64.i64 pm_k1))
+  let pm_is2 = tabulate (i64.max 0i64 (i64.i64 n_15)) (\pm_k1 -> lambda5_12_i64 (i64.i64 pm_k1))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type u8
@@ -214,10 +214,10 @@ entry site_src_hist_rs_3_1_u32 (n_15: u32) (fs_16: []f64) : []f64 =
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type u64
 entry site_src_hist_rs_3_1_u64 (n_15: u64) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.u64 (tabulate (i64.u64 n_15) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
+  let pm_is2 = map i64.u64 (tabulate (i64.max 0i64 (i64.u64 n_15)) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)
 
 -- accelerate! at src/hist.rs:3:1 with captured numbers of type usize
 entry site_src_hist_rs_3_1_usize (n_15: u64) (fs_16: []f64) : []f64 =
-  let pm_is2 = map i64.u64 (tabulate (i64.u64 n_15) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
+  let pm_is2 = map i64.u64 (tabulate (i64.max 0i64 (i64.u64 n_15)) (\pm_k1 -> lambda5_12_u64 (u64.i64 pm_k1)))
   in hist (+) 0.0f64 4i64 pm_is2 (pm_same_size pm_is2 fs_16)

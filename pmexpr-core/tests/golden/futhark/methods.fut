@@ -294,23 +294,23 @@ def lambda4_15_u64 (x_16: i64) (k_17: u64) =
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i64
 entry site_src_methods_rs_3_1_i64 (n_20: i64) (x_21: i64) : []i64 =
-  tabulate n_20 (lambda4_15_i64 x_21)
+  tabulate (i64.max 0i64 n_20) (lambda4_15_i64 x_21)
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i32
 entry site_src_methods_rs_3_1_i32 (n_20: i32) (x_21: i64) : []i64 =
-  tabulate (i64.i32 n_20) (\pm_k1 -> lambda4_15_i32 x_21 (i32.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i32 n_20)) (\pm_k1 -> lambda4_15_i32 x_21 (i32.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i8
 entry site_src_methods_rs_3_1_i8 (n_20: i8) (x_21: i64) : []i64 =
-  tabulate (i64.i8 n_20) (\pm_k1 -> lambda4_15_i8 x_21 (i8.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i8 n_20)) (\pm_k1 -> lambda4_15_i8 x_21 (i8.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type i16
 entry site_src_methods_rs_3_1_i16 (n_20: i16) (x_21: i64) : []i64 =
-  tabulate (i64.i16 n_20) (\pm_k1 -> lambda4_15_i16 x_21 (i16.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i16 n_20)) (\pm_k1 -> lambda4_15_i16 x_21 (i16.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type isize
 entry site_src_methods_rs_3_1_isize (n_20: i64) (x_21: i64) : []i64 =
-  tabulate (i64.i64 n_20) (\pm_k1 -> lambda4_15_i64 x_21 (i64.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i64 n_20)) (\pm_k1 -> lambda4_15_i64 x_21 (i64.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type u8
 entry site_src_methods_rs_3_1_u8 (n_20: u8) (x_21: i64) : []i64 =
@@ -326,8 +326,8 @@ entry site_src_methods_rs_3_1_u32 (n_20: u32) (x_21: i64) : []i64 =
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type u64
 entry site_src_methods_rs_3_1_u64 (n_20: u64) (x_21: i64) : []i64 =
-  tabulate (i64.u64 n_20) (\pm_k1 -> lambda4_15_u64 x_21 (u64.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.u64 n_20)) (\pm_k1 -> lambda4_15_u64 x_21 (u64.i64 pm_k1))
 
 -- accelerate! at src/methods.rs:3:1 with captured numbers of type usize
 entry site_src_methods_rs_3_1_usize (n_20: u64) (x_21: i64) : []i64 =
-  tabulate (i64.u64 n_20) (\pm_k1 -> lambda4_15_u64 x_21 (u64.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.u64 n_20)) (\pm_k1 -> lambda4_15_u64 x_21 (u64.i64 pm_k1))

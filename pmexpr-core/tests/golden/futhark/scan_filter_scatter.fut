@@ -121,23 +121,23 @@ def lambda2_15_u64 (i_16: u64) =
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type i64
 entry site_src_keywords_rs_4_1_i64 (n_18: i64) : []i64 =
-  tabulate n_18 lambda2_15_i64
+  tabulate (i64.max 0i64 n_18) lambda2_15_i64
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type i32
 entry site_src_keywords_rs_4_1_i32 (n_18: i32) : []i32 =
-  tabulate (i64.i32 n_18) (\pm_k1 -> lambda2_15_i32 (i32.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i32 n_18)) (\pm_k1 -> lambda2_15_i32 (i32.i64 pm_k1))
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type i8
 entry site_src_keywords_rs_4_1_i8 (n_18: i8) : []i8 =
-  tabulate (i64.i8 n_18) (\pm_k1 -> lambda2_15_i8 (i8.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i8 n_18)) (\pm_k1 -> lambda2_15_i8 (i8.i64 pm_k1))
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type i16
 entry site_src_keywords_rs_4_1_i16 (n_18: i16) : []i16 =
-  tabulate (i64.i16 n_18) (\pm_k1 -> lambda2_15_i16 (i16.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i16 n_18)) (\pm_k1 -> lambda2_15_i16 (i16.i64 pm_k1))
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type isize
 entry site_src_keywords_rs_4_1_isize (n_18: i64) : []i64 =
-  tabulate (i64.i64 n_18) (\pm_k1 -> lambda2_15_i64 (i64.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.i64 n_18)) (\pm_k1 -> lambda2_15_i64 (i64.i64 pm_k1))
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type u8
 entry site_src_keywords_rs_4_1_u8 (n_18: u8) : []u8 =
@@ -153,11 +153,11 @@ entry site_src_keywords_rs_4_1_u32 (n_18: u32) : []u32 =
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type u64
 entry site_src_keywords_rs_4_1_u64 (n_18: u64) : []u64 =
-  tabulate (i64.u64 n_18) (\pm_k1 -> lambda2_15_u64 (u64.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.u64 n_18)) (\pm_k1 -> lambda2_15_u64 (u64.i64 pm_k1))
 
 -- accelerate! at src/keywords.rs:4:1 with captured numbers of type usize
 entry site_src_keywords_rs_4_1_usize (n_18: u64) : []u64 =
-  tabulate (i64.u64 n_18) (\pm_k1 -> lambda2_15_u64 (u64.i64 pm_k1))
+  tabulate (i64.max 0i64 (i64.u64 n_18)) (\pm_k1 -> lambda2_15_u64 (u64.i64 pm_k1))
 
 def lambda10_19 (a_20: []f64) (b_21: []f64) =
   map2 (+) a_20 (pm_same_size a_20 b_21)

@@ -58,27 +58,27 @@ def lambda5_2_u64 (x_3: u64) =
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type i64
 entry site_src_set_rs_1_1_i64 (n_5: i64) : []i64 =
-  let a_6 = iota n_5
+  let a_6 = iota (i64.max 0i64 n_5)
   in map lambda5_2_i64 (a_6 with [0i64] = 42i64)
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type i32
 entry site_src_set_rs_1_1_i32 (n_5: i32) : []i32 =
-  let a_6 = tabulate (i64.i32 n_5) (\pm_k1 -> lambda4_0_i32 (i32.i64 pm_k1))
+  let a_6 = tabulate (i64.max 0i64 (i64.i32 n_5)) (\pm_k1 -> lambda4_0_i32 (i32.i64 pm_k1))
   in map lambda5_2_i32 (a_6 with [0i64] = 42i32)
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type i8
 entry site_src_set_rs_1_1_i8 (n_5: i8) : []i8 =
-  let a_6 = tabulate (i64.i8 n_5) (\pm_k1 -> lambda4_0_i8 (i8.i64 pm_k1))
+  let a_6 = tabulate (i64.max 0i64 (i64.i8 n_5)) (\pm_k1 -> lambda4_0_i8 (i8.i64 pm_k1))
   in map lambda5_2_i8 (a_6 with [0i64] = 42i8)
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type i16
 entry site_src_set_rs_1_1_i16 (n_5: i16) : []i16 =
-  let a_6 = tabulate (i64.i16 n_5) (\pm_k1 -> lambda4_0_i16 (i16.i64 pm_k1))
+  let a_6 = tabulate (i64.max 0i64 (i64.i16 n_5)) (\pm_k1 -> lambda4_0_i16 (i16.i64 pm_k1))
   in map lambda5_2_i16 (a_6 with [0i64] = 42i16)
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type isize
 entry site_src_set_rs_1_1_isize (n_5: i64) : []i64 =
-  let a_6 = tabulate (i64.i64 n_5) (\pm_k1 -> lambda4_0_i64 (i64.i64 pm_k1))
+  let a_6 = tabulate (i64.max 0i64 (i64.i64 n_5)) (\pm_k1 -> lambda4_0_i64 (i64.i64 pm_k1))
   in map lambda5_2_i64 (a_6 with [0i64] = 42i64)
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type u8
@@ -98,12 +98,12 @@ entry site_src_set_rs_1_1_u32 (n_5: u32) : []u32 =
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type u64
 entry site_src_set_rs_1_1_u64 (n_5: u64) : []u64 =
-  let a_6 = tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_0_u64 (u64.i64 pm_k1))
+  let a_6 = tabulate (i64.max 0i64 (i64.u64 n_5)) (\pm_k1 -> lambda4_0_u64 (u64.i64 pm_k1))
   in map lambda5_2_u64 (a_6 with [0i64] = 42u64)
 
 -- accelerate! at src/set.rs:1:1 with captured numbers of type usize
 entry site_src_set_rs_1_1_usize (n_5: u64) : []u64 =
-  let a_6 = tabulate (i64.u64 n_5) (\pm_k1 -> lambda4_0_u64 (u64.i64 pm_k1))
+  let a_6 = tabulate (i64.max 0i64 (i64.u64 n_5)) (\pm_k1 -> lambda4_0_u64 (u64.i64 pm_k1))
   in map lambda5_2_u64 (a_6 with [0i64] = 42u64)
 
 def lambda5_7 (x_8: i64) =
@@ -187,7 +187,7 @@ def lambda6_19 (i_20: i64) =
 
 -- accelerate! at src/set.rs:4:1
 entry site_src_set_rs_4_1 (n_22: i64) : []i64 =
-  let a_23 = iota n_22
+  let a_23 = iota (i64.max 0i64 n_22)
   let b_24 = (copy a_23) with [0i64] = 5i64
   in map2 (+) a_23 (pm_same_size a_23 b_24)
 
