@@ -32,6 +32,7 @@ pub fn describe(record: [u64; 4]) -> Option<String> {
         14 => "argument of integer square root cannot be negative",
         18 => "attempt to divide with overflow",
         19 => "attempt to calculate the remainder with overflow",
+        20 => "argument of integer logarithm must be positive",
         15 => return Some(format!("min > max. min = {a}, max = {b}")),
         16 => {
             let (lo, hi) = (f64::from_bits(a as u64), f64::from_bits(b as u64));

@@ -94,10 +94,10 @@ entry site_src_bits_rs_3_1_usize (s_15: []u64) : ([]u32, []u64) =
   in ((map (\pm_r0 -> pm_r0.0) pm_result), (map (\pm_r0 -> pm_r0.1) pm_result))
 
 def lambda2_16_f64 (x_17: f64) =
-  (((((((((let t = f64.trunc x_17 in if f64.abs (x_17 - t) >= 0.5 then t + f64.copysign 1 x_17 else t) + (if f64.isnan x_17 then x_17 else f64.copysign 1 x_17)) + (x_17 - f64.trunc x_17)) + (f64.fma x_17 x_17 1.0f64)) + (x_17 * 0.017453292519943295f64)) + (x_17 * 57.29577951308232f64)) + (2f64 ** x_17)) + (f64.atan2 x_17 1.0f64)) + (f64.hypot x_17 2.0f64), (if (f64.isnan x_17) then true else !(!(f64.isnan x_17 || f64.isinf x_17))))
+  (((((((((let t = if !(f64.abs x_17 < 4503599627370496f64) then x_17 else f64.copysign (f64.trunc x_17) x_17 in if f64.abs (x_17 - t) >= 0.5 then t + f64.copysign 1 x_17 else t) + (if f64.isnan x_17 then x_17 else f64.copysign 1 x_17)) + (x_17 - (if !(f64.abs x_17 < 4503599627370496f64) then x_17 else f64.copysign (f64.trunc x_17) x_17))) + (f64.fma x_17 x_17 1.0f64)) + (x_17 * 0.017453292519943295f64)) + (x_17 * 57.29577951308232f64)) + (2f64 ** x_17)) + (f64.atan2 x_17 1.0f64)) + (f64.hypot x_17 2.0f64), (if (f64.isnan x_17) then true else !(!(f64.isnan x_17 || f64.isinf x_17))))
 
 def lambda2_16_f32 (x_17: f32) =
-  (((((((((let t = f32.trunc x_17 in if f32.abs (x_17 - t) >= 0.5 then t + f32.copysign 1 x_17 else t) + (if f32.isnan x_17 then x_17 else f32.copysign 1 x_17)) + (x_17 - f32.trunc x_17)) + (f32.fma x_17 x_17 1.0f32)) + (x_17 * 0.017453292f32)) + (x_17 * 57.29578f32)) + (2f32 ** x_17)) + (f32.atan2 x_17 1.0f32)) + (f32.hypot x_17 2.0f32), (if (f32.isnan x_17) then true else !(!(f32.isnan x_17 || f32.isinf x_17))))
+  (((((((((let t = if !(f32.abs x_17 < 8388608f32) then x_17 else f32.copysign (f32.trunc x_17) x_17 in if f32.abs (x_17 - t) >= 0.5 then t + f32.copysign 1 x_17 else t) + (if f32.isnan x_17 then x_17 else f32.copysign 1 x_17)) + (x_17 - (if !(f32.abs x_17 < 8388608f32) then x_17 else f32.copysign (f32.trunc x_17) x_17))) + (f32.fma x_17 x_17 1.0f32)) + (x_17 * 0.017453292f32)) + (x_17 * 57.29578f32)) + (2f32 ** x_17)) + (f32.atan2 x_17 1.0f32)) + (f32.hypot x_17 2.0f32), (if (f32.isnan x_17) then true else !(!(f32.isnan x_17 || f32.isinf x_17))))
 
 -- accelerate! at src/bits.rs:4:1 with captured numbers of type f64
 entry site_src_bits_rs_4_1_f64 (fs_19: []f64) : ([]f64, []bool) =
