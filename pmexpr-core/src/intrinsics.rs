@@ -227,7 +227,12 @@ impl Intrinsic {
         use Intrinsic::*;
         matches!(
             self,
-            MUnsignedAbs | MIsPositive | MIsNegative | MWrappingAbs | MSaturatingAbs | MSaturatingNeg
+            MUnsignedAbs
+                | MIsPositive
+                | MIsNegative
+                | MWrappingAbs
+                | MSaturatingAbs
+                | MSaturatingNeg
         )
     }
 

@@ -1195,6 +1195,29 @@ mod tests {
     }
 
     #[test]
+    fn the_other_methods_are_rust_s_and_unsigned_ones_have_no_sign() {
+        let site = Site::new("n.rs", 1, 1);
+        assert_eq!(<i8 as Int>::unsigned_abs(i8::MIN), 128_u8);
+        assert_eq!(<i16 as Int>::saturating_neg(i16::MIN), i16::MAX);
+        assert_eq!(<i32 as Int>::saturating_abs(i32::MIN), i32::MAX);
+        assert_eq!(<i64 as Int>::wrapping_div(&site, i64::MIN, -1), i64::MIN);
+        assert_eq!(<i64 as Int>::wrapping_rem(&site, i64::MIN, -1), 0);
+        assert_eq!(<u8 as Int>::wrapping_shl(1, 9_i64), 2);
+        assert_eq!(<i8 as Int>::saturating_pow(-2, 7_u8), i8::MIN);
+        assert_eq!(<i8 as Int>::saturating_pow(-2, 8_u8), i8::MAX);
+        assert_eq!(<u16 as Int>::ilog10(&site, 9999), 3);
+        // Methods Rust has on signed integers only, of an unsigned type the captured values fix.
+        assert!(!<u8 as Int>::is_negative(200));
+        assert!(<u8 as Int>::is_positive(200));
+        assert_eq!(<u32 as Int>::unsigned_abs(7), 7);
+        assert_eq!(<u64 as Int>::saturating_neg(7), 0);
+        assert_eq!(<u16 as Int>::wrapping_abs(7), 7);
+        assert_eq!(<f64 as Num>::rem_euclid(&site, -7.5, 2.0), 0.5);
+        assert_eq!(<f32 as Num>::div_euclid(&site, -7.5, 2.0), -4.0);
+        assert!(<f64 as Float>::is_sign_negative(-f64::NAN));
+    }
+
+    #[test]
     fn same_code_for_both_numbers() {
         assert_eq!(poly(7_i64, 2), (9, 12, -3, false));
         assert_eq!(poly(1.0_f64, 2.0), (3.0, 0.0, -0.5, true));

@@ -516,9 +516,19 @@ __device__ __forceinline__ T pm_m_copysign(T x, T s) { return copysign##SUF(x, s
 __device__ __forceinline__ T pm_m_exp_m1(T x) { return expm1##SUF(x); }                         \
 __device__ __forceinline__ T pm_m_ln_1p(T x) { return log1p##SUF(x); }                          \
 __device__ __forceinline__ T pm_m_log(T x, T b) { return log##SUF(x) / log##SUF(b); }           \
-__device__ __forceinline__ T pm_m_asinh(T x) { return asinh##SUF(x); }                          \
-__device__ __forceinline__ T pm_m_acosh(T x) { return acosh##SUF(x); }                          \
-__device__ __forceinline__ T pm_m_atanh(T x) { return atanh##SUF(x); }                          \
+/* Rust's definitions on C's `log1p`, `hypot`, `sqrt` and `log` (C's own `asinh` is finite at */ \
+/* MAX, where Rust's overflows). */                                                              \
+__device__ __forceinline__ T pm_m_asinh(T x) {                                                  \
+    T ax = fabs##SUF(x), ix = (T)1 / ax;                                                        \
+    return copysign##SUF(log1p##SUF(ax + ax / (hypot##SUF((T)1, ix) + ix)), x);                 \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_acosh(T x) {                                                  \
+    if (x < (T)1) return (x - x) / (x - x);                                                     \
+    return log##SUF(x + sqrt##SUF(x - (T)1) * sqrt##SUF(x + (T)1));                             \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_atanh(T x) {                                                  \
+    return (T)0.5 * log1p##SUF(((T)2 * x) / ((T)1 - x));                                        \
+}                                                                                               \
 /* `rint` in the default rounding mode, to nearest with ties to even. */                      \
 __device__ __forceinline__ T pm_m_round_ties_even(T x) { return rint##SUF(x); }                 \
 /* Rust's definitions on `%` (C's `fmod`); floats never fail. */                               \

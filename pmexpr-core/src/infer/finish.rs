@@ -141,9 +141,7 @@ impl Infer<'_> {
                     self.errors.push(
                         Error::new(
                             span,
-                            format!(
-                                "`{name}` of {of} gives a {w}, as in Rust, used here as {got}"
-                            ),
+                            format!("`{name}` of {of} gives a {w}, as in Rust, used here as {got}"),
                         )
                         .help(format!(
                             "convert it where a {got} is needed: `{} as {got}`",

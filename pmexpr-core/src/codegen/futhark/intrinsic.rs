@@ -570,7 +570,23 @@ impl<'a, 'b> Gen<'a, 'b> {
             "copysign" => format!("{pn}.copysign {x} {y}"),
             // Rust's definition.
             "log" => format!("{pn}.log {x} / {pn}.log {y}"),
-            "asinh" | "acosh" | "atanh" => format!("{pn}.{name} {x}"),
+            // Rust's definitions (not the C library's: Rust's `asinh` and `acosh` overflow at
+            // MAX).
+            "asinh" => {
+                let (a, k) = (self.fresh("a"), self.fresh("k"));
+                let arg = format!("{a} + {a} / ({pn}.hypot 1{pn} {k} + {k})");
+                let l = self.ln_1p_code(pn, &arg);
+                format!(
+                    "let {a} = {pn}.abs {x} in let {k} = 1{pn} / {a} in {pn}.copysign ({l}) {x}"
+                )
+            }
+            "acosh" => format!(
+                "if {x} < 1{pn} then {pn}.nan else {pn}.log ({x} + {pn}.sqrt ({x} - 1{pn}) * {pn}.sqrt ({x} + 1{pn}))"
+            ),
+            "atanh" => {
+                let l = self.ln_1p_code(pn, &format!("(2{pn} * {x}) / (1{pn} - {x})"));
+                format!("0.5{pn} * ({l})")
+            }
             // Kahan's accurate forms on `exp` and `log` (within a few units in the last place,
             // as C's `expm1` and `log1p` on the CUDA targets), exact at 0, ±∞ and NaN.
             "exp_m1" => {
@@ -579,12 +595,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     "if {pn}.isinf {x} then (if {x} < 0{pn} then -1{pn} else {x}) else let {u} = {pn}.exp {x} in if {u} == 1{pn} then {x} else let {m} = {u} - 1{pn} in if {m} == -1{pn} || {pn}.isinf {u} then {m} else {m} * {x} / {pn}.log {u}"
                 )
             }
-            "ln_1p" => {
-                let u = self.fresh("u");
-                format!(
-                    "if {pn}.isinf {x} && {x} > 0{pn} then {x} else let {u} = 1{pn} + {x} in if {u} == 1{pn} then {x} else {pn}.log {u} * {x} / ({u} - 1{pn})"
-                )
-            }
+            "ln_1p" => self.ln_1p_code(pn, &x),
             // Futhark's `round` is half to even; an integer already beyond 2^52 (2^23), and
             // the sign of a zero, kept as `exact_trunc` keeps them.
             "round_ties_even" => format!(
@@ -727,6 +738,15 @@ impl<'a, 'b> Gen<'a, 'b> {
             _ => return Err(GenError::Unsupported(format!("`.{name}()`"))),
         };
         Ok(with_lets(lines, Code::open(text)))
+    }
+
+    /// `ln_1p` of the Futhark expression `arg` of float type `pn`: Kahan's form on `log`,
+    /// exact at 0, -0, +∞ and NaN.
+    fn ln_1p_code(&mut self, pn: &str, arg: &str) -> String {
+        let (v, u) = (self.fresh("v"), self.fresh("u"));
+        format!(
+            "let {v} = {arg} in if {pn}.isinf {v} && {v} > 0{pn} then {v} else let {u} = 1{pn} + {v} in if {u} == 1{pn} then {v} else {pn}.log {u} * {v} / ({u} - 1{pn})"
+        )
     }
 
     /// `a ++ b`; for rows, `b`'s rows take the size of `a`'s.

@@ -44,8 +44,8 @@ impl Gen<'_> {
                 let a = v(self, 0);
                 quote!(#rt::Num::neg_at(B::CHECKS, #site, #a))
             }
-            AddF | SubF | MulF | DivF | RemF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
-            | GtF | LeqF | GeqF | EqB | NeqB => {
+            AddF | SubF | MulF | DivF | RemF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF
+            | NeqF | LtF | GtF | LeqF | GeqF | EqB | NeqB => {
                 let op = operator_tokens(i);
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!((#a #op #b))
