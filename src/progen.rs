@@ -285,7 +285,7 @@ impl Gen {
     fn arith(&mut self, t: Ty, d: u32) -> E {
         let a = self.expr(t, d);
         if t.float() {
-            let op = self.pick(&["+", "-", "*", "/", "neg"]);
+            let op = self.pick(&["+", "-", "*", "/", "%", "neg"]);
             if op == "neg" {
                 return E::map(&[&a], |_, p| format!("(-{})", p[0]));
             }
@@ -361,12 +361,27 @@ impl Gen {
         if t == U32 && self.chance(25) {
             let from = self.pick(&TYPES[..10]);
             let a = self.expr(from, d);
-            let m = self.pick(&["count_ones", "leading_zeros", "trailing_zeros"]);
-            return E::map(&[&a], |_, p| format!("({}).{m}()", p[0]));
+            let m = self.pick(&[
+                "count_ones",
+                "leading_zeros",
+                "trailing_zeros",
+                "count_zeros",
+                "leading_ones",
+                "trailing_ones",
+                "ilog2",
+                "ilog10",
+            ]);
+            // The logarithms of a positive number only (Rust panics on the others).
+            let positive = if m.starts_with("ilog") { ".max(1)" } else { "" };
+            return E::map(&[&a], |_, p| format!("({}){positive}.{m}()", p[0]));
         }
         if !t.signed() && self.chance(20) {
             let from = self.pick(&TYPES[..5]);
             if from.unsigned() == t {
+                if self.chance(50) {
+                    let a = self.expr(from, d);
+                    return E::map(&[&a], |_, p| format!("({}).unsigned_abs()", p[0]));
+                }
                 let (a, b) = (self.expr(from, d), self.expr(from, d));
                 return E::map(&[&a, &b], |_, p| format!("({}).abs_diff({})", p[0], p[1]));
             }
@@ -390,9 +405,21 @@ impl Gen {
             "div_euclid",
             "clamp",
             "wrapping_neg",
+            "wrapping_shl",
+            "wrapping_shr",
+            "wrapping_pow",
+            "saturating_pow",
+            "wrapping_div",
+            "wrapping_rem",
         ];
         if t.signed() {
-            names.extend(["abs", "signum"]);
+            names.extend([
+                "abs",
+                "signum",
+                "wrapping_abs",
+                "saturating_abs",
+                "saturating_neg",
+            ]);
         } else {
             names.extend(["isqrt", "div_ceil", "next_power_of_two", "abs_diff"]);
         }
@@ -407,7 +434,9 @@ impl Gen {
                 let b = self.expr(t, d);
                 E::map(&[&a, &b], |_, p| format!("({}).abs_diff({})", p[0], p[1]))
             }
-            "rotate_left" | "rotate_right" => {
+            // Never failing, as a release or a debug build: one printing for every mode.
+            "rotate_left" | "rotate_right" | "wrapping_shl" | "wrapping_shr" | "wrapping_pow"
+            | "saturating_pow" => {
                 let n = E::same(format!("{}u32", self.below(2 * t.bits() as usize)));
                 E::map(&[&a, &n], |_, p| format!("({}).{m}({})", p[0], p[1]))
             }
@@ -418,6 +447,15 @@ impl Gen {
                     Mode::Wrap => format!("({}).wrapping_pow({})", p[0], p[1]),
                     Mode::Check => format!("({}).checked_pow({})?", p[0], p[1]),
                 })
+            }
+            // `MIN / -1` wraps, in every build.
+            "wrapping_div" | "wrapping_rem" => {
+                let b = if t.signed() && self.chance(30) {
+                    E::same(format!("(-1{})", t.name()))
+                } else {
+                    E::same(self.divisor(t))
+                };
+                E::map(&[&a, &b], |_, p| format!("({}).{m}({})", p[0], p[1]))
             }
             "rem_euclid" | "div_euclid" | "div_ceil" => {
                 let b = E::same(self.divisor(t));
@@ -480,9 +518,21 @@ impl Gen {
             "to_degrees",
             "to_radians",
             "copysign_like",
+            "recip",
+            "copysign",
+            "exp_m1",
+            "ln_1p",
+            "log",
+            "asinh",
+            "acosh",
+            "atanh",
+            "round_ties_even",
+            "rem_euclid",
+            "div_euclid",
         ]);
         match m {
-            "min" | "max" | "hypot" | "atan2" | "powf" => {
+            "min" | "max" | "hypot" | "atan2" | "powf" | "copysign" | "log" | "rem_euclid"
+            | "div_euclid" => {
                 if matches!(m, "min" | "max") {
                     self.loose_zero = true;
                 }
@@ -533,7 +583,20 @@ impl Gen {
             2 => {
                 let t = self.pick(&[F32, F64]);
                 let a = self.expr(t, d.saturating_sub(1));
-                let m = self.pick(&["is_nan", "is_finite"]);
+                let m = self.pick(&[
+                    "is_nan",
+                    "is_finite",
+                    "is_infinite",
+                    "is_normal",
+                    "is_sign_negative",
+                    "is_sign_positive",
+                ]);
+                E::map(&[&a], |_, p| format!("({}).{m}()", p[0]))
+            }
+            3 if self.chance(30) => {
+                let t = self.pick(&TYPES[..5]);
+                let a = self.expr(t, d.saturating_sub(1));
+                let m = self.pick(&["is_negative", "is_positive"]);
                 E::map(&[&a], |_, p| format!("({}).{m}()", p[0]))
             }
             _ => {

@@ -832,3 +832,173 @@ fn abs_diff_is_unsigned() {
     ];
     assert_eq!(got, (wide, narrow.clone(), twice, known, narrow));
 }
+
+/// `ilog2` and `ilog10` in a kernel, of one element.
+fn ilogs_of(x: i32) -> Vec<u32> {
+    let out = Tensor::<u32>::zeros(&[2]);
+    accelerate!(par_loop(1, |i| {
+        tensor_set(out, [0], x.ilog2());
+        tensor_set(out, [1 + i], x.ilog10())
+    }));
+    out.to_vec()
+}
+
+/// `wrapping_div` and `wrapping_rem` in a kernel.
+fn wrapping_quotient(x: i64, y: i64) -> Vec<i64> {
+    let out = Tensor::<i64>::zeros(&[2]);
+    accelerate!(par_loop(1, |i| {
+        tensor_set(out, [0], x.wrapping_div(y));
+        tensor_set(out, [1 + i], x.wrapping_rem(y))
+    }));
+    out.to_vec()
+}
+
+#[test]
+fn ilog_of_a_number_that_is_not_positive_fails_at_the_site() {
+    assert_eq!(on_every_target(|| ilogs_of(i32::MAX)), [30, 9]);
+    assert_eq!(on_every_target(|| ilogs_of(1)), [0, 0]);
+    assert_eq!(on_every_target(|| ilogs_of(1000)), [9, 3]);
+    for x in [0, -1, i32::MIN] {
+        fails_everywhere("argument of integer logarithm must be positive", || {
+            ilogs_of(x);
+        });
+    }
+    // Of a narrow unsigned integer that the captured values fix.
+    let v: Vec<u8> = vec![1, 9, 10, 255];
+    let r: Vec<(u32, u32)> = on_every_target(|| accelerate!(map(|x| (x.ilog2(), x.ilog10()), v)));
+    assert_eq!(r, [(0, 0), (3, 0), (3, 1), (7, 2)]);
+    let z: Vec<u8> = vec![3, 0];
+    same_failure(
+        "tests/methods.rs",
+        "argument of integer logarithm must be positive",
+        || {
+            let _: Vec<u32> = accelerate!(map(|x| x.ilog10(), z));
+        },
+    );
+}
+
+#[test]
+fn wrapping_division_wraps_at_min_and_fails_by_zero() {
+    assert_eq!(
+        on_every_target(|| wrapping_quotient(i64::MIN, -1)),
+        [i64::MIN, 0]
+    );
+    assert_eq!(on_every_target(|| wrapping_quotient(-7, 2)), [-3, -1]);
+    fails_everywhere("Division by zero", || {
+        wrapping_quotient(5, 0);
+    });
+}
+
+/// The `wrapping_*` and `saturating_*` methods never fail, debug mode included, where `pow`,
+/// `abs`, unary `-` and shifts by the width or more do; the results are Rust's on every target.
+#[test]
+fn wrapping_and_saturating_methods_never_fail_in_debug_mode() {
+    let v: Vec<i32> = vec![i32::MIN, i32::MIN + 1, -3, -1, 0, 1, 7, i32::MAX];
+    type Wrapped = (i32, i32, i32, i32, i32, i32, i32, i32, i32, u32);
+    let want: Vec<Wrapped> = v
+        .iter()
+        .map(|&x| {
+            (
+                x.wrapping_pow(31),
+                x.saturating_pow(31),
+                x.wrapping_abs(),
+                x.saturating_abs(),
+                x.saturating_neg(),
+                x.wrapping_shl(40),
+                x.wrapping_shr(40),
+                x.wrapping_div(-1),
+                x.wrapping_rem(-1),
+                x.unsigned_abs(),
+            )
+        })
+        .collect();
+    let got = on_every_target(|| {
+        accelerate!(map(
+            |x: i32| (
+                x.wrapping_pow(31),
+                x.saturating_pow(31),
+                x.wrapping_abs(),
+                x.saturating_abs(),
+                x.saturating_neg(),
+                x.wrapping_shl(40),
+                x.wrapping_shr(40),
+                x.wrapping_div(-1),
+                x.wrapping_rem(-1),
+                x.unsigned_abs()
+            ),
+            v
+        ))
+    });
+    assert_eq!(got, want);
+    // The operators they stand beside do fail in debug mode on these values.
+    wraps_on_every_target(|| accelerate!(map(|x: i32| x.pow(31), v)));
+    wraps_on_every_target(|| accelerate!(map(|x: i32| x.abs(), v)));
+    let b: Vec<u8> = vec![0, 1, 2, 3, 16, 128, 255];
+    let want: Vec<(u8, u8, u8, u8)> = b
+        .iter()
+        .map(|&x| {
+            (
+                x.wrapping_pow(9),
+                x.saturating_pow(9),
+                x.wrapping_shl(12),
+                x.wrapping_shr(12),
+            )
+        })
+        .collect();
+    let got = on_every_target(|| {
+        accelerate!(map(
+            |x| (
+                x.wrapping_pow(9),
+                x.saturating_pow(9),
+                x.wrapping_shl(12),
+                x.wrapping_shr(12)
+            ),
+            b
+        ))
+    });
+    assert_eq!(got, want);
+}
+
+/// `%` of floats is Rust's (C's `fmod`): the sign of the dividend, exact, NaN for a zero
+/// divisor or an infinite dividend; `rem_euclid` and `div_euclid` of floats Rust's too.
+#[test]
+fn float_remainders_are_rust_s() {
+    let xs: Vec<f64> = vec![
+        7.5,
+        -7.5,
+        0.1,
+        -0.0,
+        1e300,
+        f64::INFINITY,
+        f64::NAN,
+        5.0,
+        -5.0,
+    ];
+    let ys: Vec<f64> = vec![2.0, 2.0, 0.03, 1.0, 3.0, 1.0, 1.0, 0.0, -f64::INFINITY];
+    let want: Vec<(f64, f64, f64)> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| (x % y, x.rem_euclid(y), x.div_euclid(y)))
+        .collect();
+    let same = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits();
+    let mut targets = vec![Target::Seq, Target::Cpu, Target::Debug];
+    targets.extend(common::accelerated_targets());
+    for t in targets {
+        let got: Vec<(f64, f64, f64)> = with_target(t, || {
+            accelerate!(map2(
+                |x, y| (x % y, x.rem_euclid(y), x.div_euclid(y)),
+                xs,
+                ys
+            ))
+        });
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                same(g.0, w.0) && same(g.1, w.1) && same(g.2, w.2),
+                "on {t}: {g:?} {w:?}"
+            );
+        }
+    }
+    let fs: Vec<f32> = vec![7.5, -7.5, 0.1];
+    let got: Vec<f32> = on_every_target(|| accelerate!(map(|x| x % 2.0, fs)));
+    assert_eq!(got, fs.iter().map(|x| x % 2.0).collect::<Vec<_>>());
+}

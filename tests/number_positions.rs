@@ -12,8 +12,7 @@
 //! (the rows once, applied at each type with the type written); the device generators see the
 //! program after inference, where every position has become the same type.
 //!
-//! Left out, as the language refuses them: `%` on floats (an integer operator in PMExpr), and
-//! Rust's methods that exist only for signed or only for unsigned integers on the others (`abs`,
+//! Left out, as the language refuses them: Rust's methods that exist only for signed or only for unsigned integers on the others (`abs`,
 //! `signum` and unary `-` on unsigned integers; `div_ceil`, `is_power_of_two` and
 //! `next_power_of_two` on signed ones, which Rust has only unstable or not at all).
 
@@ -300,6 +299,22 @@ macro_rules! float_table {
             // Read at the row's type from its digits: at `f32` one rounding, not two through
             // the nearest `f64` (the middle of two `f32`s, rounded to the even one).
             50 exact (|x, y, k| x * 1.0000001788139343)
+            51 exact (|x, y, k| x.recip())
+            52 exact (|x, y, k| if x.is_infinite() { 1.0 } else { 0.0 })
+            53 exact (|x, y, k| if x.is_sign_negative() { 1.0 } else { 0.0 })
+            54 exact (|x, y, k| if x.is_sign_positive() { 1.0 } else { 0.0 })
+            55 exact (|x, y, k| if x.is_normal() { 1.0 } else { 0.0 })
+            56 exact (|x, y, k| x.copysign(y))
+            57 libm (|x, y, k| x.exp_m1())
+            58 libm (|x, y, k| x.ln_1p())
+            59 libm (|x, y, k| x.log(y))
+            60 libm (|x, y, k| x.asinh())
+            61 libm (|x, y, k| x.acosh())
+            62 libm (|x, y, k| x.atanh())
+            63 exact (|x, y, k| x.round_ties_even())
+            64 exact (|x, y, k| x % y)
+            65 exact (|x, y, k| x.rem_euclid(y))
+            66 exact (|x, y, k| x.div_euclid(y))
         ]);
     };
 }
@@ -318,9 +333,10 @@ macro_rules! float_sites {
 
         /// The operands: every pair of edge values, and an `i32` beside each.
         pub fn inputs() -> (Tensor<$t>, Tensor<$t>, Tensor<i32>, i64) {
-            let vals: [$t; 20] = [
+            let vals: [$t; 23] = [
                 0.0, -0.0, 0.1, 0.5, -0.5, 1.0, -1.0, 1.5, 2.5, -2.75, 3.0, 10.0, 100.5, -1e-3,
                 1e30, <$t>::MIN_POSITIVE, <$t>::MAX, <$t>::INFINITY, <$t>::NEG_INFINITY, <$t>::NAN,
+                -<$t>::NAN, <$t>::MIN_POSITIVE / 4.0, -3.5,
             ];
             let ks = [-3, -1, 0, 1, 2, 3, 7, 31, -31, 100, 0];
             let (a, b) = pairs(&vals);
@@ -482,24 +498,30 @@ mod f64_positions {
 /// The integer rows: `(|x, y, d, s, h| …)` of three integers of one type (`d` never 0, nor -1
 /// where `x` is `MIN`), a shift amount `s: u32` below the width and half the width `h`; the
 /// operands kept where no row overflows (debug mode fails there, as a debug build panics).
-/// `$extra` are the rows of signed or of unsigned integers only. The counts (`u64` rows) are
-/// apart.
+/// `$extra` are the rows of signed or of unsigned integers only, `$cextra` their counts. The
+/// counts (`u64` rows) are apart.
 macro_rules! int_table {
     ($cb:ident!($($args:tt)*), signed) => {
         int_table!(@rows $cb!($($args)*), [
-            31 (|x, y, d, s, h| (x >> 1).abs())
-            32 (|x, y, d, s, h| x.signum())
-            33 (|x, y, d, s, h| -(x >> 1))
+            37 (|x, y, d, s, h| (x >> 1).abs())
+            38 (|x, y, d, s, h| x.signum())
+            39 (|x, y, d, s, h| -(x >> 1))
+            40 (|x, y, d, s, h| (if x.is_positive() { 1 } else { 0 }) + (if x.is_negative() { 2 } else { 0 }))
+            41 (|x, y, d, s, h| x.wrapping_abs())
+            42 (|x, y, d, s, h| x.saturating_abs())
+            43 (|x, y, d, s, h| x.saturating_neg())
+        ] [
+            9 (|x, y| x.unsigned_abs() as u64)
         ]);
     };
     ($cb:ident!($($args:tt)*), unsigned) => {
         int_table!(@rows $cb!($($args)*), [
-            31 (|x, y, d, s, h| x.div_ceil(d))
-            32 (|x, y, d, s, h| if x.is_power_of_two() { 1 } else { 0 })
-            33 (|x, y, d, s, h| (x >> 1).next_power_of_two())
-        ]);
+            37 (|x, y, d, s, h| x.div_ceil(d))
+            38 (|x, y, d, s, h| if x.is_power_of_two() { 1 } else { 0 })
+            39 (|x, y, d, s, h| (x >> 1).next_power_of_two())
+        ] []);
     };
-    (@rows $cb:ident!($($args:tt)*), [$($extra:tt)*]) => {
+    (@rows $cb:ident!($($args:tt)*), [$($extra:tt)*] [$($cextra:tt)*]) => {
         $cb!($($args)* [
             0 (|x, y, d, s, h| x.min(y))
             1 (|x, y, d, s, h| x.max(y))
@@ -532,12 +554,24 @@ macro_rules! int_table {
             28 (|x, y, d, s, h| x >> s)
             29 (|x, y, d, s, h| (if x < y { 1 } else { 0 }) + (if x <= y { 2 } else { 0 }) + (if x == y { 4 } else { 0 }) + (if x != y { 8 } else { 0 }) + (if x > y { 16 } else { 0 }) + (if x >= y { 32 } else { 0 }))
             30 (|x, y, d, s, h| x / 3 + 5)
+            31 (|x, y, d, s, h| x.wrapping_shl(s + 64))
+            32 (|x, y, d, s, h| x.wrapping_shr(s + 64))
+            33 (|x, y, d, s, h| x.wrapping_pow(s))
+            34 (|x, y, d, s, h| x.saturating_pow(s))
+            35 (|x, y, d, s, h| x.wrapping_div(if y == 0 { 1 } else { y }))
+            36 (|x, y, d, s, h| x.wrapping_rem(if y == 0 { 1 } else { y }))
             $($extra)*
         ] [
             0 (|x, y| x.count_ones() as u64)
             1 (|x, y| x.leading_zeros() as u64)
             2 (|x, y| x.trailing_zeros() as u64)
             3 (|x, y| x.abs_diff(y) as u64)
+            4 (|x, y| x.count_zeros() as u64)
+            5 (|x, y| x.leading_ones() as u64)
+            6 (|x, y| x.trailing_ones() as u64)
+            7 (|x, y| x.max(1).ilog2() as u64)
+            8 (|x, y| x.max(1).ilog10() as u64)
+            $($cextra)*
         ]);
     };
 }
@@ -868,6 +902,22 @@ fn f32_rows_on_every_target() {
             tensor_set(o, [48, i], x.mul_add(int2float(k), 1.0));
             tensor_set(o, [49, i], x * 0.1 + 2.5);
             tensor_set(o, [50, i], x * 1.0000001788139343);
+            tensor_set(o, [51, i], x.recip());
+            tensor_set(o, [52, i], if x.is_infinite() { 1.0 } else { 0.0 });
+            tensor_set(o, [53, i], if x.is_sign_negative() { 1.0 } else { 0.0 });
+            tensor_set(o, [54, i], if x.is_sign_positive() { 1.0 } else { 0.0 });
+            tensor_set(o, [55, i], if x.is_normal() { 1.0 } else { 0.0 });
+            tensor_set(o, [56, i], x.copysign(y));
+            tensor_set(o, [57, i], x.exp_m1());
+            tensor_set(o, [58, i], x.ln_1p());
+            tensor_set(o, [59, i], x.log(y));
+            tensor_set(o, [60, i], x.asinh());
+            tensor_set(o, [61, i], x.acosh());
+            tensor_set(o, [62, i], x.atanh());
+            tensor_set(o, [63, i], x.round_ties_even());
+            tensor_set(o, [64, i], x % y);
+            tensor_set(o, [65, i], x.rem_euclid(y));
+            tensor_set(o, [66, i], x.div_euclid(y));
         }));
         (o.to_vec(), launches() - before)
     };
@@ -955,6 +1005,22 @@ fn f64_rows_on_every_target() {
             tensor_set(o, [48, i], x.mul_add(int2float(k), 1.0));
             tensor_set(o, [49, i], x * 0.1 + 2.5);
             tensor_set(o, [50, i], x * 1.0000001788139343);
+            tensor_set(o, [51, i], x.recip());
+            tensor_set(o, [52, i], if x.is_infinite() { 1.0 } else { 0.0 });
+            tensor_set(o, [53, i], if x.is_sign_negative() { 1.0 } else { 0.0 });
+            tensor_set(o, [54, i], if x.is_sign_positive() { 1.0 } else { 0.0 });
+            tensor_set(o, [55, i], if x.is_normal() { 1.0 } else { 0.0 });
+            tensor_set(o, [56, i], x.copysign(y));
+            tensor_set(o, [57, i], x.exp_m1());
+            tensor_set(o, [58, i], x.ln_1p());
+            tensor_set(o, [59, i], x.log(y));
+            tensor_set(o, [60, i], x.asinh());
+            tensor_set(o, [61, i], x.acosh());
+            tensor_set(o, [62, i], x.atanh());
+            tensor_set(o, [63, i], x.round_ties_even());
+            tensor_set(o, [64, i], x % y);
+            tensor_set(o, [65, i], x.rem_euclid(y));
+            tensor_set(o, [66, i], x.div_euclid(y));
         }));
         (o.to_vec(), launches() - before)
     };
@@ -1026,13 +1092,33 @@ fn i8_rows_on_every_target() {
                     + (if x >= y { 32 } else { 0 }),
             );
             tensor_set(o, [30, i], x / 3 + 5);
-            tensor_set(o, [31, i], (x >> 1).abs());
-            tensor_set(o, [32, i], x.signum());
-            tensor_set(o, [33, i], -(x >> 1));
+            tensor_set(o, [31, i], x.wrapping_shl(s + 64));
+            tensor_set(o, [32, i], x.wrapping_shr(s + 64));
+            tensor_set(o, [33, i], x.wrapping_pow(s));
+            tensor_set(o, [34, i], x.saturating_pow(s));
+            tensor_set(o, [35, i], x.wrapping_div(if y == 0 { 1 } else { y }));
+            tensor_set(o, [36, i], x.wrapping_rem(if y == 0 { 1 } else { y }));
+            tensor_set(o, [37, i], (x >> 1).abs());
+            tensor_set(o, [38, i], x.signum());
+            tensor_set(o, [39, i], -(x >> 1));
+            tensor_set(
+                o,
+                [40, i],
+                (if x.is_positive() { 1 } else { 0 }) + (if x.is_negative() { 2 } else { 0 }),
+            );
+            tensor_set(o, [41, i], x.wrapping_abs());
+            tensor_set(o, [42, i], x.saturating_abs());
+            tensor_set(o, [43, i], x.saturating_neg());
             tensor_set(c, [0, i], x.count_ones() as u64);
             tensor_set(c, [1, i], x.leading_zeros() as u64);
             tensor_set(c, [2, i], x.trailing_zeros() as u64);
             tensor_set(c, [3, i], x.abs_diff(y) as u64);
+            tensor_set(c, [4, i], x.count_zeros() as u64);
+            tensor_set(c, [5, i], x.leading_ones() as u64);
+            tensor_set(c, [6, i], x.trailing_ones() as u64);
+            tensor_set(c, [7, i], x.max(1).ilog2() as u64);
+            tensor_set(c, [8, i], x.max(1).ilog10() as u64);
+            tensor_set(c, [9, i], x.unsigned_abs() as u64);
         }));
         ((o.to_vec(), c.to_vec()), launches() - before)
     };
@@ -1094,13 +1180,24 @@ fn u16_rows_on_every_target() {
                     + (if x >= y { 32 } else { 0 }),
             );
             tensor_set(o, [30, i], x / 3 + 5);
-            tensor_set(o, [31, i], x.div_ceil(d));
-            tensor_set(o, [32, i], if x.is_power_of_two() { 1 } else { 0 });
-            tensor_set(o, [33, i], (x >> 1).next_power_of_two());
+            tensor_set(o, [31, i], x.wrapping_shl(s + 64));
+            tensor_set(o, [32, i], x.wrapping_shr(s + 64));
+            tensor_set(o, [33, i], x.wrapping_pow(s));
+            tensor_set(o, [34, i], x.saturating_pow(s));
+            tensor_set(o, [35, i], x.wrapping_div(if y == 0 { 1 } else { y }));
+            tensor_set(o, [36, i], x.wrapping_rem(if y == 0 { 1 } else { y }));
+            tensor_set(o, [37, i], x.div_ceil(d));
+            tensor_set(o, [38, i], if x.is_power_of_two() { 1 } else { 0 });
+            tensor_set(o, [39, i], (x >> 1).next_power_of_two());
             tensor_set(c, [0, i], x.count_ones() as u64);
             tensor_set(c, [1, i], x.leading_zeros() as u64);
             tensor_set(c, [2, i], x.trailing_zeros() as u64);
             tensor_set(c, [3, i], x.abs_diff(y) as u64);
+            tensor_set(c, [4, i], x.count_zeros() as u64);
+            tensor_set(c, [5, i], x.leading_ones() as u64);
+            tensor_set(c, [6, i], x.trailing_ones() as u64);
+            tensor_set(c, [7, i], x.max(1).ilog2() as u64);
+            tensor_set(c, [8, i], x.max(1).ilog10() as u64);
         }));
         ((o.to_vec(), c.to_vec()), launches() - before)
     };
@@ -1162,13 +1259,33 @@ fn i32_rows_on_every_target() {
                     + (if x >= y { 32 } else { 0 }),
             );
             tensor_set(o, [30, i], x / 3 + 5);
-            tensor_set(o, [31, i], (x >> 1).abs());
-            tensor_set(o, [32, i], x.signum());
-            tensor_set(o, [33, i], -(x >> 1));
+            tensor_set(o, [31, i], x.wrapping_shl(s + 64));
+            tensor_set(o, [32, i], x.wrapping_shr(s + 64));
+            tensor_set(o, [33, i], x.wrapping_pow(s));
+            tensor_set(o, [34, i], x.saturating_pow(s));
+            tensor_set(o, [35, i], x.wrapping_div(if y == 0 { 1 } else { y }));
+            tensor_set(o, [36, i], x.wrapping_rem(if y == 0 { 1 } else { y }));
+            tensor_set(o, [37, i], (x >> 1).abs());
+            tensor_set(o, [38, i], x.signum());
+            tensor_set(o, [39, i], -(x >> 1));
+            tensor_set(
+                o,
+                [40, i],
+                (if x.is_positive() { 1 } else { 0 }) + (if x.is_negative() { 2 } else { 0 }),
+            );
+            tensor_set(o, [41, i], x.wrapping_abs());
+            tensor_set(o, [42, i], x.saturating_abs());
+            tensor_set(o, [43, i], x.saturating_neg());
             tensor_set(c, [0, i], x.count_ones() as u64);
             tensor_set(c, [1, i], x.leading_zeros() as u64);
             tensor_set(c, [2, i], x.trailing_zeros() as u64);
             tensor_set(c, [3, i], x.abs_diff(y) as u64);
+            tensor_set(c, [4, i], x.count_zeros() as u64);
+            tensor_set(c, [5, i], x.leading_ones() as u64);
+            tensor_set(c, [6, i], x.trailing_ones() as u64);
+            tensor_set(c, [7, i], x.max(1).ilog2() as u64);
+            tensor_set(c, [8, i], x.max(1).ilog10() as u64);
+            tensor_set(c, [9, i], x.unsigned_abs() as u64);
         }));
         ((o.to_vec(), c.to_vec()), launches() - before)
     };
@@ -1230,13 +1347,33 @@ fn i64_rows_on_every_target() {
                     + (if x >= y { 32 } else { 0 }),
             );
             tensor_set(o, [30, i], x / 3 + 5);
-            tensor_set(o, [31, i], (x >> 1).abs());
-            tensor_set(o, [32, i], x.signum());
-            tensor_set(o, [33, i], -(x >> 1));
+            tensor_set(o, [31, i], x.wrapping_shl(s + 64));
+            tensor_set(o, [32, i], x.wrapping_shr(s + 64));
+            tensor_set(o, [33, i], x.wrapping_pow(s));
+            tensor_set(o, [34, i], x.saturating_pow(s));
+            tensor_set(o, [35, i], x.wrapping_div(if y == 0 { 1 } else { y }));
+            tensor_set(o, [36, i], x.wrapping_rem(if y == 0 { 1 } else { y }));
+            tensor_set(o, [37, i], (x >> 1).abs());
+            tensor_set(o, [38, i], x.signum());
+            tensor_set(o, [39, i], -(x >> 1));
+            tensor_set(
+                o,
+                [40, i],
+                (if x.is_positive() { 1 } else { 0 }) + (if x.is_negative() { 2 } else { 0 }),
+            );
+            tensor_set(o, [41, i], x.wrapping_abs());
+            tensor_set(o, [42, i], x.saturating_abs());
+            tensor_set(o, [43, i], x.saturating_neg());
             tensor_set(c, [0, i], x.count_ones() as u64);
             tensor_set(c, [1, i], x.leading_zeros() as u64);
             tensor_set(c, [2, i], x.trailing_zeros() as u64);
             tensor_set(c, [3, i], x.abs_diff(y) as u64);
+            tensor_set(c, [4, i], x.count_zeros() as u64);
+            tensor_set(c, [5, i], x.leading_ones() as u64);
+            tensor_set(c, [6, i], x.trailing_ones() as u64);
+            tensor_set(c, [7, i], x.max(1).ilog2() as u64);
+            tensor_set(c, [8, i], x.max(1).ilog10() as u64);
+            tensor_set(c, [9, i], x.unsigned_abs() as u64);
         }));
         ((o.to_vec(), c.to_vec()), launches() - before)
     };
@@ -1298,13 +1435,24 @@ fn u64_rows_on_every_target() {
                     + (if x >= y { 32 } else { 0 }),
             );
             tensor_set(o, [30, i], x / 3 + 5);
-            tensor_set(o, [31, i], x.div_ceil(d));
-            tensor_set(o, [32, i], if x.is_power_of_two() { 1 } else { 0 });
-            tensor_set(o, [33, i], (x >> 1).next_power_of_two());
+            tensor_set(o, [31, i], x.wrapping_shl(s + 64));
+            tensor_set(o, [32, i], x.wrapping_shr(s + 64));
+            tensor_set(o, [33, i], x.wrapping_pow(s));
+            tensor_set(o, [34, i], x.saturating_pow(s));
+            tensor_set(o, [35, i], x.wrapping_div(if y == 0 { 1 } else { y }));
+            tensor_set(o, [36, i], x.wrapping_rem(if y == 0 { 1 } else { y }));
+            tensor_set(o, [37, i], x.div_ceil(d));
+            tensor_set(o, [38, i], if x.is_power_of_two() { 1 } else { 0 });
+            tensor_set(o, [39, i], (x >> 1).next_power_of_two());
             tensor_set(c, [0, i], x.count_ones() as u64);
             tensor_set(c, [1, i], x.leading_zeros() as u64);
             tensor_set(c, [2, i], x.trailing_zeros() as u64);
             tensor_set(c, [3, i], x.abs_diff(y) as u64);
+            tensor_set(c, [4, i], x.count_zeros() as u64);
+            tensor_set(c, [5, i], x.leading_ones() as u64);
+            tensor_set(c, [6, i], x.trailing_ones() as u64);
+            tensor_set(c, [7, i], x.max(1).ilog2() as u64);
+            tensor_set(c, [8, i], x.max(1).ilog10() as u64);
         }));
         ((o.to_vec(), c.to_vec()), launches() - before)
     };

@@ -74,6 +74,18 @@ intrinsics! {
     MRemEuclid "__m_rem_euclid", MDivEuclid "__m_div_euclid",
     MIsPowerOfTwo "__m_is_power_of_two", MNextPowerOfTwo "__m_next_power_of_two",
     MPowi "__m_powi", MClamp "__m_clamp",
+    MCountZeros "__m_count_zeros", MLeadingOnes "__m_leading_ones", MTrailingOnes "__m_trailing_ones",
+    MUnsignedAbs "__m_unsigned_abs", MIsPositive "__m_is_positive", MIsNegative "__m_is_negative",
+    MWrappingShl "__m_wrapping_shl", MWrappingShr "__m_wrapping_shr",
+    MWrappingPow "__m_wrapping_pow", MSaturatingPow "__m_saturating_pow",
+    MWrappingAbs "__m_wrapping_abs", MSaturatingAbs "__m_saturating_abs", MSaturatingNeg "__m_saturating_neg",
+    MWrappingDiv "__m_wrapping_div", MWrappingRem "__m_wrapping_rem",
+    MIlog2 "__m_ilog2", MIlog10 "__m_ilog10",
+    MRecip "__m_recip", MIsInfinite "__m_is_infinite", MIsSignNegative "__m_is_sign_negative",
+    MIsSignPositive "__m_is_sign_positive", MIsNormal "__m_is_normal", MCopysign "__m_copysign",
+    MExpM1 "__m_exp_m1", MLn1p "__m_ln_1p", MLogBase "__m_log", MAsinh "__m_asinh",
+    MAcosh "__m_acosh", MAtanh "__m_atanh", MRoundTiesEven "__m_round_ties_even",
+    RemF "__remf",
 }
 
 /// What a numeric method (`x.count_ones()`, `x.floor()`) takes and gives: see [`Intrinsic::method`].
@@ -152,8 +164,18 @@ impl Intrinsic {
         use Intrinsic::*;
         use MethodType as M;
         let t = match self {
-            MCountOnes | MLeadingZeros | MTrailingZeros => M::IntCount,
-            MReverseBits | MSwapBytes | MWrappingNeg => M::Int { args: 0 },
+            MCountOnes | MLeadingZeros | MTrailingZeros | MCountZeros | MLeadingOnes
+            | MTrailingOnes | MIlog2 | MIlog10 => M::IntCount,
+            MReverseBits | MSwapBytes | MWrappingNeg | MUnsignedAbs | MWrappingAbs
+            | MSaturatingAbs | MSaturatingNeg => M::Int { args: 0 },
+            MIsPositive | MIsNegative => M::IntTest,
+            MWrappingShl | MWrappingShr | MWrappingPow | MSaturatingPow => M::IntAmount,
+            MWrappingDiv | MWrappingRem => M::Int { args: 1 },
+            MRecip | MExpM1 | MLn1p | MAsinh | MAcosh | MAtanh | MRoundTiesEven => {
+                M::Float { args: 0 }
+            }
+            MIsInfinite | MIsSignNegative | MIsSignPositive | MIsNormal => M::FloatTest,
+            MCopysign | MLogBase => M::Float { args: 1 },
             MSignum => M::Num,
             MWrappingAdd | MWrappingSub | MWrappingMul | MSaturatingAdd | MSaturatingSub
             | MSaturatingMul => M::Int { args: 1 },
@@ -166,7 +188,9 @@ impl Intrinsic {
             MMulAdd => M::Float { args: 2 },
             MIsNan | MIsFinite => M::FloatTest,
             MIsqrt | MNextPowerOfTwo => M::Int { args: 0 },
-            MAbsDiff | MDivCeil | MRemEuclid | MDivEuclid => M::Int { args: 1 },
+            MAbsDiff | MDivCeil => M::Int { args: 1 },
+            // Of floats too (Rust's `f64::rem_euclid`), which never fail.
+            MRemEuclid | MDivEuclid => M::NumWith { args: 1 },
             MPow => M::IntAmount,
             MIsPowerOfTwo => M::IntTest,
             MPowi => M::FloatAmount,
@@ -177,11 +201,39 @@ impl Intrinsic {
     }
 
     /// Whether a numeric method can fail at the site, where Rust panics: `isqrt` of a negative
-    /// number, `rem_euclid`, `div_euclid` and `div_ceil` by zero, `clamp` with a minimum above
-    /// the maximum (or a NaN bound). Each generator checks it on every target, as `/` is.
+    /// number, `rem_euclid`, `div_euclid`, `div_ceil`, `wrapping_div` and `wrapping_rem` of
+    /// integers by zero, `ilog2` and `ilog10` of a number that is not positive, `clamp` with a
+    /// minimum above the maximum (or a NaN bound). Each generator checks it on every target, as
+    /// `/` is.
     pub fn method_may_fail(self) -> bool {
         use Intrinsic::*;
-        matches!(self, MIsqrt | MRemEuclid | MDivEuclid | MDivCeil | MClamp)
+        matches!(
+            self,
+            MIsqrt
+                | MRemEuclid
+                | MDivEuclid
+                | MDivCeil
+                | MClamp
+                | MWrappingDiv
+                | MWrappingRem
+                | MIlog2
+                | MIlog10
+        )
+    }
+
+    /// Whether this numeric method exists in Rust for signed integers only (`is_negative`,
+    /// `wrapping_abs` …): inference refuses it on an unsigned type.
+    pub fn signed_only(self) -> bool {
+        use Intrinsic::*;
+        matches!(
+            self,
+            MUnsignedAbs
+                | MIsPositive
+                | MIsNegative
+                | MWrappingAbs
+                | MSaturatingAbs
+                | MSaturatingNeg
+        )
     }
 
     /// The numeric method intrinsic of Rust method `name`, if any.
@@ -295,6 +347,8 @@ impl Intrinsic {
                     Type::unit(),
                 )
             }
+            // `%` of floats, after monomorphization (Rust's `%`: C's `fmod`).
+            RemF => (vec![FLOAT, FLOAT], FLOAT),
             NumAdd | NumSub | NumMul | NumDiv | NumRem => {
                 let a = fresh();
                 (vec![a.clone(), a.clone()], a)
@@ -391,8 +445,6 @@ pub enum Operands {
     Numbers,
     /// Values of one type that can be compared for equality (numbers and `bool`).
     Equality,
-    /// Integers of one type (`%`).
-    Int,
     /// Integers of one type, or `bool`s (`& | ^`).
     Bits,
     /// An integer of any type shifted by an integer of any type (`<< >>`).
@@ -500,7 +552,7 @@ pub const OPERATORS: &[Operator] = {
         row(B::Sub, "-",  Numbers,  false, SubI, Some(SubF), None,       NumSub),
         row(B::Mul, "*",  Numbers,  false, MulI, Some(MulF), None,       NumMul),
         row(B::Div, "/",  Numbers,  false, DivI, Some(DivF), None,       NumDiv),
-        row(B::Rem, "%",  Int,      false, ModI, None,       None,       NumRem),
+        row(B::Rem, "%",  Numbers,  false, ModI, Some(RemF), None,       NumRem),
         row(B::Eq,  "==", Equality, true,  EqI,  Some(EqF),  Some(EqB),  NumEq),
         row(B::Ne,  "!=", Equality, true,  NeqI, Some(NeqF), Some(NeqB), NumNe),
         row(B::Lt,  "<",  Numbers,  true,  LtI,  Some(LtF),  None,       NumLt),

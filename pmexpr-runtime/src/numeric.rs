@@ -307,6 +307,12 @@ pub trait Num: Scalar + Element {
     /// Rust's `x.clamp(lo, hi)`: `lo` below it, `hi` above it, else `x` (a NaN `x` stays NaN).
     /// Where Rust panics — `lo > hi`, or a NaN bound — it fails at `site` with Rust's message.
     fn clamp(site: &Site, x: Self, lo: Self, hi: Self) -> Self;
+    /// `rem_euclid`: the remainder that is never negative (of floats Rust's definition on `%`).
+    /// Integer division by zero and `MIN % -1` fail at `site`, as Rust panics.
+    fn rem_euclid(site: &Site, a: Self, b: Self) -> Self;
+    /// `div_euclid`: the quotient of [`Num::rem_euclid`]. Integer division by zero and
+    /// `MIN / -1` fail at `site`, as Rust panics.
+    fn div_euclid(site: &Site, a: Self, b: Self) -> Self;
 }
 
 /// An integer: `i8 i16 i32 i64 isize u8 u16 u32 u64 usize` (what an integer literal may be;
@@ -385,12 +391,41 @@ pub trait Int: Num + Bits {
     /// ones the `int_roundings` definition: `a / b`, plus 1 when the remainder is not zero and
     /// `a` and `b` have the same sign). Division by zero and `MIN / -1` fail at `site`.
     fn div_ceil(site: &Site, a: Self, b: Self) -> Self;
-    /// `rem_euclid`: the remainder that is never negative. Division by zero and `MIN % -1`
-    /// fail at `site`, as Rust panics.
-    fn rem_euclid(site: &Site, a: Self, b: Self) -> Self;
-    /// `div_euclid`: the quotient of [`Int::rem_euclid`]. Division by zero and `MIN / -1` fail
-    /// at `site`, as Rust panics.
-    fn div_euclid(site: &Site, a: Self, b: Self) -> Self;
+    /// `count_zeros`, a `u32` as Rust's.
+    fn count_zeros(self) -> u32;
+    /// `leading_ones`, a `u32` as Rust's.
+    fn leading_ones(self) -> u32;
+    /// `trailing_ones`, a `u32` as Rust's.
+    fn trailing_ones(self) -> u32;
+    /// `unsigned_abs`, of the unsigned type of the width as Rust's (Rust has it on signed
+    /// integers; of an unsigned one, the value).
+    fn unsigned_abs(self) -> Self::Unsigned;
+    /// `is_positive` (Rust's of signed integers; of an unsigned one, `x > 0`).
+    fn is_positive(self) -> bool;
+    /// `is_negative` (Rust's of signed integers; of an unsigned one, `false`).
+    fn is_negative(self) -> bool;
+    /// `wrapping_shl(n as u32)`: the amount an integer of any type, masked to the width.
+    fn wrapping_shl<N: Int>(self, n: N) -> Self;
+    /// `wrapping_shr(n as u32)`.
+    fn wrapping_shr<N: Int>(self, n: N) -> Self;
+    /// `wrapping_pow(n as u32)`, in every mode (debug mode too: it never fails).
+    fn wrapping_pow<N: Int>(self, n: N) -> Self;
+    /// `saturating_pow(n as u32)`.
+    fn saturating_pow<N: Int>(self, n: N) -> Self;
+    /// `wrapping_abs` (of an unsigned integer, the value).
+    fn wrapping_abs(self) -> Self;
+    /// `saturating_abs` (of an unsigned integer, the value).
+    fn saturating_abs(self) -> Self;
+    /// `saturating_neg` (of an unsigned integer, 0, as `0.saturating_sub(x)`).
+    fn saturating_neg(self) -> Self;
+    /// `wrapping_div`: `MIN / -1` is `MIN`; division by zero fails at `site`, as `/`.
+    fn wrapping_div(site: &Site, a: Self, b: Self) -> Self;
+    /// `wrapping_rem`: `MIN % -1` is 0; division by zero fails at `site`, as `%`.
+    fn wrapping_rem(site: &Site, a: Self, b: Self) -> Self;
+    /// `ilog2`, a `u32`; a number that is not positive fails at `site`, where Rust panics.
+    fn ilog2(site: &Site, x: Self) -> u32;
+    /// `ilog10`, a `u32`; a number that is not positive fails at `site`, where Rust panics.
+    fn ilog10(site: &Site, x: Self) -> u32;
     /// `is_power_of_two`. Rust has it on unsigned integers; on a signed one it is
     /// `x > 0 && x & (x - 1) == 0` (`MIN`, whose bits are a power of two's, is not one).
     fn is_power_of_two(self) -> bool;
@@ -521,6 +556,32 @@ pub trait Float: Num {
     /// (compiler-builtins' `__powidf2`: square-and-multiply, then the reciprocal for a negative
     /// exponent), which the CUDA and Futhark targets compute the same way.
     fn powi<N: Int>(self, n: N) -> Self;
+    /// `recip`: `1 / x`.
+    fn recip(self) -> Self;
+    /// `is_infinite`.
+    fn is_infinite(self) -> bool;
+    /// `is_sign_negative`: the sign bit (of a NaN too).
+    fn is_sign_negative(self) -> bool;
+    /// `is_sign_positive`: the sign bit clear (of a NaN too).
+    fn is_sign_positive(self) -> bool;
+    /// `is_normal`: neither zero, subnormal, infinite nor NaN.
+    fn is_normal(self) -> bool;
+    /// `copysign`: the magnitude of `self`, the sign of `s`.
+    fn copysign(self, s: Self) -> Self;
+    /// `exp_m1`: `e^x - 1`, accurate near 0.
+    fn exp_m1(self) -> Self;
+    /// `ln_1p`: `ln(1 + x)`, accurate near 0.
+    fn ln_1p(self) -> Self;
+    /// `log(base)`: Rust's `self.ln() / base.ln()`.
+    fn log(self, base: Self) -> Self;
+    /// `asinh`.
+    fn asinh(self) -> Self;
+    /// `acosh`.
+    fn acosh(self) -> Self;
+    /// `atanh`.
+    fn atanh(self) -> Self;
+    /// `round_ties_even`: half way cases to the even integer.
+    fn round_ties_even(self) -> Self;
 }
 
 /// An arithmetic operation that a Rust debug build checks for overflow ([`Num::checked`]).
@@ -638,6 +699,24 @@ macro_rules! ints {
                 }
                 if x < lo { lo } else if x > hi { hi } else { x }
             }
+            // Rust's definitions on `%` and `/`, which fail where Rust's `rem_euclid` and
+            // `div_euclid` panic; a remainder is negative only on a signed type.
+            #[inline]
+            #[allow(unused_comparisons)]
+            fn rem_euclid(site: &Site, a: Self, b: Self) -> Self {
+                let r = Num::rem(site, a, b);
+                if r < 0 { r.wrapping_add(ints!(@abs $signed b)) } else { r }
+            }
+            #[inline]
+            #[allow(unused_comparisons)]
+            fn div_euclid(site: &Site, a: Self, b: Self) -> Self {
+                let q = Num::div(site, a, b);
+                if a % b < 0 {
+                    if b > 0 { q.wrapping_sub(1) } else { q.wrapping_add(1) }
+                } else {
+                    q
+                }
+            }
         }
         impl Int for $t {
             #[inline]
@@ -712,23 +791,62 @@ macro_rules! ints {
                 // whenever `r != 0` (its stable `div_ceil`).
                 if r != 0 && (a < 0) == (b < 0) { d.wrapping_add(1) } else { d }
             }
-            // Rust's definitions on `%` and `/`, which fail where Rust's `rem_euclid` and
-            // `div_euclid` panic; a remainder is negative only on a signed type.
             #[inline]
-            #[allow(unused_comparisons)]
-            fn rem_euclid(site: &Site, a: Self, b: Self) -> Self {
-                let r = Num::rem(site, a, b);
-                if r < 0 { r.wrapping_add(ints!(@abs $signed b)) } else { r }
+            fn count_zeros(self) -> u32 { <$t>::count_zeros(self) }
+            #[inline]
+            fn leading_ones(self) -> u32 { <$t>::leading_ones(self) }
+            #[inline]
+            fn trailing_ones(self) -> u32 { <$t>::trailing_ones(self) }
+            #[inline]
+            fn unsigned_abs(self) -> $u { ints!(@unsigned_abs $signed self) }
+            #[inline]
+            fn is_positive(self) -> bool { self > 0 }
+            #[inline]
+            #[allow(unused_comparisons)] // `false` on an unsigned type, as meant.
+            fn is_negative(self) -> bool { self < 0 }
+            #[inline]
+            fn wrapping_shl<N: Int>(self, n: N) -> Self { <$t>::wrapping_shl(self, n.as_i64() as u32) }
+            #[inline]
+            fn wrapping_shr<N: Int>(self, n: N) -> Self { <$t>::wrapping_shr(self, n.as_i64() as u32) }
+            #[inline]
+            fn wrapping_pow<N: Int>(self, n: N) -> Self { <$t>::wrapping_pow(self, n.as_i64() as u32) }
+            #[inline]
+            fn saturating_pow<N: Int>(self, n: N) -> Self {
+                <$t>::saturating_pow(self, n.as_i64() as u32)
             }
             #[inline]
-            #[allow(unused_comparisons)]
-            fn div_euclid(site: &Site, a: Self, b: Self) -> Self {
-                let q = Num::div(site, a, b);
-                if a % b < 0 {
-                    if b > 0 { q.wrapping_sub(1) } else { q.wrapping_add(1) }
-                } else {
-                    q
+            fn wrapping_abs(self) -> Self { ints!(@abs $signed self) }
+            #[inline]
+            fn saturating_abs(self) -> Self { ints!(@saturating_abs $signed self) }
+            #[inline]
+            fn saturating_neg(self) -> Self { (0 as $t).saturating_sub(self) }
+            #[inline]
+            fn wrapping_div(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
                 }
+                a.wrapping_div(b)
+            }
+            #[inline]
+            fn wrapping_rem(site: &Site, a: Self, b: Self) -> Self {
+                if b == 0 {
+                    site.fail("Division by zero");
+                }
+                a.wrapping_rem(b)
+            }
+            #[inline]
+            fn ilog2(site: &Site, x: Self) -> u32 {
+                if x <= 0 {
+                    site.fail("argument of integer logarithm must be positive");
+                }
+                <$t>::ilog2(x)
+            }
+            #[inline]
+            fn ilog10(site: &Site, x: Self) -> u32 {
+                if x <= 0 {
+                    site.fail("argument of integer logarithm must be positive");
+                }
+                <$t>::ilog10(x)
             }
             #[inline]
             fn is_power_of_two(self) -> bool { self > 0 && self & (self - 1) == 0 }
@@ -764,6 +882,10 @@ macro_rules! ints {
     // there); of one that reaches these generically, the value itself and 0 or 1.
     (@abs true $x:ident) => { $x.wrapping_abs() };
     (@abs false $x:ident) => { $x };
+    (@unsigned_abs true $x:ident) => { $x.unsigned_abs() };
+    (@unsigned_abs false $x:ident) => { $x };
+    (@saturating_abs true $x:ident) => { $x.saturating_abs() };
+    (@saturating_abs false $x:ident) => { $x };
     (@checked_abs true $x:ident) => { $x.checked_abs() };
     (@checked_abs false $x:ident) => { Some($x) };
     (@signum true $x:ident) => { $x.signum() };
@@ -813,6 +935,10 @@ macro_rules! floats {
                 }
                 <$t>::clamp(x, lo, hi)
             }
+            #[inline]
+            fn rem_euclid(_: &Site, a: Self, b: Self) -> Self { <$t>::rem_euclid(a, b) }
+            #[inline]
+            fn div_euclid(_: &Site, a: Self, b: Self) -> Self { <$t>::div_euclid(a, b) }
         }
         impl Float for $t {
             #[inline]
@@ -883,6 +1009,32 @@ macro_rules! floats {
             fn mul_add(self, a: Self, b: Self) -> Self { <$t>::mul_add(self, a, b) }
             #[inline]
             fn powi<N: Int>(self, n: N) -> Self { <$t>::powi(self, n.as_i64() as i32) }
+            #[inline]
+            fn recip(self) -> Self { <$t>::recip(self) }
+            #[inline]
+            fn is_infinite(self) -> bool { <$t>::is_infinite(self) }
+            #[inline]
+            fn is_sign_negative(self) -> bool { <$t>::is_sign_negative(self) }
+            #[inline]
+            fn is_sign_positive(self) -> bool { <$t>::is_sign_positive(self) }
+            #[inline]
+            fn is_normal(self) -> bool { <$t>::is_normal(self) }
+            #[inline]
+            fn copysign(self, s: Self) -> Self { <$t>::copysign(self, s) }
+            #[inline]
+            fn exp_m1(self) -> Self { <$t>::exp_m1(self) }
+            #[inline]
+            fn ln_1p(self) -> Self { <$t>::ln_1p(self) }
+            #[inline]
+            fn log(self, base: Self) -> Self { <$t>::log(self, base) }
+            #[inline]
+            fn asinh(self) -> Self { <$t>::asinh(self) }
+            #[inline]
+            fn acosh(self) -> Self { <$t>::acosh(self) }
+            #[inline]
+            fn atanh(self) -> Self { <$t>::atanh(self) }
+            #[inline]
+            fn round_ties_even(self) -> Self { <$t>::round_ties_even(self) }
         }
     )*};
 }
@@ -1011,13 +1163,13 @@ mod tests {
         );
         assert!(
             fails(|s| {
-                <i32 as Int>::rem_euclid(s, i32::MIN, -1);
+                <i32 as Num>::rem_euclid(s, i32::MIN, -1);
             })
             .ends_with("attempt to calculate the remainder with overflow")
         );
         assert!(
             fails(|s| {
-                <i16 as Int>::div_euclid(s, i16::MIN, -1);
+                <i16 as Num>::div_euclid(s, i16::MIN, -1);
             })
             .ends_with("attempt to divide with overflow")
         );
@@ -1040,6 +1192,29 @@ mod tests {
         assert_eq!(5_u16.abs(), 5);
         assert_eq!(<u8 as Int>::from_lit(&site, 255), 255);
         assert_eq!(f64::rem(&site, 7.5, 2.0), 1.5);
+    }
+
+    #[test]
+    fn the_other_methods_are_rust_s_and_unsigned_ones_have_no_sign() {
+        let site = Site::new("n.rs", 1, 1);
+        assert_eq!(<i8 as Int>::unsigned_abs(i8::MIN), 128_u8);
+        assert_eq!(<i16 as Int>::saturating_neg(i16::MIN), i16::MAX);
+        assert_eq!(<i32 as Int>::saturating_abs(i32::MIN), i32::MAX);
+        assert_eq!(<i64 as Int>::wrapping_div(&site, i64::MIN, -1), i64::MIN);
+        assert_eq!(<i64 as Int>::wrapping_rem(&site, i64::MIN, -1), 0);
+        assert_eq!(<u8 as Int>::wrapping_shl(1, 9_i64), 2);
+        assert_eq!(<i8 as Int>::saturating_pow(-2, 7_u8), i8::MIN);
+        assert_eq!(<i8 as Int>::saturating_pow(-2, 8_u8), i8::MAX);
+        assert_eq!(<u16 as Int>::ilog10(&site, 9999), 3);
+        // Methods Rust has on signed integers only, of an unsigned type the captured values fix.
+        assert!(!<u8 as Int>::is_negative(200));
+        assert!(<u8 as Int>::is_positive(200));
+        assert_eq!(<u32 as Int>::unsigned_abs(7), 7);
+        assert_eq!(<u64 as Int>::saturating_neg(7), 0);
+        assert_eq!(<u16 as Int>::wrapping_abs(7), 7);
+        assert_eq!(<f64 as Num>::rem_euclid(&site, -7.5, 2.0), 0.5);
+        assert_eq!(<f32 as Num>::div_euclid(&site, -7.5, 2.0), -4.0);
+        assert!(<f64 as Float>::is_sign_negative(-f64::NAN));
     }
 
     #[test]

@@ -46,7 +46,8 @@ enum pm_error_code {
     PM_CLAMP_BOUNDS_F64 = 16,
     PM_CLAMP_BOUNDS_F32 = 17,
     PM_DIVIDE_OVERFLOW = 18,
-    PM_REMAINDER_OVERFLOW = 19
+    PM_REMAINDER_OVERFLOW = 19,
+    PM_ILOG_NOT_POSITIVE = 20
 };
 
 __device__ __noinline__ void pm_fail(int code, int check, long long a, long long b) {
@@ -381,7 +382,13 @@ template <typename N> __device__ __forceinline__ T pm_m_rotate_right(T a, N n) {
 __device__ __forceinline__ T pm_m_wrapping_add(T a, T b) { return (T)((U)a + (U)b); }           \
 __device__ __forceinline__ T pm_m_wrapping_sub(T a, T b) { return (T)((U)a - (U)b); }           \
 __device__ __forceinline__ T pm_m_wrapping_mul(T a, T b) { return (T)((U)a * (U)b); }           \
-__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }
+__device__ __forceinline__ T pm_m_wrapping_neg(T a) { return (T)(0u - (U)a); }            \
+/* The complement back in T (C computes `~` of a narrow type in `int`). */                    \
+__device__ __forceinline__ unsigned int pm_m_count_zeros(T a) { return pm_m_count_ones((T)~a); } \
+__device__ __forceinline__ unsigned int pm_m_leading_ones(T a) { return pm_m_leading_zeros((T)~a); } \
+__device__ __forceinline__ unsigned int pm_m_trailing_ones(T a) { return pm_m_trailing_zeros((T)~a); } \
+template <typename N> __device__ __forceinline__ T pm_m_wrapping_shl(T a, N n) { return pm_shl(a, n); } \
+template <typename N> __device__ __forceinline__ T pm_m_wrapping_shr(T a, N n) { return pm_shr(a, n); }
 // Saturating arithmetic and `signum` of a signed type ...
 #define PM_SIGNED_OPS(T, U, MINV, MAXV)                                                         \
 __device__ __forceinline__ T pm_m_saturating_add(T a, T b) {                                    \
@@ -502,6 +509,37 @@ __device__ __forceinline__ T pm_m_to_degrees(T x) { return x * (D180_OVER_PI); }
 __device__ __forceinline__ T pm_m_signum(T x) {                                                 \
     if (x != x) return x;                                                                       \
     return copysign##SUF((T)1, x);                                                              \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_recip(T x) { return (T)1 / x; }                               \
+__device__ __forceinline__ bool pm_m_is_infinite(T x) { return x == x && (x - x) != (x - x); }  \
+__device__ __forceinline__ T pm_m_copysign(T x, T s) { return copysign##SUF(x, s); }            \
+__device__ __forceinline__ T pm_m_exp_m1(T x) { return expm1##SUF(x); }                         \
+__device__ __forceinline__ T pm_m_ln_1p(T x) { return log1p##SUF(x); }                          \
+__device__ __forceinline__ T pm_m_log(T x, T b) { return log##SUF(x) / log##SUF(b); }           \
+/* Rust's definitions on C's `log1p`, `hypot`, `sqrt` and `log` (C's own `asinh` is finite at */ \
+/* MAX, where Rust's overflows). */                                                              \
+__device__ __forceinline__ T pm_m_asinh(T x) {                                                  \
+    T ax = fabs##SUF(x), ix = (T)1 / ax;                                                        \
+    return copysign##SUF(log1p##SUF(ax + ax / (hypot##SUF((T)1, ix) + ix)), x);                 \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_acosh(T x) {                                                  \
+    if (x < (T)1) return (x - x) / (x - x);                                                     \
+    return log##SUF(x + sqrt##SUF(x - (T)1) * sqrt##SUF(x + (T)1));                             \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_atanh(T x) {                                                  \
+    return (T)0.5 * log1p##SUF(((T)2 * x) / ((T)1 - x));                                        \
+}                                                                                               \
+/* `rint` in the default rounding mode, to nearest with ties to even. */                      \
+__device__ __forceinline__ T pm_m_round_ties_even(T x) { return rint##SUF(x); }                 \
+/* Rust's definitions on `%` (C's `fmod`); floats never fail. */                               \
+__device__ __forceinline__ T pm_m_rem_euclid(int check, T a, T b) {                             \
+    T r = fmod##SUF(a, b);                                                                      \
+    return r < (T)0 ? r + fabs##SUF(b) : r;                                                     \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_div_euclid(int check, T a, T b) {                             \
+    T q = trunc##SUF(a / b);                                                                    \
+    if (fmod##SUF(a, b) < (T)0) return b > (T)0 ? q - (T)1 : q + (T)1;                          \
+    return q;                                                                                   \
 }
 // Rust's constants: `PI / 180.0` and `180.0 / PI` in `f64`; in `f32` `PI / 180.0` computed in
 // `f32` and `180/π` rounded to `f32`.
@@ -574,6 +612,66 @@ __device__ __forceinline__ T pm_m_next_power_of_two(T a) {                      
 __device__ __forceinline__ T pm_m_clamp(int check, T x, T lo, T hi) {                           \
     if (lo > hi) { pm_fail(PM_CLAMP_BOUNDS, check, (long long)lo, (long long)hi); return x; }   \
     return x < lo ? lo : (x > hi ? hi : x);                                                     \
+}                                                                                               \
+/* Rust has these of signed integers; of an unsigned one, no sign: the value, false or 0. */  \
+__device__ __forceinline__ UT pm_m_unsigned_abs(T a) {                                          \
+    return (UT)(a < 0 ? (U)0 - (U)a : (U)a);                                                    \
+}                                                                                               \
+__device__ __forceinline__ bool pm_m_is_positive(T a) { return a > 0; }                         \
+__device__ __forceinline__ bool pm_m_is_negative(T a) { return a < 0; }                         \
+__device__ __forceinline__ T pm_m_wrapping_abs(T a) { return a < 0 ? (T)((U)0 - (U)a) : a; }    \
+__device__ __forceinline__ T pm_m_saturating_abs(T a) {                                         \
+    if (SIGNED && a == pm_int<T>::min()) return pm_int<T>::max();                               \
+    return pm_m_wrapping_abs(a);                                                                \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_saturating_neg(T a) {                                         \
+    if (!SIGNED) return 0;                                                                      \
+    return a == pm_int<T>::min() ? pm_int<T>::max() : (T)((U)0 - (U)a);                         \
+}                                                                                               \
+/* `MIN / -1` wraps to MIN, `MIN % -1` is 0; division by zero fails, as `/`. */               \
+__device__ __forceinline__ T pm_m_wrapping_div(int check, T a, T b) {                           \
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
+    if (SIGNED && b == (T)-1) return (T)((U)0 - (U)a);                                          \
+    return (T)(a / b);                                                                          \
+}                                                                                               \
+__device__ __forceinline__ T pm_m_wrapping_rem(int check, T a, T b) {                           \
+    if (b == 0) { pm_fail(PM_DIVISION_BY_ZERO, check, (long long)a, (long long)b); return 0; }  \
+    if (SIGNED && b == (T)-1) return 0;                                                         \
+    return (T)(a % b);                                                                          \
+}                                                                                               \
+__device__ __forceinline__ unsigned int pm_m_ilog2(int check, T a) {                            \
+    if (a <= 0) { pm_fail(PM_ILOG_NOT_POSITIVE, check, (long long)a, 0); return 0; }            \
+    return (unsigned int)(BITS - 1) - pm_m_leading_zeros(a);                                    \
+}                                                                                               \
+__device__ __forceinline__ unsigned int pm_m_ilog10(int check, T a) {                           \
+    if (a <= 0) { pm_fail(PM_ILOG_NOT_POSITIVE, check, (long long)a, 0); return 0; }            \
+    unsigned int c = 0;                                                                         \
+    while (a >= 10) { a = (T)(a / 10); ++c; }                                                   \
+    return c;                                                                                   \
+}                                                                                               \
+template <typename N> __device__ __forceinline__ T pm_m_wrapping_pow(T a, N n) { return pm_m_pow(a, n); } \
+/* Whether `a * b` overflows T (no division of MIN by -1, which C leaves undefined). */         \
+__device__ __forceinline__ bool pm_mul_overflows(T a, T b) {                                    \
+    if (a == 0 || b == 0) return false;                                                         \
+    if (SIGNED && ((a == (T)-1 && b == pm_int<T>::min()) || (b == (T)-1 && a == pm_int<T>::min()))) return true; \
+    T r = (T)((U)a * (U)b);                                                                     \
+    return (T)(r / b) != a;                                                                     \
+}                                                                                               \
+/* Rust's `checked_pow` (no squaring after the last factor); on overflow MIN for a negative */ \
+/* base and an odd exponent, else MAX. */                                                       \
+template <typename N> __device__ __forceinline__ T pm_m_saturating_pow(T a, N n) {              \
+    unsigned e = (unsigned)n;                                                                   \
+    if (e == 0) return 1;                                                                       \
+    T sat = (SIGNED && a < 0 && (e & 1u)) ? pm_int<T>::min() : pm_int<T>::max();                \
+    T r = 1, b = a;                                                                             \
+    while (e > 1) {                                                                             \
+        if (e & 1u) { if (pm_mul_overflows(r, b)) return sat; r = (T)((U)r * (U)b); }           \
+        e >>= 1;                                                                                \
+        if (pm_mul_overflows(b, b)) return sat;                                                 \
+        b = (T)((U)b * (U)b);                                                                   \
+    }                                                                                           \
+    if (pm_mul_overflows(r, b)) return sat;                                                     \
+    return (T)((U)r * (U)b);                                                                    \
 }
 PM_INT_METHODS(long long, unsigned long long, unsigned long long, 64, 1)
 PM_INT_METHODS(int, unsigned, unsigned, 32, 1)
@@ -611,6 +709,21 @@ __device__ __forceinline__ T pm_m_clamp(int check, T x, T lo, T hi) {           
 PM_FLOAT_METHODS(double, PM_CLAMP_BOUNDS_F64, __double_as_longlong)
 PM_FLOAT_METHODS(float, PM_CLAMP_BOUNDS_F32, __float_as_int)
 #undef PM_FLOAT_METHODS
+
+// The sign bit (of a NaN too, as Rust's), and the exponent field for `is_normal` (neither all
+// zeros, zero or subnormal, nor all ones, infinite or NaN).
+__device__ __forceinline__ bool pm_m_is_sign_negative(double x) { return __double_as_longlong(x) < 0; }
+__device__ __forceinline__ bool pm_m_is_sign_negative(float x) { return __float_as_int(x) < 0; }
+__device__ __forceinline__ bool pm_m_is_sign_positive(double x) { return __double_as_longlong(x) >= 0; }
+__device__ __forceinline__ bool pm_m_is_sign_positive(float x) { return __float_as_int(x) >= 0; }
+__device__ __forceinline__ bool pm_m_is_normal(double x) {
+    int e = (int)((__double_as_longlong(x) >> 52) & 0x7ff);
+    return e != 0 && e != 0x7ff;
+}
+__device__ __forceinline__ bool pm_m_is_normal(float x) {
+    int e = (__float_as_int(x) >> 23) & 0xff;
+    return e != 0 && e != 0xff;
+}
 
 #endif  // PMEXPR_PRELUDE
 // ---- end of the prelude ----

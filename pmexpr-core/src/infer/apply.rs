@@ -116,11 +116,6 @@ impl Infer<'_> {
                 Operands::Numbers => Kind::Num,
                 _ => Kind::Any,
             };
-            let kind = if row.operands == Operands::Int {
-                Kind::IntNum
-            } else {
-                kind
-            };
             if self.constrain(&tl, kind.clone()).is_err() {
                 let l = self.shown(&tl);
                 let wants = kind_name(&kind);

@@ -77,11 +77,15 @@ impl Infer<'_> {
                             a.clone()
                         };
                     }
-                    if i == Intrinsic::MAbsDiff {
+                    let name = i.method().map_or("", |(n, _)| n);
+                    if i.signed_only() {
+                        self.signed_only.push((a.clone(), span, name));
+                    }
+                    if matches!(i, Intrinsic::MAbsDiff | Intrinsic::MUnsignedAbs) {
                         // Rust's unsigned type of the receiver's width, once that is known
                         // (`finish`).
                         r = self.fresh_kind(Kind::IntNum);
-                        self.unsigned.push((a, r.clone(), span));
+                        self.unsigned.push((a, r.clone(), span, name));
                     } else if !matches!(t, M::FloatTest | M::IntTest | M::IntCount) {
                         r = a;
                     }

@@ -54,7 +54,7 @@ impl Infer<'_> {
         // The results of `abs_diff`s whose receivers are not known yet: their types follow the
         // receivers' (below), they are not defaulted.
         let waiting: HashSet<TyVar> = (self.unsigned.iter())
-            .filter_map(|(_, u, _)| match self.find(u) {
+            .filter_map(|(_, u, _, _)| match self.find(u) {
                 Type::Var(v) => Some(v),
                 _ => None,
             })
@@ -90,6 +90,7 @@ impl Infer<'_> {
         // the unsigned type of their width.
         self.settle_unsigned();
         self.keep_unsigned(&mut kept);
+        self.refuse_unsigned_receivers();
         for i in 0..self.vars.len() {
             self.compress(&Type::Var(TyVar(i as u32)));
         }
@@ -100,6 +101,25 @@ impl Infer<'_> {
         kept
     }
 
+    /// The methods Rust has on signed integers only (`is_negative`, `wrapping_abs` …) whose
+    /// receiver is an unsigned type: an error at the method, as rustc's. (A receiver that the
+    /// captured values fix is left to them: the runtime gives it the obvious meaning.)
+    fn refuse_unsigned_receivers(&mut self) {
+        for (a, span, name) in std::mem::take(&mut self.signed_only) {
+            let t = self.find(&a);
+            if t.as_number().is_some_and(|n| n.is_unsigned()) {
+                let shown = self.shown(&t);
+                self.errors.push(
+                    Error::new(
+                        span,
+                        format!("`.{name}()` is not a method of `{shown}`: Rust has it on signed integers only"),
+                    )
+                    .help("signed integers are i8, i16, i32, i64 and isize"),
+                );
+            }
+        }
+    }
+
     /// Rust's `abs_diff` gives the unsigned type of its receiver's width: each whose receiver's
     /// type is known gets that result type (an error at the method where the result is used as
     /// another type). Those whose receiver is still a variable stay in `self.unsigned`.
@@ -108,9 +128,9 @@ impl Infer<'_> {
         // settles (written inside out, they settle in one round).
         loop {
             let mut settled = false;
-            for (a, u, span) in std::mem::take(&mut self.unsigned) {
+            for (a, u, span, name) in std::mem::take(&mut self.unsigned) {
                 let Some(w) = self.find(&a).as_number().and_then(|n| n.unsigned()) else {
-                    self.unsigned.push((a, u, span));
+                    self.unsigned.push((a, u, span, name));
                     continue;
                 };
                 settled = true;
@@ -121,12 +141,11 @@ impl Infer<'_> {
                     self.errors.push(
                         Error::new(
                             span,
-                            format!(
-                                "`abs_diff` of {of} gives a {w}, as in Rust, used here as {got}"
-                            ),
+                            format!("`{name}` of {of} gives a {w}, as in Rust, used here as {got}"),
                         )
                         .help(format!(
-                            "convert it where a {got} is needed: `x.abs_diff(y) as {got}`"
+                            "convert it where a {got} is needed: `{} as {got}`",
+                            unsigned_call(name)
                         )),
                     );
                 }
@@ -143,9 +162,9 @@ impl Infer<'_> {
         // One result type per receiver type (every `abs_diff` of an `i32` is a `u32`).
         // In order of first appearance, each receiver's place kept in `first` (linear in the
         // number of `abs_diff`s).
-        let mut target: Vec<(TyVar, Type, SpanRange)> = Vec::new();
+        let mut target: Vec<(TyVar, Type, SpanRange, &'static str)> = Vec::new();
         let mut first: std::collections::HashMap<TyVar, usize> = Default::default();
-        for (a, u, span) in std::mem::take(&mut self.unsigned) {
+        for (a, u, span, name) in std::mem::take(&mut self.unsigned) {
             let Type::Var(av) = self.find(&a) else {
                 continue;
             };
@@ -155,14 +174,14 @@ impl Infer<'_> {
                     if self.unify(&u, &t).is_err() {
                         let (got, want) = (self.shown(&u), self.shown(&t));
                         self.errors.push(
-                            Error::new(span, format!("`abs_diff` of the same type gives {want} elsewhere, used here as {got}"))
-                                .help("Rust's `abs_diff` gives the unsigned integer of its receiver's width"),
+                            Error::new(span, format!("`{name}` of the same type gives {want} elsewhere, used here as {got}"))
+                                .help(format!("Rust's `{name}` gives the unsigned integer of its receiver's width")),
                         );
                     }
                 }
                 None => {
                     first.insert(av, target.len());
-                    target.push((av, u, span));
+                    target.push((av, u, span, name));
                 }
             }
         }
@@ -175,7 +194,7 @@ impl Infer<'_> {
                 kept.push((v, k));
             }
         };
-        for (av, u, span) in target {
+        for (av, u, span, name) in target {
             match self.find(&u) {
                 Type::Var(uv) => set(uv, Numeric::Unsigned(av)),
                 t => match t.as_number() {
@@ -185,9 +204,9 @@ impl Infer<'_> {
                         self.errors.push(
                             Error::new(
                                 span,
-                                format!("`abs_diff` gives an unsigned integer, as in Rust, used here as {got}"),
+                                format!("`{name}` gives an unsigned integer, as in Rust, used here as {got}"),
                             )
-                            .help(format!("convert it where a {got} is needed: `x.abs_diff(y) as {got}`")),
+                            .help(format!("convert it where a {got} is needed: `{} as {got}`", unsigned_call(name))),
                         );
                     }
                 },
@@ -466,4 +485,13 @@ fn limit_error(size: usize, depth: usize, span: SpanRange) -> Option<Error> {
         );
     }
     None
+}
+
+/// How a call of `name` (`abs_diff` or `unsigned_abs`) is written, for a help.
+fn unsigned_call(name: &str) -> &'static str {
+    if name == "unsigned_abs" {
+        "x.unsigned_abs()"
+    } else {
+        "x.abs_diff(y)"
+    }
 }

@@ -126,6 +126,7 @@ pub fn infer_in(resolved: Resolved, records: Option<&Records>) -> Result<Typed, 
         size_reported: false,
         measures: Vec::new(),
         unsigned: Vec::new(),
+        signed_only: Vec::new(),
     };
     let fv_types: Vec<Type> = free_vars
         .iter()
@@ -228,9 +229,12 @@ struct Infer<'n> {
     /// The written-out size and depth of bound variables, as the checks after generalization
     /// measured them.
     measures: Vec<Option<(usize, usize)>>,
-    /// Each `abs_diff`: its receiver's type, its result's (Rust's unsigned type of the
-    /// receiver's width, settled at the end: `finish`) and the method's span.
-    unsigned: Vec<(Type, Type, SpanRange)>,
+    /// Each `abs_diff` and `unsigned_abs`: its receiver's type, its result's (Rust's unsigned
+    /// type of the receiver's width, settled at the end: `finish`), the method's span and name.
+    unsigned: Vec<(Type, Type, SpanRange, &'static str)>,
+    /// Each method Rust has on signed integers only (`is_negative` …): its receiver's type, the
+    /// method's span and name, refused at the end where the receiver is unsigned.
+    signed_only: Vec<(Type, SpanRange, &'static str)>,
 }
 
 pub use crate::types::{MAX_TYPE_DEPTH, MAX_TYPE_SIZE};

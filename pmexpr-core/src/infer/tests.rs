@@ -470,3 +470,54 @@ fn abs_diff_gives_the_unsigned_integer_of_the_width() {
         "{e:?}"
     );
 }
+
+/// `unsigned_abs` gives the unsigned integer of the width, as `abs_diff`; the methods Rust has on
+/// signed integers only are refused on a written unsigned type; `%`, `rem_euclid` and
+/// `div_euclid` apply to floats, `ilog2` gives a `u32`.
+#[test]
+fn the_other_numeric_methods_are_typed_as_rust_types_them() {
+    let ty = |t: proc_macro2::TokenStream| typed(t).expr.ty.to_string();
+    assert_eq!(ty(quote!((-3i8).unsigned_abs())), "u8");
+    assert_eq!(ty(quote!(3i16.ilog2())), "u32");
+    assert_eq!(ty(quote!(3u8.count_zeros())), "u32");
+    assert_eq!(ty(quote!((-3i64).is_negative())), "bool");
+    assert_eq!(ty(quote!(3i32.wrapping_shl(40u8))), "i32");
+    assert_eq!(ty(quote!(3u16.saturating_pow(9i64))), "u16");
+    assert_eq!(ty(quote!(2.5f32 % 2.0)), "f32");
+    assert_eq!(ty(quote!(2.5.rem_euclid(-2.0))), "f64");
+    assert_eq!(ty(quote!(2.5f32.div_euclid(2.0))), "f32");
+    assert_eq!(ty(quote!(2.5f32.log(2.0))), "f32");
+    assert_eq!(ty(quote!((-0.0f64).is_sign_negative())), "bool");
+    let t = typed(quote!(map(|x| x.unsigned_abs(), a)));
+    assert!(
+        matches!(
+            t.numeric.as_slice(),
+            [(_, Numeric::Int), (_, Numeric::Unsigned(_))]
+        ),
+        "{:?}",
+        t.numeric
+    );
+    for m in [
+        quote!(3u8.is_negative()),
+        quote!(3u32.unsigned_abs()),
+        quote!(3u64.wrapping_abs()),
+        quote!(3usize.saturating_neg()),
+    ] {
+        let e = errors(m);
+        assert!(
+            e.len() == 1 && e[0].contains("Rust has it on signed integers only"),
+            "{e:?}"
+        );
+    }
+    let e = errors(quote!({
+        let d: i8 = (-3i8).unsigned_abs();
+        d
+    }));
+    assert!(
+        e[0].contains("`unsigned_abs` of i8 gives a u8, as in Rust, used here as i8"),
+        "{e:?}"
+    );
+    assert!(errors(quote!(2.5.ilog2()))[0].contains("`.ilog2()` is a method of integers"));
+    assert!(errors(quote!(2.recip()))[0].contains("`.recip()` is a method of floats"));
+    assert!(errors(quote!(true % false))[0].contains("`%` cannot be applied to `bool`"));
+}

@@ -95,7 +95,7 @@ impl Parser<'_> {
             None => self.error_help(
                 sp,
                 message,
-                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid count_ones wrapping_add floor round powi sqrt atan2 mul_add` …, listed in the language reference, `pmexpr::language`) may be called as methods",
+                "call a PMExpr function instead, e.g. `length(s)`; `len` and `is_empty` on sequences, and Rust's numeric methods (`abs min max clamp signum pow isqrt rem_euclid ilog2 count_ones wrapping_add saturating_pow is_negative floor round powi sqrt atan2 mul_add copysign is_sign_negative` …, listed in the language reference, `pmexpr::language`) may be called as methods",
             ),
         }
     }

@@ -147,6 +147,17 @@ fn rust_spellings_are_the_pmexpr_functions() {
         (quote!(x.powi(n)), Intrinsic::MPowi, 2),
         // An intrinsic, so that `min > max` fails with Rust's message on every target.
         (quote!(x.clamp(a, b)), Intrinsic::MClamp, 3),
+        (quote!(x.count_zeros()), Intrinsic::MCountZeros, 1),
+        (quote!(x.ilog10()), Intrinsic::MIlog10, 1),
+        (quote!(x.wrapping_shr(n)), Intrinsic::MWrappingShr, 2),
+        (quote!(x.saturating_pow(n)), Intrinsic::MSaturatingPow, 2),
+        (quote!(x.wrapping_rem(y)), Intrinsic::MWrappingRem, 2),
+        (quote!(x.unsigned_abs()), Intrinsic::MUnsignedAbs, 1),
+        (quote!(x.copysign(y)), Intrinsic::MCopysign, 2),
+        // Rust's logarithm to a base (PMExpr's `log(x)` is `x.ln()`).
+        (quote!(x.log(b)), Intrinsic::MLogBase, 2),
+        (quote!(x.round_ties_even()), Intrinsic::MRoundTiesEven, 1),
+        (quote!(x.is_sign_negative()), Intrinsic::MIsSignNegative, 1),
     ] {
         assert_eq!(call(&parse(m.clone())), (i, n), "{m}");
     }

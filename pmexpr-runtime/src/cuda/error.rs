@@ -32,6 +32,7 @@ pub fn describe(record: [u64; 4]) -> Option<String> {
         14 => "argument of integer square root cannot be negative",
         18 => "attempt to divide with overflow",
         19 => "attempt to calculate the remainder with overflow",
+        20 => "argument of integer logarithm must be positive",
         15 => return Some(format!("min > max. min = {a}, max = {b}")),
         16 => {
             let (lo, hi) = (f64::from_bits(a as u64), f64::from_bits(b as u64));
@@ -71,6 +72,11 @@ mod tests {
             Some("Out of bounds access in sequence: index 5 for a sequence of length 3")
         );
         assert_eq!(describe([1, 2, 0, 0]).as_deref(), Some("Division by zero"));
+        // Rust's `ilog2`/`ilog10` panic message.
+        assert_eq!(
+            describe([20, 1, 0, 0]).as_deref(),
+            Some("argument of integer logarithm must be positive")
+        );
         assert_eq!(
             describe([6, 1, (-2_i64) as u64, 0]).as_deref(),
             Some("Negative index used to access tensor: -2")

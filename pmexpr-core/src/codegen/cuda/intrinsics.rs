@@ -179,6 +179,9 @@ impl<'a> Gen<'a> {
                 format!("({} {op} {})", a[0], a[1])
             }
             NegF => format!("(-{})", a[0]),
+            // Rust's `%` of floats is C's `fmod` (exact, the sign of the dividend).
+            RemF if operands == Some(Number::F32) => format!("fmodf({}, {})", a[0], a[1]),
+            RemF => format!("fmod({}, {})", a[0], a[1]),
             // `fabsf` on `float`, as Rust's `f32::abs`.
             AbsF if operands == Some(Number::F32) => format!("fabsf({})", a[0]),
             AbsF => format!("fabs({})", a[0]),
@@ -270,12 +273,17 @@ impl<'a> Gen<'a> {
             | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
             | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
             | MIsFinite | MToRadians | MToDegrees | MMulAdd | MPow | MAbsDiff | MIsPowerOfTwo
-            | MNextPowerOfTwo | MPowi => {
+            | MNextPowerOfTwo | MPowi | MCountZeros | MLeadingOnes | MTrailingOnes
+            | MUnsignedAbs | MIsPositive | MIsNegative | MWrappingShl | MWrappingShr
+            | MWrappingPow | MSaturatingPow | MWrappingAbs | MSaturatingAbs | MSaturatingNeg
+            | MRecip | MIsInfinite | MIsSignNegative | MIsSignPositive | MIsNormal | MCopysign
+            | MExpM1 | MLn1p | MLogBase | MAsinh | MAcosh | MAtanh | MRoundTiesEven => {
                 let name = i.method().map_or("?", |(n, _)| n);
                 format!("pm_m_{name}({})", a.join(", "))
             }
             // Where Rust panics, a check of the site, as `divi`'s.
-            MIsqrt | MDivCeil | MRemEuclid | MDivEuclid | MClamp => {
+            MIsqrt | MDivCeil | MRemEuclid | MDivEuclid | MClamp | MWrappingDiv | MWrappingRem
+            | MIlog2 | MIlog10 => {
                 let name = i.method().map_or("?", |(n, _)| n);
                 let chk = self.check(&format!(".{name}()"), span);
                 return self.bind(

@@ -83,6 +83,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 return Ok(None);
             }
             DivI => "//",
+            // Futhark's `%` of floats is C's `fmod`, as Rust's.
+            NumRem if t.is_some_and(|t| self.prim(t).is_ok_and(|p| p.is_float())) => "%",
             ModI | NumRem => "%%",
             NumDiv => match t {
                 Some(t) if self.prim(t)?.is_float() => "/",
@@ -447,7 +449,31 @@ impl<'a, 'b> Gen<'a, 'b> {
         let y = shared.get(1).cloned().unwrap_or_default();
         let z = shared.get(2).cloned().unwrap_or_default();
         let (lo, hi) = (format!("{pn}.lowest"), format!("{pn}.highest"));
+        let integral = if p == Number::F32 {
+            "8388608f32"
+        } else {
+            "4503599627370496f64"
+        };
         let text = match name {
+            // Of floats: Rust's definitions on `%` (Futhark's, C's `fmod`) and an exact `trunc`.
+            "rem_euclid" if p.is_float() => {
+                let r = self.fresh("r");
+                format!("let {r} = {x} % {y} in if {r} < 0{pn} then {r} + {pn}.abs {y} else {r}")
+            }
+            "div_euclid" if p.is_float() => {
+                let (t, q) = (self.fresh("t"), self.fresh("q"));
+                format!(
+                    "let {t} = {x} / {y} in let {q} = {} in if {x} % {y} < 0{pn} then (if {y} > 0{pn} then {q} - 1{pn} else {q} + 1{pn}) else {q}",
+                    exact_trunc(pn, &t)
+                )
+            }
+            // Rust has these on signed integers only; an open type that the captured values make
+            // unsigned gets the runtime's meaning (no sign: the value itself, or 0).
+            "unsigned_abs" | "wrapping_abs" | "saturating_abs" if p.is_unsigned() => x.clone(),
+            "saturating_neg" if p.is_unsigned() => format!("0{pn}"),
+            "is_negative" if p.is_unsigned() => "false".to_string(),
+            "wrapping_div" if p.is_unsigned() => format!("{x} // {y}"),
+            "wrapping_rem" if p.is_unsigned() => format!("{x} %% {y}"),
             // On an unsigned type: no sign to test, no `-1` divisor.
             "saturating_add" if p.is_unsigned() => {
                 format!("let r = {x} + {y} in if r < {x} then {hi} else r")
@@ -465,6 +491,126 @@ impl<'a, 'b> Gen<'a, 'b> {
             "rem_euclid" if p.is_unsigned() => format!("{x} %% {y}"),
             "div_euclid" if p.is_unsigned() => format!("{x} // {y}"),
             "count_ones" => format!("u32.i32 ({pn}.popc {x})"),
+            "count_zeros" => format!("u32.i32 ({pn}.popc ({x} ^ (-1{pn})))"),
+            "leading_ones" => format!("u32.i32 ({pn}.clz ({x} ^ (-1{pn})))"),
+            "trailing_ones" => format!("u32.i32 ({pn}.ctz ({x} ^ (-1{pn})))"),
+            // Rust's is the unsigned type of the width: the wrapping negation's bits as it.
+            "unsigned_abs" => format!(
+                "{}.{pn} (if {x} < 0{pn} then 0{pn} - {x} else {x})",
+                p.unsigned().unwrap_or(p).futhark_name()
+            ),
+            "is_positive" => format!("{x} > 0{pn}"),
+            "is_negative" => format!("{x} < 0{pn}"),
+            "wrapping_abs" => format!("if {x} < 0{pn} then 0{pn} - {x} else {x}"),
+            "saturating_abs" => {
+                format!("if {x} == {lo} then {hi} else if {x} < 0{pn} then 0{pn} - {x} else {x}")
+            }
+            "saturating_neg" => format!("if {x} == {lo} then {hi} else 0{pn} - {x}"),
+            // The amount `n as u32` masked to the width, as the shift operators in a release
+            // build (Futhark's shift by the width or more is C's, undefined).
+            "wrapping_shl" | "wrapping_shr" => {
+                let q = self.prim(&tys[1])?.futhark_name();
+                let op = if name == "wrapping_shl" { "<<" } else { ">>" };
+                format!("{x} {op} ({pn}.{q} {y} & {m}{pn})", m = bits - 1)
+            }
+            // `MIN / -1` wraps, as Rust's `wrapping_div`; division by zero is Futhark's error.
+            "wrapping_div" => {
+                format!("if {y} == (-1{pn}) then 0{pn} - {x} else {x} // {y}")
+            }
+            "wrapping_rem" => format!("if {y} == (-1{pn}) then 0{pn} else {x} %% {y}"),
+            // Rust panics on a number that is not positive.
+            "ilog2" => format!(
+                "assert ({x} > 0{pn}) (u32.i32 ({m}i32 - {pn}.clz {x}))",
+                m = bits - 1
+            ),
+            "ilog10" => {
+                let (c, v) = (self.fresh("c"), self.fresh("v"));
+                format!(
+                    "assert ({x} > 0{pn}) ((loop ({c}, {v}) = (0u32, {x}) while {v} >= 10{pn} do ({c} + 1u32, {v} // 10{pn})).0)"
+                )
+            }
+            // Rust's `checked_pow` (square and multiply, stopping before the last squaring), and
+            // on overflow `MIN` for a negative base and odd exponent, else `MAX`.
+            "saturating_pow" => {
+                let q = self.prim(&tys[1])?.futhark_name();
+                let (r, b, e, o) = (
+                    self.fresh("r"),
+                    self.fresh("b"),
+                    self.fresh("e"),
+                    self.fresh("o"),
+                );
+                let ovf = |a: &str, c: &str| {
+                    if p.is_unsigned() {
+                        format!("({a} != 0{pn} && ({a} * {c}) // {a} != {c})")
+                    } else {
+                        format!(
+                            "({a} != 0{pn} && {c} != 0{pn} && (({a} == -1{pn} && {c} == {lo}) || ({c} == -1{pn} && {a} == {lo}) || ({a} * {c}) // {c} != {a}))"
+                        )
+                    }
+                };
+                let sat = if p.is_unsigned() {
+                    hi.clone()
+                } else {
+                    format!("(if {x} < 0{pn} && (u32.{q} {y} & 1u32) == 1u32 then {lo} else {hi})")
+                };
+                format!(
+                    "if u32.{q} {y} == 0u32 then 1{pn} else let ({r}, {b}, _, {o}) = loop ({r}, {b}, {e}, {o}) = (1{pn}, {x}, u32.{q} {y}, false) while {e} > 1u32 do (let ({r}, {o}) = if ({e} & 1u32) == 1u32 then ({r} * {b}, {o} || {}) else ({r}, {o}) in ({r}, {b} * {b}, {e} >> 1u32, {o} || {})) in if {o} || {} then {sat} else {r} * {b}",
+                    ovf(&r, &b),
+                    ovf(&b, &b),
+                    ovf(&r, &b)
+                )
+            }
+            "recip" => format!("1{pn} / {x}"),
+            "is_infinite" => format!("{pn}.isinf {x}"),
+            // The sign bit, of a NaN too, as Rust's.
+            "is_sign_negative" | "is_sign_positive" => format!(
+                "({pn}.to_bits {x} >> {m}u{bits}) == {v}u{bits}",
+                m = bits - 1,
+                v = u8::from(name == "is_sign_negative")
+            ),
+            "is_normal" => {
+                let a = self.fresh("a");
+                let min = if p == Number::F32 {
+                    format!("{:?}", f32::MIN_POSITIVE)
+                } else {
+                    format!("{:?}", f64::MIN_POSITIVE)
+                };
+                format!("let {a} = {pn}.abs {x} in {a} >= {min}{pn} && !({pn}.isinf {a})")
+            }
+            "copysign" => format!("{pn}.copysign {x} {y}"),
+            // Rust's definition.
+            "log" => format!("{pn}.log {x} / {pn}.log {y}"),
+            // Rust's definitions (not the C library's: Rust's `asinh` and `acosh` overflow at
+            // MAX).
+            "asinh" => {
+                let (a, k) = (self.fresh("a"), self.fresh("k"));
+                let arg = format!("{a} + {a} / ({pn}.hypot 1{pn} {k} + {k})");
+                let l = self.ln_1p_code(pn, &arg);
+                format!(
+                    "let {a} = {pn}.abs {x} in let {k} = 1{pn} / {a} in {pn}.copysign ({l}) {x}"
+                )
+            }
+            "acosh" => format!(
+                "if {x} < 1{pn} then {pn}.nan else {pn}.log ({x} + {pn}.sqrt ({x} - 1{pn}) * {pn}.sqrt ({x} + 1{pn}))"
+            ),
+            "atanh" => {
+                let l = self.ln_1p_code(pn, &format!("(2{pn} * {x}) / (1{pn} - {x})"));
+                format!("0.5{pn} * ({l})")
+            }
+            // Kahan's accurate forms on `exp` and `log` (within a few units in the last place,
+            // as C's `expm1` and `log1p` on the CUDA targets), exact at 0, ±∞ and NaN.
+            "exp_m1" => {
+                let (u, m) = (self.fresh("u"), self.fresh("m"));
+                format!(
+                    "if {pn}.isinf {x} then (if {x} < 0{pn} then -1{pn} else {x}) else let {u} = {pn}.exp {x} in if {u} == 1{pn} then {x} else let {m} = {u} - 1{pn} in if {m} == -1{pn} || {pn}.isinf {u} then {m} else {m} * {x} / {pn}.log {u}"
+                )
+            }
+            "ln_1p" => self.ln_1p_code(pn, &x),
+            // Futhark's `round` is half to even; an integer already beyond 2^52 (2^23), and
+            // the sign of a zero, kept as `exact_trunc` keeps them.
+            "round_ties_even" => format!(
+                "if !({pn}.abs {x} < {integral}) then {x} else {pn}.copysign ({pn}.round {x}) {x}"
+            ),
             "leading_zeros" => format!("u32.i32 ({pn}.clz {x})"),
             "trailing_zeros" => format!("u32.i32 ({pn}.ctz {x})"),
             "reverse_bits" => format!(
@@ -518,7 +664,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             "is_finite" => format!("!({pn}.isnan {x} || {pn}.isinf {x})"),
             // Square and multiply in `u32` steps (`wrapping_pow(n as u32)`): Futhark's `**`
             // loops forever on a negative exponent.
-            "pow" => {
+            "pow" | "wrapping_pow" => {
                 let q = self.prim(&tys[1])?.futhark_name();
                 let (r, b, e) = (self.fresh("r"), self.fresh("b"), self.fresh("e"));
                 format!(
@@ -602,6 +748,15 @@ impl<'a, 'b> Gen<'a, 'b> {
             _ => return Err(GenError::Unsupported(format!("`.{name}()`"))),
         };
         Ok(with_lets(lines, Code::open(text)))
+    }
+
+    /// `ln_1p` of the Futhark expression `arg` of float type `pn`: Kahan's form on `log`,
+    /// exact at 0, -0, +∞ and NaN.
+    fn ln_1p_code(&mut self, pn: &str, arg: &str) -> String {
+        let (v, u) = (self.fresh("v"), self.fresh("u"));
+        format!(
+            "let {v} = {arg} in if {pn}.isinf {v} && {v} > 0{pn} then {v} else let {u} = 1{pn} + {v} in if {u} == 1{pn} then {v} else {pn}.log {u} * {v} / ({u} - 1{pn})"
+        )
     }
 
     /// `a ++ b`; for rows, `b`'s rows take the size of `a`'s.

@@ -1417,3 +1417,106 @@ fn trunc_round_and_fract_are_exact_for_every_float() {
     assert_eq!(source.matches("< 8388608f32) then").count(), 3, "{source}");
     assert!(source.contains("f64.copysign (f64.trunc "), "{source}");
 }
+
+/// The rest of Rust's numeric methods, with Rust's results: the counts of ones, the signed-only
+/// methods, shifts masked to the width, `wrapping_div` wrapping `MIN / -1`, `saturating_pow`
+/// with Rust's overflow test, `ilog2`/`ilog10` asserting a positive number; on floats the sign
+/// bit read from the bits (a NaN's too), `round_ties_even` exact beyond 2^52, `%`, `rem_euclid`
+/// and `div_euclid` on Futhark's `%` (C's `fmod`), and `exp_m1`/`ln_1p` from `exp` and `log`.
+#[test]
+fn the_other_numeric_methods() {
+    let p = program(
+        &[
+            (
+                "a",
+                quote!(map(
+                    |x: i8| (
+                        x.count_zeros()
+                            + x.leading_ones()
+                            + x.trailing_ones()
+                            + x.ilog2()
+                            + x.ilog10(),
+                        x.unsigned_abs(),
+                        x.is_negative() || x.is_positive(),
+                        x.wrapping_shl(9)
+                            + x.wrapping_shr(9u64)
+                            + x.wrapping_pow(3)
+                            + x.saturating_pow(3)
+                            + x.wrapping_abs()
+                            + x.saturating_abs()
+                            + x.saturating_neg()
+                            + x.wrapping_div(-1)
+                            + x.wrapping_rem(-1)
+                    ),
+                    v
+                )),
+            ),
+            (
+                "b",
+                quote!(map(
+                    |x: f64| (
+                        x.recip()
+                            + x.copysign(-1.0)
+                            + x.exp_m1()
+                            + x.ln_1p()
+                            + x.log(2.0)
+                            + x.asinh()
+                            + x.acosh()
+                            + x.atanh()
+                            + x.round_ties_even()
+                            + x % 2.0
+                            + x.rem_euclid(2.0)
+                            + x.div_euclid(2.0),
+                        x.is_infinite()
+                            || x.is_normal()
+                            || x.is_sign_negative()
+                            || x.is_sign_positive()
+                    ),
+                    w
+                )),
+            ),
+            ("c", quote!(map(|x: f32| x % 2.0 + x.round_ties_even(), u))),
+        ],
+        &[],
+    );
+    let f = generate_crate(&p).unwrap();
+    let s = &f.program.source;
+    for want in [
+        "u32.i32 (i8.popc (x_",
+        "^ (-1i8)))",
+        "u32.i32 (i8.clz (",
+        "u32.i32 (i8.ctz (",
+        "> 0i8) (u32.i32 (7i32 - i8.clz",
+        "// 10i8)).0)",
+        "u8.i8 (if ",
+        "< 0i8",
+        "& 7i8)",
+        "<< (i8.i64 ",
+        ">> (i8.u64 ",
+        "== (-1i8) then 0i8 - ",
+        "== (-1i8) then 0i8 else",
+        "== i8.lowest then i8.highest",
+        "then i8.lowest else i8.highest",
+        "1f64 / x_",
+        "f64.copysign x_",
+        "f64.log x_",
+        "f64.hypot 1f64",
+        "then f64.nan else f64.log (x_",
+        "0.5f64 * (let ",
+        "f64.isinf",
+        "(f64.to_bits x_",
+        ">> 63u64) == 1u64",
+        ">> 63u64) == 0u64",
+        ">= 2.2250738585072014e-308f64",
+        "then x_",
+        "f64.copysign (f64.round x_",
+        "% 2.0f64",
+        "f64.exp x_",
+        "f32.copysign (f32.round x_",
+        "% 2.0f32",
+    ] {
+        assert!(s.contains(want), "{want}: {s}");
+    }
+    assert!(!s.contains("%% 2.0"), "{s}");
+    assert!(!s.contains("f64.trunc (x_"), "{s}");
+}

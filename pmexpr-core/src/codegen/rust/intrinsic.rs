@@ -44,8 +44,8 @@ impl Gen<'_> {
                 let a = v(self, 0);
                 quote!(#rt::Num::neg_at(B::CHECKS, #site, #a))
             }
-            AddF | SubF | MulF | DivF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF | NeqF | LtF
-            | GtF | LeqF | GeqF | EqB | NeqB => {
+            AddF | SubF | MulF | DivF | RemF | EqI | NeqI | LtI | GtI | LeqI | GeqI | EqF
+            | NeqF | LtF | GtF | LeqF | GeqF | EqB | NeqB => {
                 let op = operator_tokens(i);
                 let (a, b) = (v(self, 0), v(self, 1));
                 quote!((#a #op #b))
@@ -308,7 +308,12 @@ impl Gen<'_> {
             | MFloor | MCeil | MRound | MTrunc | MFract | MCbrt | MExp2 | MLog2 | MLog10 | MTan
             | MAsin | MAcos | MAtan | MAtan2 | MSinh | MCosh | MTanh | MHypot | MIsNan
             | MIsFinite | MToRadians | MToDegrees | MMulAdd | MIsqrt | MAbsDiff | MDivCeil
-            | MRemEuclid | MDivEuclid | MIsPowerOfTwo | MPowi | MClamp => {
+            | MRemEuclid | MDivEuclid | MIsPowerOfTwo | MPowi | MClamp | MCountZeros
+            | MLeadingOnes | MTrailingOnes | MUnsignedAbs | MIsPositive | MIsNegative
+            | MWrappingShl | MWrappingShr | MWrappingPow | MSaturatingPow | MWrappingAbs
+            | MSaturatingAbs | MSaturatingNeg | MWrappingDiv | MWrappingRem | MIlog2 | MIlog10
+            | MRecip | MIsInfinite | MIsSignNegative | MIsSignPositive | MIsNormal | MCopysign
+            | MExpM1 | MLn1p | MLogBase | MAsinh | MAcosh | MAtanh | MRoundTiesEven => {
                 use crate::intrinsics::MethodType as M;
                 let Some((name, t)) = i.method() else {
                     unreachable!("matched above")
