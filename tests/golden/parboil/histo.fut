@@ -15,7 +15,7 @@ def lambda10_5_i32_i32 (_: i32) =
 def histo_pmexpr (img_6: [][]i32) (highest_7: i32) (histo_height_8: i64) (histo_width_9: i64) : []i32 =
   let pixels_10 = flatten img_6
   let pm_is1 = map i64.i32 pixels_10
-  in hist (lambda8_1_i32 highest_7) 0i32 (histo_height_8 * histo_width_9) pm_is1 (pm_same_size pm_is1 (map lambda10_5_i32_i32 pixels_10))
+  in hist (lambda8_1_i32 highest_7) 0i32 (i64.max 0i64 (histo_height_8 * histo_width_9)) pm_is1 (pm_same_size pm_is1 (map lambda10_5_i32_i32 pixels_10))
 
 entry main [img_width][img_height] (histo_width: i32) (histo_height: i32) (img: [img_width][img_height]i32) : []i32 =
   histo_pmexpr img (i32.u8 u8.highest) (i64.i32 histo_height) (i64.i32 histo_width)

@@ -20,7 +20,7 @@ def lambda23_13_f32 (bt_14: [][]f32) (beta_15: f32) (alpha_16: f32) (arow_17: []
 
 def sgemm_pmexpr (b_19: [][]f32) (beta_20: f32) (alpha_21: f32) (a_22: [][]f32) (c_23: [][]f32) : [][]f32 =
   let p_24 = length (head b_19)
-  let bt_25 = map (lambda18_4_f32 b_19) (iota p_24)
+  let bt_25 = map (lambda18_4_f32 b_19) (iota (i64.max 0i64 p_24))
   in map2 (lambda23_13_f32 bt_25 beta_20 alpha_21) a_22 (pm_same_size a_22 c_23)
 
 entry main [n][m][p] (ass: [n][m]f32) (bss: [m][p]f32) (css: [n][p]f32) (alpha: f32) (beta: f32) : [][]f32 =

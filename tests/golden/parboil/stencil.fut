@@ -40,11 +40,11 @@ def stencil_pmexpr (a0_slice_55: [][]f32) (nx_56: i64) (iterations_57: i64) : []
   let c1_59 = (1.0f32 / 6.0f32) / 6.0f32
   let ny_60 = length a0_slice_55
   let nz_61 = length (head a0_slice_55)
-  let is_62 = iota nx_56
-  let js_63 = iota ny_60
-  let ks_64 = iota nz_61
-  let a0_65 = replicate nx_56 (lambda34_1_f32_i64 a0_slice_55 0i64)
-  let a_66 = loop pm_acc1 = a0_65 for pm_x2 in (iota iterations_57) do lambda36_45_f32_i64_i64 c0_58 c1_59 ny_60 nz_61 nx_56 is_62 js_63 ks_64 pm_acc1 pm_x2
+  let is_62 = iota (i64.max 0i64 nx_56)
+  let js_63 = iota (i64.max 0i64 ny_60)
+  let ks_64 = iota (i64.max 0i64 nz_61)
+  let a0_65 = replicate (i64.max 0i64 nx_56) (lambda34_1_f32_i64 a0_slice_55 0i64)
+  let a_66 = loop pm_acc1 = a0_65 for pm_x2 in (iota (i64.max 0i64 iterations_57)) do lambda36_45_f32_i64_i64 c0_58 c1_59 ny_60 nz_61 nx_56 is_62 js_63 ks_64 pm_acc1 pm_x2
   in head a_66
 
 entry main [ny][nz] (iterations: i32) (nx: i32) (A0_slice: [ny][nz]f32) : [][]f32 =

@@ -52,8 +52,8 @@ def lambda83_35_i32 (one_36: i32) (_: i64) =
 def do_compute_37_i32 (binb_38: []f64) (one_39: i32) (dps_40: [](f64, f64, f64)) (rnd_41: [](f64, f64, f64)) =
   let nd_42 = length dps_40
   let l_43 = nd_42 * nd_42
-  let pm_is1 = tabulate l_43 (lambda78_27 binb_38 dps_40 rnd_41 nd_42)
-  in hist (+) 0i32 22i64 pm_is1 (pm_same_size pm_is1 (replicate l_43 (lambda83_35_i32 one_39 0i64)))
+  let pm_is1 = tabulate (i64.max 0i64 l_43) (lambda78_27 binb_38 dps_40 rnd_41 nd_42)
+  in hist (+) 0i32 22i64 pm_is1 (pm_same_size pm_is1 (replicate (i64.max 0i64 l_43) (lambda83_35_i32 one_39 0i64)))
 
 def lambda87_44 (binb_45: []f64) (dps_46: [](f64, f64, f64)) (nd_47: i64) (k_48: i64) =
   let i_49 = assert (!(nd_47 == -1i64 && k_48 == i64.lowest)) (k_48 // nd_47)
@@ -70,8 +70,8 @@ def lambda91_53_i32 (one_54: i32) (_: i64) =
 def do_compute_self_55_i32 (binb_56: []f64) (one_57: i32) (dps_58: [](f64, f64, f64)) =
   let nd_59 = length dps_58
   let l_60 = nd_59 * nd_59
-  let pm_is1 = tabulate l_60 (lambda87_44 binb_56 dps_58 nd_59)
-  in hist (+) 0i32 22i64 pm_is1 (pm_same_size pm_is1 (replicate l_60 (lambda91_53_i32 one_57 0i64)))
+  let pm_is1 = tabulate (i64.max 0i64 l_60) (lambda87_44 binb_56 dps_58 nd_59)
+  in hist (+) 0i32 22i64 pm_is1 (pm_same_size pm_is1 (replicate (i64.max 0i64 l_60) (lambda91_53_i32 one_57 0i64)))
 
 def lambda95_61_i32 (a_62: []i32) (b_63: []i32) =
   map2 (+) a_62 (pm_same_size a_62 b_63)
