@@ -16,84 +16,11 @@ use std::fmt::Write as _;
 
 use crate::Rng;
 
-/// A number type of the language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    /// `i8`
-    I8,
-    /// `i16`
-    I16,
-    /// `i32`
-    I32,
-    /// `i64`
-    I64,
-    /// `isize`
-    Isize,
-    /// `u8`
-    U8,
-    /// `u16`
-    U16,
-    /// `u32`
-    U32,
-    /// `u64`
-    U64,
-    /// `usize`
-    Usize,
-    /// `f32`
-    F32,
-    /// `f64`
-    F64,
-}
+use pmexpr::Number;
+use pmexpr::Number::*;
 
-use Ty::*;
-
-/// Every number type.
-pub const TYPES: [Ty; 12] = [I8, I16, I32, I64, Isize, U8, U16, U32, U64, Usize, F32, F64];
-
-impl Ty {
-    /// Rust's name of the type.
-    pub fn name(self) -> &'static str {
-        match self {
-            I8 => "i8",
-            I16 => "i16",
-            I32 => "i32",
-            I64 => "i64",
-            Isize => "isize",
-            U8 => "u8",
-            U16 => "u16",
-            U32 => "u32",
-            U64 => "u64",
-            Usize => "usize",
-            F32 => "f32",
-            F64 => "f64",
-        }
-    }
-    fn float(self) -> bool {
-        matches!(self, F32 | F64)
-    }
-    fn signed(self) -> bool {
-        matches!(self, I8 | I16 | I32 | I64 | Isize)
-    }
-    fn bits(self) -> u32 {
-        match self {
-            I8 | U8 => 8,
-            I16 | U16 => 16,
-            I32 | U32 | F32 => 32,
-            _ => 64,
-        }
-    }
-    /// The unsigned type of the same width (`abs_diff`'s result).
-    fn unsigned(self) -> Ty {
-        match self {
-            I8 => U8,
-            I16 => U16,
-            I32 => U32,
-            I64 => U64,
-            Isize => Usize,
-            t => t,
-        }
-    }
-}
+/// Every number type but `bool`, in the generator's order (programs depend on it).
+pub const TYPES: [Number; 12] = [I8, I16, I32, I64, Isize, U8, U16, U32, U64, Usize, F32, F64];
 
 /// Where a program's expression stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,11 +42,11 @@ pub struct Program {
     /// Its number, which names its functions.
     pub id: usize,
     /// The type of `x`.
-    pub tx: Ty,
+    pub tx: Number,
     /// The type of `y`.
-    pub ty: Ty,
+    pub ty: Number,
     /// The type of the expression.
-    pub ret: Ty,
+    pub ret: Number,
     /// Its shape.
     pub shape: Shape,
     /// The expression as written inside `accelerate!`.
@@ -181,7 +108,7 @@ impl E {
 struct Gen {
     rng: Rng,
     /// Variables in scope: name and type.
-    scope: Vec<(String, Ty)>,
+    scope: Vec<(String, Number)>,
     fresh: usize,
     loose_zero: bool,
     /// The expression runs in a CUDA kernel, which does not write sequences' elements yet.
@@ -204,21 +131,21 @@ impl Gen {
 
     /// A literal of type `t`: an edge value or a random one, as a suffixed literal or a path
     /// constant.
-    fn literal(&mut self, t: Ty) -> String {
+    fn literal(&mut self, t: Number) -> String {
         literal_text(t, &mut self.rng)
     }
 
     /// A small integer literal of type `t`, nonzero and not -1 (a safe divisor).
-    fn divisor(&mut self, t: Ty) -> String {
+    fn divisor(&mut self, t: Number) -> String {
         let v = self.pick(&[2i64, 3, 5, 7, 10, 16]);
-        if t.signed() && self.chance(30) {
-            format!("(-{v}{})", t.name())
+        if t.is_signed_int() && self.chance(30) {
+            format!("(-{v}{})", t.rust_name())
         } else {
-            format!("{v}{}", t.name())
+            format!("{v}{}", t.rust_name())
         }
     }
 
-    fn expr(&mut self, t: Ty, depth: u32) -> E {
+    fn expr(&mut self, t: Number, depth: u32) -> E {
         if depth == 0 || self.chance(15) {
             return self.leaf(t);
         }
@@ -237,7 +164,7 @@ impl Gen {
             5 => {
                 let from = self.pick(&TYPES);
                 let e = self.expr(from, d);
-                E::map(&[&e], |_, p| format!("(({}) as {})", p[0], t.name()))
+                E::map(&[&e], |_, p| format!("(({}) as {})", p[0], t.rust_name()))
             }
             6 => {
                 let c = self.cond(d);
@@ -254,7 +181,7 @@ impl Gen {
                 let body = self.expr(t, d);
                 self.scope.pop();
                 E::map(&[&v, &body], |_, p| {
-                    format!("{{ let {name}: {} = {}; {} }}", vt.name(), p[0], p[1])
+                    format!("{{ let {name}: {} = {}; {} }}", vt.rust_name(), p[0], p[1])
                 })
             }
             8 => self.for_loop(t, d),
@@ -267,7 +194,7 @@ impl Gen {
         format!("v{}", self.fresh)
     }
 
-    fn leaf(&mut self, t: Ty) -> E {
+    fn leaf(&mut self, t: Number) -> E {
         let vars: Vec<String> = self
             .scope
             .iter()
@@ -282,9 +209,9 @@ impl Gen {
     }
 
     /// A binary operator (or unary `-` / `!`) on `t`.
-    fn arith(&mut self, t: Ty, d: u32) -> E {
+    fn arith(&mut self, t: Number, d: u32) -> E {
         let a = self.expr(t, d);
-        if t.float() {
+        if t.is_float() {
             let op = self.pick(&["+", "-", "*", "/", "%", "neg"]);
             if op == "neg" {
                 return E::map(&[&a], |_, p| format!("(-{})", p[0]));
@@ -292,7 +219,7 @@ impl Gen {
             let b = self.expr(t, d);
             return E::map(&[&a, &b], |_, p| format!("({} {op} {})", p[0], p[1]));
         }
-        let ops: &[&str] = if t.signed() {
+        let ops: &[&str] = if t.is_signed_int() {
             &[
                 "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "neg", "!",
             ]
@@ -324,7 +251,7 @@ impl Gen {
                     E::same(format!(
                         "{}{}",
                         self.below(t.bits() as usize + 2),
-                        at.name()
+                        at.rust_name()
                     ))
                 } else {
                     self.expr(at, d)
@@ -353,8 +280,8 @@ impl Gen {
     }
 
     /// A numeric method whose result is a `t`.
-    fn method(&mut self, t: Ty, d: u32) -> E {
-        if t.float() {
+    fn method(&mut self, t: Number, d: u32) -> E {
+        if t.is_float() {
             return self.float_method(t, d);
         }
         // Methods of another integer type whose result is `t`.
@@ -375,9 +302,9 @@ impl Gen {
             let positive = if m.starts_with("ilog") { ".max(1)" } else { "" };
             return E::map(&[&a], |_, p| format!("({}){positive}.{m}()", p[0]));
         }
-        if !t.signed() && self.chance(20) {
+        if !t.is_signed_int() && self.chance(20) {
             let from = self.pick(&TYPES[..5]);
-            if from.unsigned() == t {
+            if from.unsigned() == Some(t) {
                 if self.chance(50) {
                     let a = self.expr(from, d);
                     return E::map(&[&a], |_, p| format!("({}).unsigned_abs()", p[0]));
@@ -412,7 +339,7 @@ impl Gen {
             "wrapping_div",
             "wrapping_rem",
         ];
-        if t.signed() {
+        if t.is_signed_int() {
             names.extend([
                 "abs",
                 "signum",
@@ -430,7 +357,7 @@ impl Gen {
                 let b = self.expr(t, d);
                 E::map(&[&a, &b], |_, p| format!("({}).{m}({})", p[0], p[1]))
             }
-            "abs_diff" if !t.signed() => {
+            "abs_diff" if !t.is_signed_int() => {
                 let b = self.expr(t, d);
                 E::map(&[&a, &b], |_, p| format!("({}).abs_diff({})", p[0], p[1]))
             }
@@ -450,8 +377,8 @@ impl Gen {
             }
             // `MIN / -1` wraps, in every build.
             "wrapping_div" | "wrapping_rem" => {
-                let b = if t.signed() && self.chance(30) {
-                    E::same(format!("(-1{})", t.name()))
+                let b = if t.is_signed_int() && self.chance(30) {
+                    E::same(format!("(-1{})", t.rust_name()))
                 } else {
                     E::same(self.divisor(t))
                 };
@@ -466,7 +393,7 @@ impl Gen {
                 if lo > hi {
                     std::mem::swap(&mut lo, &mut hi);
                 }
-                let n = t.name();
+                let n = t.rust_name();
                 E::map(&[&a], |_, p| {
                     format!("({}).clamp({}, {})", p[0], lit(lo, n), lit(hi, n))
                 })
@@ -487,12 +414,12 @@ impl Gen {
     }
 
     /// A small integer value of `t` (for `clamp`'s bounds).
-    fn small(&mut self, t: Ty) -> i64 {
+    fn small(&mut self, t: Number) -> i64 {
         let v = self.below(200) as i64;
-        if t.signed() { v - 100 } else { v }
+        if t.is_signed_int() { v - 100 } else { v }
     }
 
-    fn float_method(&mut self, t: Ty, d: u32) -> E {
+    fn float_method(&mut self, t: Number, d: u32) -> E {
         let a = self.expr(t, d);
         let m = self.pick(&[
             "sqrt",
@@ -553,7 +480,7 @@ impl Gen {
                 self.loose_zero = true;
                 let lo = self.below(100) as f64 / 8.0 - 6.0;
                 let hi = lo + self.below(100) as f64 / 4.0;
-                let n = t.name();
+                let n = t.rust_name();
                 E::map(&[&a], |_, p| {
                     format!("({}).clamp({lo:?}{n}, {hi:?}{n})", p[0])
                 })
@@ -612,12 +539,12 @@ impl Gen {
     }
 
     /// A `#[derive(pmexpr::Record)]` struct of the crate, made and read by a field.
-    fn record(&mut self, t: Ty, d: u32) -> E {
+    fn record(&mut self, t: Number, d: u32) -> E {
         let at = self.pick(&TYPES);
         let (a, b) = (self.expr(at, d), self.expr(t, d));
         let name = format!("R{}_{}", self.id, self.fresh);
         self.fresh += 1;
-        let (an, tn) = (at.name(), t.name());
+        let (an, tn) = (at.rust_name(), t.rust_name());
         self.items.push((
             format!("#[derive(pmexpr::Record, Clone, Copy, Debug)]\npub struct {name} {{ pub first: {an}, pub second: {tn} }}"),
             String::new(),
@@ -642,11 +569,11 @@ impl Gen {
     }
 
     /// A tuple made and taken apart: by a pattern, or by a field.
-    fn tuple(&mut self, t: Ty, d: u32) -> E {
+    fn tuple(&mut self, t: Number, d: u32) -> E {
         let at = self.pick(&TYPES);
         let (a, b) = (self.expr(at, d), self.expr(t, d));
         let (p, q) = (self.name(), self.name());
-        let (an, tn) = (at.name(), t.name());
+        let (an, tn) = (at.rust_name(), t.rust_name());
         self.scope.push((p.clone(), at));
         self.scope.push((q.clone(), t));
         let body = self.expr(t, d);
@@ -666,7 +593,7 @@ impl Gen {
     }
 
     /// A closure over the scope, called once or twice: `{ let f = |v: A| e; f(a) }`.
-    fn closure(&mut self, t: Ty, d: u32) -> E {
+    fn closure(&mut self, t: Number, d: u32) -> E {
         let at = self.pick(&TYPES);
         let v = self.name();
         let f = self.name();
@@ -674,8 +601,8 @@ impl Gen {
         let body = self.expr(t, d);
         self.scope.pop();
         let (a, b) = (self.expr(at, d), self.expr(at, d));
-        let (an, tn) = (at.name(), t.name());
-        let twice = !t.float() && self.chance(50);
+        let (an, tn) = (at.rust_name(), t.rust_name());
+        let twice = !t.is_float() && self.chance(50);
         E::map(&[&body, &a, &b], |m, p| {
             let def = match m {
                 Mode::Check => format!(
@@ -695,14 +622,14 @@ impl Gen {
 
     /// A function of its parameters only: a `fn` item of the block, or (outside kernels) a
     /// `#[pmexpr]` function of the crate.
-    fn function(&mut self, t: Ty, d: u32) -> E {
+    fn function(&mut self, t: Number, d: u32) -> E {
         let (at, bt) = (self.pick(&TYPES), self.pick(&TYPES));
         let (v, w) = (self.name(), self.name());
         let outer = std::mem::replace(&mut self.scope, vec![(v.clone(), at), (w.clone(), bt)]);
         let body = self.expr(t, d);
         self.scope = outer;
         let (a, b) = (self.expr(at, d), self.expr(bt, d));
-        let (an, bn, tn) = (at.name(), bt.name(), t.name());
+        let (an, bn, tn) = (at.rust_name(), bt.rust_name(), t.rust_name());
         let signature = |ret: &str, name: &str| format!("fn {name}({v}: {an}, {w}: {bn}) -> {ret}");
         let f = if self.chance(50) {
             let name = format!("g{}_{}", self.id, self.fresh);
@@ -751,14 +678,14 @@ impl Gen {
     }
 
     /// A `loop` that breaks with its value.
-    fn loop_break(&mut self, t: Ty, d: u32) -> E {
+    fn loop_break(&mut self, t: Number, d: u32) -> E {
         let init = self.expr(t, d);
         let (acc, k) = (self.name(), self.name());
         self.scope.push((acc.clone(), t));
         let step = self.expr(t, d);
         let c = self.cond(d);
         self.scope.pop();
-        let (tn, limit) = (t.name(), 1 + self.below(5));
+        let (tn, limit) = (t.rust_name(), 1 + self.below(5));
         E::map(&[&init, &step, &c], |_, p| {
             format!(
                 "{{ let mut {acc}: {tn} = {}; let mut {k}: i64 = 0; loop {{ if {k} >= {limit} || {} {{ break {acc}; }} {acc} = {}; {k} += 1; }} }}",
@@ -768,10 +695,10 @@ impl Gen {
     }
 
     /// A `match` of an integer with literal, alternative and range arms.
-    fn match_(&mut self, t: Ty, d: u32) -> E {
+    fn match_(&mut self, t: Number, d: u32) -> E {
         let st = self.pick(&TYPES[..10]);
         let scrutinee = self.expr(st, d);
-        let n = st.name();
+        let n = st.rust_name();
         let mut arms: Vec<E> = Vec::new();
         let mut texts: Vec<String> = Vec::new();
         for _ in 0..1 + self.below(4) {
@@ -780,7 +707,7 @@ impl Gen {
                 // The extreme values (`u64::MAX` as a literal, `-128i8`).
                 3 => {
                     let bits = st.bits();
-                    if st.signed() {
+                    if st.is_signed_int() {
                         format!("-{}{n}", 1u128 << (bits - 1))
                     } else {
                         format!("{}{n}", (1u128 << bits) - 1)
@@ -812,7 +739,7 @@ impl Gen {
 
     /// An array local written in place and read back: `let mut a = [e0, e1, e2]; a[k] = e;`, then
     /// its elements combined, by index or by a `for` over it.
-    fn array(&mut self, t: Ty, d: u32) -> E {
+    fn array(&mut self, t: Number, d: u32) -> E {
         let es: Vec<E> = (0..3).map(|_| self.expr(t, d)).collect();
         let it = self.pick(&TYPES[..10]);
         let index = self.expr(it, d);
@@ -820,8 +747,8 @@ impl Gen {
         let a = self.name();
         let v = self.name();
         let acc = self.name();
-        let tn = t.name();
-        let combine = if t.float() { "+" } else { "^" };
+        let tn = t.rust_name();
+        let combine = if t.is_float() { "+" } else { "^" };
         let by_loop = self.chance(50);
         let enumerate = self.chance(50);
         let j = self.name();
@@ -853,14 +780,14 @@ impl Gen {
     }
 
     /// A `let mut` local updated by compound assignments (`+=` wraps as a release build).
-    fn compound(&mut self, t: Ty, d: u32) -> E {
+    fn compound(&mut self, t: Number, d: u32) -> E {
         let init = self.expr(t, d);
         let acc = self.name();
         self.scope.push((acc.clone(), t));
         let (e1, e2) = (self.expr(t, d), self.expr(t, d));
         self.scope.pop();
-        let tn = t.name();
-        let ops: &[(&str, &str)] = if t.float() {
+        let tn = t.rust_name();
+        let ops: &[(&str, &str)] = if t.is_float() {
             &[("+=", "+"), ("-=", "-"), ("*=", "*")]
         } else {
             &[
@@ -893,7 +820,7 @@ impl Gen {
     }
 
     /// A `for` or `while` loop over a `let mut` accumulator of type `t`.
-    fn for_loop(&mut self, t: Ty, d: u32) -> E {
+    fn for_loop(&mut self, t: Number, d: u32) -> E {
         let init = self.expr(t, d);
         let acc = self.name();
         let counter = self.name();
@@ -902,8 +829,8 @@ impl Gen {
         // The counter is read through a cast, the same in Rust (an `i32`) and inside
         // `accelerate!` (an `i64`) for these small values.
         let step = self.expr(t, d);
-        let bump = E::same(format!("(({counter} as i64 * 3 - 4) as {})", t.name()));
-        let step = if t.float() {
+        let bump = E::same(format!("(({counter} as i64 * 3 - 4) as {})", t.rust_name()));
+        let step = if t.is_float() {
             E::map(&[&step, &bump], |_, p| format!("({} + {})", p[0], p[1]))
         } else {
             E::map(&[&step, &bump], |m, p| match m {
@@ -912,7 +839,7 @@ impl Gen {
             })
         };
         self.scope.pop();
-        let tn = t.name();
+        let tn = t.rust_name();
         if self.chance(50) {
             E::map(&[&init, &step], |_, p| {
                 format!(
@@ -946,10 +873,10 @@ fn lit(v: i64, ty: &str) -> String {
 
 /// A literal of `t` as Rust source: an edge value (as a literal or a path constant) or a random
 /// value.
-fn literal_text(t: Ty, rng: &mut Rng) -> String {
-    let n = t.name();
+fn literal_text(t: Number, rng: &mut Rng) -> String {
+    let n = t.rust_name();
     let k = rng.next_u64() % 10;
-    if t.float() {
+    if t.is_float() {
         return match k {
             0 => format!("{n}::NAN"),
             1 => format!("{n}::INFINITY"),
@@ -973,11 +900,11 @@ fn literal_text(t: Ty, rng: &mut Rng) -> String {
         1 => format!("{n}::MAX"),
         2 => format!("0{n}"),
         3 => format!("1{n}"),
-        4 if t.signed() => format!("(-1{n})"),
+        4 if t.is_signed_int() => format!("(-1{n})"),
         5 => {
             // The extreme values written as literals.
             let bits = t.bits();
-            if t.signed() {
+            if t.is_signed_int() {
                 format!("(-{}{n})", 1u128 << (bits - 1))
             } else {
                 format!("{}{n}", (1u128 << bits) - 1)
@@ -986,12 +913,12 @@ fn literal_text(t: Ty, rng: &mut Rng) -> String {
         _ => {
             // Within the type's range (127 for an i8): `300u8` does not compile in Rust either.
             let top = if t.bits() == 8 {
-                if t.signed() { 128 } else { 256 }
+                if t.is_signed_int() { 128 } else { 256 }
             } else {
                 300
             };
             let v = rng.next_u64() % top;
-            if t.signed() && rng.next_u64().is_multiple_of(2) {
+            if t.is_signed_int() && rng.next_u64().is_multiple_of(2) {
                 format!("(-{v}{n})")
             } else {
                 format!("{v}{n}")
@@ -1024,7 +951,7 @@ fn program(seed: u64, id: usize) -> Program {
         Shape::Reduce(""),
     ]);
     if shape == Shape::Reduce("") {
-        shape = if ret.float() {
+        shape = if ret.is_float() {
             Shape::Map
         } else {
             Shape::Reduce(g.pick(&["+", "^", "|", "&", "min", "max"]))
@@ -1050,7 +977,7 @@ fn program(seed: u64, id: usize) -> Program {
 }
 
 /// The inputs a program of these types runs on: each `x` with each `y`.
-fn inputs(t: Ty, rng: &mut Rng) -> Vec<String> {
+fn inputs(t: Number, rng: &mut Rng) -> Vec<String> {
     let mut v: Vec<String> = (0..6).map(|_| literal_text(t, rng)).collect();
     v.dedup();
     v
@@ -1063,7 +990,7 @@ pub fn crate_main(seed: u64, programs: &[Program]) -> String {
     let mut calls = String::new();
     for p in programs {
         let mut rng = Rng::new(seed.wrapping_add(p.id as u64));
-        let (tx, ty, r) = (p.tx.name(), p.ty.name(), p.ret.name());
+        let (tx, ty, r) = (p.tx.rust_name(), p.ty.rust_name(), p.ret.rust_name());
         let xs = inputs(p.tx, &mut rng).join(", ");
         let ys = inputs(p.ty, &mut rng).join(", ");
         let id = p.id;

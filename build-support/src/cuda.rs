@@ -58,12 +58,7 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite], ptx: bool) -> Vec<Strin
     // instantiation no longer needed) is deleted, so that OUT_DIR does not grow with every edit.
     let keep: HashSet<String> = jobs
         .iter()
-        .flat_map(|(_, relative, m)| {
-            [
-                relative.to_string(),
-                format!("{}/{}.ptx", CudaManifest::DIR, m.namespace),
-            ]
-        })
+        .flat_map(|(_, relative, m)| [relative.to_string(), ptx_file(m.namespace)])
         .collect();
     remove_stale(out_dir, &keep);
     let mut results = crate::cores::on_every_core(&jobs, |(site, relative, module)| {
@@ -101,6 +96,11 @@ pub(crate) fn build(out_dir: &Path, sites: &[CrateSite], ptx: bool) -> Vec<Strin
     warnings
 }
 
+/// A module's PTX file, relative to `OUT_DIR`.
+fn ptx_file(namespace: &str) -> String {
+    format!("{}/{namespace}.ptx", CudaManifest::DIR)
+}
+
 /// Deletes the `.cu` and `.ptx` files under `OUT_DIR/pmexpr/cuda` that `keep` (paths relative to
 /// `out_dir`) does not name.
 fn remove_stale(out_dir: &Path, keep: &HashSet<String>) {
@@ -134,7 +134,7 @@ fn write_module(
     compile: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, String> {
-    let ptx = format!("{}/{}.ptx", CudaManifest::DIR, module.namespace);
+    let ptx = ptx_file(module.namespace);
     let ptx_path = out_dir.join(&ptx);
     let changed = write_output_file(out_dir, relative, module.source)?;
     if !changed && ptx_path.exists() {
