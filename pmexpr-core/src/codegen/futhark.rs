@@ -94,7 +94,6 @@ use std::fmt;
 use crate::ast::{Expr, ExprKind, Pat, PatKind, VarId};
 use crate::classify::Backend;
 use crate::codegen::numbers::{self, Number};
-use crate::extract::extract;
 use crate::infer::Numeric;
 use crate::lift::{Binding, Def, Origin};
 use crate::merge::CrateProgram;
@@ -415,6 +414,8 @@ pub fn generate_crate(program: &CrateProgram) -> Option<CrateFuthark> {
     if all.is_empty() {
         return None;
     }
+    let (_, bindings) = program.extract_for(Backend::Futhark);
+    let prep = Prepared::new(program, &bindings);
     let mut ok = Vec::new();
     let mut skipped = Vec::new();
     let mut names = HashSet::new();
@@ -424,7 +425,7 @@ pub fn generate_crate(program: &CrateProgram) -> Option<CrateFuthark> {
         let result = if names.contains(&name) {
             Err(GenError::NameClash(name.clone()))
         } else {
-            generate(program, std::slice::from_ref(&request)).map(|_| ())
+            generate_in(&prep, std::slice::from_ref(&request), &[]).map(|_| ())
         };
         match result {
             Ok(()) => {
@@ -445,7 +446,7 @@ pub fn generate_crate(program: &CrateProgram) -> Option<CrateFuthark> {
             )
         })
         .collect();
-    match generate_with_notes(program, &ok, &notes) {
+    match generate_in(&prep, &ok, &notes) {
         Ok(program) => Some(CrateFuthark { program, skipped }),
         // Each entry was generated alone: together they should be too; if not, none is.
         Err(error) => {
@@ -454,7 +455,7 @@ pub fn generate_crate(program: &CrateProgram) -> Option<CrateFuthark> {
                 error: error.clone(),
             }));
             let notes = vec![format!("not generated: every site ({error})")];
-            let program = generate_with_notes(program, &[], &notes).ok()?;
+            let program = generate_in(&prep, &[], &notes).ok()?;
             Some(CrateFuthark { program, skipped })
         }
     }
@@ -551,34 +552,102 @@ fn generate_with_notes(
     notes: &[String],
 ) -> Result<FutharkProgram, GenError> {
     let (_, bindings) = program.extract_for(Backend::Futhark);
-    let cx = Context::new(&program.names, &bindings);
-    // Each request: its accelerated binding and what that binding reaches.
+    generate_in(&Prepared::new(program, &bindings), requests, notes)
+}
+
+/// The crate's Futhark-class bindings and what each definition uses, computed once for every
+/// request: per request, the extraction of the whole crate and the walk over all its bindings made
+/// a build quadratic in its sites (1,000 sites: 97 s in the hook).
+struct Prepared<'a> {
+    bindings: &'a [Binding],
+    cx: Context<'a>,
+    /// The binding (an index into `bindings`) of each definition.
+    binding_of: HashMap<VarId, usize>,
+    /// The definitions each definition's body uses.
+    uses: HashMap<VarId, Vec<VarId>>,
+    /// The accelerated binding of each Futhark-class site.
+    sites: HashMap<&'a str, VarId>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(program: &'a CrateProgram, bindings: &'a [Binding]) -> Self {
+        let binding_of: HashMap<VarId, usize> = (bindings.iter().enumerate())
+            .flat_map(|(i, b)| b.defs().iter().map(move |d| (d.ident.id, i)))
+            .collect();
+        let uses = (bindings.iter().flat_map(Binding::defs))
+            .map(|d| {
+                let free = d.value.free_vars().into_iter();
+                (
+                    d.ident.id,
+                    free.filter(|v| binding_of.contains_key(v)).collect(),
+                )
+            })
+            .collect();
+        let sites = (program.sites.iter())
+            .filter(|(_, _, b)| *b == Backend::Futhark)
+            .map(|(name, a, _)| (name.as_str(), *a))
+            .collect();
+        Prepared {
+            bindings,
+            cx: Context::new(&program.names, bindings),
+            binding_of,
+            uses,
+            sites,
+        }
+    }
+
+    /// The definitions that `a` reaches, itself included (what [`crate::extract::extract`] keeps of them).
+    fn reach(&self, a: VarId) -> BTreeSet<VarId> {
+        let mut reach = BTreeSet::from([a]);
+        let mut todo = vec![a];
+        while let Some(x) = todo.pop() {
+            for &y in self.uses.get(&x).map_or(&[][..], Vec::as_slice) {
+                if reach.insert(y) {
+                    todo.push(y);
+                }
+            }
+        }
+        reach
+    }
+}
+
+/// The program of `requests`, over the prepared bindings.
+fn generate_in(
+    prep: &Prepared<'_>,
+    requests: &[EntryRequest],
+    notes: &[String],
+) -> Result<FutharkProgram, GenError> {
+    let cx = &prep.cx;
+    // Each request: its accelerated binding and what that binding reaches; and for each binding
+    // that some request reaches, those requests, in order.
     let mut resolved = Vec::new();
     let mut entry_names = HashSet::new();
-    for r in requests {
-        let a = program
-            .sites
-            .iter()
-            .find(|(name, _, b)| *name == r.site && *b == Backend::Futhark)
-            .map(|(_, a, _)| *a)
+    let mut reached_by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, r) in requests.iter().enumerate() {
+        let a = *(prep.sites.get(r.site.as_str()))
             .ok_or_else(|| GenError::UnknownSite(r.site.clone()))?;
         let name = entry_name(&r.site, &r.instantiation);
         if !entry_names.insert(name.clone()) {
             return Err(GenError::NameClash(name));
         }
-        let (reach, _) = extract(&BTreeSet::from([a]), &bindings);
+        let reach = prep.reach(a);
+        for d in &reach {
+            if let Some(&i) = prep.binding_of.get(d) {
+                let ks = reached_by.entry(i).or_default();
+                if ks.last() != Some(&k) {
+                    ks.push(k);
+                }
+            }
+        }
         resolved.push((r, a, reach, name));
     }
     let mut helpers = BTreeSet::new();
     let mut chunks: Vec<(usize, String)> = Vec::new();
     let mut entries: Vec<(usize, EntrySignature)> = Vec::new();
     let mut emitted: HashSet<String> = HashSet::new();
-    for b in &bindings {
-        let reached = |d: &Def| {
-            resolved
-                .iter()
-                .any(|(_, _, reach, _)| reach.contains(&d.ident.id))
-        };
+    for (&i, ks) in &reached_by {
+        let b = &prep.bindings[i];
+        let reached = |d: &Def| ks.iter().any(|&k| resolved[k].2.contains(&d.ident.id));
         // A recursive function is generated only as a loop (one function, tail calls only).
         let (d, tail) = match b {
             Binding::Let(d) => (d, None),
@@ -595,11 +664,12 @@ fn generate_with_notes(
                 }
             },
         };
-        for (k, (r, a, reach, name)) in resolved.iter().enumerate() {
+        for &k in ks {
+            let (r, a, reach, name) = &resolved[k];
             if !reach.contains(&d.ident.id) {
                 continue;
             }
-            let mut g = Gen::new(&cx, &r.instantiation, &mut helpers);
+            let mut g = Gen::new(cx, &r.instantiation, &mut helpers);
             if d.ident.id == *a {
                 let (text, sig) = g.entry(d, &r.site, name)?;
                 chunks.push((k, text));

@@ -6,7 +6,10 @@ use super::code::{
 };
 use super::expr::{Gen, R, Tail};
 use super::{EntryParam, EntryResult, EntrySignature, GenError, Leaf, instantiation_note};
-use crate::ast::Param;
+use std::collections::{HashMap, HashSet};
+
+use crate::ast::{Expr, ExprKind, Param, VarId};
+use crate::intrinsics::Intrinsic;
 use crate::lift::{Def, Origin};
 use crate::tailrec::TailLoop;
 use crate::types::{Label, Type};
@@ -19,8 +22,9 @@ fn tuple_prefix(names: &[&str]) -> String {
 impl Gen<'_, '_> {
     // ----- definitions -----
 
-    /// `def name params`, after the comment that names a `#[pmexpr]` function's source.
-    fn def_header(&self, d: &Def, name: &str) -> R<String> {
+    /// `def name [n]… params`, after the comment that names a `#[pmexpr]` function's source; the
+    /// parameters in `sizes` typed with their size (see `loop_def`).
+    fn def_header(&self, d: &Def, name: &str, sizes: &HashMap<VarId, String>) -> R<String> {
         let mut text = String::new();
         if let Origin::Item(item) = &d.origin {
             text.push_str(&comment(&format!(
@@ -30,16 +34,26 @@ impl Gen<'_, '_> {
         }
         text.push_str("def ");
         text.push_str(name);
-        for p in d.lambda().0 {
+        let params = d.lambda().0;
+        for n in params.iter().filter_map(|p| sizes.get(&p.ident.id)) {
+            text.push_str(&format!(" [{n}]"));
+        }
+        for p in params {
             text.push(' ');
-            text.push_str(&self.def_param(p)?);
+            match sizes.get(&p.ident.id) {
+                Some(n) => {
+                    let t = self.sized_ty(&p.ty, n)?;
+                    text.push_str(&format!("({}: {t})", self.binder(p)));
+                }
+                None => text.push_str(&self.def_param(p)?),
+            }
         }
         Ok(text)
     }
 
     /// `def name params = body`.
     pub(super) fn def(&mut self, d: &Def, name: &str) -> R<String> {
-        let mut text = self.def_header(d, name)?;
+        let mut text = self.def_header(d, name, &HashMap::new())?;
         let body = self.expr(d.lambda().1)?;
         text.push_str(" =\n  ");
         text.push_str(&indent(&body.text, 2));
@@ -53,8 +67,25 @@ impl Gen<'_, '_> {
         if l.calls == 0 {
             return self.def(d, name);
         }
-        let mut text = self.def_header(d, name)?;
         let (params, body) = d.lambda();
+        let tail = TailParts::of(body, d.ident.id);
+        let picked = result_params(params, &body.ty, &tail.exits);
+        // The arrays whose size the loop keeps, given a size parameter of the `def`: Futhark gives
+        // a loop's array state a new, unknown size unless its pattern names one, and a function
+        // whose result has an unknown size cannot be a `map`'s or `tabulate`'s function.
+        let mut sizes: HashMap<VarId, String> = HashMap::new();
+        for (i, p) in params.iter().enumerate() {
+            let returned = picked.iter().flatten().any(|q| *q == p.ident.id);
+            let wanted = if l.varying[i] {
+                tail.keeps(i, p.ident.id)
+            } else {
+                returned
+            };
+            if wanted && p.ident.name != "_" && flat_array(&p.ty) {
+                sizes.insert(p.ident.id, self.fresh("n"));
+            }
+        }
+        let mut text = self.def_header(d, name, &sizes)?;
         // A wildcard parameter is never read: it needs no place in the state.
         let varying: Vec<(usize, String)> = params
             .iter()
@@ -64,9 +95,23 @@ impl Gen<'_, '_> {
             .collect();
         let go = self.fresh("go");
         let result = self.fresh("r");
-        let placeholder = self.default_value(&body.ty)?.closed_text();
+        let placeholder = self.loop_placeholder(params, &body.ty, &picked)?;
         let names: Vec<&str> = varying.iter().map(|(_, n)| n.as_str()).collect();
-        let state = format!("({go}, {}{result})", tuple_prefix(&names));
+        let mut pattern = Vec::new();
+        for (i, n) in &varying {
+            pattern.push(match sizes.get(&params[*i].ident.id) {
+                Some(size) => format!("{n}: {}", self.sized_ty(&params[*i].ty, size)?),
+                None => n.clone(),
+            });
+        }
+        let result_pattern = match self.sized_result_ty(&body.ty, &picked, &sizes)? {
+            Some(t) => format!("{result}: {t}"),
+            None => result.clone(),
+        };
+        let state = format!(
+            "({go}, {}{result_pattern})",
+            tuple_prefix(&pattern.iter().map(String::as_str).collect::<Vec<_>>())
+        );
         let init = format!("(true, {}{placeholder})", tuple_prefix(&names));
         let skipped = "_, ".repeat(names.len() + 1);
         self.tail = Some(Tail {
@@ -82,6 +127,89 @@ impl Gen<'_, '_> {
             indent(&step.text, 6)
         ));
         Ok(text)
+    }
+
+    /// `[n]t` for a one-dimensional array type `[]t`.
+    fn sized_ty(&self, t: &Type, n: &str) -> R<String> {
+        let Type::Seq(elem) = t else {
+            return Ok(self.ty(t)?.to_string());
+        };
+        Ok(format!("[{n}]{}", self.ty(elem)?))
+    }
+
+    /// The type of a loop's result slot when one of its parts is a parameter with a size.
+    fn sized_result_ty(
+        &self,
+        t: &Type,
+        picked: &[Option<VarId>],
+        sizes: &HashMap<VarId, String>,
+    ) -> R<Option<String>> {
+        let size = |k: usize| {
+            picked
+                .get(k)
+                .copied()
+                .flatten()
+                .and_then(|id| sizes.get(&id))
+        };
+        match t {
+            Type::Seq(_) => Ok(match size(0) {
+                Some(n) => Some(self.sized_ty(t, n)?),
+                None => None,
+            }),
+            Type::Record(fs) if !is_one_tuple(fs) && (0..fs.len()).any(|k| size(k).is_some()) => {
+                let mut parts = Vec::new();
+                for (k, (l, ft)) in fs.iter().enumerate() {
+                    let shown = match size(k) {
+                        Some(n) => self.sized_ty(ft, n)?,
+                        None => self.ty(ft)?.to_string(),
+                    };
+                    parts.push((field_name(l), shown));
+                }
+                Ok(Some(if Type::is_tuple_record(fs) {
+                    let ts: Vec<String> = parts.into_iter().map(|(_, t)| t).collect();
+                    format!("({})", ts.join(", "))
+                } else {
+                    let ts: Vec<String> = parts
+                        .into_iter()
+                        .map(|(l, t)| format!("{l}: {t}"))
+                        .collect();
+                    format!("{{{}}}", ts.join(", "))
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The first value of a loop's result slot: in each part that every exit of the function
+    /// returns the same parameter in ([`result_params`]), that parameter, whose sizes are then the
+    /// result's: an empty array of size 0 there made the sizes of the function's result unknown,
+    /// and Futhark refused a `map` or `tabulate` of it ("anonymous sizes"), as in a loop that
+    /// fills an array and returns it. Elsewhere a default value.
+    fn loop_placeholder(&self, params: &[Param], t: &Type, picked: &[Option<VarId>]) -> R<String> {
+        let param = |k: usize| {
+            let id = picked.get(k).copied().flatten()?;
+            params.iter().find(|p| p.ident.id == id)
+        };
+        match t {
+            Type::Seq(_) => {
+                if let Some(p) = param(0) {
+                    return Ok(self.binder(p));
+                }
+            }
+            Type::Record(fs) if !is_one_tuple(fs) => {
+                let mut parts = Vec::new();
+                for (k, (l, ft)) in fs.iter().enumerate() {
+                    let code = match param(k) {
+                        Some(p) => Code::atom(self.binder(p)),
+                        None => self.default_value(ft)?,
+                    };
+                    parts.push((field_name(l), code));
+                }
+                return Ok(record_code(fs, parts).closed_text());
+            }
+            _ => {}
+        }
+        Ok(self.default_value(t)?.closed_text())
     }
 
     /// A parameter of a `def`, annotated with its type unless it is a function over arrays (whose
@@ -369,4 +497,146 @@ pub(super) fn leaf_paths(t: &Type) -> R<Vec<(Vec<Label>, Type)>> {
     let mut out = Vec::new();
     go(t, &mut Vec::new(), 0, &mut out)?;
     Ok(out)
+}
+
+/// The tail positions of the body of a tail-recursive `f`: the values it returns (neither a call
+/// of `f` nor `never`), the arguments of its calls of `f`, and the `let`s on the way to them.
+struct TailParts<'e> {
+    exits: Vec<&'e Expr>,
+    calls: Vec<&'e [Expr]>,
+    lets: HashMap<VarId, &'e Expr>,
+}
+
+impl<'e> TailParts<'e> {
+    fn of(body: &'e Expr, f: VarId) -> Self {
+        let mut parts = TailParts {
+            exits: Vec::new(),
+            calls: Vec::new(),
+            lets: HashMap::new(),
+        };
+        let mut todo = vec![body];
+        while let Some(mut e) = todo.pop() {
+            loop {
+                match &e.kind {
+                    ExprKind::Let {
+                        binder,
+                        value,
+                        body,
+                        ..
+                    } => {
+                        parts.lets.insert(binder.ident.id, value);
+                        e = body;
+                    }
+                    ExprKind::RecLet { body, .. } => e = body,
+                    ExprKind::Match { pat, then, .. } if pat.irrefutable() => e = then,
+                    ExprKind::Match {
+                        then, otherwise, ..
+                    } => {
+                        todo.push(then);
+                        e = otherwise;
+                    }
+                    ExprKind::App { func, args } if matches!(&func.kind, ExprKind::Var { ident, .. } if ident.id == f) =>
+                    {
+                        parts.calls.push(args);
+                        break;
+                    }
+                    ExprKind::Never(_) => break,
+                    _ => {
+                        parts.exits.push(e);
+                        break;
+                    }
+                }
+            }
+        }
+        parts
+    }
+
+    /// Whether every call passes, as argument `i`, parameter `p` or what `set`s, `if`s and
+    /// `let`s make of it: an array of `p`'s size.
+    fn keeps(&self, i: usize, p: VarId) -> bool {
+        let mut seen = HashSet::new();
+        let mut todo: Vec<&Expr> = Vec::new();
+        for args in &self.calls {
+            match args.get(i) {
+                Some(a) => todo.push(a),
+                None => return false,
+            }
+        }
+        while let Some(e) = todo.pop() {
+            if !seen.insert(e.id) {
+                continue;
+            }
+            match &e.kind {
+                ExprKind::Var { ident, .. } if ident.id == p => {}
+                ExprKind::Var { ident, .. } => match self.lets.get(&ident.id) {
+                    Some(v) => todo.push(v),
+                    None => return false,
+                },
+                ExprKind::App { func, args }
+                    if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Set))
+                        && args.len() == 3 =>
+                {
+                    todo.push(&args[0]);
+                }
+                ExprKind::Let { body, .. } => todo.push(body),
+                ExprKind::Match {
+                    pat,
+                    then,
+                    otherwise,
+                    ..
+                } => {
+                    todo.push(then);
+                    if !pat.irrefutable() {
+                        todo.push(otherwise);
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+/// Per part of a loop's result (the whole of it, or each field of a tuple or record), the
+/// parameter that every exit returns there, if there is one.
+fn result_params(params: &[Param], t: &Type, exits: &[&Expr]) -> Vec<Option<VarId>> {
+    let param = |e: &Expr| match &e.kind {
+        ExprKind::Var { ident, .. } => params
+            .iter()
+            .find(|p| p.ident.id == ident.id && p.ident.name != "_")
+            .map(|p| p.ident.id),
+        _ => None,
+    };
+    let agreed = |picked: &mut dyn Iterator<Item = Option<&Expr>>| -> Option<VarId> {
+        let mut found = None;
+        for x in picked {
+            let p = x.and_then(param)?;
+            if found.is_some_and(|q| q != p) {
+                return None;
+            }
+            found = Some(p);
+        }
+        found
+    };
+    match t {
+        Type::Seq(_) => vec![agreed(&mut exits.iter().map(|x| Some(*x)))],
+        Type::Record(fs) if !is_one_tuple(fs) => fs
+            .iter()
+            .map(|(l, ft)| {
+                let mut fields = exits.iter().map(|x| match &x.kind {
+                    ExprKind::Record(es) => es.iter().find(|(m, _)| m == l).map(|(_, e)| e),
+                    _ => None,
+                });
+                matches!(ft, Type::Seq(_))
+                    .then(|| agreed(&mut fields))
+                    .flatten()
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A one-dimensional array: `[]t` of a primitive `t`.
+fn flat_array(t: &Type) -> bool {
+    matches!(t, Type::Seq(e) if !matches!(**e, Type::Seq(_) | Type::Tensor(_) | Type::Record(_) | Type::Arrow(..)))
 }

@@ -614,21 +614,24 @@ impl<'a, 'b> Gen<'a, 'b> {
             "leading_zeros" => format!("u32.i32 ({pn}.clz {x})"),
             "trailing_zeros" => format!("u32.i32 ({pn}.ctz {x})"),
             "reverse_bits" => format!(
-                "(loop (r, v) = (0{pn}, {x}) for _k < {bits} do ((r << 1{pn}) | (v & 1{pn}), v >>> 1{pn})).0"
+                "(loop (r, v) = (0{pn}, {x}) for _k < {bits} do ((r << 1{pn}) | (v & 1{pn}), {})).0",
+                logical_shr(p, "v", &format!("1{pn}"))
             ),
             "swap_bytes" => format!(
-                "(loop (r, v) = (0{pn}, {x}) for _k < {} do ((r << 8{pn}) | (v & 255{pn}), v >>> 8{pn})).0",
-                bits / 8
+                "(loop (r, v) = (0{pn}, {x}) for _k < {} do ((r << 8{pn}) | (v & 255{pn}), {})).0",
+                bits / 8,
+                logical_shr(p, "v", &format!("8{pn}"))
             ),
             "rotate_left" | "rotate_right" => {
                 let q = self.prim(&tys[1])?.futhark_name();
+                let back = format!("({bits}{pn} - k)");
                 let (a, b) = if name == "rotate_left" {
-                    ("<<", ">>>")
+                    (format!("({x} << k)"), logical_shr(p, &x, &back))
                 } else {
-                    (">>>", "<<")
+                    (logical_shr(p, &x, "k"), format!("({x} << {back})"))
                 };
                 format!(
-                    "let k = {pn}.{q} {y} & {m}{pn} in if k == 0 then {x} else ({x} {a} k) | ({x} {b} ({bits}{pn} - k))",
+                    "let k = {pn}.{q} {y} & {m}{pn} in if k == 0 then {x} else {a} | {b}",
                     m = bits - 1
                 )
             }
@@ -820,4 +823,17 @@ fn exact_trunc(pn: &str, x: &str) -> String {
         "4503599627370496f64"
     };
     format!("if !({pn}.abs {x} < {integral}) then {x} else {pn}.copysign ({pn}.trunc {x}) {x}")
+}
+
+/// `x` shifted right by `k` with zeros coming in, for a number of type `p`: Futhark's `>>` of a
+/// signed number copies its sign bit, and 0.25 has no `>>>`, so a signed one goes through the
+/// unsigned type of its width.
+fn logical_shr(p: Number, x: &str, k: &str) -> String {
+    let pn = p.futhark_name();
+    if p.is_signed_int() {
+        let u = format!("u{}", p.bits());
+        format!("({pn}.{u} ({u}.{pn} ({x}) >> {u}.{pn} ({k})))")
+    } else {
+        format!("({x} >> {k})")
+    }
 }

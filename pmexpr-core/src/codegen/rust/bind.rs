@@ -82,7 +82,7 @@ impl Gen<'_> {
                     bind.into_iter().collect()
                 }
                 ExprKind::RecLet { fns, body, .. } => {
-                    let (items, binds) = self.rec_let_items(fns);
+                    let (items, binds) = self.rec_let_items(fns, false);
                     stmts.extend(items);
                     cur = body;
                     binds
@@ -169,6 +169,26 @@ impl Gen<'_> {
             ExprKind::Lam {
                 params,
                 body: lam_body,
+            } if self.lambda_as_item(value) => {
+                // A `fn` item lifted over what it uses, as a recursive group's members are: a
+                // closure that calls the closure before it has a type that nests the other's,
+                // and rustc's check that it is `Sync` (a keyword's function must be) recursed
+                // once per level, past its limit at 70 `let`s (E0275).
+                let def = FnDef {
+                    ident: binder.ident.clone(),
+                    params: params.clone(),
+                    ret: None,
+                    body: (**lam_body).clone(),
+                    span: value.span,
+                    ty: value.ty.clone(),
+                    item: None,
+                };
+                let (items, mut binds) = self.rec_let_items(std::slice::from_ref(&def), true);
+                (quote!(#(#items)*), binds.pop())
+            }
+            ExprKind::Lam {
+                params,
+                body: lam_body,
             } => {
                 if self.launches_in(value) {
                     self.host.launchers.insert(x.to_string());
@@ -247,9 +267,32 @@ impl Gen<'_> {
         }
     }
 
-    /// A recursive group: nested `fn` items lifted over the variables their bodies use.
+    /// Whether a `let`-bound lambda prints as a `fn` item: it launches no kernel, uses no
+    /// closure, and nothing being printed around it lends it locals that an item cannot see (the
+    /// lines, slices, views and in-place state of the loops and grids being printed).
+    fn lambda_as_item(&self, value: &Expr) -> bool {
+        let quiet = self.windows.is_empty()
+            && self.slices.is_empty()
+            && self.filling.is_none()
+            && self.tail_loop.is_none()
+            && self.in_place.is_empty()
+            && self.spares.is_empty()
+            && self.views.is_empty()
+            && self.branch_local.is_none();
+        quiet
+            && !self.launches_in(value)
+            && (self.captures(value.free_vars()).iter())
+                .all(|id| matches!(self.bindings.get(id), Some(Binding::Value { .. })))
+    }
+
+    /// A recursive group (or a `let`-bound `lambda`): nested `fn` items lifted over the variables
+    /// their bodies use.
     /// Returns the items and the bindings of the members, for the scope after the group.
-    fn rec_let_items(&mut self, fns: &[FnDef]) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
+    fn rec_let_items(
+        &mut self,
+        fns: &[FnDef],
+        lambda: bool,
+    ) -> (Vec<TokenStream>, Vec<(VarId, Binding)>) {
         let members: BTreeSet<VarId> = fns.iter().map(|f| f.ident.id).collect();
         let mut free = BTreeSet::new();
         for f in fns {
@@ -347,7 +390,10 @@ impl Gen<'_> {
                     None => g.value(&f.body),
                 });
                 let generics = g.generics();
+                // A lambda's item is as open to inlining as the closure it replaces.
+                let inline = lambda.then(|| quote!(#[inline]));
                 items.push(quote! {
+                    #inline
                     #[allow(unused_variables, unused_braces, unused_parens, non_snake_case, unreachable_code, clippy::all)]
                     fn #name #generics (#(#sig),*) -> #ret { #b }
                 });

@@ -38,7 +38,7 @@ entry site_src_tail_rs_2_1 (s_18: []i64) : []i64 =
 
 def upto_19 (n_20: i64) (acc_21: []i64) =
   let (_, _, _, pm_r2) =
-    loop (pm_go1, n_20, acc_21, pm_r2) = (true, n_20, acc_21, ([] : [0]i64)) while pm_go1 do
+    loop (pm_go1, n_20, acc_21, pm_r2) = (true, n_20, acc_21, acc_21) while pm_go1 do
       if n_20 == 0i64
       then (false, n_20, acc_21, acc_21)
       else (true, n_20 - 1i64, [n_20] ++ acc_21, pm_r2)
