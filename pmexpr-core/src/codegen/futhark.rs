@@ -471,6 +471,7 @@ pub fn generate_crate(program: &CrateProgram) -> Option<CrateFuthark> {
 enum Helper {
     SameSize,
     RowSize,
+    RowOp,
     RowsLike,
     SetRow,
 }
@@ -480,6 +481,7 @@ impl Helper {
         match self {
             Helper::SameSize => "pm_same_size",
             Helper::RowSize => "pm_row_size",
+            Helper::RowOp => "pm_row_op",
             Helper::RowsLike => "pm_rows_like",
             Helper::SetRow => "pm_set_row",
         }
@@ -494,6 +496,10 @@ impl Helper {
             Helper::RowSize => {
                 "-- `x` with the size of the rows of `xss`.\n\
                  def pm_row_size [n] [m] 't (_: [n][m]t) (x: []t) : [m]t = x :> [m]t"
+            }
+            Helper::RowOp => {
+                "-- `f` with results of the size of the rows of `xss` (a reduction's operator).\n\
+                 def pm_row_op [n] [m] 't (_: [n][m]t) (f: []t -> []t -> []t) : [m]t -> [m]t -> [m]t = \\a b -> f a b :> [m]t"
             }
             Helper::RowsLike => {
                 "-- `yss` with rows of the size of the rows of `xss` (for `++`).\n\

@@ -38,15 +38,15 @@ def lambda44_30_f32 (r_31: (f32, f32)) =
   r_31.1
 
 def mri_q_pmexpr (phi_r_32: []f32) (phi_i_33: []f32) (kx_34: []f32) (ky_35: []f32) (kz_36: []f32) (x_37: []f32) (y_38: []f32) (z_39: []f32) : ([]f32, []f32) =
-  let pm_result =
-    let phi_mag_40 = map2 lambda32_1_f32 phi_r_32 (pm_same_size phi_r_32 phi_i_33)
-    let kxy_41 = map2 lambda33_4_f32 kx_34 (pm_same_size kx_34 ky_35)
-    let kzm_42 = map2 lambda34_7_f32 kz_36 (pm_same_size kz_36 phi_mag_40)
-    let ks_43 = map2 lambda35_10_f32 kxy_41 (pm_same_size kxy_41 kzm_42)
-    let xy_44 = map2 lambda36_13_f32 x_37 (pm_same_size x_37 y_38)
-    let q_45 = map2 (lambda37_24_f32 ks_43) xy_44 (pm_same_size xy_44 z_39)
-    in (map lambda43_28_f32 q_45, map lambda44_30_f32 q_45)
-  in (pm_result.0, pm_result.1)
+  let (pm_result_40, pm_result_41) =
+    let phi_mag_42 = map2 lambda32_1_f32 phi_r_32 (pm_same_size phi_r_32 phi_i_33)
+    let kxy_43 = map2 lambda33_4_f32 kx_34 (pm_same_size kx_34 ky_35)
+    let kzm_44 = map2 lambda34_7_f32 kz_36 (pm_same_size kz_36 phi_mag_42)
+    let ks_45 = map2 lambda35_10_f32 kxy_43 (pm_same_size kxy_43 kzm_44)
+    let xy_46 = map2 lambda36_13_f32 x_37 (pm_same_size x_37 y_38)
+    let q_47 = map2 (lambda37_24_f32 ks_45) xy_46 (pm_same_size xy_46 z_39)
+    in (map lambda43_28_f32 q_47, map lambda44_30_f32 q_47)
+  in (pm_result_40, pm_result_41)
 
 entry main [numK][numX] (kx: [numK]f32) (ky: [numK]f32) (kz: [numK]f32) (x: [numX]f32) (y: [numX]f32) (z: [numX]f32) (phiR: [numK]f32) (phiI: [numK]f32) : ([]f32, []f32) =
   mri_q_pmexpr phiR phiI kx ky kz x y z

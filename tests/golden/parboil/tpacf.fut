@@ -9,6 +9,9 @@ def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 -- `x` with the size of the rows of `xss`.
 def pm_row_size [n] [m] 't (_: [n][m]t) (x: []t) : [m]t = x :> [m]t
 
+-- `f` with results of the size of the rows of `xss` (a reduction's operator).
+def pm_row_op [n] [m] 't (_: [n][m]t) (f: []t -> []t -> []t) : [m]t -> [m]t -> [m]t = \a b -> f a b :> [m]t
+
 def dec2rad_1 (pi_2: f64) (dec_3: f64) =
   (pi_2 / 180.0f64) * dec_3
 
@@ -80,7 +83,7 @@ def lambda96_64_i32 (_: i64) =
   0i32
 
 def sum_bins_65_i32 (h_66: [][]i32) =
-  reduce lambda95_61_i32 (pm_row_size h_66 (replicate 22i64 (lambda96_64_i32 0i64))) h_66
+  reduce (pm_row_op h_66 lambda95_61_i32) (pm_row_size h_66 (replicate 22i64 (lambda96_64_i32 0i64))) h_66
 
 def lambda97_67 (pi_68: f64) (xs_69: []f64) (ys_70: []f64) =
   map2 (fix_points_9 pi_68) xs_69 (pm_same_size xs_69 ys_70)

@@ -9,7 +9,7 @@ use super::{EntryParam, EntryResult, EntrySignature, GenError, Leaf, instantiati
 use std::collections::{HashMap, HashSet};
 
 use crate::ast::{Expr, ExprKind, Param, VarId};
-use crate::intrinsics::Intrinsic;
+use crate::intrinsics::{Intrinsic, Keyword};
 use crate::lift::{Def, Origin};
 use crate::tailrec::TailLoop;
 use crate::types::{Label, Type};
@@ -278,8 +278,33 @@ impl Gen<'_, '_> {
         let value = self.expr(body)?;
         let mut lines = rebuild;
         let result = if result_ty.has_struct() {
-            lines.push(let_line("pm_result", &value));
-            let outs = self.flatten_result(&body.ty, "pm_result", 0)?;
+            let outs = match &body.ty {
+                // A tuple or record bound by a pattern, its fields then flattened: the sizes of
+                // its arrays come into scope with it (`pm_result.0` of a `let`-bound tuple whose
+                // sizes the value's own `let`s bind was a "scope violation" in Futhark 0.25).
+                Type::Record(fs) if !is_one_tuple(fs) => {
+                    let names: Vec<String> =
+                        (0..fs.len()).map(|k| format!("pm_result_{k}")).collect();
+                    let pattern = if Type::is_tuple_record(fs) {
+                        format!("({})", names.join(", "))
+                    } else {
+                        let parts: Vec<String> = (fs.iter().zip(&names))
+                            .map(|((l, _), n)| format!("{} = {n}", field_name(l)))
+                            .collect();
+                        format!("{{{}}}", parts.join(", "))
+                    };
+                    lines.push(let_line(&pattern, &value));
+                    let mut outs = Vec::new();
+                    for ((_, ft), n) in fs.iter().zip(&names) {
+                        outs.extend(self.flatten_result(ft, n, 0)?);
+                    }
+                    outs
+                }
+                _ => {
+                    lines.push(let_line("pm_result", &value));
+                    self.flatten_result(&body.ty, "pm_result", 0)?
+                }
+            };
             Code::atom(if outs.len() == 1 {
                 outs[0].clone()
             } else {
@@ -578,6 +603,20 @@ impl<'e> TailParts<'e> {
                 {
                     todo.push(&args[0]);
                 }
+                ExprKind::App { func, args }
+                    if matches!(func.kind, ExprKind::Intrinsic(Intrinsic::Reverse))
+                        && args.len() == 1 =>
+                {
+                    todo.push(&args[0]);
+                }
+                // A `map`'s result has its (first) input's size, a `scan`'s its input's and a
+                // `scatter`'s its destination's.
+                ExprKind::Keyword { kw, args } => match (kw, &args[..]) {
+                    (Keyword::Map | Keyword::Map2, [_, s, ..])
+                    | (Keyword::Scan, [_, _, s])
+                    | (Keyword::Scatter, [s, _, _]) => todo.push(s),
+                    _ => return false,
+                },
                 ExprKind::Let { body, .. } => todo.push(body),
                 ExprKind::Match {
                     pat,

@@ -38,11 +38,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 if !is_rows(&s.ty) {
                     return Ok(apply_text("reduce", &[fc, nc, sc]));
                 }
-                // Rows: the neutral element takes the size of the rows.
+                // Rows: the neutral element and the operator's result take the size of the rows
+                // (an operator that picks one of two rows has a result of unknown size).
                 let mut lines = Vec::new();
                 let sc = self.share(sc, "s", &mut lines);
                 self.helpers.insert(Helper::RowSize);
+                self.helpers.insert(Helper::RowOp);
                 let nc = apply_text(Helper::RowSize.name(), &[sc.clone(), nc]);
+                let fc = apply_text(Helper::RowOp.name(), &[sc.clone(), fc]);
                 Ok(with_lets(lines, apply_text("reduce", &[fc, nc, sc])))
             }
             (Keyword::Flatten, [s]) => {
@@ -56,11 +59,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 if !is_rows(&s.ty) {
                     return Ok(apply_text("scan", &[fc, nc, sc]));
                 }
-                // Rows: the neutral element takes the size of the rows, as for `reduce`.
+                // Rows: the neutral element and the operator's result take the size of the rows,
+                // as for `reduce`.
                 let mut lines = Vec::new();
                 let sc = self.share(sc, "s", &mut lines);
                 self.helpers.insert(Helper::RowSize);
+                self.helpers.insert(Helper::RowOp);
                 let nc = apply_text(Helper::RowSize.name(), &[sc.clone(), nc]);
+                let fc = apply_text(Helper::RowOp.name(), &[sc.clone(), fc]);
                 Ok(with_lets(lines, apply_text("scan", &[fc, nc, sc])))
             }
             (Keyword::Filter, [p, s]) => {

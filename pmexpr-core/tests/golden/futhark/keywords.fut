@@ -7,6 +7,9 @@ def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 -- `x` with the size of the rows of `xss`.
 def pm_row_size [n] [m] 't (_: [n][m]t) (x: []t) : [m]t = x :> [m]t
 
+-- `f` with results of the size of the rows of `xss` (a reduction's operator).
+def pm_row_op [n] [m] 't (_: [n][m]t) (f: []t -> []t -> []t) : [m]t -> [m]t -> [m]t = \a b -> f a b :> [m]t
+
 def lambda3_0 (k_1: i64) (x_2: i64) =
   x_2 * k_1
 
@@ -55,43 +58,43 @@ def lambda8_16_u64 (_: u64) =
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type i64
 entry site_src_keywords_rs_5_1_i64 (m_19: i64) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (replicate (i64.max 0i64 m_19) (lambda8_16_i64 0i64))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (replicate (i64.max 0i64 m_19) (lambda8_16_i64 0i64))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type i32
 entry site_src_keywords_rs_5_1_i32 (m_19: i32) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i32 m_19)) (\pm_k1 -> lambda8_16_i32 (i32.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i32 m_19)) (\pm_k1 -> lambda8_16_i32 (i32.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type i8
 entry site_src_keywords_rs_5_1_i8 (m_19: i8) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i8 m_19)) (\pm_k1 -> lambda8_16_i8 (i8.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i8 m_19)) (\pm_k1 -> lambda8_16_i8 (i8.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type i16
 entry site_src_keywords_rs_5_1_i16 (m_19: i16) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i16 m_19)) (\pm_k1 -> lambda8_16_i16 (i16.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i16 m_19)) (\pm_k1 -> lambda8_16_i16 (i16.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type isize
 entry site_src_keywords_rs_5_1_isize (m_19: i64) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i64 m_19)) (\pm_k1 -> lambda8_16_i64 (i64.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.i64 m_19)) (\pm_k1 -> lambda8_16_i64 (i64.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type u8
 entry site_src_keywords_rs_5_1_u8 (m_19: u8) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.u8 m_19) (\pm_k1 -> lambda8_16_u8 (u8.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.u8 m_19) (\pm_k1 -> lambda8_16_u8 (u8.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type u16
 entry site_src_keywords_rs_5_1_u16 (m_19: u16) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.u16 m_19) (\pm_k1 -> lambda8_16_u16 (u16.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.u16 m_19) (\pm_k1 -> lambda8_16_u16 (u16.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type u32
 entry site_src_keywords_rs_5_1_u32 (m_19: u32) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.u32 m_19) (\pm_k1 -> lambda8_16_u32 (u32.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.u32 m_19) (\pm_k1 -> lambda8_16_u32 (u32.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type u64
 entry site_src_keywords_rs_5_1_u64 (m_19: u64) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.u64 m_19)) (\pm_k1 -> lambda8_16_u64 (u64.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.u64 m_19)) (\pm_k1 -> lambda8_16_u64 (u64.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:5:1 with captured numbers of type usize
 entry site_src_keywords_rs_5_1_usize (m_19: u64) (rows_20: [][]i64) : []i64 =
-  reduce lambda7_13 (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.u64 m_19)) (\pm_k1 -> lambda8_16_u64 (u64.i64 pm_k1)))) rows_20
+  reduce (pm_row_op rows_20 lambda7_13) (pm_row_size rows_20 (tabulate (i64.max 0i64 (i64.u64 m_19)) (\pm_k1 -> lambda8_16_u64 (u64.i64 pm_k1)))) rows_20
 
 -- accelerate! at src/keywords.rs:6:1
 entry site_src_keywords_rs_6_1 (rows_22: [][]f64) : []f64 =

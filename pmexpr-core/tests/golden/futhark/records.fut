@@ -97,10 +97,10 @@ def lambda7_10 (hi_11: i64) (x_12: i64) =
 -- accelerate! at src/records.rs:3:1
 entry site_src_records_rs_3_1 (bounds_14__0: i64) (bounds_14__1: i64) (s_15: []i64) : (i64, []i64) =
   let bounds_14 = (bounds_14__0, bounds_14__1)
-  let pm_result =
+  let (pm_result_0, pm_result_1) =
     let (lo_16, hi_17) = bounds_14
     in (reduce (+) lo_16 s_15, map (lambda7_10 hi_17) s_15)
-  in (pm_result.0, pm_result.1)
+  in (pm_result_0, pm_result_1)
 
 def lambda5_18 (arg1_19: (i64, []i64)) =
   let (k_20, v_21) = arg1_19

@@ -7,6 +7,9 @@ def pm_same_size [n] 'a 'b (_: [n]a) (ys: []b) : [n]b = ys :> [n]b
 -- `x` with the size of the rows of `xss`.
 def pm_row_size [n] [m] 't (_: [n][m]t) (x: []t) : [m]t = x :> [m]t
 
+-- `f` with results of the size of the rows of `xss` (a reduction's operator).
+def pm_row_op [n] [m] 't (_: [n][m]t) (f: []t -> []t -> []t) : [m]t -> [m]t -> [m]t = \a b -> f a b :> [m]t
+
 -- `yss` with rows of the size of the rows of `xss` (for `++`).
 def pm_rows_like [n] [m] [k] 't (_: [n][m]t) (yss: [k][]t) : [k][m]t = yss :> [k][m]t
 
@@ -173,7 +176,7 @@ def lambda12_26 (r_27: []f64) =
 
 -- accelerate! at src/keywords.rs:5:1
 entry site_src_keywords_rs_5_1 (rows_29: [][]f64) (is_30: []i64) : ([][]f64, [][]f64) =
-  let pm_result =
+  let (pm_result_0, pm_result_1) =
     let rows_31 = rows_29
-    in (scan lambda10_19 (pm_row_size rows_31 (replicate (length (rows_31[0i64])) (lambda11_22 0i64))) rows_31, scatter (copy rows_31) is_30 (pm_same_size is_30 (pm_rows_like rows_31 (map lambda12_26 rows_31))))
-  in (pm_result.0, pm_result.1)
+    in (scan (pm_row_op rows_31 lambda10_19) (pm_row_size rows_31 (replicate (length (rows_31[0i64])) (lambda11_22 0i64))) rows_31, scatter (copy rows_31) is_30 (pm_same_size is_30 (pm_rows_like rows_31 (map lambda12_26 rows_31))))
+  in (pm_result_0, pm_result_1)
